@@ -1,0 +1,325 @@
+#include "agent/agent.h"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "agent/rank_spawner.h"
+#include "common/exit_codes.h"
+#include "common/version.h"
+
+namespace hvdrun {
+namespace {
+
+// Longest piece of a line forwarded in one RankOutput; longer lines travel in pieces.
+constexpr size_t kMaxLinePiece = 64 * 1024;
+constexpr size_t kReadChunk = 64 * 1024;
+// Reads per stream per poll round while the rank runs, so one chatty rank cannot starve others.
+constexpr int kReadsPerRound = 16;
+
+uint16_t FindFreePort() {
+  UniqueFd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!sock.valid()) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return 0;
+  }
+  return ntohs(addr.sin_port);
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+int MillisUntil(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::time_point when) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when - now).count();
+  return static_cast<int>(std::clamp<long long>(ms, 0, 60'000));
+}
+
+}  // namespace
+
+Agent::Agent(UniqueFd control_in, UniqueFd control_out)
+    : control_in_(std::move(control_in)), control_out_(std::move(control_out)) {}
+
+int Agent::Run() {
+  sigset_t child_set;
+  sigemptyset(&child_set);
+  sigaddset(&child_set, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &child_set, nullptr);
+  child_signals_.Reset(::signalfd(-1, &child_set, SFD_NONBLOCK | SFD_CLOEXEC));
+  ::signal(SIGPIPE, SIG_IGN);
+  if (!child_signals_.valid()) {
+    Fail(std::string("cannot watch child processes: ") + std::strerror(errno));
+    Flush();
+    return exit_code_;
+  }
+  SetNonBlocking(control_in_.get());
+  last_heard_ = last_sent_ = Clock::now();
+
+  while (!(launcher_gone_ && RunningRanks() == 0)) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Rank*, protocol::OutputStream>> fd_owner;
+    fds.push_back({child_signals_.get(), POLLIN, 0});
+    fd_owner.emplace_back(nullptr, protocol::OutputStream::kStdout);
+    if (!launcher_gone_) {
+      fds.push_back({control_in_.get(), POLLIN, 0});
+      fd_owner.emplace_back(nullptr, protocol::OutputStream::kStdout);
+    }
+    for (auto& rank : ranks_) {
+      if (rank->out_fd.valid()) {
+        fds.push_back({rank->out_fd.get(), POLLIN, 0});
+        fd_owner.emplace_back(rank.get(), protocol::OutputStream::kStdout);
+      }
+      if (rank->err_fd.valid()) {
+        fds.push_back({rank->err_fd.get(), POLLIN, 0});
+        fd_owner.emplace_back(rank.get(), protocol::OutputStream::kStderr);
+      }
+    }
+
+    Clock::time_point now = Clock::now();
+    int timeout = 60'000;
+    if (terminating_) timeout = std::min(timeout, MillisUntil(now, kill_deadline_));
+    if (!launcher_gone_ && hello_done_ && heartbeat_interval_.count() > 0) {
+      timeout = std::min(timeout, MillisUntil(now, last_sent_ + heartbeat_interval_));
+    }
+    if (!launcher_gone_ && heartbeat_timeout_.count() > 0) {
+      timeout = std::min(timeout, MillisUntil(now, last_heard_ + heartbeat_timeout_));
+    }
+    int ready = ::poll(fds.data(), fds.size(), timeout);
+    if (ready < 0 && errno != EINTR) {
+      Fail(std::string("poll failed: ") + std::strerror(errno));
+      break;
+    }
+
+    for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      Rank* owner = fd_owner[i].first;
+      if (owner != nullptr) {
+        DrainOutput(*owner, fd_owner[i].second);
+      } else if (fds[i].fd == control_in_.get()) {
+        HandleControlInput();
+      } else {
+        signalfd_siginfo info;
+        while (::read(child_signals_.get(), &info, sizeof(info)) == sizeof(info)) {
+        }
+        ReapChildren();
+      }
+    }
+
+    now = Clock::now();
+    if (terminating_ && now >= kill_deadline_) KillRemaining();
+    if (!launcher_gone_ && heartbeat_timeout_.count() > 0 && now - last_heard_ >= heartbeat_timeout_) {
+      std::fprintf(stderr, "hvdrun-agent: the launcher sent nothing for %lld ms; stopping all ranks\n",
+                   static_cast<long long>(heartbeat_timeout_.count()));
+      exit_code_ = kExitLaunchFailure;
+      launcher_gone_ = true;
+      StartTermination();
+    }
+    if (!launcher_gone_ && hello_done_ && heartbeat_interval_.count() > 0 &&
+        now - last_sent_ >= heartbeat_interval_) {
+      Send(protocol::Heartbeat{});
+    }
+    Flush();
+  }
+  Flush();
+  return exit_code_;
+}
+
+void Agent::HandleControlInput() {
+  char buffer[kReadChunk];
+  ssize_t n = ::read(control_in_.get(), buffer, sizeof(buffer));
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {
+    // The launcher closed the stream or died: the job is over for this host.
+    launcher_gone_ = true;
+    StartTermination();
+    return;
+  }
+  last_heard_ = Clock::now();
+  decoder_.Append(std::string_view(buffer, static_cast<size_t>(n)));
+  while (!launcher_gone_) {
+    StatusOr<std::optional<protocol::Message>> next = decoder_.Next();
+    if (!next.ok()) {
+      Fail("protocol error from the launcher: " + next.status().message());
+      return;
+    }
+    if (!next.value().has_value()) return;
+    HandleMessage(std::move(*next.value()));
+  }
+}
+
+void Agent::HandleMessage(protocol::Message message) {
+  if (auto* hello = std::get_if<protocol::Hello>(&message)) {
+    HandleHello(*hello);
+  } else if (!hello_done_) {
+    Fail("the launcher sent " + std::string(protocol::MessageName(message)) + " before Hello");
+  } else if (auto* launch = std::get_if<protocol::Launch>(&message)) {
+    HandleLaunch(*launch);
+  } else if (std::holds_alternative<protocol::Terminate>(message)) {
+    StartTermination();
+  } else if (std::holds_alternative<protocol::Heartbeat>(message)) {
+    // last_heard_ is refreshed by every read.
+  } else {
+    Fail("the launcher sent an agent's message: " + std::string(protocol::MessageName(message)));
+  }
+}
+
+void Agent::HandleHello(const protocol::Hello& hello) {
+  if (hello_done_) {
+    Fail("the launcher sent a second Hello");
+    return;
+  }
+  hello_done_ = true;
+  heartbeat_interval_ = std::chrono::milliseconds(hello.heartbeat_interval_ms);
+  heartbeat_timeout_ = std::chrono::milliseconds(hello.heartbeat_timeout_ms);
+  // The answer carries our versions whatever the launcher's are: the launcher compares them and
+  // reports a mismatch with the host's name, which only it knows as the user wrote it.
+  protocol::AgentHello reply;
+  reply.hvdrun_version = kVersion;
+  reply.hostname = HostName();
+  reply.pid = static_cast<int32_t>(::getpid());
+  reply.free_port = FindFreePort();
+  Send(reply);
+}
+
+void Agent::HandleLaunch(const protocol::Launch& launch) {
+  if (!ranks_.empty() || terminating_) {
+    Fail("the launcher sent Launch twice, or after Terminate");
+    return;
+  }
+  kill_grace_ = std::chrono::milliseconds(launch.kill_grace_ms);
+  for (const protocol::RankLaunch& rank_launch : launch.ranks) {
+    SpawnedRank spawned = SpawnRank(rank_launch);
+    if (spawned.pid < 0) {
+      protocol::RankExited exited;
+      exited.rank = rank_launch.rank;
+      exited.exit_code =
+          spawned.spawn_error == protocol::SpawnError::kNotExecutable ? kExitNotExecutable : kExitNotFound;
+      exited.spawn_error = spawned.spawn_error;
+      exited.error = spawned.error;
+      Send(exited);
+      continue;
+    }
+    auto rank = std::make_unique<Rank>(Rank{rank_launch.rank, spawned.pid, true, std::move(spawned.stdout_fd),
+                                            std::move(spawned.stderr_fd), LineSplitter(kMaxLinePiece),
+                                            LineSplitter(kMaxLinePiece)});
+    Send(protocol::RankStarted{rank->rank, static_cast<int32_t>(rank->pid)});
+    ranks_.push_back(std::move(rank));
+  }
+}
+
+void Agent::ReapChildren() {
+  int status = 0;
+  pid_t pid;
+  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    auto it = std::find_if(ranks_.begin(), ranks_.end(), [&](const auto& r) { return r->running && r->pid == pid; });
+    if (it == ranks_.end()) continue;
+    Rank& rank = **it;
+    rank.running = false;
+    // Whatever the rank started dies with it.
+    ::killpg(rank.pid, SIGKILL);
+    if (rank.out_fd.valid()) DrainOutput(rank, protocol::OutputStream::kStdout);
+    if (rank.err_fd.valid()) DrainOutput(rank, protocol::OutputStream::kStderr);
+    auto emit_rest = [&](protocol::OutputStream stream, LineSplitter& lines) {
+      lines.Finish([&](std::string_view data, bool newline) {
+        Send(protocol::RankOutput{rank.rank, stream, newline, std::string(data)});
+      });
+    };
+    emit_rest(protocol::OutputStream::kStdout, rank.out_lines);
+    emit_rest(protocol::OutputStream::kStderr, rank.err_lines);
+    rank.out_fd.Reset();
+    rank.err_fd.Reset();
+    protocol::RankExited exited;
+    exited.rank = rank.rank;
+    if (WIFSIGNALED(status)) {
+      exited.signal = WTERMSIG(status);
+      exited.exit_code = 128 + exited.signal;
+    } else {
+      exited.exit_code = WEXITSTATUS(status);
+    }
+    Send(exited);
+  }
+}
+
+void Agent::DrainOutput(Rank& rank, protocol::OutputStream stream) {
+  bool is_stdout = stream == protocol::OutputStream::kStdout;
+  UniqueFd& fd = is_stdout ? rank.out_fd : rank.err_fd;
+  LineSplitter& lines = is_stdout ? rank.out_lines : rank.err_lines;
+  auto emit = [&](std::string_view data, bool newline) {
+    Send(protocol::RankOutput{rank.rank, stream, newline, std::string(data)});
+  };
+  char buffer[kReadChunk];
+  // After the rank has exited its group is dead, so reading to EAGAIN is bounded.
+  for (int reads = 0; fd.valid() && (reads < kReadsPerRound || !rank.running); ++reads) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
+    if (n > 0) {
+      lines.Feed(std::string_view(buffer, static_cast<size_t>(n)), emit);
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      lines.Finish(emit);
+      fd.Reset();
+    } else if (errno == EAGAIN) {
+      break;
+    }
+  }
+}
+
+void Agent::StartTermination() {
+  if (terminating_) return;
+  terminating_ = true;
+  kill_deadline_ = Clock::now() + kill_grace_;
+  for (auto& rank : ranks_) {
+    if (rank->running) ::killpg(rank->pid, SIGTERM);
+  }
+}
+
+void Agent::KillRemaining() {
+  for (auto& rank : ranks_) {
+    if (rank->running) ::killpg(rank->pid, SIGKILL);
+  }
+}
+
+void Agent::Send(const protocol::Message& message) {
+  if (launcher_gone_ && !std::holds_alternative<protocol::AgentError>(message)) return;
+  outgoing_ += protocol::EncodeFrame(message);
+}
+
+void Agent::Flush() {
+  if (outgoing_.empty()) return;
+  if (!WriteAll(control_out_.get(), outgoing_)) {
+    // Nobody is listening any more: stop the ranks and leave.
+    launcher_gone_ = true;
+    StartTermination();
+  }
+  outgoing_.clear();
+  last_sent_ = Clock::now();
+}
+
+void Agent::Fail(const std::string& message) {
+  std::fprintf(stderr, "hvdrun-agent: %s\n", message.c_str());
+  Send(protocol::AgentError{message});
+  exit_code_ = kExitLaunchFailure;
+  launcher_gone_ = true;
+  StartTermination();
+}
+
+int Agent::RunningRanks() const {
+  return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const auto& r) { return r->running; }));
+}
+
+}  // namespace hvdrun

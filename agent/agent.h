@@ -1,0 +1,86 @@
+// Agent: the per-host half of a job. It speaks the agent protocol (common/agent_protocol.h) on a
+// pair of file descriptors, starts the ranks the launcher asks for, forwards their output and
+// exit statuses, and makes sure that none of them outlives the job.
+//
+// Guarantees, whatever the launcher does:
+//  - Terminate, a closed or broken control stream, a protocol error, or a launcher silent for
+//    longer than the hello's heartbeat timeout all stop every rank: SIGTERM to each rank's process
+//    group, SIGKILL after the launch's grace period.
+//  - When a rank's main process exits, the rest of its process group is killed.
+//  - Run() returns only when no rank is left running.
+//
+// Single-threaded; Run() owns the calling thread, SIGCHLD and SIGPIPE for its duration.
+#ifndef HVDRUN_AGENT_AGENT_H_
+#define HVDRUN_AGENT_AGENT_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/line_splitter.h"
+#include "common/agent_protocol.h"
+#include "common/file_descriptor.h"
+
+namespace hvdrun {
+
+class Agent {
+ public:
+  // Reads the launcher's frames from `control_in` and writes its own to `control_out`; takes both.
+  Agent(UniqueFd control_in, UniqueFd control_out);
+
+  // Runs until the launcher is done with this agent. Returns the process exit code: 0 after a
+  // normal end, 3 after a protocol error or version mismatch.
+  int Run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  struct Rank {
+    int32_t rank = 0;
+    pid_t pid = -1;
+    bool running = false;
+    UniqueFd out_fd;
+    UniqueFd err_fd;
+    LineSplitter out_lines;
+    LineSplitter err_lines;
+  };
+
+  void HandleControlInput();
+  void HandleMessage(protocol::Message message);
+  void HandleHello(const protocol::Hello& hello);
+  void HandleLaunch(const protocol::Launch& launch);
+  void ReapChildren();
+  // Reads what `fd` holds now; on end of file closes it and emits the stream's last line.
+  void DrainOutput(Rank& rank, protocol::OutputStream stream);
+  void StartTermination();
+  void KillRemaining();
+  void Send(const protocol::Message& message);
+  void Flush();
+  void Fail(const std::string& message);
+  int RunningRanks() const;
+
+  UniqueFd control_in_;
+  UniqueFd control_out_;
+  UniqueFd child_signals_;  // signalfd for SIGCHLD
+  protocol::FrameDecoder decoder_;
+  std::string outgoing_;
+
+  bool hello_done_ = false;
+  bool launcher_gone_ = false;  // control stream closed or broken: stop and exit
+  bool terminating_ = false;
+  int exit_code_ = 0;
+  std::chrono::milliseconds heartbeat_interval_{0};
+  std::chrono::milliseconds heartbeat_timeout_{0};
+  std::chrono::milliseconds kill_grace_{1000};
+  Clock::time_point last_heard_;
+  Clock::time_point last_sent_;
+  Clock::time_point kill_deadline_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_AGENT_AGENT_H_

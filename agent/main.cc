@@ -1,0 +1,41 @@
+// hvdrun-agent: started by hvdrun, once per host, with its control stream on stdin/stdout.
+// It is not meant to be run by hand; `hvdrun-agent --version` prints its version.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "agent/agent.h"
+#include "common/agent_protocol.h"
+#include "common/version.h"
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::printf("hvdrun-agent %s (protocol %u)\n", hvdrun::kVersion, hvdrun::protocol::kProtocolVersion);
+    return 0;
+  }
+  if (argc != 1) {
+    std::fprintf(stderr,
+                 "hvdrun-agent: started by hvdrun, which speaks to it on stdin/stdout; it takes no arguments "
+                 "but --version\n");
+    return 2;
+  }
+  // The control stream keeps stdout to itself: anything else printed to fd 1 goes to stderr.
+  int control_out = ::dup(STDOUT_FILENO);
+  if (control_out < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    std::perror("hvdrun-agent: cannot set up the control stream");
+    return 3;
+  }
+  int control_in = ::dup(STDIN_FILENO);
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (control_in < 0 || null_fd < 0 || ::dup2(null_fd, STDIN_FILENO) < 0) {
+    std::perror("hvdrun-agent: cannot set up the control stream");
+    return 3;
+  }
+  ::close(null_fd);
+  ::fcntl(control_in, F_SETFD, FD_CLOEXEC);
+  ::fcntl(control_out, F_SETFD, FD_CLOEXEC);
+  hvdrun::Agent agent{hvdrun::UniqueFd(control_in), hvdrun::UniqueFd(control_out)};
+  return agent.Run();
+}

@@ -1,0 +1,51 @@
+// Every environment variable that hvdrun sets or reads, declared once, with its meaning.
+//
+// Ranks receive each value under three names: hvdrun's own (HVDRUN_*), Horovod's (HOROVOD_*), so
+// that Horovod programs run unchanged, and PyTorch's (RANK, WORLD_SIZE, ...), so that
+// torch.distributed programs with init_method="env://" run unchanged.
+#ifndef HVDRUN_COMMON_ENV_NAMES_H_
+#define HVDRUN_COMMON_ENV_NAMES_H_
+
+namespace hvdrun::env {
+
+// Global rank of this process, 0..size-1, assigned host-major (the first host gets 0..k-1).
+inline constexpr const char* kRank = "HVDRUN_RANK";
+// Number of ranks in the job.
+inline constexpr const char* kSize = "HVDRUN_SIZE";
+// Rank among the ranks on the same host, 0..local_size-1.
+inline constexpr const char* kLocalRank = "HVDRUN_LOCAL_RANK";
+// Number of ranks on this host.
+inline constexpr const char* kLocalSize = "HVDRUN_LOCAL_SIZE";
+// Index of this host among the hosts that have a rank with this local rank (Horovod's definition).
+inline constexpr const char* kCrossRank = "HVDRUN_CROSS_RANK";
+// Number of hosts that have a rank with this local rank.
+inline constexpr const char* kCrossSize = "HVDRUN_CROSS_SIZE";
+// The host's name as written in -H or the hostfile.
+inline constexpr const char* kHostname = "HVDRUN_HOSTNAME";
+// Random identifier of this launch; also names result directories.
+inline constexpr const char* kJobId = "HVDRUN_JOB_ID";
+
+// Horovod's names for the same values.
+inline constexpr const char* kHorovodRank = "HOROVOD_RANK";
+inline constexpr const char* kHorovodSize = "HOROVOD_SIZE";
+inline constexpr const char* kHorovodLocalRank = "HOROVOD_LOCAL_RANK";
+inline constexpr const char* kHorovodLocalSize = "HOROVOD_LOCAL_SIZE";
+inline constexpr const char* kHorovodCrossRank = "HOROVOD_CROSS_RANK";
+inline constexpr const char* kHorovodCrossSize = "HOROVOD_CROSS_SIZE";
+inline constexpr const char* kHorovodHostname = "HOROVOD_HOSTNAME";
+
+// PyTorch's names (torchrun's set), for torch.distributed's env:// initialisation.
+inline constexpr const char* kTorchRank = "RANK";
+inline constexpr const char* kTorchWorldSize = "WORLD_SIZE";
+inline constexpr const char* kTorchLocalRank = "LOCAL_RANK";
+inline constexpr const char* kTorchLocalWorldSize = "LOCAL_WORLD_SIZE";
+// Index of the host (torchrun's "group" is one node).
+inline constexpr const char* kTorchGroupRank = "GROUP_RANK";
+inline constexpr const char* kTorchGroupWorldSize = "GROUP_WORLD_SIZE";
+// Rank 0's host and a TCP port that was free there when its agent started.
+inline constexpr const char* kTorchMasterAddr = "MASTER_ADDR";
+inline constexpr const char* kTorchMasterPort = "MASTER_PORT";
+
+}  // namespace hvdrun::env
+
+#endif  // HVDRUN_COMMON_ENV_NAMES_H_

@@ -1,0 +1,21 @@
+// Exit codes of hvdrun and hvdrun-agent that are hvdrun's own. docs/errors.md is the reference.
+// Any other code hvdrun exits with is the first failing rank's: its exit code, or 128+N when
+// signal N ended it (a shell's convention).
+#ifndef HVDRUN_COMMON_EXIT_CODES_H_
+#define HVDRUN_COMMON_EXIT_CODES_H_
+
+namespace hvdrun {
+
+// Bad command line, host list or hostfile; nothing was started.
+inline constexpr int kExitUsage = 2;
+// The job could not start: an agent did not start, did not answer in time, spoke another protocol
+// version, or broke the protocol. Also hvdrun-agent's code for a protocol error.
+inline constexpr int kExitLaunchFailure = 3;
+// A rank's program exists but cannot be executed (as in a shell).
+inline constexpr int kExitNotExecutable = 126;
+// A rank's program (or its working directory) was not found on its host (as in a shell).
+inline constexpr int kExitNotFound = 127;
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_COMMON_EXIT_CODES_H_

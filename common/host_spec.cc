@@ -1,0 +1,129 @@
+#include "common/host_spec.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace hvdrun {
+namespace {
+
+// Largest slot count accepted from a user: far above any real host, small enough that sums of
+// slots cannot overflow an int.
+constexpr int kMaxSlots = 1 << 20;
+
+bool IsHostChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_';
+}
+
+bool IsIpv6Char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
+         c == '.' || c == '%';
+}
+
+// Parses a positive slot count; returns 0 when `text` is not one.
+int ParseSlots(std::string_view text) {
+  int value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value <= 0 || value > kMaxSlots) return 0;
+  return value;
+}
+
+Status TokenError(size_t position, std::string_view token, std::string_view problem) {
+  return Status::Error("-H: host " + std::to_string(position) + " '" + std::string(token) +
+                       "': " + std::string(problem));
+}
+
+}  // namespace
+
+std::string CheckHostName(std::string_view host) {
+  if (host.empty()) return "empty host name";
+  if (host.find(':') != std::string_view::npos) {
+    if (!std::all_of(host.begin(), host.end(), IsIpv6Char)) return "not a valid IPv6 address";
+    return "";
+  }
+  if (!std::all_of(host.begin(), host.end(), IsHostChar)) {
+    return "host names may hold only letters, digits, '-', '.' and '_'";
+  }
+  if (host.front() == '-') return "a host name cannot start with '-'";
+  return "";
+}
+
+StatusOr<std::vector<HostSlots>> ParseHostList(std::string_view spec) {
+  std::vector<HostSlots> hosts;
+  if (spec.empty()) return Status::Error("-H: empty host list (expected host[:slots],...)");
+  size_t position = 0;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t comma = spec.find(',', start);
+    if (comma == std::string_view::npos) comma = spec.size();
+    std::string_view token = spec.substr(start, comma - start);
+    ++position;
+    start = comma + 1;
+    if (token.empty()) return TokenError(position, token, "empty entry (two commas, or a trailing comma)");
+
+    HostSlots entry;
+    std::string_view host;
+    std::string_view slots_text;
+    bool has_slots = false;
+    if (token.front() == '[') {
+      size_t close = token.find(']');
+      if (close == std::string_view::npos) return TokenError(position, token, "missing ']' after IPv6 address");
+      host = token.substr(1, close - 1);
+      std::string_view rest = token.substr(close + 1);
+      if (!rest.empty()) {
+        if (rest.front() != ':') return TokenError(position, token, "expected ':slots' after ']'");
+        slots_text = rest.substr(1);
+        has_slots = true;
+      }
+    } else {
+      size_t colon = token.find(':');
+      if (colon != std::string_view::npos && token.find(':', colon + 1) != std::string_view::npos) {
+        return TokenError(position, token, "IPv6 addresses need brackets, as in [::1]:2");
+      }
+      host = token.substr(0, colon);
+      if (colon != std::string_view::npos) {
+        slots_text = token.substr(colon + 1);
+        has_slots = true;
+      }
+    }
+    if (std::string problem = CheckHostName(host); !problem.empty()) {
+      return TokenError(position, token, problem);
+    }
+    entry.host = std::string(host);
+    if (has_slots) {
+      entry.slots = ParseSlots(slots_text);
+      if (entry.slots == 0) {
+        return TokenError(position, token,
+                          "slots must be a whole number from 1 to " + std::to_string(kMaxSlots));
+      }
+    }
+    MergeHost(hosts, std::move(entry));
+    if (comma == spec.size()) break;
+  }
+  return hosts;
+}
+
+void MergeHost(std::vector<HostSlots>& hosts, HostSlots entry) {
+  for (HostSlots& existing : hosts) {
+    if (existing.host == entry.host) {
+      existing.slots = std::min(existing.slots + entry.slots, kMaxSlots);
+      return;
+    }
+  }
+  hosts.push_back(std::move(entry));
+}
+
+int TotalSlots(const std::vector<HostSlots>& hosts) {
+  long total = 0;
+  for (const HostSlots& entry : hosts) total += entry.slots;
+  return static_cast<int>(std::min<long>(total, kMaxSlots));
+}
+
+std::string FormatHostSlots(const HostSlots& entry) {
+  bool ipv6 = entry.host.find(':') != std::string::npos;
+  std::string host = ipv6 ? "[" + entry.host + "]" : entry.host;
+  return host + ":" + std::to_string(entry.slots);
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,65 @@
+// AgentConnection: the launcher's end of one agent's control stream.
+//
+// It owns the agent's process (started here, for a host that is this machine) and the two pipe
+// ends that carry the agent protocol: frames are written to the agent's stdin and decoded from its
+// stdout. The agent's stderr is hvdrun's, so an agent's own diagnostics reach the user untagged.
+// The agent runs in its own process group, so a Ctrl-C at the terminal reaches hvdrun alone, and
+// hvdrun stops the ranks in order. Not thread-safe.
+#ifndef HVDRUN_LAUNCHER_AGENT_CONNECTION_H_
+#define HVDRUN_LAUNCHER_AGENT_CONNECTION_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/agent_protocol.h"
+#include "common/file_descriptor.h"
+#include "common/status.h"
+
+namespace hvdrun {
+
+class AgentConnection {
+ public:
+  // Starts the agent program `agent_path` (a path, or a name looked up in PATH) for `host`.
+  // Fails with a one-line reason.
+  static StatusOr<std::unique_ptr<AgentConnection>> StartLocal(const std::string& host,
+                                                               const std::string& agent_path);
+  ~AgentConnection();
+
+  const std::string& host() const { return host_; }
+  pid_t pid() const { return pid_; }
+  // Readable when the agent sent something or closed its stream; -1 once the stream is closed.
+  int read_fd() const { return from_agent_.get(); }
+  bool stream_closed() const { return !from_agent_.valid(); }
+
+  // Writes one frame. A failure means the agent is gone; the caller learns why from ReadMessages.
+  bool Send(const protocol::Message& message);
+
+  // Reads what the agent sent and appends each complete message to `messages`. Returns an error
+  // for bytes that are not the protocol (showing the first of them); closes the stream at its end.
+  Status ReadMessages(std::vector<protocol::Message>* messages);
+
+  // Closes the agent's stdin: it stops whatever ranks remain and exits.
+  void CloseInput() { to_agent_.Reset(); }
+
+  // Reaps the agent if it has exited; returns true once it has. `wait_status` gets waitpid's status.
+  bool Reap(int* wait_status);
+  // SIGKILL to the agent's process group, for an agent that does not exit when asked.
+  void Kill();
+
+ private:
+  AgentConnection(std::string host, pid_t pid, UniqueFd to_agent, UniqueFd from_agent);
+
+  std::string host_;
+  pid_t pid_;
+  bool reaped_ = false;
+  UniqueFd to_agent_;
+  UniqueFd from_agent_;
+  protocol::FrameDecoder decoder_;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_AGENT_CONNECTION_H_

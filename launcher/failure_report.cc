@@ -1,0 +1,91 @@
+#include "launcher/failure_report.h"
+
+#include <cstring>
+#include <sstream>
+
+namespace hvdrun {
+namespace {
+
+// Rows shown in the table; a bigger job lists its failed ranks and counts the rest.
+constexpr size_t kMaxRows = 32;
+constexpr size_t kStderrColumnWidth = 60;
+
+std::string StatusText(const RankOutcome& outcome) {
+  if (!outcome.lost_reason.empty()) return "lost";
+  if (!outcome.exited) return "running";
+  if (outcome.exit.spawn_error != protocol::SpawnError::kNone) return "not started";
+  if (outcome.exit.signal != 0) return SignalName(outcome.exit.signal);
+  return "exit " + std::to_string(outcome.exit.exit_code);
+}
+
+std::string Clip(const std::string& text, size_t width) {
+  std::string clean;
+  for (char c : text) clean.push_back(c == '\t' ? ' ' : c);
+  return clean.size() <= width ? clean : clean.substr(0, width - 3) + "...";
+}
+
+std::string Pad(const std::string& text, size_t width) {
+  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
+}
+
+}  // namespace
+
+std::string SignalName(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
+
+int ExitCodeOf(const RankOutcome& outcome) {
+  if (!outcome.exited) return 1;
+  if (outcome.exit.signal != 0) return 128 + outcome.exit.signal;
+  return outcome.exit.exit_code;
+}
+
+std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first_failure,
+                                const OutputRouter& output) {
+  const RankOutcome& first = ranks.at(first_failure);
+  std::ostringstream report;
+  report << "hvdrun: rank " << first.rank << " on host " << first.host << " failed first (";
+  if (!first.lost_reason.empty()) {
+    report << first.lost_reason;
+  } else if (first.exit.signal != 0) {
+    report << "killed by " << SignalName(first.exit.signal);
+  } else {
+    report << "exit code " << first.exit.exit_code;
+  }
+  report << ")";
+  if (ranks.size() > 1) report << "; the other ranks were stopped";
+  report << ".\n";
+
+  report << "  " << Pad("RANK", 6) << Pad("HOST", 18) << Pad("PID", 9) << Pad("STATUS", 12) << Pad("NOTE", 18)
+         << "LAST STDERR LINE\n";
+  size_t shown = 0;
+  size_t hidden = 0;
+  for (const RankOutcome& outcome : ranks) {
+    bool important = outcome.rank == first_failure || (outcome.Failed() && !outcome.stopped_by_hvdrun);
+    if (shown >= kMaxRows && !important) {
+      ++hidden;
+      continue;
+    }
+    ++shown;
+    std::string note = outcome.rank == first_failure   ? "first failure"
+                       : outcome.stopped_by_hvdrun     ? "stopped by hvdrun"
+                       : outcome.Failed()              ? "failed"
+                                                       : "";
+    std::vector<std::string> tail = output.StderrTail(outcome.rank);
+    std::string last = tail.empty() ? "" : Clip(tail.back(), kStderrColumnWidth);
+    report << "  " << Pad(std::to_string(outcome.rank), 6) << Pad(Clip(outcome.host, 17), 18)
+           << Pad(outcome.pid > 0 ? std::to_string(outcome.pid) : "-", 9) << Pad(StatusText(outcome), 12)
+           << Pad(note, 18) << last << "\n";
+  }
+  if (hidden > 0) report << "  ... and " << hidden << " more ranks that exited normally or were stopped\n";
+
+  std::vector<std::string> tail = output.StderrTail(first.rank);
+  if (!tail.empty()) {
+    report << "last stderr lines of rank " << first.rank << ":\n";
+    for (const std::string& line : tail) report << "  " << line << "\n";
+  }
+  return report.str();
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,38 @@
+// What happened to each rank, and the report hvdrun prints when a job fails.
+#ifndef HVDRUN_LAUNCHER_FAILURE_REPORT_H_
+#define HVDRUN_LAUNCHER_FAILURE_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "common/agent_protocol.h"
+#include "launcher/output_router.h"
+
+namespace hvdrun {
+
+struct RankOutcome {
+  int rank = 0;
+  std::string host;
+  int pid = 0;  // 0 until the agent reports the rank started
+  bool exited = false;
+  protocol::RankExited exit;  // valid when exited
+  bool stopped_by_hvdrun = false;  // it ended after hvdrun began stopping the job
+  std::string lost_reason;         // set when the rank's agent vanished before reporting its end
+
+  bool Failed() const { return !lost_reason.empty() || (exited && (exit.exit_code != 0 || exit.signal != 0)); }
+};
+
+// "SIGSEGV" for 11; "signal 99" for a number without a name.
+std::string SignalName(int signal);
+
+// The exit code hvdrun uses for a failed rank: its own code, or 128+N for signal N.
+int ExitCodeOf(const RankOutcome& outcome);
+
+// The multi-line report for a failed job: a headline naming the first failure, a table of every
+// rank (rank, host, pid, status, note, last stderr line), and the first failure's last stderr lines.
+std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first_failure,
+                                const OutputRouter& output);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_FAILURE_REPORT_H_

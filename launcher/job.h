@@ -1,0 +1,86 @@
+// Job: one run of a command over the planned ranks, from starting the agents to the exit code.
+//
+// Run() starts one agent per host, checks each agent's versions, sends every agent its ranks,
+// routes their output, and waits until every rank has ended. The first rank that fails (non-zero
+// exit, a signal, a program that cannot start, or an agent that vanished) stops the job: every
+// agent is told to terminate its ranks (SIGTERM, SIGKILL after a grace period). SIGINT, SIGTERM
+// and SIGHUP to hvdrun stop the job the same way; a second SIGINT kills at once. When Run()
+// returns, every agent has exited, and so has every rank.
+//
+// Run() takes over SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGPIPE of the process while it runs; one
+// Job runs at a time.
+#ifndef HVDRUN_LAUNCHER_JOB_H_
+#define HVDRUN_LAUNCHER_JOB_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/agent_protocol.h"
+#include "common/file_descriptor.h"
+#include "common/rank_assignment.h"
+#include "launcher/agent_connection.h"
+#include "launcher/failure_report.h"
+#include "launcher/launch_options.h"
+#include "launcher/output_router.h"
+
+namespace hvdrun {
+
+class Job {
+ public:
+  // `agent_path`: the hvdrun-agent program for hosts that are this machine.
+  Job(LaunchOptions options, std::string agent_path);
+
+  // Returns hvdrun's exit code (common/exit_codes.h, or the first failing rank's code).
+  int Run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  struct HostAgent {
+    std::unique_ptr<AgentConnection> connection;
+    std::vector<int> ranks;
+    bool hello_received = false;
+    protocol::AgentHello hello;
+    Clock::time_point last_heard;
+  };
+
+  bool SetUpSignals();
+  bool StartAgents();
+  void SendLaunch();
+  void PollOnce(int timeout_ms);
+  void HandleSignals();
+  void HandleAgentInput(HostAgent& agent);
+  void HandleMessage(HostAgent& agent, protocol::Message message);
+  void HandleRankExited(const protocol::RankExited& exited);
+  // The agent of `agent` can no longer be relied on: before launch this fails the start, after it
+  // every rank the agent still had is lost.
+  void AgentFailed(HostAgent& agent, const std::string& reason);
+  void CheckTimers();
+  void BeginStop();
+  void ShutDownAgents();
+  bool AllRanksEnded() const;
+  int Report();
+  void Verbose(const std::string& line) const;
+
+  LaunchOptions options_;
+  std::string agent_path_;
+  RankAssignment assignment_;
+  OutputRouter output_;
+  UniqueFd signals_;
+  std::vector<HostAgent> agents_;
+  std::vector<RankOutcome> outcomes_;
+
+  Clock::time_point start_deadline_;
+  Clock::time_point last_heartbeat_sent_;
+  bool launched_ = false;
+  bool start_failed_ = false;
+  bool stopping_ = false;
+  int first_failure_ = -1;
+  int interrupt_signal_ = 0;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_JOB_H_

@@ -1,0 +1,154 @@
+#include "launcher/launch_options.h"
+
+#include <CLI/CLI.hpp>
+#include <sstream>
+
+#include "common/hostfile.h"
+#include "common/version.h"
+
+namespace hvdrun {
+namespace {
+
+constexpr int kUsageError = 2;
+
+bool IsEnvName(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+// Finds where the command starts, validating every option word before it. CLI11 gives options
+// one-letter short names only, so horovodrun's `-np` is rewritten to `--num-proc` here; nothing
+// at or after the command is ever rewritten.
+StatusOr<size_t> SplitOptions(const CLI::App& app, std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string& word = args[i];
+    if (word == "--") return i;
+    if (word.size() < 2 || word[0] != '-') return i;
+    if (word == "-np") word = "--num-proc";
+    std::string name = word;
+    bool value_attached = false;
+    if (word.rfind("--", 0) == 0) {
+      size_t equals = word.find('=');
+      value_attached = equals != std::string::npos;
+      name = word.substr(0, equals);
+    } else if (word.size() > 2) {
+      name = word.substr(0, 2);  // -Hhost:2
+      value_attached = true;
+    }
+    const CLI::Option* option = app.get_option_no_throw(name);
+    if (option == nullptr && name != "-h" && name != "--help" && name != "--version") {
+      return Status::Error("unknown option '" + args[i] + "' (see hvdrun --help)");
+    }
+    if (option != nullptr && option->get_items_expected_min() > 0 && !value_attached) ++i;
+  }
+  return args.size();
+}
+
+}  // namespace
+
+ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
+                                   const std::function<const char*(const char*)>& getenv) {
+  ParsedCommandLine result;
+  LaunchOptions options;
+  std::string hosts_text;
+  std::string hostfile;
+  std::vector<std::string> exports;
+
+  CLI::App app("hvdrun: run a distributed-training job over hosts, one process per rank.", "hvdrun");
+  app.footer(
+      "Examples:\n"
+      "  hvdrun -np 4 python3 train.py               four ranks on this machine\n"
+      "  hvdrun -np 8 -H localhost:4,127.0.0.1:4 ./train\n"
+      "  hvdrun -np 4 --hostfile hosts.txt --output-filename logs/ ./train\n"
+      "Every rank gets HVDRUN_RANK, HVDRUN_SIZE, HVDRUN_LOCAL_RANK, ... and the same values under\n"
+      "Horovod's (HOROVOD_RANK, ...) and PyTorch's names (RANK, WORLD_SIZE, MASTER_ADDR, ...).");
+  app.set_version_flag("--version", std::string("hvdrun ") + kVersion);
+  app.add_option("--num-proc", options.num_proc,
+                 "Number of processes (ranks); written -np as in horovodrun. Default: every slot of the hosts");
+  app.add_option("-H,--hosts", hosts_text,
+                 "Hosts and their slots: host[:slots],... (IPv6 as [addr]:slots). Default: localhost with -np slots");
+  app.add_option("--hostfile", hostfile, "File of 'host slots=N' lines (mpirun/horovodrun format)");
+  app.add_option("--output-filename", options.output_dir,
+                 "Also write each rank's output to DIR/rank.N/stdout and DIR/rank.N/stderr");
+  app.add_option("--start-timeout", options.start_timeout_s,
+                 "Seconds to wait for every host's agent to start (default 30)")
+      ->check(CLI::Range(1, 86400));
+  app.add_flag("--verbose", options.verbose, "Print what hvdrun does: hosts, agents, ranks");
+  app.add_option("-x", exports, "Export NAME (hvdrun's value) or NAME=VALUE to every rank; repeatable")
+      ->allow_extra_args(false);
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  StatusOr<size_t> command_start = SplitOptions(app, args);
+  if (!command_start.ok()) {
+    result.exit_code = kUsageError;
+    result.error = command_start.status().message();
+    return result;
+  }
+  std::vector<std::string> option_args(args.begin(), args.begin() + static_cast<long>(command_start.value()));
+  size_t first = command_start.value();
+  if (first < args.size() && args[first] == "--") ++first;
+  options.command.assign(args.begin() + static_cast<long>(first), args.end());
+
+  try {
+    std::reverse(option_args.begin(), option_args.end());  // CLI11 takes a vector in reverse order
+    app.parse(option_args);
+  } catch (const CLI::Success& success) {
+    std::ostringstream out;
+    std::ostringstream err;
+    result.exit_code = app.exit(success, out, err);
+    std::fputs(out.str().c_str(), stdout);
+    return result;
+  } catch (const CLI::ParseError& error) {
+    result.exit_code = kUsageError;
+    // CLI11 names the option by its long name; users of horovodrun know it as -np.
+    std::string message = error.what();
+    if (size_t at = message.find("--num-proc"); at != std::string::npos) message.replace(at, 10, "-np");
+    result.error = message;
+    return result;
+  }
+
+  auto usage_error = [&](const std::string& message) {
+    result.exit_code = kUsageError;
+    result.error = message;
+    return result;
+  };
+  if (app.count("--num-proc") > 0 && options.num_proc < 1) {
+    return usage_error("-np: the number of processes must be at least 1, got " + std::to_string(options.num_proc));
+  }
+  if (options.command.empty()) return usage_error("no command given (usage: hvdrun [options] command [args...])");
+  if (!hosts_text.empty() && !hostfile.empty()) return usage_error("give either -H or --hostfile, not both");
+  if (!hosts_text.empty()) {
+    StatusOr<std::vector<HostSlots>> hosts = ParseHostList(hosts_text);
+    if (!hosts.ok()) return usage_error(hosts.status().message());
+    options.hosts = std::move(hosts).value();
+  } else if (!hostfile.empty()) {
+    StatusOr<std::vector<HostSlots>> hosts = ReadHostfile(hostfile);
+    if (!hosts.ok()) return usage_error(hosts.status().message());
+    options.hosts = std::move(hosts).value();
+  } else if (options.num_proc > 0) {
+    options.hosts = {HostSlots{"localhost", options.num_proc}};
+  } else {
+    return usage_error("-np: give the number of processes (or hosts with -H or --hostfile)");
+  }
+  if (options.num_proc == 0) options.num_proc = TotalSlots(options.hosts);
+
+  for (const std::string& entry : exports) {
+    size_t equals = entry.find('=');
+    std::string name = entry.substr(0, equals);
+    if (!IsEnvName(name)) return usage_error("-x '" + entry + "': not a variable name (expected NAME or NAME=VALUE)");
+    if (equals != std::string::npos) {
+      options.exports.push_back(entry);
+      continue;
+    }
+    const char* value = getenv(name.c_str());
+    if (value == nullptr) return usage_error("-x " + name + ": " + name + " is not set in hvdrun's environment");
+    options.exports.push_back(name + "=" + value);
+  }
+  result.options = std::move(options);
+  return result;
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,45 @@
+// LaunchOptions: what the user asked hvdrun to do, from its command line.
+//
+// The flags keep horovodrun's names and meanings (-np, -H, --hostfile, -x, ...), so that a
+// horovodrun command line works after changing the program's name. Parsing stops at the first
+// word that is not an option or an option's value (or after `--`); that word and everything after
+// it is the command, passed to the ranks exactly as typed.
+#ifndef HVDRUN_LAUNCHER_LAUNCH_OPTIONS_H_
+#define HVDRUN_LAUNCHER_LAUNCH_OPTIONS_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/host_spec.h"
+#include "common/status.h"
+
+namespace hvdrun {
+
+struct LaunchOptions {
+  int num_proc = 0;  // 0: every slot of the hosts
+  std::vector<HostSlots> hosts;
+  std::string output_dir;     // --output-filename; empty: no per-rank files
+  int start_timeout_s = 30;   // horovodrun's default
+  bool verbose = false;
+  // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value).
+  std::vector<std::string> exports;
+  std::vector<std::string> command;
+};
+
+// The outcome of parsing: run with `options`, or exit at once with `exit_code` after --help or
+// --version (already printed) or a usage error (`error` holds its one line).
+struct ParsedCommandLine {
+  std::optional<LaunchOptions> options;
+  int exit_code = 0;
+  std::string error;
+};
+
+// Parses hvdrun's argv. `getenv` looks up variables named by a bare `-x NAME`.
+ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
+                                   const std::function<const char*(const char*)>& getenv);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_LAUNCH_OPTIONS_H_

@@ -1,0 +1,38 @@
+// hvdrun: the launcher. Parses the command line, then runs the job (launcher/job.h).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/exit_codes.h"
+#include "launcher/job.h"
+#include "launcher/launch_options.h"
+
+namespace {
+
+// The agent installed beside this hvdrun, so that a build tree or a non-standard prefix works
+// without PATH changes; otherwise the first hvdrun-agent in PATH.
+std::string LocalAgentPath() {
+  std::error_code error;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    std::filesystem::path beside = self.parent_path() / "hvdrun-agent";
+    if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+  }
+  return "hvdrun-agent";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hvdrun::ParsedCommandLine parsed = hvdrun::ParseCommandLine(argc, argv, [](const char* name) {
+    return std::getenv(name);
+  });
+  if (!parsed.options) {
+    if (!parsed.error.empty()) std::fprintf(stderr, "hvdrun: %s\n", parsed.error.c_str());
+    return parsed.exit_code;
+  }
+  hvdrun::Job job(std::move(*parsed.options), LocalAgentPath());
+  return job.Run();
+}

@@ -1,0 +1,81 @@
+#include "launcher/output_router.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace hvdrun {
+namespace {
+
+// A kept stderr line is cut to this many bytes: enough to read an error, short enough for a table.
+constexpr size_t kTailLineBytes = 400;
+
+}  // namespace
+
+Status OutputRouter::OpenRankFiles(const std::string& dir, int num_ranks) {
+  files_.clear();
+  files_.resize(num_ranks);
+  for (int rank = 0; rank < num_ranks; ++rank) {
+    std::filesystem::path rank_dir = std::filesystem::path(dir) / ("rank." + std::to_string(rank));
+    std::error_code error;
+    std::filesystem::create_directories(rank_dir, error);
+    if (error) {
+      return Status::Error("--output-filename: cannot create '" + rank_dir.string() + "': " + error.message());
+    }
+    for (auto [name, file] : {std::pair{"stdout", &files_[rank].out}, std::pair{"stderr", &files_[rank].err}}) {
+      std::string path = (rank_dir / name).string();
+      file->reset(std::fopen(path.c_str(), "wb"));
+      if (*file == nullptr) {
+        return Status::Error("--output-filename: cannot write '" + path + "': " + std::strerror(errno));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void OutputRouter::Write(const protocol::RankOutput& output) {
+  bool is_stdout = output.stream == protocol::OutputStream::kStdout;
+  std::FILE* console = is_stdout ? out_ : err_;
+  std::fprintf(console, "[%d]<%s>:", output.rank, is_stdout ? "stdout" : "stderr");
+  std::fwrite(output.data.data(), 1, output.data.size(), console);
+  std::fputc('\n', console);
+
+  if (output.rank >= 0 && static_cast<size_t>(output.rank) < files_.size()) {
+    RankFiles& files = files_[output.rank];
+    std::FILE* file = is_stdout ? files.out.get() : files.err.get();
+    std::fwrite(output.data.data(), 1, output.data.size(), file);
+    if (output.newline) std::fputc('\n', file);
+  }
+
+  if (!is_stdout) {
+    std::string& partial = stderr_partial_[output.rank];
+    if (partial.size() < kTailLineBytes) partial.append(output.data, 0, kTailLineBytes - partial.size());
+    if (output.newline) {
+      std::deque<std::string>& tail = stderr_tail_[output.rank];
+      tail.push_back(std::move(partial));
+      partial.clear();
+      if (tail.size() > kStderrTailLines) tail.pop_front();
+    }
+  }
+}
+
+void OutputRouter::Flush() {
+  std::fflush(out_);
+  std::fflush(err_);
+  for (RankFiles& files : files_) {
+    if (files.out) std::fflush(files.out.get());
+    if (files.err) std::fflush(files.err.get());
+  }
+}
+
+std::vector<std::string> OutputRouter::StderrTail(int rank) const {
+  std::vector<std::string> lines;
+  if (auto it = stderr_tail_.find(rank); it != stderr_tail_.end()) lines.assign(it->second.begin(), it->second.end());
+  if (auto it = stderr_partial_.find(rank); it != stderr_partial_.end() && !it->second.empty()) {
+    lines.push_back(it->second);
+    if (lines.size() > kStderrTailLines) lines.erase(lines.begin());
+  }
+  return lines;
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,45 @@
+#include "launcher/rank_environment.h"
+
+#include "common/env_names.h"
+
+namespace hvdrun {
+
+std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank, const JobEnvironment& job) {
+  const RankPlacement& place = assignment.placement(rank);
+  const std::string& host = assignment.hosts().at(place.host_index).host;
+  const int num_hosts = static_cast<int>(assignment.hosts().size());
+  std::vector<std::string> env;
+  auto set = [&env](const char* name, const std::string& value) { env.push_back(std::string(name) + "=" + value); };
+  auto set_int = [&set](const char* name, int value) { set(name, std::to_string(value)); };
+
+  set_int(env::kRank, place.rank);
+  set_int(env::kSize, assignment.size());
+  set_int(env::kLocalRank, place.local_rank);
+  set_int(env::kLocalSize, place.local_size);
+  set_int(env::kCrossRank, place.cross_rank);
+  set_int(env::kCrossSize, place.cross_size);
+  set(env::kHostname, host);
+  set(env::kJobId, job.job_id);
+
+  set_int(env::kHorovodRank, place.rank);
+  set_int(env::kHorovodSize, assignment.size());
+  set_int(env::kHorovodLocalRank, place.local_rank);
+  set_int(env::kHorovodLocalSize, place.local_size);
+  set_int(env::kHorovodCrossRank, place.cross_rank);
+  set_int(env::kHorovodCrossSize, place.cross_size);
+  set(env::kHorovodHostname, host);
+
+  set_int(env::kTorchRank, place.rank);
+  set_int(env::kTorchWorldSize, assignment.size());
+  set_int(env::kTorchLocalRank, place.local_rank);
+  set_int(env::kTorchLocalWorldSize, place.local_size);
+  set_int(env::kTorchGroupRank, place.host_index);
+  set_int(env::kTorchGroupWorldSize, num_hosts);
+  set(env::kTorchMasterAddr, job.master_addr);
+  set_int(env::kTorchMasterPort, job.master_port);
+
+  env.insert(env.end(), job.exports.begin(), job.exports.end());
+  return env;
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,28 @@
+// The environment each rank starts with: its place in the job under hvdrun's, Horovod's and
+// PyTorch's names (common/env_names.h), the job's identity, and the user's -x exports. These are
+// set on top of the environment the rank's agent inherited.
+#ifndef HVDRUN_LAUNCHER_RANK_ENVIRONMENT_H_
+#define HVDRUN_LAUNCHER_RANK_ENVIRONMENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/rank_assignment.h"
+
+namespace hvdrun {
+
+struct JobEnvironment {
+  std::string job_id;
+  // Address of rank 0's host as the other hosts reach it, and a port free there.
+  std::string master_addr;
+  uint16_t master_port = 0;
+  std::vector<std::string> exports;  // NAME=VALUE, applied last so that a user's -x wins
+};
+
+// NAME=VALUE entries for `rank`.
+std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank, const JobEnvironment& job);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_RANK_ENVIRONMENT_H_
