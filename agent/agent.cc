@@ -21,8 +21,8 @@ namespace hvdrun {
 namespace {
 
 // Longest piece of a line forwarded in one RankOutput; longer lines travel in pieces.
-constexpr size_t kMaxLinePiece = 64 * 1024;
-constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kMaxLinePiece = size_t{64} * 1024;
+constexpr size_t kReadChunk = size_t{64} * 1024;
 // Reads per stream per poll round while the rank runs, so one chatty rank cannot starve others.
 constexpr int kReadsPerRound = 16;
 
@@ -49,7 +49,7 @@ std::string HostName() {
 
 int MillisUntil(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::time_point when) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when - now).count();
-  return static_cast<int>(std::clamp<long long>(ms, 0, 60'000));
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000));
 }
 
 }  // namespace
@@ -171,8 +171,9 @@ void Agent::HandleMessage(protocol::Message message) {
     Fail("the launcher sent " + std::string(protocol::MessageName(message)) + " before Hello");
   } else if (auto* launch = std::get_if<protocol::Launch>(&message)) {
     HandleLaunch(*launch);
-  } else if (std::holds_alternative<protocol::Terminate>(message)) {
+  } else if (auto* terminate = std::get_if<protocol::Terminate>(&message)) {
     StartTermination();
+    if (terminate->immediate) KillRemaining();
   } else if (std::holds_alternative<protocol::Heartbeat>(message)) {
     // last_heard_ is refreshed by every read.
   } else {
@@ -228,7 +229,8 @@ void Agent::ReapChildren() {
   int status = 0;
   pid_t pid;
   while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-    auto it = std::find_if(ranks_.begin(), ranks_.end(), [&](const auto& r) { return r->running && r->pid == pid; });
+    auto it = std::find_if(ranks_.begin(), ranks_.end(),
+                           [&](const auto& r) { return r->running && r->pid == pid; });
     if (it == ranks_.end()) continue;
     Rank& rank = **it;
     rank.running = false;
@@ -319,7 +321,8 @@ void Agent::Fail(const std::string& message) {
 }
 
 int Agent::RunningRanks() const {
-  return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(), [](const auto& r) { return r->running; }));
+  return static_cast<int>(
+      std::count_if(ranks_.begin(), ranks_.end(), [](const auto& r) { return r->running; }));
 }
 
 }  // namespace hvdrun

@@ -56,9 +56,9 @@ struct ExecFailure {
   for (const std::string& arg : launch.argv) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   ::execvp(argv[0], argv.data());
-  FailInChild(status_fd, errno == ENOENT || errno == ENOTDIR ? protocol::SpawnError::kNotFound
+  FailInChild(status_fd, errno == ENOENT || errno == ENOTDIR   ? protocol::SpawnError::kNotFound
                          : errno == EACCES || errno == ENOEXEC ? protocol::SpawnError::kNotExecutable
-                                                              : protocol::SpawnError::kOther);
+                                                               : protocol::SpawnError::kOther);
 }
 
 std::string Quote(const std::string& text) { return "'" + text + "'"; }
@@ -109,7 +109,8 @@ SpawnedRank SpawnRank(const protocol::RankLaunch& launch) {
       case protocol::SpawnError::kNotExecutable:
         return fail(failure.kind, "command not executable: " + Quote(launch.argv[0]) + " (" + reason + ")");
       case protocol::SpawnError::kWorkingDir:
-        return fail(failure.kind, "cannot enter working directory " + Quote(launch.working_dir) + " (" + reason + ")");
+        return fail(failure.kind,
+                    "cannot enter working directory " + Quote(launch.working_dir) + " (" + reason + ")");
       default:
         return fail(failure.kind, "cannot start " + Quote(launch.argv[0]) + " (" + reason + ")");
     }

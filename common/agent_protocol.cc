@@ -52,7 +52,8 @@ bool Decode(ByteReader& r, Launch& m) {
   if (!r.U32(&m.kill_grace_ms) || !r.U32(&count) || count > r.remaining() / 16) return false;
   m.ranks.resize(count);
   for (RankLaunch& rank : m.ranks) {
-    if (!r.I32(&rank.rank) || !r.BytesList(&rank.argv) || !r.BytesList(&rank.env) || !r.Bytes(&rank.working_dir)) {
+    if (!r.I32(&rank.rank) || !r.BytesList(&rank.argv) || !r.BytesList(&rank.env) ||
+        !r.Bytes(&rank.working_dir)) {
       return false;
     }
   }
@@ -74,7 +75,8 @@ void Encode(ByteWriter& w, const RankOutput& m) {
 bool Decode(ByteReader& r, RankOutput& m) {
   uint8_t stream = 0;
   if (!r.I32(&m.rank) || !r.U8(&stream) || !r.Bool(&m.newline) || !r.Bytes(&m.data)) return false;
-  if (stream != static_cast<uint8_t>(OutputStream::kStdout) && stream != static_cast<uint8_t>(OutputStream::kStderr)) {
+  if (stream != static_cast<uint8_t>(OutputStream::kStdout) &&
+      stream != static_cast<uint8_t>(OutputStream::kStderr)) {
     return false;
   }
   m.stream = static_cast<OutputStream>(stream);
@@ -90,7 +92,8 @@ void Encode(ByteWriter& w, const RankExited& m) {
 }
 bool Decode(ByteReader& r, RankExited& m) {
   uint8_t spawn_error = 0;
-  if (!r.I32(&m.rank) || !r.I32(&m.exit_code) || !r.I32(&m.signal) || !r.U8(&spawn_error) || !r.Bytes(&m.error)) {
+  if (!r.I32(&m.rank) || !r.I32(&m.exit_code) || !r.I32(&m.signal) || !r.U8(&spawn_error) ||
+      !r.Bytes(&m.error)) {
     return false;
   }
   if (spawn_error > static_cast<uint8_t>(SpawnError::kOther)) return false;
@@ -101,8 +104,8 @@ bool Decode(ByteReader& r, RankExited& m) {
 void Encode(ByteWriter&, const Heartbeat&) {}
 bool Decode(ByteReader&, Heartbeat&) { return true; }
 
-void Encode(ByteWriter&, const Terminate&) {}
-bool Decode(ByteReader&, Terminate&) { return true; }
+void Encode(ByteWriter& w, const Terminate& m) { w.U8(m.immediate ? 1 : 0); }
+bool Decode(ByteReader& r, Terminate& m) { return r.Bool(&m.immediate); }
 
 void Encode(ByteWriter& w, const AgentError& m) { w.Bytes(m.message); }
 bool Decode(ByteReader& r, AgentError& m) { return r.Bytes(&m.message); }
@@ -127,7 +130,8 @@ StatusOr<Message> DecodeAs(std::string_view fields, std::string_view name) {
   T message;
   if (!Decode(reader, message)) return Status::Error("malformed " + std::string(name) + " message");
   if (!reader.AtEnd()) {
-    return Status::Error(std::string(name) + " message has " + std::to_string(reader.remaining()) + " extra bytes");
+    return Status::Error(std::string(name) + " message has " + std::to_string(reader.remaining()) +
+                         " extra bytes");
   }
   return Message(std::move(message));
 }
@@ -135,8 +139,9 @@ StatusOr<Message> DecodeAs(std::string_view fields, std::string_view name) {
 }  // namespace
 
 std::string_view MessageName(const Message& message) {
-  static constexpr std::string_view kNames[] = {"Hello",      "AgentHello", "Launch",    "RankStarted", "RankOutput",
-                                                "RankExited", "Heartbeat",  "Terminate", "AgentError"};
+  static constexpr std::string_view kNames[] = {"Hello",       "AgentHello", "Launch",
+                                                "RankStarted", "RankOutput", "RankExited",
+                                                "Heartbeat",   "Terminate",  "AgentError"};
   return kNames[message.index()];
 }
 

@@ -123,8 +123,10 @@ struct Heartbeat {
   bool operator==(const Heartbeat&) const = default;
 };
 
-// launcher -> agent: stop every rank (SIGTERM, then SIGKILL after kill_grace_ms).
+// launcher -> agent: stop every rank: SIGTERM, then SIGKILL after kill_grace_ms, or SIGKILL at
+// once when `immediate` (a user's second Ctrl-C).
 struct Terminate {
+  bool immediate = false;
   bool operator==(const Terminate&) const = default;
 };
 
@@ -153,7 +155,7 @@ class FrameDecoder {
   StatusOr<std::optional<Message>> Next();
 
   // Bytes received but not yet decoded (for showing what a non-hvdrun peer sent).
-  std::string_view pending() const { return std::string_view(buffer_).substr(consumed_); }
+  std::string_view pending() const { return std::string_view{buffer_}.substr(consumed_); }
 
  private:
   std::string buffer_;

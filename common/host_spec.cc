@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 namespace hvdrun {
 namespace {
@@ -11,13 +12,12 @@ namespace {
 constexpr int kMaxSlots = 1 << 20;
 
 bool IsHostChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+         c == '_';
 }
 
 bool IsIpv6Char(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
-         c == '.' || c == '%';
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
 }
 
 // Parses a positive slot count; returns 0 when `text` is not one.
@@ -39,7 +39,13 @@ Status TokenError(size_t position, std::string_view token, std::string_view prob
 std::string CheckHostName(std::string_view host) {
   if (host.empty()) return "empty host name";
   if (host.find(':') != std::string_view::npos) {
-    if (!std::all_of(host.begin(), host.end(), IsIpv6Char)) return "not a valid IPv6 address";
+    // An IPv6 address, perhaps with a zone (fe80::1%eth0), which is an interface name.
+    std::string_view address = host.substr(0, host.find('%'));
+    std::string_view zone = address.size() < host.size() ? host.substr(address.size() + 1) : "";
+    if (!std::all_of(address.begin(), address.end(), IsIpv6Char) ||
+        !std::all_of(zone.begin(), zone.end(), IsHostChar)) {
+      return "not a valid IPv6 address";
+    }
     return "";
   }
   if (!std::all_of(host.begin(), host.end(), IsHostChar)) {
@@ -68,7 +74,9 @@ StatusOr<std::vector<HostSlots>> ParseHostList(std::string_view spec) {
     bool has_slots = false;
     if (token.front() == '[') {
       size_t close = token.find(']');
-      if (close == std::string_view::npos) return TokenError(position, token, "missing ']' after IPv6 address");
+      if (close == std::string_view::npos) {
+        return TokenError(position, token, "missing ']' after IPv6 address");
+      }
       host = token.substr(1, close - 1);
       std::string_view rest = token.substr(close + 1);
       if (!rest.empty()) {
@@ -115,9 +123,9 @@ void MergeHost(std::vector<HostSlots>& hosts, HostSlots entry) {
 }
 
 int TotalSlots(const std::vector<HostSlots>& hosts) {
-  long total = 0;
+  int64_t total = 0;
   for (const HostSlots& entry : hosts) total += entry.slots;
-  return static_cast<int>(std::min<long>(total, kMaxSlots));
+  return static_cast<int>(std::min<int64_t>(total, kMaxSlots));
 }
 
 std::string FormatHostSlots(const HostSlots& entry) {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -66,18 +67,22 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
       if (key == "slots" && equals != std::string_view::npos) {
         entry.slots = ParseCount(value);
         has_slots = true;
-        if (entry.slots == 0) return error("slots must be a positive whole number, got '" + std::string(word) + "'");
+        if (entry.slots == 0) {
+          return error("slots must be a positive whole number, got '" + std::string(word) + "'");
+        }
       } else if (key == "max_slots" && equals != std::string_view::npos) {
         max_slots = ParseCount(value);
         if (max_slots == 0) {
           return error("max_slots must be a positive whole number, got '" + std::string(word) + "'");
         }
       } else {
-        return error("unexpected '" + std::string(word) + "' (expected slots=N or max_slots=N after the host)");
+        return error("unexpected '" + std::string(word) +
+                     "' (expected slots=N or max_slots=N after the host)");
       }
     }
     if (max_slots != 0 && max_slots < entry.slots) {
-      return error("max_slots=" + std::to_string(max_slots) + " is below slots=" + std::to_string(entry.slots));
+      return error("max_slots=" + std::to_string(max_slots) +
+                   " is below slots=" + std::to_string(entry.slots));
     }
     if (max_slots != 0 && !has_slots) entry.slots = 1;
     MergeHost(hosts, std::move(entry));
@@ -87,6 +92,10 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
 }
 
 StatusOr<std::vector<HostSlots>> ReadHostfile(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return Status::Error("--hostfile: cannot read '" + path + "': " + std::strerror(EISDIR));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error("--hostfile: cannot read '" + path + "': " + std::strerror(errno));
   std::ostringstream contents;

@@ -31,7 +31,7 @@ AgentConnection::~AgentConnection() {
 }
 
 StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartLocal(const std::string& host,
-                                                                      const std::string& agent_path) {
+                                                                       const std::string& agent_path) {
   Pipe to_agent;
   Pipe from_agent;
   if (!MakePipe(&to_agent) || !MakePipe(&from_agent)) {
@@ -67,8 +67,8 @@ StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartLocal(const std
   } while (n < 0 && errno == EINTR);
   if (n == sizeof(exec_error)) {
     ::waitpid(pid, nullptr, 0);
-    return Status::Error("host " + host + ": agent start: cannot run '" + agent_path + "': " +
-                         std::strerror(exec_error));
+    return Status::Error("host " + host + ": agent start: cannot run '" + agent_path +
+                         "': " + std::strerror(exec_error));
   }
   SetNonBlocking(from_agent.read.get());
   return std::unique_ptr<AgentConnection>(
@@ -96,7 +96,8 @@ Status AgentConnection::ReadMessages(std::vector<protocol::Message>* messages) {
     StatusOr<std::optional<protocol::Message>> next = decoder_.Next();
     if (!next.ok()) {
       from_agent_.Reset();
-      return Status::Error(next.status().message() + " (stream begins '" + Excerpt(decoder_.pending()) + "')");
+      return Status::Error(next.status().message() + " (stream begins '" + Excerpt(decoder_.pending()) +
+                           "')");
     }
     if (!next.value().has_value()) break;
     messages->push_back(std::move(*next.value()));

@@ -68,10 +68,10 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
       continue;
     }
     ++shown;
-    std::string note = outcome.rank == first_failure   ? "first failure"
-                       : outcome.stopped_by_hvdrun     ? "stopped by hvdrun"
-                       : outcome.Failed()              ? "failed"
-                                                       : "";
+    std::string note = outcome.rank == first_failure ? "first failure"
+                       : outcome.stopped_by_hvdrun   ? "stopped by hvdrun"
+                       : outcome.Failed()            ? "failed"
+                                                     : "";
     std::vector<std::string> tail = output.StderrTail(outcome.rank);
     std::string last = tail.empty() ? "" : Clip(tail.back(), kStderrColumnWidth);
     report << "  " << Pad(std::to_string(outcome.rank), 6) << Pad(Clip(outcome.host, 17), 18)

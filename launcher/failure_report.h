@@ -15,11 +15,13 @@ struct RankOutcome {
   std::string host;
   int pid = 0;  // 0 until the agent reports the rank started
   bool exited = false;
-  protocol::RankExited exit;  // valid when exited
+  protocol::RankExited exit;       // valid when exited
   bool stopped_by_hvdrun = false;  // it ended after hvdrun began stopping the job
   std::string lost_reason;         // set when the rank's agent vanished before reporting its end
 
-  bool Failed() const { return !lost_reason.empty() || (exited && (exit.exit_code != 0 || exit.signal != 0)); }
+  bool Failed() const {
+    return !lost_reason.empty() || (exited && (exit.exit_code != 0 || exit.signal != 0));
+  }
 };
 
 // "SIGSEGV" for 11; "signal 99" for a number without a name.

@@ -38,15 +38,15 @@ std::string NewJobId() {
 
 std::string WorkingDirectory() {
   std::vector<char> buffer(4096);
-  while (::getcwd(buffer.data(), buffer.size()) == nullptr && errno == ERANGE) buffer.resize(buffer.size() * 2);
+  while (::getcwd(buffer.data(), buffer.size()) == nullptr && errno == ERANGE) {
+    buffer.resize(buffer.size() * 2);
+  }
   return buffer.data();
 }
 
 // The address other hosts use to reach `host` (MASTER_ADDR): loopback for "localhost", so that
 // the name cannot resolve to an IPv6 address that a program listening on IPv4 does not serve.
-std::string MasterAddress(const std::string& host) {
-  return host == "localhost" ? "127.0.0.1" : host;
-}
+std::string MasterAddress(const std::string& host) { return host == "localhost" ? "127.0.0.1" : host; }
 
 std::string RankList(const std::vector<int>& ranks) {
   if (ranks.empty()) return "none";
@@ -127,7 +127,8 @@ bool Job::SetUpSignals() {
 
 bool Job::StartAgents() {
   for (const HostRanks& host : assignment_.hosts()) {
-    StatusOr<std::unique_ptr<AgentConnection>> connection = AgentConnection::StartLocal(host.host, agent_path_);
+    StatusOr<std::unique_ptr<AgentConnection>> connection =
+        AgentConnection::StartLocal(host.host, agent_path_);
     if (!connection.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", connection.status().message().c_str());
       return false;
@@ -135,6 +136,7 @@ bool Job::StartAgents() {
     HostAgent agent;
     agent.connection = std::move(connection).value();
     agent.ranks = host.ranks;
+    agent.local = true;
     agent.last_heard = Clock::now();
     Verbose("host " + host.host + ": agent started (pid " + std::to_string(agent.connection->pid()) +
             "), ranks " + RankList(host.ranks));
@@ -152,11 +154,12 @@ void Job::SendLaunch() {
   for (HostAgent& agent : agents_) {
     const protocol::AgentHello& hello = agent.hello;
     if (hello.protocol_version != protocol::kProtocolVersion || hello.hvdrun_version != kVersion) {
-      std::fprintf(stderr,
-                   "hvdrun: host %s: version mismatch: its hvdrun-agent is %s (protocol %u), this hvdrun is %s "
-                   "(protocol %u); install the same hvdrun on every host\n",
-                   agent.connection->host().c_str(), hello.hvdrun_version.c_str(), hello.protocol_version, kVersion,
-                   protocol::kProtocolVersion);
+      std::fprintf(
+          stderr,
+          "hvdrun: host %s: version mismatch: its hvdrun-agent is %s (protocol %u), this hvdrun is %s "
+          "(protocol %u); install the same hvdrun on every host\n",
+          agent.connection->host().c_str(), hello.hvdrun_version.c_str(), hello.protocol_version, kVersion,
+          protocol::kProtocolVersion);
       start_failed_ = true;
       return;
     }
@@ -175,8 +178,8 @@ void Job::SendLaunch() {
     protocol::Launch launch;
     launch.kill_grace_ms = static_cast<uint32_t>(kKillGrace.count());
     for (int rank : agent.ranks) {
-      launch.ranks.push_back(
-          protocol::RankLaunch{rank, options_.command, BuildRankEnvironment(assignment_, rank, job), working_dir});
+      launch.ranks.push_back(protocol::RankLaunch{rank, options_.command,
+                                                  BuildRankEnvironment(assignment_, rank, job), working_dir});
     }
     agent.connection->Send(launch);
   }
@@ -207,7 +210,7 @@ void Job::HandleSignals() {
     if (sig == SIGCHLD) continue;  // agents are reaped in ShutDownAgents; their streams tell us first
     if (interrupt_signal_ != 0 && sig == SIGINT) {
       std::fprintf(stderr, "hvdrun: second interrupt: killing every rank now\n");
-      for (HostAgent& agent : agents_) agent.connection->Kill();
+      for (HostAgent& agent : agents_) agent.connection->Send(protocol::Terminate{.immediate = true});
       continue;
     }
     if (interrupt_signal_ == 0) {
@@ -261,7 +264,9 @@ void Job::HandleRankExited(const protocol::RankExited& exited) {
   if (outcome.exited) return;
   outcome.exited = true;
   outcome.exit = exited;
-  outcome.stopped_by_hvdrun = stopping_;
+  // A rank that ends by hvdrun's own signals after the stop began was stopped; one that exits
+  // with an error of its own then still failed, though not first.
+  outcome.stopped_by_hvdrun = stopping_ && (exited.signal == SIGTERM || exited.signal == SIGKILL);
   Verbose("rank " + std::to_string(exited.rank) + " ended: " +
           (exited.signal != 0 ? SignalName(exited.signal) : "exit " + std::to_string(exited.exit_code)));
   if (outcome.Failed() && !stopping_) {
@@ -273,7 +278,8 @@ void Job::HandleRankExited(const protocol::RankExited& exited) {
 void Job::AgentFailed(HostAgent& agent, const std::string& reason) {
   if (!launched_) {
     if (!start_failed_) {
-      std::fprintf(stderr, "hvdrun: host %s: agent start: %s\n", agent.connection->host().c_str(), reason.c_str());
+      std::fprintf(stderr, "hvdrun: host %s: agent start: %s\n", agent.connection->host().c_str(),
+                   reason.c_str());
     }
     start_failed_ = true;
     return;
@@ -286,7 +292,18 @@ void Job::AgentFailed(HostAgent& agent, const std::string& reason) {
     if (!stopping_ && first_failure_ < 0) first_failure_ = rank;
   }
   agent.connection->CloseInput();
+  KillRankGroups(agent);
   BeginStop();
+}
+
+void Job::KillRankGroups(const HostAgent& agent) {
+  if (!agent.local) return;
+  for (int rank : agent.ranks) {
+    const RankOutcome& outcome = outcomes_[rank];
+    // Each rank leads its own process group, whose id is the rank's pid. The agent reaps its
+    // ranks, so a pid that has not been reported as exited still names the rank's group.
+    if (outcome.pid > 0 && !outcome.exited) ::killpg(outcome.pid, SIGKILL);
+  }
 }
 
 void Job::CheckTimers() {
@@ -294,8 +311,8 @@ void Job::CheckTimers() {
   if (!launched_ && now >= start_deadline_) {
     for (HostAgent& agent : agents_) {
       if (!agent.hello_received) {
-        AgentFailed(agent, "no answer within " + std::to_string(options_.start_timeout_s) +
-                               " s (--start-timeout)");
+        AgentFailed(agent,
+                    "no answer within " + std::to_string(options_.start_timeout_s) + " s (--start-timeout)");
       }
     }
   }
@@ -332,6 +349,7 @@ void Job::ShutDownAgents() {
         std::fprintf(stderr, "hvdrun: host %s: the agent did not exit; killing it\n",
                      agent.connection->host().c_str());
         agent.connection->Kill();
+        KillRankGroups(agent);
       }
       killed = true;
     }
@@ -350,13 +368,16 @@ int Job::Report() {
   if (first_failure_ >= 0) {
     const RankOutcome& first = outcomes_[first_failure_];
     if (first.exited && first.exit.spawn_error != protocol::SpawnError::kNone) {
-      int others = static_cast<int>(std::count_if(outcomes_.begin(), outcomes_.end(), [&](const RankOutcome& o) {
-        return o.rank != first.rank && o.exited && o.exit.spawn_error != protocol::SpawnError::kNone;
-      }));
-      std::fprintf(stderr, "hvdrun: rank %d on host %s: %s%s\n", first.rank, first.host.c_str(),
-                   first.exit.error.c_str(),
-                   others > 0 ? (" (and " + std::to_string(others) + " more ranks could not start)").c_str() : "");
-      return first.exit.spawn_error == protocol::SpawnError::kNotExecutable ? kExitNotExecutable : kExitNotFound;
+      int others =
+          static_cast<int>(std::count_if(outcomes_.begin(), outcomes_.end(), [&](const RankOutcome& o) {
+            return o.rank != first.rank && o.exited && o.exit.spawn_error != protocol::SpawnError::kNone;
+          }));
+      std::fprintf(
+          stderr, "hvdrun: rank %d on host %s: %s%s\n", first.rank, first.host.c_str(),
+          first.exit.error.c_str(),
+          others > 0 ? (" (and " + std::to_string(others) + " more ranks could not start)").c_str() : "");
+      return first.exit.spawn_error == protocol::SpawnError::kNotExecutable ? kExitNotExecutable
+                                                                            : kExitNotFound;
     }
     std::fputs(FormatFailureReport(outcomes_, first_failure_, output_).c_str(), stderr);
     return ExitCodeOf(first);

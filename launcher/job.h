@@ -5,7 +5,8 @@
 // exit, a signal, a program that cannot start, or an agent that vanished) stops the job: every
 // agent is told to terminate its ranks (SIGTERM, SIGKILL after a grace period). SIGINT, SIGTERM
 // and SIGHUP to hvdrun stop the job the same way; a second SIGINT kills at once. When Run()
-// returns, every agent has exited, and so has every rank.
+// returns, every agent has exited, and so has every rank, also when an agent died: hvdrun then
+// kills that agent's rank process groups itself.
 //
 // Run() takes over SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGPIPE of the process while it runs; one
 // Job runs at a time.
@@ -41,6 +42,9 @@ class Job {
   struct HostAgent {
     std::unique_ptr<AgentConnection> connection;
     std::vector<int> ranks;
+    // On this machine: rank pids are this machine's, so hvdrun can kill their groups itself
+    // when the agent cannot.
+    bool local = false;
     bool hello_received = false;
     protocol::AgentHello hello;
     Clock::time_point last_heard;
@@ -57,6 +61,9 @@ class Job {
   // The agent of `agent` can no longer be relied on: before launch this fails the start, after it
   // every rank the agent still had is lost.
   void AgentFailed(HostAgent& agent, const std::string& reason);
+  // SIGKILL to the process group of every rank of `agent` not known to have ended, for a local
+  // agent that died or hangs: its ranks' own children would otherwise outlive it.
+  void KillRankGroups(const HostAgent& agent);
   void CheckTimers();
   void BeginStop();
   void ShutDownAgents();

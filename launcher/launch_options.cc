@@ -1,6 +1,7 @@
 #include "launcher/launch_options.h"
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <sstream>
 
 #include "common/hostfile.h"
@@ -14,7 +15,9 @@ constexpr int kUsageError = 2;
 bool IsEnvName(const std::string& name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
   for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
+      return false;
+    }
   }
   return true;
 }
@@ -27,6 +30,7 @@ StatusOr<size_t> SplitOptions(const CLI::App& app, std::vector<std::string>& arg
     std::string& word = args[i];
     if (word == "--") return i;
     if (word.size() < 2 || word[0] != '-') return i;
+    std::string typed = word;
     if (word == "-np") word = "--num-proc";
     std::string name = word;
     bool value_attached = false;
@@ -40,11 +44,29 @@ StatusOr<size_t> SplitOptions(const CLI::App& app, std::vector<std::string>& arg
     }
     const CLI::Option* option = app.get_option_no_throw(name);
     if (option == nullptr && name != "-h" && name != "--help" && name != "--version") {
-      return Status::Error("unknown option '" + args[i] + "' (see hvdrun --help)");
+      return Status::Error("unknown option '" + typed + "' (see hvdrun --help)");
     }
-    if (option != nullptr && option->get_items_expected_min() > 0 && !value_attached) ++i;
+    if (option != nullptr && option->get_items_expected_min() > 0 && !value_attached) {
+      if (i + 1 == args.size()) return Status::Error(typed + ": needs a value");
+      ++i;
+    }
   }
   return args.size();
+}
+
+// Parses a flag's whole-number value in [min, max]; the error names the flag as the user knows it.
+StatusOr<int> ParseWholeNumber(const std::string& flag, const std::string& text, int min, int max) {
+  int value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
+    return Status::Error(flag + ": '" + text + "' is not a whole number");
+  }
+  if (ec == std::errc::result_out_of_range || value < min || value > max) {
+    return Status::Error(flag + ": " + text + " is out of range (" + std::to_string(min) + " to " +
+                         std::to_string(max) + ")");
+  }
+  return value;
 }
 
 }  // namespace
@@ -56,6 +78,8 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   std::string hosts_text;
   std::string hostfile;
   std::vector<std::string> exports;
+  std::string num_proc_text;
+  std::string start_timeout_text;
 
   CLI::App app("hvdrun: run a distributed-training job over hosts, one process per rank.", "hvdrun");
   app.footer(
@@ -66,16 +90,17 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       "Every rank gets HVDRUN_RANK, HVDRUN_SIZE, HVDRUN_LOCAL_RANK, ... and the same values under\n"
       "Horovod's (HOROVOD_RANK, ...) and PyTorch's names (RANK, WORLD_SIZE, MASTER_ADDR, ...).");
   app.set_version_flag("--version", std::string("hvdrun ") + kVersion);
-  app.add_option("--num-proc", options.num_proc,
-                 "Number of processes (ranks); written -np as in horovodrun. Default: every slot of the hosts");
-  app.add_option("-H,--hosts", hosts_text,
-                 "Hosts and their slots: host[:slots],... (IPv6 as [addr]:slots). Default: localhost with -np slots");
+  app.add_option(
+      "--num-proc", num_proc_text,
+      "Number of processes (ranks); written -np as in horovodrun. Default: every slot of the hosts");
+  app.add_option(
+      "-H,--hosts", hosts_text,
+      "Hosts and their slots: host[:slots],... (IPv6 as [addr]:slots). Default: localhost with -np slots");
   app.add_option("--hostfile", hostfile, "File of 'host slots=N' lines (mpirun/horovodrun format)");
   app.add_option("--output-filename", options.output_dir,
                  "Also write each rank's output to DIR/rank.N/stdout and DIR/rank.N/stderr");
-  app.add_option("--start-timeout", options.start_timeout_s,
-                 "Seconds to wait for every host's agent to start (default 30)")
-      ->check(CLI::Range(1, 86400));
+  app.add_option("--start-timeout", start_timeout_text,
+                 "Seconds to wait for every host's agent to start (default 30)");
   app.add_flag("--verbose", options.verbose, "Print what hvdrun does: hosts, agents, ranks");
   app.add_option("-x", exports, "Export NAME (hvdrun's value) or NAME=VALUE to every rank; repeatable")
       ->allow_extra_args(false);
@@ -87,10 +112,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     result.error = command_start.status().message();
     return result;
   }
-  std::vector<std::string> option_args(args.begin(), args.begin() + static_cast<long>(command_start.value()));
+  std::vector<std::string> option_args(args.begin(),
+                                       args.begin() + static_cast<std::ptrdiff_t>(command_start.value()));
   size_t first = command_start.value();
   if (first < args.size() && args[first] == "--") ++first;
-  options.command.assign(args.begin() + static_cast<long>(first), args.end());
+  options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(first), args.end());
 
   try {
     std::reverse(option_args.begin(), option_args.end());  // CLI11 takes a vector in reverse order
@@ -103,10 +129,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     return result;
   } catch (const CLI::ParseError& error) {
     result.exit_code = kUsageError;
-    // CLI11 names the option by its long name; users of horovodrun know it as -np.
-    std::string message = error.what();
-    if (size_t at = message.find("--num-proc"); at != std::string::npos) message.replace(at, 10, "-np");
-    result.error = message;
+    result.error = error.what();
     return result;
   }
 
@@ -115,10 +138,19 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     result.error = message;
     return result;
   };
-  if (app.count("--num-proc") > 0 && options.num_proc < 1) {
-    return usage_error("-np: the number of processes must be at least 1, got " + std::to_string(options.num_proc));
+  if (app.count("--num-proc") > 0) {
+    StatusOr<int> num_proc = ParseWholeNumber("-np", num_proc_text, 1, 1 << 20);
+    if (!num_proc.ok()) return usage_error(num_proc.status().message());
+    options.num_proc = num_proc.value();
   }
-  if (options.command.empty()) return usage_error("no command given (usage: hvdrun [options] command [args...])");
+  if (app.count("--start-timeout") > 0) {
+    StatusOr<int> timeout = ParseWholeNumber("--start-timeout", start_timeout_text, 1, 86400);
+    if (!timeout.ok()) return usage_error(timeout.status().message());
+    options.start_timeout_s = timeout.value();
+  }
+  if (options.command.empty()) {
+    return usage_error("no command given (usage: hvdrun [options] command [args...])");
+  }
   if (!hosts_text.empty() && !hostfile.empty()) return usage_error("give either -H or --hostfile, not both");
   if (!hosts_text.empty()) {
     StatusOr<std::vector<HostSlots>> hosts = ParseHostList(hosts_text);
@@ -138,14 +170,18 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   for (const std::string& entry : exports) {
     size_t equals = entry.find('=');
     std::string name = entry.substr(0, equals);
-    if (!IsEnvName(name)) return usage_error("-x '" + entry + "': not a variable name (expected NAME or NAME=VALUE)");
+    if (!IsEnvName(name)) {
+      return usage_error("-x '" + entry + "': not a variable name (expected NAME or NAME=VALUE)");
+    }
     if (equals != std::string::npos) {
       options.exports.push_back(entry);
       continue;
     }
     const char* value = getenv(name.c_str());
-    if (value == nullptr) return usage_error("-x " + name + ": " + name + " is not set in hvdrun's environment");
-    options.exports.push_back(name + "=" + value);
+    if (value == nullptr) {
+      return usage_error("-x " + name + ": " + name + " is not set in hvdrun's environment");
+    }
+    options.exports.push_back(name.append("=").append(value));
   }
   result.options = std::move(options);
   return result;

@@ -20,8 +20,8 @@ namespace hvdrun {
 struct LaunchOptions {
   int num_proc = 0;  // 0: every slot of the hosts
   std::vector<HostSlots> hosts;
-  std::string output_dir;     // --output-filename; empty: no per-rank files
-  int start_timeout_s = 30;   // horovodrun's default
+  std::string output_dir;    // --output-filename; empty: no per-rank files
+  int start_timeout_s = 30;  // horovodrun's default
   bool verbose = false;
   // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value).
   std::vector<std::string> exports;

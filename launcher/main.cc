@@ -26,9 +26,8 @@ std::string LocalAgentPath() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hvdrun::ParsedCommandLine parsed = hvdrun::ParseCommandLine(argc, argv, [](const char* name) {
-    return std::getenv(name);
-  });
+  hvdrun::ParsedCommandLine parsed =
+      hvdrun::ParseCommandLine(argc, argv, [](const char* name) { return std::getenv(name); });
   if (!parsed.options) {
     if (!parsed.error.empty()) std::fprintf(stderr, "hvdrun: %s\n", parsed.error.c_str());
     return parsed.exit_code;

@@ -20,9 +20,11 @@ Status OutputRouter::OpenRankFiles(const std::string& dir, int num_ranks) {
     std::error_code error;
     std::filesystem::create_directories(rank_dir, error);
     if (error) {
-      return Status::Error("--output-filename: cannot create '" + rank_dir.string() + "': " + error.message());
+      return Status::Error("--output-filename: cannot create '" + rank_dir.string() +
+                           "': " + error.message());
     }
-    for (auto [name, file] : {std::pair{"stdout", &files_[rank].out}, std::pair{"stderr", &files_[rank].err}}) {
+    for (auto [name, file] :
+         {std::pair{"stdout", &files_[rank].out}, std::pair{"stderr", &files_[rank].err}}) {
       std::string path = (rank_dir / name).string();
       file->reset(std::fopen(path.c_str(), "wb"));
       if (*file == nullptr) {
@@ -70,7 +72,9 @@ void OutputRouter::Flush() {
 
 std::vector<std::string> OutputRouter::StderrTail(int rank) const {
   std::vector<std::string> lines;
-  if (auto it = stderr_tail_.find(rank); it != stderr_tail_.end()) lines.assign(it->second.begin(), it->second.end());
+  if (auto it = stderr_tail_.find(rank); it != stderr_tail_.end()) {
+    lines.assign(it->second.begin(), it->second.end());
+  }
   if (auto it = stderr_partial_.find(rank); it != stderr_partial_.end() && !it->second.empty()) {
     lines.push_back(it->second);
     if (lines.size() > kStderrTailLines) lines.erase(lines.begin());

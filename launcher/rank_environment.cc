@@ -4,12 +4,15 @@
 
 namespace hvdrun {
 
-std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank, const JobEnvironment& job) {
+std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank,
+                                              const JobEnvironment& job) {
   const RankPlacement& place = assignment.placement(rank);
   const std::string& host = assignment.hosts().at(place.host_index).host;
   const int num_hosts = static_cast<int>(assignment.hosts().size());
   std::vector<std::string> env;
-  auto set = [&env](const char* name, const std::string& value) { env.push_back(std::string(name) + "=" + value); };
+  auto set = [&env](const char* name, const std::string& value) {
+    env.push_back(std::string(name) + "=" + value);
+  };
   auto set_int = [&set](const char* name, int value) { set(name, std::to_string(value)); };
 
   set_int(env::kRank, place.rank);

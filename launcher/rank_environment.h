@@ -21,7 +21,8 @@ struct JobEnvironment {
 };
 
 // NAME=VALUE entries for `rank`.
-std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank, const JobEnvironment& job);
+std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank,
+                                              const JobEnvironment& job);
 
 }  // namespace hvdrun
 

@@ -1,0 +1,65 @@
+#include "launcher/rank_environment.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace hvdrun {
+namespace {
+
+std::map<std::string, std::string> AsMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> map;
+  for (const std::string& entry : env) {
+    size_t equals = entry.find('=');
+    EXPECT_NE(equals, std::string::npos) << entry;
+    EXPECT_FALSE(map.contains(entry.substr(0, equals))) << "set twice: " << entry;
+    map[entry.substr(0, equals)] = entry.substr(equals + 1);
+  }
+  return map;
+}
+
+TEST(RankEnvironment, EveryNameForARankOnTheSecondHost) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"server1", 4}, {"server2", 4}}, 8);
+  ASSERT_TRUE(assignment.ok());
+  JobEnvironment job{"abc123", "server1", 29500, {}};
+  std::map<std::string, std::string> env = AsMap(BuildRankEnvironment(assignment.value(), 6, job));
+  std::map<std::string, std::string> expected = {
+      {"HVDRUN_RANK", "6"},
+      {"HVDRUN_SIZE", "8"},
+      {"HVDRUN_LOCAL_RANK", "2"},
+      {"HVDRUN_LOCAL_SIZE", "4"},
+      {"HVDRUN_CROSS_RANK", "1"},
+      {"HVDRUN_CROSS_SIZE", "2"},
+      {"HVDRUN_HOSTNAME", "server2"},
+      {"HVDRUN_JOB_ID", "abc123"},
+      {"HOROVOD_RANK", "6"},
+      {"HOROVOD_SIZE", "8"},
+      {"HOROVOD_LOCAL_RANK", "2"},
+      {"HOROVOD_LOCAL_SIZE", "4"},
+      {"HOROVOD_CROSS_RANK", "1"},
+      {"HOROVOD_CROSS_SIZE", "2"},
+      {"HOROVOD_HOSTNAME", "server2"},
+      {"RANK", "6"},
+      {"WORLD_SIZE", "8"},
+      {"LOCAL_RANK", "2"},
+      {"LOCAL_WORLD_SIZE", "4"},
+      {"GROUP_RANK", "1"},
+      {"GROUP_WORLD_SIZE", "2"},
+      {"MASTER_ADDR", "server1"},
+      {"MASTER_PORT", "29500"},
+  };
+  EXPECT_EQ(env, expected);
+}
+
+TEST(RankEnvironment, UserExportsComeLastSoTheyWin) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"localhost", 1}}, 1);
+  ASSERT_TRUE(assignment.ok());
+  JobEnvironment job{"id", "127.0.0.1", 1234, {"OMP_NUM_THREADS=2", "MASTER_PORT=4000"}};
+  std::vector<std::string> env = BuildRankEnvironment(assignment.value(), 0, job);
+  ASSERT_GE(env.size(), 2u);
+  EXPECT_EQ(env[env.size() - 2], "OMP_NUM_THREADS=2");
+  EXPECT_EQ(env.back(), "MASTER_PORT=4000");
+}
+
+}  // namespace
+}  // namespace hvdrun

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian (bookworm) packages that hvdrun's build, tests and benchmarks need, and
+# says which ones it installs. Idempotent: a second run installs nothing. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build g++ libcli11-dev
+  # tests and lint
+  libgtest-dev clang-tidy clang-format
+  # benchmarks: Open MPI's mpirun is the baseline launcher
+  openmpi-bin
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    echo "install-deps: missing packages (${missing[*]}); run as root or install sudo" >&2
+    exit 1
+  fi
+  as_root=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}"
+"${as_root[@]}" apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: installed ${missing[*]}"

@@ -1,0 +1,178 @@
+// Jobs that fail: the first failing rank's exit code and report, stopping the other ranks, and
+// commands that cannot start.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstddef>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/console_output.h"
+#include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/process_runner.h"
+#include "tests/e2e/rank_record.h"
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun::e2e {
+namespace {
+
+using std::chrono::milliseconds;
+
+// How long the ranks of a job get to write their records.
+constexpr milliseconds kSetUpTimeout{10'000};
+// A failure stops the job in about a second (the kill grace); this is the promise tested.
+constexpr milliseconds kStopBound{2'000};
+
+// The failure report: the first line, the table's rows by rank, and the first failing rank's
+// last stderr lines.
+struct FailureReport {
+  std::string first_line;
+  std::string table_header;
+  std::map<int, std::string> rows;
+  std::vector<std::string> tail_header_and_lines;
+};
+
+bool StartsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+FailureReport ParseFailureReport(const std::string& console_stderr) {
+  FailureReport report;
+  std::vector<std::string> lines = UntaggedLines(console_stderr);
+  size_t i = 0;
+  while (i < lines.size() && !Contains(lines[i], "failed first")) ++i;
+  if (i == lines.size()) return report;
+  report.first_line = lines[i++];
+  if (i < lines.size()) report.table_header = lines[i++];
+  for (; i < lines.size() && StartsWith(lines[i], "  ") && lines[i].size() > 2 &&
+         std::isdigit(static_cast<unsigned char>(lines[i][2]));
+       ++i) {
+    report.rows[std::stoi(lines[i].substr(2))] = lines[i];
+  }
+  report.tail_header_and_lines.assign(lines.begin() + static_cast<std::ptrdiff_t>(i), lines.end());
+  return report;
+}
+
+TEST(FailureTest, FirstFailingRanksExitCodeAndReport) {
+  ScratchDir dir;
+  ProcessResult result = RunHvdrun(Concat({{"-np", "4"}, RankCommand({"job", dir.path(), "--fail", "2:7"})}));
+  ASSERT_EQ(result.exit_code, 7) << result;
+  std::optional<std::vector<RankRecord>> records = WaitForRankRecords(dir.path(), 4, milliseconds(0));
+  ASSERT_TRUE(records.has_value()) << "every rank was running when rank 2 failed" << result;
+
+  FailureReport report = ParseFailureReport(result.stderr_text);
+  EXPECT_TRUE(StartsWith(report.first_line, "hvdrun: rank 2 on host localhost failed first (exit code 7)"))
+      << result;
+  for (const char* column : {"RANK", "HOST", "PID", "STATUS", "NOTE", "LAST STDERR LINE"}) {
+    EXPECT_TRUE(Contains(report.table_header, column)) << column << result;
+  }
+  ASSERT_EQ(report.rows.size(), 4u) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const std::string& row = report.rows[rank];
+    EXPECT_TRUE(Contains(row, "localhost")) << row;
+    EXPECT_TRUE(Contains(row, " " + std::to_string((*records)[rank].pid) + " ")) << row;
+    if (rank == 2) {
+      EXPECT_TRUE(Contains(row, "exit 7")) << row;
+      EXPECT_TRUE(Contains(row, "first failure")) << row;
+      EXPECT_TRUE(Contains(row, "rank 2 failing: exit code 7")) << row;
+    } else {
+      EXPECT_TRUE(Contains(row, "SIGTERM")) << row;
+      EXPECT_TRUE(Contains(row, "stopped by hvdrun")) << row;
+      EXPECT_TRUE(Contains(row, "rank " + std::to_string(rank) + " ready")) << row;
+    }
+  }
+  const std::vector<std::string> expected_tail = {"last stderr lines of rank 2:", "  rank 2 ready",
+                                                  "  rank 2 failing: exit code 7"};
+  EXPECT_EQ(report.tail_header_and_lines, expected_tail) << result;
+}
+
+TEST(FailureTest, RankKilledBySignalGives128PlusTheSignal) {
+  ScratchDir dir;
+  ProcessResult result =
+      RunHvdrun(Concat({{"-np", "3"}, RankCommand({"job", dir.path(), "--fail", "1:SIGSEGV"})}));
+  ASSERT_EQ(result.exit_code, 128 + SIGSEGV) << result;
+  FailureReport report = ParseFailureReport(result.stderr_text);
+  EXPECT_TRUE(
+      StartsWith(report.first_line, "hvdrun: rank 1 on host localhost failed first (killed by SIGSEGV)"))
+      << result;
+  ASSERT_EQ(report.rows.count(1), 1u) << result;
+  EXPECT_TRUE(Contains(report.rows[1], "SIGSEGV")) << report.rows[1];
+  EXPECT_TRUE(Contains(report.rows[1], "first failure")) << report.rows[1];
+}
+
+// Ranks that ignore SIGTERM and ranks that started children of their own must all be gone within
+// kStopBound of the first failure, on every host.
+TEST(FailureTest, FailureStopsEveryRankAndGrandchildWithinTwoSeconds) {
+  ScratchDir dir;
+  RunningProcess hvdrun = StartHvdrun(Concat(
+      {{"-np", "4", "-H", "localhost:2,127.0.0.1:2"},
+       RankCommand({"job", dir.path(), "--fail", "3:5", "--wait-go", "--ignore-term", "--grandchild"})}));
+  ASSERT_GT(hvdrun.pid(), 0);
+  std::optional<std::vector<RankRecord>> records = WaitForRankRecords(dir.path(), 4, kSetUpTimeout);
+  ASSERT_TRUE(records.has_value()) << hvdrun.Wait(milliseconds(0));
+  const std::vector<pid_t> pids = ReportedPids(*records);
+  KillOnScopeExit cleanup;
+  for (pid_t pid : pids) cleanup.Add(pid);
+  ASSERT_EQ(pids.size(), 4u * 3u) << "each rank reports itself, its agent and its grandchild";
+  for (pid_t pid : pids) {
+    ASSERT_TRUE(IsRunning(pid)) << "pid " << pid << " was not running before the failure";
+  }
+  EXPECT_NE((*records)[0].agent_pid, (*records)[2].agent_pid) << "two hosts, two agents";
+
+  const auto failed_at = std::chrono::steady_clock::now();
+  std::ofstream(GoFilePath(dir.path())).flush();
+  ProcessResult result = hvdrun.Wait(milliseconds(10'000));
+  const auto stopped_in =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - failed_at);
+
+  EXPECT_EQ(result.exit_code, 5) << result;
+  EXPECT_LT(stopped_in, kStopBound) << result;
+  std::vector<pid_t> still_running = WaitUntilEnded(pids, milliseconds(0));
+  EXPECT_TRUE(still_running.empty()) << "outlived hvdrun: " << DescribeProcesses(still_running);
+
+  FailureReport report = ParseFailureReport(result.stderr_text);
+  EXPECT_TRUE(StartsWith(report.first_line, "hvdrun: rank 3 on host 127.0.0.1 failed first (exit code 5)"))
+      << result;
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_TRUE(Contains(report.rows[rank], "SIGKILL")) << "rank " << rank << " ignored SIGTERM" << result;
+    EXPECT_TRUE(Contains(report.rows[rank], "stopped by hvdrun")) << result;
+  }
+}
+
+TEST(FailureTest, CommandNotFoundExits127) {
+  ScratchDir dir;
+  ProcessOptions options;
+  options.working_dir = dir.path();
+  ProcessResult result = RunHvdrun({"-np", "2", "./nope", "arg"}, options);
+  EXPECT_EQ(result.exit_code, 127) << result;
+  EXPECT_EQ(result.stdout_text, "") << result;
+  std::vector<std::string> lines = SplitLines(result.stderr_text);
+  ASSERT_EQ(lines.size(), 1u) << result;
+  EXPECT_TRUE(StartsWith(
+      lines[0], "hvdrun: rank 0 on host localhost: command not found: './nope' (No such file or directory)"))
+      << result;
+}
+
+TEST(FailureTest, CommandNotExecutableExits126) {
+  ScratchDir dir;
+  const std::string script = dir.WriteFile("not-executable.sh", "#!/bin/sh\nexit 0\n");
+  ASSERT_EQ(::chmod(script.c_str(), 0644), 0);
+  ProcessResult result = RunHvdrun({"-np", "1", script});
+  EXPECT_EQ(result.exit_code, 126) << result;
+  EXPECT_EQ(result.stdout_text, "") << result;
+  std::vector<std::string> lines = SplitLines(result.stderr_text);
+  ASSERT_EQ(lines.size(), 1u) << result;
+  EXPECT_TRUE(StartsWith(lines[0], "hvdrun: rank 0 on host localhost: ")) << result;
+  EXPECT_TRUE(Contains(lines[0], "'" + script + "'")) << result;
+}
+
+}  // namespace
+}  // namespace hvdrun::e2e
