@@ -94,7 +94,7 @@ int Agent::Run() {
 
     Clock::time_point now = Clock::now();
     int timeout = 60'000;
-    if (terminating_) timeout = std::min(timeout, MillisUntil(now, kill_deadline_));
+    if (terminating_ && !killed_) timeout = std::min(timeout, MillisUntil(now, kill_deadline_));
     if (!launcher_gone_ && hello_done_ && heartbeat_interval_.count() > 0) {
       timeout = std::min(timeout, MillisUntil(now, last_sent_ + heartbeat_interval_));
     }
@@ -123,7 +123,7 @@ int Agent::Run() {
     }
 
     now = Clock::now();
-    if (terminating_ && now >= kill_deadline_) KillRemaining();
+    if (terminating_ && !killed_ && now >= kill_deadline_) KillRemaining();
     if (!launcher_gone_ && heartbeat_timeout_.count() > 0 && now - last_heard_ >= heartbeat_timeout_) {
       std::fprintf(stderr, "hvdrun-agent: the launcher sent nothing for %lld ms; stopping all ranks\n",
                    static_cast<long long>(heartbeat_timeout_.count()));
@@ -200,10 +200,11 @@ void Agent::HandleHello(const protocol::Hello& hello) {
 }
 
 void Agent::HandleLaunch(const protocol::Launch& launch) {
-  if (!ranks_.empty() || terminating_) {
+  if (launched_ || terminating_) {
     Fail("the launcher sent Launch twice, or after Terminate");
     return;
   }
+  launched_ = true;
   kill_grace_ = std::chrono::milliseconds(launch.kill_grace_ms);
   for (const protocol::RankLaunch& rank_launch : launch.ranks) {
     SpawnedRank spawned = SpawnRank(rank_launch);
@@ -291,6 +292,7 @@ void Agent::StartTermination() {
 }
 
 void Agent::KillRemaining() {
+  killed_ = true;
   for (auto& rank : ranks_) {
     if (rank->running) ::killpg(rank->pid, SIGKILL);
   }

@@ -32,7 +32,8 @@ class Agent {
   Agent(UniqueFd control_in, UniqueFd control_out);
 
   // Runs until the launcher is done with this agent. Returns the process exit code: 0 after a
-  // normal end, 3 after a protocol error or version mismatch.
+  // normal end, 3 after a protocol error or a launcher that fell silent. Versions are compared by
+  // the launcher, not here.
   int Run();
 
  private:
@@ -70,7 +71,9 @@ class Agent {
 
   bool hello_done_ = false;
   bool launcher_gone_ = false;  // control stream closed or broken: stop and exit
+  bool launched_ = false;
   bool terminating_ = false;
+  bool killed_ = false;  // SIGKILL sent: no deadline left to wait for
   int exit_code_ = 0;
   std::chrono::milliseconds heartbeat_interval_{0};
   std::chrono::milliseconds heartbeat_timeout_{0};

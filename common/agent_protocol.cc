@@ -123,13 +123,18 @@ constexpr MessageType TypeOf() {
   if constexpr (std::is_same_v<T, AgentError>) return MessageType::kAgentError;
 }
 
-// Decodes a message of type T, requiring that its fields use every byte.
+// Hello and AgentHello may carry fields that a later protocol version appends; they are ignored,
+// so that the versions these messages carry can always be read and a mismatch reported.
+template <typename T>
+constexpr bool kExtensible = std::is_same_v<T, Hello> || std::is_same_v<T, AgentHello>;
+
+// Decodes a message of type T, requiring that its fields use every byte (but see kExtensible).
 template <typename T>
 StatusOr<Message> DecodeAs(std::string_view fields, std::string_view name) {
   ByteReader reader(fields);
   T message;
   if (!Decode(reader, message)) return Status::Error("malformed " + std::string(name) + " message");
-  if (!reader.AtEnd()) {
+  if (!kExtensible<T> && !reader.AtEnd()) {
     return Status::Error(std::string(name) + " message has " + std::to_string(reader.remaining()) +
                          " extra bytes");
   }

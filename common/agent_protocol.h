@@ -4,7 +4,9 @@
 //
 // A frame is a u32 big-endian length L, then L bytes: a u8 message type and the message's fields
 // (common/byte_codec.h). L counts the type byte, so L >= 1, and L <= kMaxFrameBytes. A message must
-// use all of its bytes. Anything else is a protocol error, which ends the connection.
+// use all of its bytes, except Hello and AgentHello, whose trailing bytes (fields a later protocol
+// version adds) are ignored so that their versions can always be compared. Anything else is a
+// protocol error, which ends the connection.
 //
 // The conversation: launcher sends Hello; agent answers AgentHello (or AgentError and exits);
 // launcher sends Launch; agent sends RankStarted, RankOutput and RankExited for each rank and

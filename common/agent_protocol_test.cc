@@ -99,6 +99,15 @@ TEST(AgentProtocol, ExtraBytesAreRefused) {
   EXPECT_EQ(decoded.status().message(), "RankStarted message has 1 extra bytes");
 }
 
+TEST(AgentProtocol, HellosFromLaterVersionsStillDecode) {
+  AgentHello hello{kProtocolVersion + 1, "9.0.0", "server1", 7, 0};
+  std::string frame = EncodeFrame(hello) + "new field";
+  frame[3] = static_cast<char>(frame[3] + 9);  // the length covers the appended bytes
+  StatusOr<std::optional<Message>> decoded = DecodeOne(frame);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(*decoded.value(), Message(hello));
+}
+
 TEST(AgentProtocol, OversizedFrameIsRefusedBeforeItArrives) {
   ByteWriter header;
   header.U32(kMaxFrameBytes + 1);

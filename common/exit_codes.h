@@ -1,6 +1,7 @@
 // Exit codes of hvdrun and hvdrun-agent that are hvdrun's own. docs/errors.md is the reference.
-// Any other code hvdrun exits with is the first failing rank's: its exit code, or 128+N when
-// signal N ended it (a shell's convention).
+// Any other code hvdrun exits with is either the first failing rank's (its exit code, or 128+N
+// when signal N ended it, a shell's convention), 1 when the first failure is a rank whose agent
+// vanished, or 128+N when signal N stopped hvdrun itself.
 #ifndef HVDRUN_COMMON_EXIT_CODES_H_
 #define HVDRUN_COMMON_EXIT_CODES_H_
 

@@ -1,5 +1,6 @@
 #include "launcher/failure_report.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -54,7 +55,9 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
     report << "exit code " << first.exit.exit_code;
   }
   report << ")";
-  if (ranks.size() > 1) report << "; the other ranks were stopped";
+  bool any_stopped =
+      std::any_of(ranks.begin(), ranks.end(), [](const RankOutcome& o) { return o.stopped_by_hvdrun; });
+  if (any_stopped) report << "; hvdrun stopped the other ranks";
   report << ".\n";
 
   report << "  " << Pad("RANK", 6) << Pad("HOST", 18) << Pad("PID", 9) << Pad("STATUS", 12) << Pad("NOTE", 18)
@@ -74,9 +77,11 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
                                                      : "";
     std::vector<std::string> tail = output.StderrTail(outcome.rank);
     std::string last = tail.empty() ? "" : Clip(tail.back(), kStderrColumnWidth);
-    report << "  " << Pad(std::to_string(outcome.rank), 6) << Pad(Clip(outcome.host, 17), 18)
-           << Pad(outcome.pid > 0 ? std::to_string(outcome.pid) : "-", 9) << Pad(StatusText(outcome), 12)
-           << Pad(note, 18) << last << "\n";
+    std::string row = "  " + Pad(std::to_string(outcome.rank), 6) + Pad(Clip(outcome.host, 17), 18) +
+                      Pad(outcome.pid > 0 ? std::to_string(outcome.pid) : "-", 9) +
+                      Pad(StatusText(outcome), 12) + Pad(note, 18) + last;
+    row.erase(row.find_last_not_of(' ') + 1);
+    report << row << "\n";
   }
   if (hidden > 0) report << "  ... and " << hidden << " more ranks that exited normally or were stopped\n";
 

@@ -41,11 +41,11 @@ TEST(FailureReport, TableMarksTheFirstFailureAndShowsItsStderr) {
   std::string report = FormatFailureReport(ranks, 1, output);
   std::fclose(null);
   EXPECT_EQ(report,
-            "hvdrun: rank 1 on host localhost failed first (exit code 7); the other ranks were stopped.\n"
+            "hvdrun: rank 1 on host localhost failed first (exit code 7); hvdrun stopped the other ranks.\n"
             "  RANK  HOST              PID      STATUS      NOTE              LAST STDERR LINE\n"
-            "  0     localhost         100      SIGTERM     stopped by hvdrun \n"
+            "  0     localhost         100      SIGTERM     stopped by hvdrun\n"
             "  1     localhost         101      exit 7      first failure     ValueError: bad batch\n"
-            "  2     localhost         102      exit 0                        \n"
+            "  2     localhost         102      exit 0\n"
             "last stderr lines of rank 1:\n"
             "  Traceback (most recent call last):\n"
             "  ValueError: bad batch\n");

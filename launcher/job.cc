@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "common/exit_codes.h"
@@ -236,16 +237,24 @@ void Job::HandleAgentInput(HostAgent& agent) {
 }
 
 void Job::HandleMessage(HostAgent& agent, protocol::Message message) {
+  // Every rank message must be about one of this agent's ranks.
+  std::optional<int32_t> rank;
+  if (auto* output = std::get_if<protocol::RankOutput>(&message)) rank = output->rank;
+  if (auto* started = std::get_if<protocol::RankStarted>(&message)) rank = started->rank;
+  if (auto* exited = std::get_if<protocol::RankExited>(&message)) rank = exited->rank;
+  if (rank && std::find(agent.ranks.begin(), agent.ranks.end(), *rank) == agent.ranks.end()) {
+    AgentFailed(
+        agent, "protocol error: the agent reported rank " + std::to_string(*rank) + ", not one of its ranks");
+    return;
+  }
   if (auto* output = std::get_if<protocol::RankOutput>(&message)) {
     output_.Write(*output);
   } else if (auto* started = std::get_if<protocol::RankStarted>(&message)) {
-    if (started->rank >= 0 && started->rank < static_cast<int>(outcomes_.size())) {
-      outcomes_[started->rank].pid = started->pid;
-      Verbose("rank " + std::to_string(started->rank) + " started on " + agent.connection->host() + ", pid " +
-              std::to_string(started->pid));
-    }
+    outcomes_[started->rank].pid = started->pid;
+    Verbose("rank " + std::to_string(started->rank) + " started on " + agent.connection->host() + ", pid " +
+            std::to_string(started->pid));
   } else if (auto* exited = std::get_if<protocol::RankExited>(&message)) {
-    if (exited->rank >= 0 && exited->rank < static_cast<int>(outcomes_.size())) HandleRankExited(*exited);
+    HandleRankExited(*exited);
   } else if (auto* hello = std::get_if<protocol::AgentHello>(&message)) {
     agent.hello = *hello;
     agent.hello_received = true;
@@ -316,13 +325,17 @@ void Job::CheckTimers() {
       }
     }
   }
+  // Until an agent has answered, --start-timeout alone judges it; after that, heartbeats do.
   for (HostAgent& agent : agents_) {
-    if (!agent.connection->stream_closed() && now - agent.last_heard > kHeartbeatTimeout) {
+    if (agent.hello_received && !agent.connection->stream_closed() &&
+        now - agent.last_heard > kHeartbeatTimeout) {
       AgentFailed(agent, "no heartbeat for " + std::to_string(kHeartbeatTimeout.count() / 1000) + " s");
     }
   }
-  if (launched_ && now - last_heartbeat_sent_ >= kHeartbeatInterval) {
-    for (HostAgent& agent : agents_) agent.connection->Send(protocol::Heartbeat{});
+  if (now - last_heartbeat_sent_ >= kHeartbeatInterval) {
+    for (HostAgent& agent : agents_) {
+      if (agent.hello_received) agent.connection->Send(protocol::Heartbeat{});
+    }
     last_heartbeat_sent_ = now;
   }
 }
@@ -372,12 +385,22 @@ int Job::Report() {
           static_cast<int>(std::count_if(outcomes_.begin(), outcomes_.end(), [&](const RankOutcome& o) {
             return o.rank != first.rank && o.exited && o.exit.spawn_error != protocol::SpawnError::kNone;
           }));
-      std::fprintf(
-          stderr, "hvdrun: rank %d on host %s: %s%s\n", first.rank, first.host.c_str(),
-          first.exit.error.c_str(),
-          others > 0 ? (" (and " + std::to_string(others) + " more ranks could not start)").c_str() : "");
-      return first.exit.spawn_error == protocol::SpawnError::kNotExecutable ? kExitNotExecutable
-                                                                            : kExitNotFound;
+      std::string more;
+      if (others > 0) {
+        more = " (and " + std::to_string(others) + (others == 1 ? " more rank" : " more ranks") +
+               " could not start)";
+      }
+      std::fprintf(stderr, "hvdrun: rank %d on host %s: %s%s\n", first.rank, first.host.c_str(),
+                   first.exit.error.c_str(), more.c_str());
+      switch (first.exit.spawn_error) {
+        case protocol::SpawnError::kNotExecutable:
+          return kExitNotExecutable;
+        case protocol::SpawnError::kNotFound:
+        case protocol::SpawnError::kWorkingDir:
+          return kExitNotFound;
+        default:
+          return kExitLaunchFailure;  // fork or pipe failure on the host
+      }
     }
     std::fputs(FormatFailureReport(outcomes_, first_failure_, output_).c_str(), stderr);
     return ExitCodeOf(first);
