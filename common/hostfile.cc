@@ -87,7 +87,10 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
     if (max_slots != 0 && !has_slots) entry.slots = 1;
     MergeHost(hosts, std::move(entry));
   }
-  if (hosts.empty()) return Status::Error(std::string(path) + ": no hosts in hostfile");
+  if (hosts.empty()) {
+    return Status::Error("--hostfile: " + std::string(path) +
+                         " names no host (expected lines like 'server1 slots=4')");
+  }
   return hosts;
 }
 

@@ -67,8 +67,8 @@ StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartLocal(const std
   } while (n < 0 && errno == EINTR);
   if (n == sizeof(exec_error)) {
     ::waitpid(pid, nullptr, 0);
-    return Status::Error("host " + host + ": agent start: cannot run '" + agent_path +
-                         "': " + std::strerror(exec_error));
+    return Status::Error("host " + host + ": agent start: cannot run '" + agent_path + "': " +
+                         std::strerror(exec_error) + " (install hvdrun-agent beside hvdrun or in PATH)");
   }
   SetNonBlocking(from_agent.read.get());
   return std::unique_ptr<AgentConnection>(

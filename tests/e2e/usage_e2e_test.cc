@@ -93,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {std::string(kHostfile) + ":1:", "slots=-1"},
                   "localhost slots=-1\n"},
         UsageCase{
-            "HostfileWithoutHosts", {"--hostfile", kHostfile, kCommand}, {kHostfile, "no hosts"}, "# none\n"},
+            "HostfileWithoutHosts", {"--hostfile", kHostfile, kCommand}, {kHostfile, "names no host"}, "# none\n"},
         UsageCase{"HostsAndHostfileTogether",
                   {"-H", "localhost:2", "--hostfile", kHostfile, kCommand},
                   {"-H", "--hostfile"},
