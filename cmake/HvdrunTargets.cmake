@@ -7,5 +7,17 @@ function(hvdrun_target_defaults target)
   if(HVDRUN_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}
+                                               ${PROJECT_SOURCE_DIR}/runtime/include)
+endfunction()
+
+# hvdrun_add_unit_tests(SOURCES a_test.cc ... LIBRARIES lib ...): adds a folder's unit tests to the
+# single hvdrun_unit_tests binary (registered with CTest in tests/CMakeLists.txt).
+function(hvdrun_add_unit_tests)
+  if(NOT HVDRUN_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
+  target_sources(hvdrun_unit_tests PRIVATE ${ARG_SOURCES})
+  target_link_libraries(hvdrun_unit_tests PRIVATE ${ARG_LIBRARIES})
 endfunction()

@@ -24,6 +24,16 @@ inline constexpr const char* kCrossSize = "HVDRUN_CROSS_SIZE";
 inline constexpr const char* kHostname = "HVDRUN_HOSTNAME";
 // Random identifier of this launch; also names result directories.
 inline constexpr const char* kJobId = "HVDRUN_JOB_ID";
+// The collective backend chosen with --gloo, --mpi or --nccl: "gloo", "mpi" or "nccl".
+inline constexpr const char* kBackend = "HVDRUN_BACKEND";
+// Where hvdrun's rendezvous and collector service listens (an address, not a wildcard) and its port.
+inline constexpr const char* kRendezvousAddr = "HVDRUN_RENDEZVOUS_ADDR";
+inline constexpr const char* kRendezvousPort = "HVDRUN_RENDEZVOUS_PORT";
+// The job's secret (64 hex digits): every connection to the rendezvous service proves it holds it.
+// It reaches ranks only through their environment; hvdrun never prints or stores it.
+inline constexpr const char* kSecret = "HVDRUN_SECRET";
+// The address of this rank's host on the network the job uses; backends listen there.
+inline constexpr const char* kHostAddr = "HVDRUN_HOST_ADDR";
 
 // Horovod's names for the same values.
 inline constexpr const char* kHorovodRank = "HOROVOD_RANK";

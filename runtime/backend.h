@@ -1,0 +1,47 @@
+// Backend: what each collective library (runtime/backends/<name>/) implements for the Runtime.
+//
+// A Backend is created, used and destroyed by the Runtime's single collective thread, so an
+// implementation need not be thread-safe. Every method is collective: all ranks call it with the
+// same arguments (but their own buffers). Errors are one-line Statuses naming the backend and,
+// where known, the peer rank.
+#ifndef HVDRUN_RUNTIME_BACKEND_H_
+#define HVDRUN_RUNTIME_BACKEND_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "hvdrun/key_value_store.h"
+#include "hvdrun/status.h"
+#include "hvdrun/types.h"
+
+namespace hvdrun {
+
+struct BackendContext {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  KeyValueStore* store = nullptr;  // not owned; outlives the backend
+  std::string host_address;
+  std::chrono::milliseconds timeout{60000};
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) = 0;
+  virtual Status Broadcast(void* buffer, size_t count, DataType type, int root) = 0;
+  virtual Status Allgather(const void* send, void* recv, size_t count, DataType type) = 0;
+  virtual Status Barrier() = 0;
+  // The library's own in-place allreduce with no conversion (see Runtime::BaselineAllreduce).
+  virtual Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) = 0;
+};
+
+// Creates the backend `kind` for this rank, bootstrapping through context.store. A backend that
+// was not built into this library is an error that says so and how to build it.
+StatusOr<std::unique_ptr<Backend>> CreateBackend(BackendKind kind, const BackendContext& context);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_BACKEND_H_

@@ -1,0 +1,39 @@
+// KeyValueStore: the job-wide store that ranks bootstrap their backends through.
+//
+// In a job it is hvdrun's rendezvous service, reached over TCP (RendezvousClient); in tests it can
+// be an in-memory store shared by threads (InMemoryStore). Keys are scoped to one job by the
+// implementation. Implementations are thread-safe: any method may be called from any thread.
+#ifndef HVDRUN_KEY_VALUE_STORE_H_
+#define HVDRUN_KEY_VALUE_STORE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hvdrun/status.h"
+
+namespace hvdrun {
+
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+
+  virtual Status Set(const std::string& key, const std::string& value) = 0;
+  // Waits until `key` exists (up to `timeout`) and returns its value. A timeout is an error that
+  // names the key.
+  virtual StatusOr<std::string> Get(const std::string& key, std::chrono::milliseconds timeout) = 0;
+  // Waits until every key exists. A timeout is an error that names the keys still missing.
+  virtual Status Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
+  // Adds `delta` to the integer at `key` (0 when absent) and returns the new value.
+  virtual StatusOr<int64_t> Add(const std::string& key, int64_t delta) = 0;
+  // Sets `key` to `desired` if its value is `expected` (absent counts as equal to an empty
+  // `expected`); returns the value now stored.
+  virtual StatusOr<std::string> CompareAndSet(const std::string& key, const std::string& expected,
+                                              const std::string& desired) = 0;
+  virtual Status Delete(const std::string& key) = 0;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_KEY_VALUE_STORE_H_

@@ -1,0 +1,109 @@
+// libhvdrun: collectives for the ranks of an hvdrun job.
+//
+//   auto runtime = hvdrun::Runtime::InitFromEnvironment();   // inside `hvdrun --gloo ...`
+//   if (!runtime.ok()) { fprintf(stderr, "%s\n", runtime.status().message().c_str()); return 1; }
+//   (*runtime)->Allreduce(grads, grads, n, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kAverage);
+//
+// Every collective is executed by one background thread per Runtime, in the order the calls were
+// made; every rank must make the same collective calls in the same order (as with MPI). The
+// blocking calls are the asynchronous ones followed by Wait(). A Runtime may be used from several
+// threads, but the order of calls made concurrently from different threads is not defined, so a
+// program that does so must order them itself. Buffers passed to a call must stay valid, and must
+// not be written, until the call (or its handle's Wait) returns.
+//
+// Errors: Init fails with a one-line Status naming the cause (a backend not built into this
+// library, a missing environment variable, a rank that never arrived). A collective that fails
+// leaves the Runtime broken: every later call returns the same error.
+#ifndef HVDRUN_RUNTIME_H_
+#define HVDRUN_RUNTIME_H_
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "hvdrun/key_value_store.h"
+#include "hvdrun/status.h"
+#include "hvdrun/types.h"
+
+namespace hvdrun {
+
+struct RuntimeOptions {
+  BackendKind backend = BackendKind::kGloo;
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  int cross_rank = 0;
+  int cross_size = 1;
+  // The job-wide store the backend bootstraps through. InitFromEnvironment connects to hvdrun's
+  // rendezvous service; tests may pass any store shared by their ranks.
+  std::shared_ptr<KeyValueStore> store;
+  // Address this rank's backend listens on and advertises to the others (Gloo's TCP device).
+  std::string host_address = "127.0.0.1";
+  // Limit for bootstrapping (every rank must arrive within it) and for each collective.
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+};
+
+class CollectiveHandle;
+
+class Runtime {
+ public:
+  // Initializes from an hvdrun rank's environment (common/env_names.h: HVDRUN_BACKEND, HVDRUN_RANK,
+  // ..., HVDRUN_RENDEZVOUS_ADDR/PORT, HVDRUN_SECRET).
+  static StatusOr<std::unique_ptr<Runtime>> InitFromEnvironment();
+  // Initializes from explicit options; every rank of the job must call it.
+  static StatusOr<std::unique_ptr<Runtime>> Init(RuntimeOptions options);
+
+  // Waits for queued collectives, then shuts the backend down.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  int rank() const;
+  int size() const;
+  int local_rank() const;
+  int local_size() const;
+  int cross_rank() const;
+  int cross_size() const;
+  BackendKind backend() const;
+
+  // recv[i] = op over ranks of send[i], for `count` elements. send == recv is in place.
+  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
+  CollectiveHandle AllreduceAsync(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
+  // `buffer` on every rank gets root's `count` elements.
+  Status Broadcast(void* buffer, size_t count, DataType type, int root);
+  // recv (size * count elements) gets every rank's `count` elements of send, in rank order.
+  Status Allgather(const void* send, void* recv, size_t count, DataType type);
+  Status Barrier();
+
+  // The backend library's own allreduce on `buffer`, in place, bypassing the runtime's queue and
+  // conversions: the baseline that benchmarks compare the runtime with. Not thread-safe with the
+  // other calls; only float32 and float64 with kSum are supported by every backend.
+  Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op);
+
+  class Impl;
+
+ private:
+  explicit Runtime(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The result of an asynchronous collective. Wait() blocks until it has run and returns its Status;
+// it may be called more than once. A handle must not outlive its Runtime.
+class CollectiveHandle {
+ public:
+  CollectiveHandle() = default;
+  Status Wait();
+  bool Ready() const;
+
+  struct State;
+  explicit CollectiveHandle(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_H_

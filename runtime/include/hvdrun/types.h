@@ -1,0 +1,48 @@
+// Element types, reduction operations and backends of libhvdrun's collectives.
+#ifndef HVDRUN_TYPES_H_
+#define HVDRUN_TYPES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace hvdrun {
+
+enum class DataType : uint8_t {
+  kFloat32 = 0,
+  kFloat64 = 1,
+  kFloat16 = 2,   // IEEE 754 binary16
+  kBFloat16 = 3,  // bfloat16: the upper half of a float32
+  kInt32 = 4,
+  kInt64 = 5,
+};
+
+enum class ReduceOp : uint8_t {
+  kSum = 0,
+  kAverage = 1,  // the sum divided by the number of ranks (integer types: truncated toward zero)
+  kMin = 2,
+  kMax = 3,
+};
+
+enum class BackendKind : uint8_t {
+  kGloo = 0,
+  kMpi = 1,
+  kNccl = 2,
+};
+
+// Bytes per element.
+size_t DataTypeSize(DataType type);
+
+// Lower-case names used on command lines, in HVDRUN_BACKEND and in results: "float32", "sum",
+// "gloo". Parse* return std::nullopt for an unknown name.
+std::string_view DataTypeName(DataType type);
+std::string_view ReduceOpName(ReduceOp op);
+std::string_view BackendName(BackendKind backend);
+std::optional<DataType> ParseDataType(std::string_view name);
+std::optional<ReduceOp> ParseReduceOp(std::string_view name);
+std::optional<BackendKind> ParseBackend(std::string_view name);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_TYPES_H_
