@@ -7,7 +7,8 @@
 //    longer than the hello's heartbeat timeout all stop every rank: SIGTERM to each rank's process
 //    group, SIGKILL after the launch's grace period.
 //  - When a rank's main process exits, the rest of its process group is killed.
-//  - Run() returns only when no rank is left running.
+//  - Run() returns only when no rank is left running, nor anything a rank started: the agent is
+//    a child subreaper, so orphaned descendants become its children, and it reaps them.
 //
 // Single-threaded; Run() owns the calling thread, SIGCHLD and SIGPIPE for its duration.
 #ifndef HVDRUN_AGENT_AGENT_H_
@@ -58,6 +59,8 @@ class Agent {
   void DrainOutput(Rank& rank, protocol::OutputStream stream);
   void StartTermination();
   void KillRemaining();
+  // SIGKILL to every process left below the agent, and reap them, for a bounded time.
+  void KillAndReapDescendants();
   void Send(const protocol::Message& message);
   void Flush();
   void Fail(const std::string& message);

@@ -12,6 +12,8 @@ inline constexpr int kExitUsage = 2;
 // The job could not start: an agent did not start, did not answer in time, spoke another protocol
 // version, or broke the protocol. Also hvdrun-agent's code for a protocol error.
 inline constexpr int kExitLaunchFailure = 3;
+// Every rank succeeded, but the results directory (--results) could not be written.
+inline constexpr int kExitResults = 4;
 // A rank's program exists but cannot be executed (as in a shell).
 inline constexpr int kExitNotExecutable = 126;
 // A rank's program (or its working directory) was not found on its host (as in a shell).

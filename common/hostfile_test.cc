@@ -57,7 +57,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "hosts.txt:1: max_slots must be a positive whole number, got 'max_slots=-1'"},
         InvalidCase{"b@d slots=1",
                     "hosts.txt:1: host 'b@d': host names may hold only letters, digits, '-', '.' and '_'"},
-        InvalidCase{"# nothing\n\n", "--hostfile: hosts.txt names no host (expected lines like 'server1 slots=4')"}));
+        InvalidCase{"# nothing\n\n",
+                    "--hostfile: hosts.txt names no host (expected lines like 'server1 slots=4')"}));
 
 TEST(Hostfile, ReadsFromDisk) {
   char path[] = "/tmp/hvdrun_hostfile_XXXXXX";

@@ -14,9 +14,12 @@
 #include <random>
 
 #include "common/exit_codes.h"
+#include "common/job_secret.h"
 #include "common/version.h"
 #include "launcher/local_host.h"
 #include "launcher/rank_environment.h"
+#include "launcher/results_writer.h"
+#include "launcher/run_summary.h"
 
 namespace hvdrun {
 namespace {
@@ -27,6 +30,8 @@ constexpr std::chrono::milliseconds kHeartbeatTimeout{30000};
 // Between SIGTERM and SIGKILL when a job stops: long enough for a rank to flush its logs, short
 // enough that a failed job is over in about a second.
 constexpr std::chrono::milliseconds kKillGrace{1000};
+// Where the rendezvous service listens: every host of a job is this machine in this version.
+constexpr const char* kRendezvousAddress = "127.0.0.1";
 // How long agents get to exit once their ranks have ended, beyond the kill grace.
 constexpr std::chrono::milliseconds kAgentExitWait{3000};
 
@@ -44,10 +49,6 @@ std::string WorkingDirectory() {
   }
   return buffer.data();
 }
-
-// The address other hosts use to reach `host` (MASTER_ADDR): loopback for "localhost", so that
-// the name cannot resolve to an IPv6 address that a program listening on IPv4 does not serve.
-std::string MasterAddress(const std::string& host) { return host == "localhost" ? "127.0.0.1" : host; }
 
 std::string RankList(const std::vector<int>& ranks) {
   if (ranks.empty()) return "none";
@@ -88,6 +89,20 @@ int Job::Run() {
     outcome.host = assignment_.hosts()[place.host_index].host;
     outcomes_.push_back(outcome);
   }
+  job_id_ = NewJobId();
+  if (options_.backend) {
+    secret_ = NewJobSecret();
+    StatusOr<std::unique_ptr<RendezvousServer>> server = RendezvousServer::Start(
+        kRendezvousAddress, secret_,
+        [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); });
+    if (!server.ok()) {
+      std::fprintf(stderr, "hvdrun: rendezvous: %s\n", server.status().message().c_str());
+      return kExitLaunchFailure;
+    }
+    rendezvous_ = std::move(server).value();
+    Verbose("rendezvous service on " + std::string(kRendezvousAddress) + ":" +
+            std::to_string(rendezvous_->port()));
+  }
   if (!SetUpSignals()) return kExitLaunchFailure;
   if (!StartAgents()) {
     ShutDownAgents();
@@ -109,7 +124,26 @@ int Job::Run() {
   }
   ShutDownAgents();
   output_.Flush();
-  return Report();
+  int exit_code = Report();
+  if (Status status = CollectResults(); !status.ok()) {
+    std::fprintf(stderr, "hvdrun: %s\n", status.message().c_str());
+    if (exit_code == 0) exit_code = kExitResults;
+  }
+  return exit_code;
+}
+
+Status Job::CollectResults() {
+  std::map<int, std::string> reports;
+  if (rendezvous_) reports = rendezvous_->Reports();
+  RunSummary summary = SummarizeReports(reports);
+  for (const std::string& problem : summary.problems) {
+    std::fprintf(stderr, "hvdrun: report of %s\n", problem.c_str());
+  }
+  std::fputs(FormatRunSummary(summary).c_str(), stdout);
+  std::fflush(stdout);
+  if (options_.results_dir.empty()) return Status::Ok();
+  return WriteResults(options_.results_dir, PlanToJson(assignment_, options_, job_id_), reports,
+                      RunSummaryToJson(summary));
 }
 
 bool Job::SetUpSignals() {
@@ -167,10 +201,16 @@ void Job::SendLaunch() {
   }
   const HostAgent& rank0_agent = agents_.front();
   JobEnvironment job;
-  job.job_id = NewJobId();
-  job.master_addr = MasterAddress(rank0_agent.connection->host());
+  job.job_id = job_id_;
+  job.master_addr = HostAddress(rank0_agent.connection->host());
   job.master_port = rank0_agent.hello.free_port;
   job.exports = options_.exports;
+  if (rendezvous_) {
+    job.backend = std::string(BackendName(*options_.backend));
+    job.rendezvous_addr = kRendezvousAddress;
+    job.rendezvous_port = rendezvous_->port();
+    job.secret = secret_;
+  }
   Verbose("job " + job.job_id + ": " + std::to_string(assignment_.size()) + " ranks on " +
           std::to_string(agents_.size()) + " hosts; MASTER_ADDR=" + job.master_addr +
           " MASTER_PORT=" + std::to_string(job.master_port));

@@ -25,6 +25,7 @@
 #include "launcher/failure_report.h"
 #include "launcher/launch_options.h"
 #include "launcher/output_router.h"
+#include "launcher/rendezvous_server.h"
 
 namespace hvdrun {
 
@@ -69,9 +70,14 @@ class Job {
   void ShutDownAgents();
   bool AllRanksEnded() const;
   int Report();
+  // Prints the summary of the ranks' reports and, with --results, writes the results directory.
+  Status CollectResults();
   void Verbose(const std::string& line) const;
 
   LaunchOptions options_;
+  std::string job_id_;
+  std::string secret_;  // the job secret; never printed or stored
+  std::unique_ptr<RendezvousServer> rendezvous_;
   std::string agent_path_;
   RankAssignment assignment_;
   OutputRouter output_;

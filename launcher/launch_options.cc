@@ -102,6 +102,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   app.add_option("--start-timeout", start_timeout_text,
                  "Seconds to wait for every host's agent to start (default 30)");
   app.add_flag("--verbose", options.verbose, "Print what hvdrun does: hosts, agents, ranks");
+  bool gloo = false;
+  app.add_flag("--gloo", gloo,
+               "Ranks use Gloo (TCP) for collectives; hvdrun runs the job's rendezvous service");
+  app.add_option("--results", options.results_dir,
+                 "Write plan.json, ranks/rank-N.json (each rank's report) and summary.json to DIR");
   app.add_option("-x", exports, "Export NAME (hvdrun's value) or NAME=VALUE to every rank; repeatable")
       ->allow_extra_args(false);
 
@@ -148,6 +153,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     if (!timeout.ok()) return usage_error(timeout.status().message());
     options.start_timeout_s = timeout.value();
   }
+  if (gloo) options.backend = BackendKind::kGloo;
   if (options.command.empty()) {
     return usage_error("no command given (usage: hvdrun [options] command [args...])");
   }

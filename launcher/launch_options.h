@@ -14,6 +14,7 @@
 
 #include "common/host_spec.h"
 #include "common/status.h"
+#include "hvdrun/types.h"
 
 namespace hvdrun {
 
@@ -23,6 +24,9 @@ struct LaunchOptions {
   std::string output_dir;    // --output-filename; empty: no per-rank files
   int start_timeout_s = 30;  // horovodrun's default
   bool verbose = false;
+  // The collective backend the ranks use (--gloo); hvdrun then runs its rendezvous service.
+  std::optional<BackendKind> backend;
+  std::string results_dir;  // --results; empty: no results directory
   // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value).
   std::vector<std::string> exports;
   std::vector<std::string> command;

@@ -4,6 +4,8 @@
 
 namespace hvdrun {
 
+std::string HostAddress(const std::string& host) { return host == "localhost" ? "127.0.0.1" : host; }
+
 std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank,
                                               const JobEnvironment& job) {
   const RankPlacement& place = assignment.placement(rank);
@@ -23,6 +25,13 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
   set_int(env::kCrossSize, place.cross_size);
   set(env::kHostname, host);
   set(env::kJobId, job.job_id);
+  set(env::kHostAddr, HostAddress(host));
+  if (!job.backend.empty()) {
+    set(env::kBackend, job.backend);
+    set(env::kRendezvousAddr, job.rendezvous_addr);
+    set_int(env::kRendezvousPort, job.rendezvous_port);
+    set(env::kSecret, job.secret);
+  }
 
   set_int(env::kHorovodRank, place.rank);
   set_int(env::kHorovodSize, assignment.size());

@@ -17,8 +17,18 @@ struct JobEnvironment {
   // Address of rank 0's host as the other hosts reach it, and a port free there.
   std::string master_addr;
   uint16_t master_port = 0;
+  // With a backend: its name, hvdrun's rendezvous service and the job secret; empty without.
+  std::string backend;
+  std::string rendezvous_addr;
+  uint16_t rendezvous_port = 0;
+  std::string secret;
   std::vector<std::string> exports;  // NAME=VALUE, applied last so that a user's -x wins
 };
+
+// The address of `host` as the job's other hosts reach it (MASTER_ADDR, HVDRUN_HOST_ADDR):
+// loopback for "localhost", so that the name cannot resolve to an IPv6 address that a program
+// listening on IPv4 does not serve.
+std::string HostAddress(const std::string& host);
 
 // NAME=VALUE entries for `rank`.
 std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank,

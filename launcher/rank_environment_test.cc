@@ -21,7 +21,10 @@ std::map<std::string, std::string> AsMap(const std::vector<std::string>& env) {
 TEST(RankEnvironment, EveryNameForARankOnTheSecondHost) {
   StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"server1", 4}, {"server2", 4}}, 8);
   ASSERT_TRUE(assignment.ok());
-  JobEnvironment job{"abc123", "server1", 29500, {}};
+  JobEnvironment job;
+  job.job_id = "abc123";
+  job.master_addr = "server1";
+  job.master_port = 29500;
   std::map<std::string, std::string> env = AsMap(BuildRankEnvironment(assignment.value(), 6, job));
   std::map<std::string, std::string> expected = {
       {"HVDRUN_RANK", "6"},
@@ -47,14 +50,37 @@ TEST(RankEnvironment, EveryNameForARankOnTheSecondHost) {
       {"GROUP_WORLD_SIZE", "2"},
       {"MASTER_ADDR", "server1"},
       {"MASTER_PORT", "29500"},
+      {"HVDRUN_HOST_ADDR", "server2"},
   };
   EXPECT_EQ(env, expected);
+}
+
+TEST(RankEnvironment, BackendJobsGetTheRendezvousServiceAndSecret) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"localhost", 2}}, 2);
+  ASSERT_TRUE(assignment.ok());
+  JobEnvironment job;
+  job.job_id = "j";
+  job.master_addr = "127.0.0.1";
+  job.backend = "gloo";
+  job.rendezvous_addr = "127.0.0.1";
+  job.rendezvous_port = 4567;
+  job.secret = std::string(64, 'a');
+  std::map<std::string, std::string> env = AsMap(BuildRankEnvironment(assignment.value(), 1, job));
+  EXPECT_EQ(env["HVDRUN_BACKEND"], "gloo");
+  EXPECT_EQ(env["HVDRUN_RENDEZVOUS_ADDR"], "127.0.0.1");
+  EXPECT_EQ(env["HVDRUN_RENDEZVOUS_PORT"], "4567");
+  EXPECT_EQ(env["HVDRUN_SECRET"], std::string(64, 'a'));
+  EXPECT_EQ(env["HVDRUN_HOST_ADDR"], "127.0.0.1");
 }
 
 TEST(RankEnvironment, UserExportsComeLastSoTheyWin) {
   StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"localhost", 1}}, 1);
   ASSERT_TRUE(assignment.ok());
-  JobEnvironment job{"id", "127.0.0.1", 1234, {"OMP_NUM_THREADS=2", "MASTER_PORT=4000"}};
+  JobEnvironment job;
+  job.job_id = "id";
+  job.master_addr = "127.0.0.1";
+  job.master_port = 1234;
+  job.exports = {"OMP_NUM_THREADS=2", "MASTER_PORT=4000"};
   std::vector<std::string> env = BuildRankEnvironment(assignment.value(), 0, job);
   ASSERT_GE(env.size(), 2u);
   EXPECT_EQ(env[env.size() - 2], "OMP_NUM_THREADS=2");

@@ -35,7 +35,8 @@ std::string_view NameOf(const std::array<std::pair<Enum, std::string_view>, N>& 
 }
 
 template <typename Enum, size_t N>
-std::optional<Enum> Parse(const std::array<std::pair<Enum, std::string_view>, N>& table, std::string_view name) {
+std::optional<Enum> Parse(const std::array<std::pair<Enum, std::string_view>, N>& table,
+                          std::string_view name) {
   for (const auto& [entry, entry_name] : table) {
     if (entry_name == name) return entry;
   }

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build
-  cmake ninja-build g++ libcli11-dev
+  cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libboost-dev libssl-dev libgloo-dev
   # tests and lint
   libgtest-dev clang-tidy clang-format
   # benchmarks: Open MPI's mpirun is the baseline launcher

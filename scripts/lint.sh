@@ -4,7 +4,7 @@
 #   scripts/lint.sh format CLANG_FORMAT                        clang-format (.clang-format), no changes made
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source_dirs=(common agent launcher tests)
+source_dirs=(common agent launcher runtime bench tests)
 
 case "${1:-}" in
   tidy)
@@ -17,7 +17,7 @@ case "${1:-}" in
     ;;
   format)
     clang_format=$2
-    find "${source_dirs[@]}" -name '*.cc' -o -name '*.h' | sort | xargs "$clang_format" --dry-run --Werror
+    find "${source_dirs[@]}" fuzz -name '*.cc' -o -name '*.h' | sort | xargs "$clang_format" --dry-run --Werror
     ;;
   *)
     echo "usage: scripts/lint.sh tidy BUILD_DIR CLANG_TIDY | format CLANG_FORMAT" >&2

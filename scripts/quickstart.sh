@@ -38,6 +38,10 @@ echo "== hvdrun: 4 ranks on two hosts of this machine (localhost and 127.0.0.1),
   sh -c 'echo "rank $HVDRUN_RANK of $HVDRUN_SIZE on $HVDRUN_HOSTNAME: local rank $HVDRUN_LOCAL_RANK of $HVDRUN_LOCAL_SIZE, cross rank $HVDRUN_CROSS_RANK of $HVDRUN_CROSS_SIZE, MASTER_ADDR=$MASTER_ADDR:$MASTER_PORT"'
 
 echo
+echo "== hvdrun --gloo: allreduce bandwidth on 2 ranks, libhvdrun beside Gloo's own allreduce"
+"$hvdrun" -np 2 --gloo --results "$build_dir/demo-results" "$build_dir/stage/bin/hvdrun-bench" -b 1M -e 16M -f 4 --baseline
+
+echo
 echo "== hvdrun: a failing rank stops the job (the report below is expected; exit code 3 is rank 2's)"
 set +e
 "$hvdrun" -np 4 sh -c 'if [ "$HVDRUN_RANK" = 2 ]; then echo "rank 2: out of memory" >&2; exit 3; fi; exec sleep 60'

@@ -92,8 +92,10 @@ INSTANTIATE_TEST_SUITE_P(
                   {"--hostfile", kHostfile, kCommand},
                   {std::string(kHostfile) + ":1:", "slots=-1"},
                   "localhost slots=-1\n"},
-        UsageCase{
-            "HostfileWithoutHosts", {"--hostfile", kHostfile, kCommand}, {kHostfile, "names no host"}, "# none\n"},
+        UsageCase{"HostfileWithoutHosts",
+                  {"--hostfile", kHostfile, kCommand},
+                  {kHostfile, "names no host"},
+                  "# none\n"},
         UsageCase{"HostsAndHostfileTogether",
                   {"-H", "localhost:2", "--hostfile", kHostfile, kCommand},
                   {"-H", "--hostfile"},

@@ -1,7 +1,8 @@
 // KeyValueStore: the job-wide store that ranks bootstrap their backends through.
 //
-// In a job it is hvdrun's rendezvous service, reached over TCP (RendezvousClient); in tests it can
-// be an in-memory store shared by threads (InMemoryStore). Keys are scoped to one job by the
+// In a job it is hvdrun's rendezvous service, reached over TCP (RendezvousClient), which also
+// collects the ranks' reports; in tests it can be an in-memory store shared by threads
+// (InMemoryStore). Keys are scoped to one job by the
 // implementation. Implementations are thread-safe: any method may be called from any thread.
 #ifndef HVDRUN_KEY_VALUE_STORE_H_
 #define HVDRUN_KEY_VALUE_STORE_H_
@@ -32,6 +33,13 @@ class KeyValueStore {
   virtual StatusOr<std::string> CompareAndSet(const std::string& key, const std::string& expected,
                                               const std::string& desired) = 0;
   virtual Status Delete(const std::string& key) = 0;
+
+  // Hands rank `rank`'s end-of-run report (a JSON text, docs/results.md) to the job's collector.
+  // hvdrun's rendezvous service keeps it for the launcher; this default stores it under the key
+  // "report/<rank>", where a test can read it.
+  virtual Status SendReport(int rank, const std::string& json) {
+    return Set("report/" + std::to_string(rank), json);
+  }
 };
 
 }  // namespace hvdrun

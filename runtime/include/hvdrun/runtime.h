@@ -77,6 +77,11 @@ class Runtime {
   Status Allgather(const void* send, void* recv, size_t count, DataType type);
   Status Barrier();
 
+  // Sends this rank's end-of-run report (a JSON object; its "summary" member holds the figures
+  // hvdrun aggregates over ranks: docs/results.md) to hvdrun's collector. Not a collective: each
+  // rank sends its own, at most once per run, from any thread.
+  Status SendReport(const std::string& json);
+
   // The backend library's own allreduce on `buffer`, in place, bypassing the runtime's queue and
   // conversions: the baseline that benchmarks compare the runtime with. Not thread-safe with the
   // other calls; only float32 and float64 with kSum are supported by every backend.

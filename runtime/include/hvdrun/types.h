@@ -43,6 +43,11 @@ std::optional<DataType> ParseDataType(std::string_view name);
 std::optional<ReduceOp> ParseReduceOp(std::string_view name);
 std::optional<BackendKind> ParseBackend(std::string_view name);
 
+// Converts `count` values between double and `type`'s representation (float16 and bfloat16 round
+// to nearest even; integers truncate toward zero): for filling buffers and checking results.
+void ConvertFromDouble(DataType type, const double* from, void* to, size_t count);
+void ConvertToDouble(DataType type, const void* from, double* to, size_t count);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_TYPES_H_

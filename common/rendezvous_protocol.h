@@ -1,0 +1,184 @@
+// The wire protocol of hvdrun's rendezvous and collector service (launcher/rendezvous_server.h),
+// spoken over TCP between the service and its clients (runtime/rendezvous/rendezvous_client.h).
+// docs/protocol.md, "Rendezvous service", is the reference; this header is its code.
+//
+// Framing is that of the agent protocol (common/agent_protocol.h): a u32 big-endian length L, then
+// L bytes: a u8 message type and the message's fields (common/byte_codec.h). L counts the type
+// byte, so L >= 1, and L <= the reader's limit (kMaxFrameBytes, or kMaxHandshakeFrameBytes before
+// a connection is authenticated). Every message must use all of its bytes. Anything else is a
+// protocol error, which ends the connection.
+//
+// The conversation: the service sends Challenge (a random nonce); the client answers Proof
+// (HMAC-SHA256 of nonce || "client" keyed with the job secret); the service answers Welcome (its own
+// proof, of nonce || "server") or ErrorResponse and closes. Then the client sends one request at a
+// time and reads its response (OkResponse, ValueResponse, IntResponse or ErrorResponse).
+//
+// Nothing here is thread-safe; every function is reentrant.
+#ifndef HVDRUN_COMMON_RENDEZVOUS_PROTOCOL_H_
+#define HVDRUN_COMMON_RENDEZVOUS_PROTOCOL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/status.h"
+
+namespace hvdrun::rendezvous {
+
+// Bumped whenever a message changes shape; service and clients must agree exactly.
+inline constexpr uint32_t kProtocolVersion = 1;
+// First field of Challenge and Proof, so that a peer that is not hvdrun's is recognised at once.
+inline constexpr std::string_view kMagic = "hvdrun-rendezvous";
+// Largest frame either side accepts once authenticated: a 64 MiB report plus room for its fields.
+inline constexpr uint32_t kMaxFrameBytes = (64u << 20) + (64u << 10);
+// Largest frame the service accepts before authentication (a Proof is under 128 bytes), so that an
+// unauthenticated peer cannot make it buffer much.
+inline constexpr uint32_t kMaxHandshakeFrameBytes = 1024;
+// Suffixes of the nonce in the client's and the service's proofs.
+inline constexpr std::string_view kClientProofSuffix = "client";
+inline constexpr std::string_view kServerProofSuffix = "server";
+
+enum class MessageType : uint8_t {
+  kChallenge = 1,
+  kProof = 2,
+  kWelcome = 3,
+  kSetRequest = 10,
+  kGetRequest = 11,
+  kWaitRequest = 12,
+  kAddRequest = 13,
+  kCompareAndSetRequest = 14,
+  kDeleteRequest = 15,
+  kReportRequest = 16,
+  kOkResponse = 20,
+  kValueResponse = 21,
+  kIntResponse = 22,
+  kErrorResponse = 23,
+};
+
+// service -> client, first message.
+struct Challenge {
+  uint32_t protocol_version = kProtocolVersion;
+  std::string nonce;  // kJobSecretBytes random bytes
+  bool operator==(const Challenge&) const = default;
+};
+
+// client -> service, the answer to Challenge.
+struct Proof {
+  uint32_t protocol_version = kProtocolVersion;
+  std::string proof;  // HmacSha256Hex(secret, nonce + kClientProofSuffix)
+  bool operator==(const Proof&) const = default;
+};
+
+// service -> client: the proof was right; operations are allowed.
+struct Welcome {
+  std::string proof;  // HmacSha256Hex(secret, nonce + kServerProofSuffix)
+  bool operator==(const Welcome&) const = default;
+};
+
+// Requests, client -> service. Each is answered by exactly one response.
+struct SetRequest {  // -> OkResponse
+  std::string key;
+  std::string value;
+  bool operator==(const SetRequest&) const = default;
+};
+
+struct GetRequest {  // -> ValueResponse once the key exists, or ErrorResponse after timeout_ms
+  std::string key;
+  uint32_t timeout_ms = 0;
+  bool operator==(const GetRequest&) const = default;
+};
+
+struct WaitRequest {  // -> OkResponse once every key exists, or ErrorResponse after timeout_ms
+  std::vector<std::string> keys;
+  uint32_t timeout_ms = 0;
+  bool operator==(const WaitRequest&) const = default;
+};
+
+struct AddRequest {  // -> IntResponse with the new value
+  std::string key;
+  int64_t delta = 0;
+  bool operator==(const AddRequest&) const = default;
+};
+
+struct CompareAndSetRequest {  // -> ValueResponse with the value now stored
+  std::string key;
+  std::string expected;
+  std::string desired;
+  bool operator==(const CompareAndSetRequest&) const = default;
+};
+
+struct DeleteRequest {  // -> OkResponse, whether or not the key existed
+  std::string key;
+  bool operator==(const DeleteRequest&) const = default;
+};
+
+struct ReportRequest {  // -> OkResponse; the rank's end-of-run report for the launcher
+  int32_t rank = 0;
+  std::string json;
+  bool operator==(const ReportRequest&) const = default;
+};
+
+// Responses, service -> client.
+struct OkResponse {
+  bool operator==(const OkResponse&) const = default;
+};
+
+struct ValueResponse {
+  std::string value;
+  bool operator==(const ValueResponse&) const = default;
+};
+
+struct IntResponse {
+  int64_t value = 0;
+  bool operator==(const IntResponse&) const = default;
+};
+
+// The request failed (or the handshake was refused); `message` is one line that names what failed
+// (the key, the limit), without the service's address.
+struct ErrorResponse {
+  std::string message;
+  bool operator==(const ErrorResponse&) const = default;
+};
+
+using Message = std::variant<Challenge, Proof, Welcome, SetRequest, GetRequest, WaitRequest, AddRequest,
+                             CompareAndSetRequest, DeleteRequest, ReportRequest, OkResponse, ValueResponse,
+                             IntResponse, ErrorResponse>;
+
+// Name of the message's type, for error messages ("GetRequest").
+std::string_view MessageName(const Message& message);
+
+// The whole frame: length, type and fields.
+std::string EncodeFrame(const Message& message);
+
+// Decodes one message from its type byte and fields.
+StatusOr<Message> DecodeMessage(uint8_t type, std::string_view fields);
+
+// Reassembles frames from a byte stream that arrives in arbitrary pieces.
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(uint32_t max_frame_bytes = kMaxFrameBytes) : max_frame_bytes_(max_frame_bytes) {}
+
+  void Append(std::string_view bytes) { buffer_.append(bytes); }
+  // Changes the largest frame accepted from now on (raised once a connection is authenticated).
+  void set_max_frame_bytes(uint32_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
+
+  // The next complete message, std::nullopt when more bytes are needed, or an error that names
+  // what is wrong with the frame. A length is checked as soon as its 4 bytes arrive. After an
+  // error the decoder must not be used again.
+  StatusOr<std::optional<Message>> Next();
+
+  // Bytes received but not yet decoded.
+  size_t pending_bytes() const { return buffer_.size() - consumed_; }
+
+ private:
+  std::string buffer_;
+  size_t consumed_ = 0;
+  uint32_t max_frame_bytes_;
+};
+
+}  // namespace hvdrun::rendezvous
+
+#endif  // HVDRUN_COMMON_RENDEZVOUS_PROTOCOL_H_

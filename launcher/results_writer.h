@@ -1,0 +1,33 @@
+// The results directory of one run (--results DIR), as docs/results.md describes it:
+//   DIR/plan.json           hosts, ranks and their placement, backend, command, job id
+//   DIR/ranks/rank-N.json   each rank's report, as the rank sent it
+//   DIR/summary.json        the figures aggregated over ranks (launcher/run_summary.h)
+// Every file is written whole or not at all (a temporary file renamed over the final name), so a
+// reader never sees half a file. The job secret and the values of -x variables are never written.
+#ifndef HVDRUN_LAUNCHER_RESULTS_WRITER_H_
+#define HVDRUN_LAUNCHER_RESULTS_WRITER_H_
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/rank_assignment.h"
+#include "hvdrun/status.h"
+#include "launcher/launch_options.h"
+
+namespace hvdrun {
+
+// Writes `contents` to `path` through a temporary file in the same directory and a rename.
+Status WriteFileAtomically(const std::string& path, const std::string& contents);
+
+// plan.json's contents.
+nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions& options,
+                          const std::string& job_id);
+
+// Creates DIR (and DIR/ranks) and writes the three kinds of file. Errors name the file.
+Status WriteResults(const std::string& dir, const nlohmann::json& plan,
+                    const std::map<int, std::string>& reports, const nlohmann::json& summary);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_RESULTS_WRITER_H_

@@ -1,0 +1,161 @@
+#include "runtime/backends/gloo/gloo_backend.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/attr.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/types.h>
+
+#include <exception>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "runtime/backends/gloo/gloo_reduce.h"
+#include "runtime/backends/gloo/gloo_store.h"
+#include "runtime/bfloat16.h"
+
+namespace hvdrun {
+namespace {
+
+// gloo's messages may span lines; a Status is one line.
+std::string OneLine(std::string_view text) {
+  std::string line(text);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+// Runs `body`, turning anything it throws into "gloo: <what> failed: <message>".
+template <typename Body>
+Status Guarded(std::string_view what, Body&& body) {
+  try {
+    body();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::Error("gloo: " + std::string(what) + " failed: " + OneLine(e.what()));
+  } catch (...) {
+    return Status::Error("gloo: " + std::string(what) + " failed: unknown exception");
+  }
+}
+
+// Calls body.template operator()<T>() with T the C++ type of `type`.
+template <typename Body>
+void WithElementType(DataType type, Body&& body) {
+  switch (type) {
+    case DataType::kFloat32:
+      return body.template operator()<float>();
+    case DataType::kFloat64:
+      return body.template operator()<double>();
+    case DataType::kFloat16:
+      return body.template operator()<gloo::float16>();
+    case DataType::kBFloat16:
+      return body.template operator()<BFloat16>();
+    case DataType::kInt32:
+      return body.template operator()<int32_t>();
+    case DataType::kInt64:
+      return body.template operator()<int64_t>();
+  }
+  throw std::invalid_argument("unknown data type " + std::to_string(static_cast<int>(type)));
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Backend>> GlooBackend::Create(const BackendContext& context) {
+  if (context.store == nullptr) return Status::Error("gloo: no store to bootstrap through");
+  const std::string rank_key = "gloo/contexts/rank" + std::to_string(context.rank);
+  StatusOr<int64_t> instance = context.store->Add(rank_key, 1);
+  if (!instance.ok()) return Status::Error("gloo: bootstrap: " + instance.status().message());
+
+  std::shared_ptr<gloo::rendezvous::Context> gloo_context;
+  const std::string where = "connecting rank " + std::to_string(context.rank) + " of " +
+                            std::to_string(context.size) + " over TCP on " + context.host_address;
+  Status status = Guarded(where, [&] {
+    GlooStore store(context.store, "gloo/" + std::to_string(instance.value()) + "/", context.timeout);
+    gloo::transport::tcp::attr attr;
+    attr.hostname = context.host_address;
+    std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
+    gloo_context = std::make_shared<gloo::rendezvous::Context>(context.rank, context.size);
+    gloo_context->setTimeout(context.timeout);
+    gloo_context->connectFullMesh(store, device);
+  });
+  if (!status.ok()) return status;
+  return std::unique_ptr<Backend>(new GlooBackend(std::move(gloo_context), context.size));
+}
+
+GlooBackend::GlooBackend(std::shared_ptr<gloo::Context> context, int size)
+    : context_(std::move(context)), size_(size) {}
+
+GlooBackend::~GlooBackend() = default;
+
+Status GlooBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
+  if (count == 0) return Status::Ok();
+  return Guarded("allreduce", [&] {
+    WithElementType(type, [&]<typename T>() {
+      gloo::AllreduceOptions options(context_);
+      T* out = static_cast<T*>(recv);
+      if (send != recv) options.setInput(const_cast<T*>(static_cast<const T*>(send)), count);
+      options.setOutput(out, count);
+      options.setReduceFunction(gloo_reduce::For<T>(op));
+      gloo::allreduce(options);
+      if (op == ReduceOp::kAverage) gloo_reduce::DivideBy(out, count, size_);
+    });
+  });
+}
+
+Status GlooBackend::Broadcast(void* buffer, size_t count, DataType type, int root) {
+  if (count == 0) return Status::Ok();
+  return Guarded("broadcast", [&] {
+    gloo::BroadcastOptions options(context_);
+    options.setOutput(static_cast<char*>(buffer), count * DataTypeSize(type));
+    options.setRoot(root);
+    gloo::broadcast(options);
+  });
+}
+
+Status GlooBackend::Allgather(const void* send, void* recv, size_t count, DataType type) {
+  if (count == 0) return Status::Ok();
+  return Guarded("allgather", [&] {
+    const size_t bytes = count * DataTypeSize(type);
+    gloo::AllgatherOptions options(context_);
+    options.setInput(const_cast<char*>(static_cast<const char*>(send)), bytes);
+    options.setOutput(static_cast<char*>(recv), bytes * static_cast<size_t>(size_));
+    gloo::allgather(options);
+  });
+}
+
+Status GlooBackend::Barrier() {
+  return Guarded("barrier", [&] {
+    gloo::BarrierOptions options(context_);
+    gloo::barrier(options);
+  });
+}
+
+Status GlooBackend::BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) {
+  if (op != ReduceOp::kSum || (type != DataType::kFloat32 && type != DataType::kFloat64)) {
+    return Status::Error("gloo: the baseline allreduce supports float32 and float64 with sum, not " +
+                         std::string(DataTypeName(type)) + " with " + std::string(ReduceOpName(op)));
+  }
+  if (count == 0) return Status::Ok();
+  return Guarded("baseline allreduce", [&] {
+    gloo::AllreduceOptions options(context_);
+    if (type == DataType::kFloat32) {
+      options.setOutput(static_cast<float*>(buffer), count);
+      options.setReduceFunction(
+          static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+    } else {
+      options.setOutput(static_cast<double*>(buffer), count);
+      options.setReduceFunction(
+          static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<double>));
+    }
+    gloo::allreduce(options);
+  });
+}
+
+}  // namespace hvdrun

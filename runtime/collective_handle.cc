@@ -1,0 +1,37 @@
+#include <utility>
+
+#include "hvdrun/runtime.h"
+#include "runtime/collective_state.h"
+
+namespace hvdrun {
+
+void CollectiveHandle::State::Complete(Status result) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    status = std::move(result);
+    done = true;
+  }
+  completed.notify_all();
+}
+
+CollectiveHandle CollectiveHandle::State::Completed(Status result) {
+  auto state = std::make_shared<State>();
+  state->status = std::move(result);
+  state->done = true;
+  return CollectiveHandle(std::move(state));
+}
+
+Status CollectiveHandle::Wait() {
+  if (state_ == nullptr) return Status::Error("CollectiveHandle::Wait on a handle that holds no collective");
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  state_->completed.wait(lock, [this] { return state_->done; });
+  return state_->status;
+}
+
+bool CollectiveHandle::Ready() const {
+  if (state_ == nullptr) return true;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->done;
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,305 @@
+#include "runtime/rendezvous/rendezvous_client.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "common/job_secret.h"
+
+namespace hvdrun {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using rendezvous::Message;
+
+// How long a request that does not wait may take to be answered, and how much longer than its
+// own timeout a get/wait may: the service answers at once, so only a hung service takes this long.
+constexpr std::chrono::milliseconds kAnswerTimeout = std::chrono::seconds(60);
+constexpr std::chrono::milliseconds kRetryInterval = std::chrono::milliseconds(100);
+constexpr std::chrono::milliseconds kMinHandshakeTime = std::chrono::seconds(10);
+
+std::string DurationText(std::chrono::milliseconds duration) {
+  if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + " s";
+  return std::to_string(duration.count()) + " ms";
+}
+
+uint32_t TimeoutMs(std::chrono::milliseconds timeout) {
+  return static_cast<uint32_t>(std::clamp<int64_t>(timeout.count(), 0, std::numeric_limits<uint32_t>::max()));
+}
+
+// Milliseconds left until `deadline`, for poll(); 0 when it has passed.
+int PollTimeout(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, std::numeric_limits<int>::max()));
+}
+
+// Waits until `fd` is ready for `events`; false with errno = ETIMEDOUT at the deadline.
+bool PollFor(int fd, decltype(pollfd::events) events, Clock::time_point deadline) {
+  while (true) {
+    pollfd entry{fd, events, 0};
+    int ready = poll(&entry, 1, PollTimeout(deadline));
+    if (ready > 0) return true;
+    if (ready == 0) {
+      errno = ETIMEDOUT;
+      return false;
+    }
+    if (errno != EINTR) return false;
+  }
+}
+
+// One connection attempt to one resolved address, bounded by `deadline`. Returns the connected
+// socket, or an invalid one with errno set.
+UniqueFd ConnectOnce(const addrinfo& address, Clock::time_point deadline) {
+  UniqueFd fd(
+      socket(address.ai_family, address.ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, address.ai_protocol));
+  if (!fd.valid()) return fd;
+  if (connect(fd.get(), address.ai_addr, address.ai_addrlen) != 0) {
+    if (errno != EINPROGRESS) return UniqueFd();
+    if (!PollFor(fd.get(), POLLOUT, deadline)) return UniqueFd();
+    int error = 0;
+    socklen_t size = sizeof(error);
+    if (getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &size) != 0) return UniqueFd();
+    if (error != 0) {
+      errno = error;
+      return UniqueFd();
+    }
+  }
+  int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
+// Sends all of `data` before `deadline`; an error line on failure.
+Status SendAll(int fd, std::string_view data, Clock::time_point deadline) {
+  while (!data.empty()) {
+    ssize_t sent = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (sent >= 0) {
+      data.remove_prefix(static_cast<size_t>(sent));
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (PollFor(fd, POLLOUT, deadline)) continue;
+      if (errno == ETIMEDOUT) return Status::Error("sending timed out");
+    }
+    return Status::Error(std::string("send failed: ") + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Reads the next message before `deadline`; an error line on failure.
+StatusOr<Message> Receive(int fd, rendezvous::FrameDecoder& decoder, Clock::time_point deadline,
+                          std::chrono::milliseconds waited) {
+  char buffer[64 * 1024];
+  while (true) {
+    StatusOr<std::optional<Message>> next = decoder.Next();
+    if (!next.ok()) {
+      return Status::Error("protocol error in the service's answer: " + next.status().message());
+    }
+    if (next.value()) return std::move(*next.value());
+    if (!PollFor(fd, POLLIN, deadline)) {
+      if (errno == ETIMEDOUT) return Status::Error("no answer within " + DurationText(waited));
+      return Status::Error(std::string("poll failed: ") + std::strerror(errno));
+    }
+    ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
+    if (got == 0) return Status::Error("the service closed the connection");
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      return Status::Error(std::string("receive failed: ") + std::strerror(errno));
+    }
+    decoder.Append(std::string_view(buffer, static_cast<size_t>(got)));
+  }
+}
+
+// Connects to the first address of `address` that accepts, retrying refusals until `deadline`.
+StatusOr<UniqueFd> ConnectWithRetry(const std::string& address, uint16_t port, Clock::time_point deadline,
+                                    std::chrono::milliseconds timeout) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* resolved = nullptr;
+  std::string port_text = std::to_string(port);
+  if (int error = getaddrinfo(address.c_str(), port_text.c_str(), &hints, &resolved); error != 0) {
+    return Status::Error("resolve: " + std::string(gai_strerror(error)));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(resolved, &freeaddrinfo);
+  int last_error = 0;
+  while (true) {
+    for (const addrinfo* entry = resolved; entry != nullptr; entry = entry->ai_next) {
+      UniqueFd fd = ConnectOnce(*entry, deadline);
+      if (fd.valid()) return fd;
+      last_error = errno;
+    }
+    bool retry = last_error == ECONNREFUSED || last_error == ECONNRESET || last_error == ENETUNREACH ||
+                 last_error == EHOSTUNREACH;
+    if (!retry || Clock::now() + kRetryInterval >= deadline) break;
+    std::this_thread::sleep_for(kRetryInterval);
+  }
+  std::string reason = last_error == ETIMEDOUT ? "no answer" : std::strerror(last_error);
+  return Status::Error("connect: cannot connect within " + DurationText(timeout) + ": " + reason +
+                       " (is hvdrun still running?)");
+}
+
+// The handshake: Challenge, Proof, Welcome (docs/protocol.md).
+Status Authenticate(int fd, rendezvous::FrameDecoder& decoder, const std::string& secret_hex,
+                    Clock::time_point deadline, std::chrono::milliseconds waited) {
+  StatusOr<Message> first = Receive(fd, decoder, deadline, waited);
+  if (!first.ok()) return Status::Error("authentication: " + first.status().message());
+  const auto* challenge = std::get_if<rendezvous::Challenge>(&first.value());
+  if (challenge == nullptr) {
+    return Status::Error("authentication: expected Challenge, got " +
+                         std::string(rendezvous::MessageName(first.value())));
+  }
+  if (challenge->protocol_version != rendezvous::kProtocolVersion) {
+    return Status::Error("protocol version mismatch: the service speaks " +
+                         std::to_string(challenge->protocol_version) + ", this client " +
+                         std::to_string(rendezvous::kProtocolVersion) +
+                         "; use the same hvdrun on every host");
+  }
+  std::string client_proof =
+      HmacSha256Hex(secret_hex, challenge->nonce + std::string(rendezvous::kClientProofSuffix));
+  std::string server_proof =
+      HmacSha256Hex(secret_hex, challenge->nonce + std::string(rendezvous::kServerProofSuffix));
+  std::string frame =
+      rendezvous::EncodeFrame(rendezvous::Proof{rendezvous::kProtocolVersion, std::move(client_proof)});
+  if (Status sent = SendAll(fd, frame, deadline); !sent.ok()) {
+    return Status::Error("authentication: " + sent.message());
+  }
+  StatusOr<Message> answer = Receive(fd, decoder, deadline, waited);
+  if (!answer.ok()) return Status::Error("authentication: " + answer.status().message());
+  if (const auto* error = std::get_if<rendezvous::ErrorResponse>(&answer.value())) {
+    return Status::Error("authentication refused: " + error->message);
+  }
+  const auto* welcome = std::get_if<rendezvous::Welcome>(&answer.value());
+  if (welcome == nullptr) {
+    return Status::Error("authentication: expected Welcome, got " +
+                         std::string(rendezvous::MessageName(answer.value())));
+  }
+  if (!ConstantTimeEquals(welcome->proof, server_proof)) {
+    return Status::Error(
+        "authentication: the service did not prove it holds the job secret (is another program "
+        "listening on this port?)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<RendezvousClient>> RendezvousClient::Connect(const std::string& address,
+                                                                      uint16_t port,
+                                                                      const std::string& secret_hex,
+                                                                      std::chrono::milliseconds timeout) {
+  std::string host = address.find(':') != std::string::npos ? "[" + address + "]" : address;
+  std::string where = "rendezvous " + host + ":" + std::to_string(port);
+  if (!IsValidJobSecret(secret_hex)) {
+    return Status::Error(where + ": the job secret (HVDRUN_SECRET) must be 64 lower-case hexadecimal digits");
+  }
+  Clock::time_point start = Clock::now();
+  StatusOr<UniqueFd> fd = ConnectWithRetry(address, port, start + timeout, timeout);
+  if (!fd.ok()) return Status::Error(where + ": " + fd.status().message());
+  std::chrono::milliseconds handshake_time = std::max(timeout, kMinHandshakeTime);
+  std::unique_ptr<RendezvousClient> client(new RendezvousClient(std::move(fd).value(), where));
+  Status authenticated = Authenticate(client->fd_.get(), client->decoder_, secret_hex,
+                                      Clock::now() + handshake_time, handshake_time);
+  if (!authenticated.ok()) return Status::Error(where + ": " + authenticated.message());
+  return client;
+}
+
+RendezvousClient::RendezvousClient(UniqueFd fd, std::string where)
+    : fd_(std::move(fd)), where_(std::move(where)) {}
+
+StatusOr<Message> RendezvousClient::Call(const Message& request, std::chrono::milliseconds answer_within) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!broken_.ok()) return broken_;
+  std::string frame = rendezvous::EncodeFrame(request);
+  if (frame.size() - 4 > rendezvous::kMaxFrameBytes) {
+    return Status::Error(where_ + ": " + std::string(rendezvous::MessageName(request)) + " of " +
+                         std::to_string(frame.size() - 4) + " bytes exceeds the protocol's limit of " +
+                         std::to_string(rendezvous::kMaxFrameBytes) + " bytes");
+  }
+  Clock::time_point deadline = Clock::now() + answer_within;
+  Status sent = SendAll(fd_.get(), frame, deadline);
+  StatusOr<Message> response =
+      sent.ok() ? Receive(fd_.get(), decoder_, deadline, answer_within) : StatusOr<Message>(sent);
+  if (!response.ok()) {
+    broken_ = Status::Error(where_ + ": connection lost: " + response.status().message());
+    fd_.Reset();
+    return broken_;
+  }
+  if (const auto* error = std::get_if<rendezvous::ErrorResponse>(&response.value())) {
+    return Status::Error(where_ + ": " + error->message);
+  }
+  return response;
+}
+
+namespace {
+
+// The response if it is a T, else the error a client gets for an answer that does not fit.
+template <typename T>
+StatusOr<T> Expect(StatusOr<Message> response, const std::string& where) {
+  if (!response.ok()) return response.status();
+  if (auto* typed = std::get_if<T>(&response.value())) return std::move(*typed);
+  return Status::Error(where + ": protocol error: unexpected " +
+                       std::string(rendezvous::MessageName(response.value())));
+}
+
+}  // namespace
+
+Status RendezvousClient::Set(const std::string& key, const std::string& value) {
+  return Expect<rendezvous::OkResponse>(Call(rendezvous::SetRequest{key, value}, kAnswerTimeout), where_)
+      .status();
+}
+
+StatusOr<std::string> RendezvousClient::Get(const std::string& key, std::chrono::milliseconds timeout) {
+  uint32_t timeout_ms = TimeoutMs(timeout);
+  StatusOr<rendezvous::ValueResponse> value = Expect<rendezvous::ValueResponse>(
+      Call(rendezvous::GetRequest{key, timeout_ms}, std::chrono::milliseconds(timeout_ms) + kAnswerTimeout),
+      where_);
+  if (!value.ok()) return value.status();
+  return std::move(value.value().value);
+}
+
+Status RendezvousClient::Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  uint32_t timeout_ms = TimeoutMs(timeout);
+  return Expect<rendezvous::OkResponse>(Call(rendezvous::WaitRequest{keys, timeout_ms},
+                                             std::chrono::milliseconds(timeout_ms) + kAnswerTimeout),
+                                        where_)
+      .status();
+}
+
+StatusOr<int64_t> RendezvousClient::Add(const std::string& key, int64_t delta) {
+  StatusOr<rendezvous::IntResponse> sum =
+      Expect<rendezvous::IntResponse>(Call(rendezvous::AddRequest{key, delta}, kAnswerTimeout), where_);
+  if (!sum.ok()) return sum.status();
+  return sum.value().value;
+}
+
+StatusOr<std::string> RendezvousClient::CompareAndSet(const std::string& key, const std::string& expected,
+                                                      const std::string& desired) {
+  StatusOr<rendezvous::ValueResponse> stored = Expect<rendezvous::ValueResponse>(
+      Call(rendezvous::CompareAndSetRequest{key, expected, desired}, kAnswerTimeout), where_);
+  if (!stored.ok()) return stored.status();
+  return std::move(stored.value().value);
+}
+
+Status RendezvousClient::Delete(const std::string& key) {
+  return Expect<rendezvous::OkResponse>(Call(rendezvous::DeleteRequest{key}, kAnswerTimeout), where_)
+      .status();
+}
+
+Status RendezvousClient::SendReport(int rank, const std::string& json) {
+  return Expect<rendezvous::OkResponse>(Call(rendezvous::ReportRequest{rank, json}, kAnswerTimeout), where_)
+      .status();
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,144 @@
+#include "hvdrun/runtime.h"
+
+#include <string>
+#include <utility>
+
+#include "runtime/backend.h"
+#include "runtime/collective_state.h"
+#include "runtime/runtime_impl.h"
+
+namespace hvdrun {
+namespace {
+
+Status OutOfRange(const char* what, int value, const char* size_name, int size) {
+  return Status::Error("Runtime::Init: " + std::string(what) + " " + std::to_string(value) +
+                       " is out of range for " + size_name + " " + std::to_string(size) + " (0.." +
+                       std::to_string(size - 1) + ")");
+}
+
+Status ValidateOptions(const RuntimeOptions& options) {
+  if (BackendName(options.backend) == "unknown") {
+    return Status::Error("Runtime::Init: unknown backend " +
+                         std::to_string(static_cast<int>(options.backend)));
+  }
+  if (options.size < 1) {
+    return Status::Error("Runtime::Init: size " + std::to_string(options.size) + " is not positive");
+  }
+  if (options.rank < 0 || options.rank >= options.size) {
+    return OutOfRange("rank", options.rank, "size", options.size);
+  }
+  if (options.local_size < 1 || options.local_size > options.size) {
+    return Status::Error("Runtime::Init: local_size " + std::to_string(options.local_size) +
+                         " is not in 1.." + std::to_string(options.size));
+  }
+  if (options.local_rank < 0 || options.local_rank >= options.local_size) {
+    return OutOfRange("local_rank", options.local_rank, "local_size", options.local_size);
+  }
+  if (options.cross_size < 1 || options.cross_size > options.size) {
+    return Status::Error("Runtime::Init: cross_size " + std::to_string(options.cross_size) +
+                         " is not in 1.." + std::to_string(options.size));
+  }
+  if (options.cross_rank < 0 || options.cross_rank >= options.cross_size) {
+    return OutOfRange("cross_rank", options.cross_rank, "cross_size", options.cross_size);
+  }
+  if (options.store == nullptr) {
+    return Status::Error(
+        "Runtime::Init: no store: pass a KeyValueStore shared by every rank, or use InitFromEnvironment "
+        "under "
+        "hvdrun");
+  }
+  if (options.host_address.empty()) return Status::Error("Runtime::Init: host_address is empty");
+  if (options.timeout.count() <= 0) {
+    return Status::Error("Runtime::Init: timeout " + std::to_string(options.timeout.count()) +
+                         " ms is not positive");
+  }
+  return Status::Ok();
+}
+
+// The error for a call whose arguments are wrong; such a call is not run and does not break the
+// runtime (but the other ranks, which made the call, will wait for this one until they time out).
+Status ValidateBuffers(const char* call, const void* send, const void* recv, size_t count, DataType type) {
+  if (DataTypeSize(type) == 0) {
+    return Status::Error(std::string(call) + ": unknown data type " + std::to_string(static_cast<int>(type)));
+  }
+  if (count > 0 && (send == nullptr || recv == nullptr)) {
+    return Status::Error(std::string(call) + ": null buffer for " + std::to_string(count) + " elements");
+  }
+  return Status::Ok();
+}
+
+Status ValidateOp(const char* call, ReduceOp op) {
+  if (ReduceOpName(op) == "unknown") {
+    return Status::Error(std::string(call) + ": unknown reduce op " + std::to_string(static_cast<int>(op)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Init(RuntimeOptions options) {
+  Status valid = ValidateOptions(options);
+  if (!valid.ok()) return valid;
+  auto impl = std::make_unique<Impl>(std::move(options));
+  Status started = impl->Start();
+  if (!started.ok()) return started;
+  return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+}
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Runtime::~Runtime() = default;
+
+int Runtime::rank() const { return impl_->options().rank; }
+int Runtime::size() const { return impl_->options().size; }
+int Runtime::local_rank() const { return impl_->options().local_rank; }
+int Runtime::local_size() const { return impl_->options().local_size; }
+int Runtime::cross_rank() const { return impl_->options().cross_rank; }
+int Runtime::cross_size() const { return impl_->options().cross_size; }
+BackendKind Runtime::backend() const { return impl_->options().backend; }
+
+Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
+  return AllreduceAsync(send, recv, count, type, op).Wait();
+}
+
+CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t count, DataType type,
+                                         ReduceOp op) {
+  Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
+  if (valid.ok()) valid = ValidateOp("Allreduce", op);
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  return impl_->Submit([=](Backend& backend) { return backend.Allreduce(send, recv, count, type, op); });
+}
+
+Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
+  Status valid = ValidateBuffers("Broadcast", buffer, buffer, count, type);
+  if (!valid.ok()) return valid;
+  if (root < 0 || root >= size()) {
+    return Status::Error("Broadcast: root " + std::to_string(root) + " is out of range for size " +
+                         std::to_string(size()));
+  }
+  return impl_->Submit([=](Backend& backend) { return backend.Broadcast(buffer, count, type, root); }).Wait();
+}
+
+Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType type) {
+  Status valid = ValidateBuffers("Allgather", send, recv, count, type);
+  if (!valid.ok()) return valid;
+  return impl_->Submit([=](Backend& backend) { return backend.Allgather(send, recv, count, type); }).Wait();
+}
+
+Status Runtime::Barrier() {
+  return impl_->Submit([](Backend& backend) { return backend.Barrier(); }).Wait();
+}
+
+Status Runtime::SendReport(const std::string& json) {
+  return impl_->options().store->SendReport(impl_->options().rank, json);
+}
+
+Status Runtime::BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) {
+  Status valid = ValidateBuffers("BaselineAllreduce", buffer, buffer, count, type);
+  if (valid.ok()) valid = ValidateOp("BaselineAllreduce", op);
+  if (!valid.ok()) return valid;
+  return impl_->RunBaseline(
+      [=](Backend& backend) { return backend.BaselineAllreduce(buffer, count, type, op); });
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,30 @@
+// Reading an hvdrun rank's environment (common/env_names.h) into RuntimeOptions, for
+// Runtime::InitFromEnvironment.
+//
+// Every error names the variable and says what is wrong with it in one line; a missing variable
+// says to run the program under hvdrun. The secret's value never appears in an error.
+#ifndef HVDRUN_RUNTIME_RUNTIME_ENVIRONMENT_H_
+#define HVDRUN_RUNTIME_RUNTIME_ENVIRONMENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "hvdrun/runtime.h"
+#include "hvdrun/status.h"
+
+namespace hvdrun {
+
+struct RuntimeEnvironment {
+  RuntimeOptions options;  // everything but options.store
+  std::string rendezvous_address;
+  uint16_t rendezvous_port = 0;
+  std::string secret_hex;
+};
+
+// `lookup(name)` returns the variable's value or nullptr when unset (std::getenv in production).
+StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const char*(const char*)>& lookup);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_RUNTIME_ENVIRONMENT_H_

@@ -1,0 +1,101 @@
+#include "runtime/runtime_environment.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <map>
+#include <string>
+
+#include "common/env_names.h"
+#include "hvdrun/runtime.h"
+
+namespace hvdrun {
+namespace {
+
+class RuntimeEnvironmentTest : public ::testing::Test {
+ protected:
+  RuntimeEnvironmentTest()
+      : values_({{env::kRank, "2"},
+                 {env::kSize, "4"},
+                 {env::kLocalRank, "0"},
+                 {env::kLocalSize, "2"},
+                 {env::kCrossRank, "1"},
+                 {env::kCrossSize, "2"},
+                 {env::kBackend, "gloo"},
+                 {env::kRendezvousAddr, "10.0.0.1"},
+                 {env::kRendezvousPort, "29500"},
+                 {env::kSecret, std::string(64, 'a')},
+                 {env::kHostAddr, "10.0.0.2"}}) {}
+
+  StatusOr<RuntimeEnvironment> Read() {
+    return ReadRuntimeEnvironment([this](const char* name) -> const char* {
+      auto found = values_.find(name);
+      return found == values_.end() ? nullptr : found->second.c_str();
+    });
+  }
+  std::string ReadError() {
+    StatusOr<RuntimeEnvironment> environment = Read();
+    return environment.ok() ? "OK" : environment.status().message();
+  }
+
+  std::map<std::string, std::string> values_;
+};
+
+TEST_F(RuntimeEnvironmentTest, ReadsEveryVariable) {
+  StatusOr<RuntimeEnvironment> environment = Read();
+  ASSERT_TRUE(environment.ok()) << environment.status().message();
+  const RuntimeOptions& options = environment->options;
+  EXPECT_EQ(options.rank, 2);
+  EXPECT_EQ(options.size, 4);
+  EXPECT_EQ(options.local_rank, 0);
+  EXPECT_EQ(options.local_size, 2);
+  EXPECT_EQ(options.cross_rank, 1);
+  EXPECT_EQ(options.cross_size, 2);
+  EXPECT_EQ(options.backend, BackendKind::kGloo);
+  EXPECT_EQ(options.host_address, "10.0.0.2");
+  EXPECT_EQ(environment->rendezvous_address, "10.0.0.1");
+  EXPECT_EQ(environment->rendezvous_port, 29500);
+  EXPECT_EQ(environment->secret_hex, std::string(64, 'a'));
+}
+
+TEST_F(RuntimeEnvironmentTest, EachMissingVariableIsNamed) {
+  for (const char* name :
+       {env::kRank, env::kSize, env::kLocalRank, env::kLocalSize, env::kCrossRank, env::kCrossSize,
+        env::kBackend, env::kRendezvousAddr, env::kRendezvousPort, env::kSecret, env::kHostAddr}) {
+    const std::string saved = values_[name];
+    values_.erase(name);
+    EXPECT_EQ(ReadError(), std::string(name) + " is not set: run this program under hvdrun");
+    values_[name] = "";
+    EXPECT_NE(ReadError(), "OK") << name;
+    values_[name] = saved;
+  }
+  EXPECT_EQ(ReadError(), "OK");
+}
+
+TEST_F(RuntimeEnvironmentTest, BadValuesAreNamed) {
+  values_[env::kRank] = "two";
+  EXPECT_EQ(ReadError(), "HVDRUN_RANK='two' is not an integer in 0..16777216");
+  values_[env::kRank] = "4";
+  EXPECT_EQ(ReadError(), "HVDRUN_RANK=4 is not below HVDRUN_SIZE=4");
+  values_[env::kRank] = "1";
+  values_[env::kSize] = "0";
+  EXPECT_EQ(ReadError(), "HVDRUN_SIZE='0' is not an integer in 1..16777216");
+  values_[env::kSize] = "4";
+  values_[env::kBackend] = "tcp";
+  EXPECT_EQ(ReadError(), "HVDRUN_BACKEND='tcp' is not a backend (gloo, mpi, nccl)");
+  values_[env::kBackend] = "nccl";
+  values_[env::kRendezvousPort] = "70000";
+  EXPECT_EQ(ReadError(), "HVDRUN_RENDEZVOUS_PORT='70000' is not an integer in 1..65535");
+  values_[env::kRendezvousPort] = "12 ";
+  EXPECT_EQ(ReadError(), "HVDRUN_RENDEZVOUS_PORT='12 ' is not an integer in 1..65535");
+}
+
+TEST(RuntimeInitFromEnvironmentTest, OutsideHvdrunSaysSo) {
+  for (const char* name : {env::kRank, env::kSize, env::kBackend}) unsetenv(name);
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment();
+  ASSERT_FALSE(runtime.ok());
+  EXPECT_EQ(runtime.status().message(), "HVDRUN_RANK is not set: run this program under hvdrun");
+}
+
+}  // namespace
+}  // namespace hvdrun

@@ -1,0 +1,126 @@
+#include "runtime/runtime_impl.h"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "runtime/arrival_check.h"
+#include "runtime/collective_state.h"
+
+namespace hvdrun {
+
+Runtime::Impl::Impl(RuntimeOptions options) : options_(std::move(options)) {}
+
+Runtime::Impl::~Impl() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status Runtime::Impl::Start() {
+  thread_ = std::thread([this] { ThreadMain(); });
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return started_; });
+  return broken_;
+}
+
+CollectiveHandle Runtime::Impl::Submit(Collective collective) {
+  auto state = std::make_shared<CollectiveHandle::State>();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
+    queue_.push_back(Pending{std::move(collective), state});
+  }
+  changed_.notify_all();
+  return CollectiveHandle(std::move(state));
+}
+
+Status Runtime::Impl::RunBaseline(const Collective& collective) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !broken_.ok() || (queue_.empty() && !running_); });
+    if (!broken_.ok()) return broken_;
+  }
+  Status status = RunGuarded(collective);
+  if (!status.ok()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (broken_.ok()) broken_ = status;
+  }
+  return status;
+}
+
+Status Runtime::Impl::Bootstrap() {
+  KeyValueStore& store = *options_.store;
+  // Each Runtime a rank creates gets its own scope, so that a second Runtime over the same store
+  // does not see the first one's arrivals. Every rank creates its Runtimes in the same order.
+  StatusOr<int64_t> instance = store.Add("runtime/instances/rank" + std::to_string(options_.rank), 1);
+  if (!instance.ok()) return Status::Error("rendezvous: " + instance.status().message());
+  const std::string scope = "runtime/" + std::to_string(instance.value()) + "/";
+  Status arrived = CheckArrival(store, scope, options_.rank, options_.size, options_.timeout);
+  if (!arrived.ok()) return arrived;
+
+  BackendContext context;
+  context.rank = options_.rank;
+  context.size = options_.size;
+  context.local_rank = options_.local_rank;
+  context.local_size = options_.local_size;
+  context.store = options_.store.get();
+  context.host_address = options_.host_address;
+  context.timeout = options_.timeout;
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options_.backend, context);
+  if (!backend.ok()) return backend.status();
+  backend_ = std::move(backend).value();
+  return Status::Ok();
+}
+
+Status Runtime::Impl::RunGuarded(const Collective& collective) {
+  std::lock_guard<std::mutex> lock(backend_mutex_);
+  try {
+    return collective(*backend_);
+  } catch (const std::exception& e) {
+    return Status::Error(std::string(BackendName(options_.backend)) + ": collective failed: " + e.what());
+  }
+}
+
+void Runtime::Impl::ThreadMain() {
+  Status bootstrapped;
+  try {
+    bootstrapped = Bootstrap();
+  } catch (const std::exception& e) {
+    bootstrapped = Status::Error(std::string("bootstrap failed: ") + e.what());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    started_ = true;
+    broken_ = bootstrapped;
+  }
+  changed_.notify_all();
+
+  while (true) {
+    Pending next;
+    Status broken;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) break;
+      next = std::move(queue_.front());
+      queue_.pop_front();
+      broken = broken_;
+      running_ = broken.ok();
+    }
+    Status result = broken.ok() ? RunGuarded(next.collective) : broken;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_ = false;
+      if (!result.ok() && broken_.ok()) broken_ = result;
+    }
+    changed_.notify_all();
+    next.state->Complete(std::move(result));
+  }
+  backend_.reset();
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,214 @@
+#include "hvdrun/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/in_memory_store.h"
+#include "runtime/test_job.h"
+
+namespace hvdrun {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::TestOptions;
+
+std::string InitError(RuntimeOptions options) {
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(std::move(options));
+  return runtime.ok() ? "OK" : runtime.status().message();
+}
+
+TEST(RuntimeOptionsTest, RejectsBadOptions) {
+  auto store = std::make_shared<InMemoryStore>();
+  RuntimeOptions options = TestOptions(4, 4, store);
+  EXPECT_EQ(InitError(options), "Runtime::Init: rank 4 is out of range for size 4 (0..3)");
+  options = TestOptions(-1, 4, store);
+  EXPECT_EQ(InitError(options), "Runtime::Init: rank -1 is out of range for size 4 (0..3)");
+  options = TestOptions(0, 0, store);
+  EXPECT_EQ(InitError(options), "Runtime::Init: size 0 is not positive");
+  options = TestOptions(0, 2, store);
+  options.local_rank = 2;
+  EXPECT_EQ(InitError(options), "Runtime::Init: local_rank 2 is out of range for local_size 2 (0..1)");
+  options = TestOptions(0, 2, store);
+  options.local_size = 3;
+  EXPECT_EQ(InitError(options), "Runtime::Init: local_size 3 is not in 1..2");
+  options = TestOptions(0, 2, store);
+  options.cross_rank = 1;
+  EXPECT_EQ(InitError(options), "Runtime::Init: cross_rank 1 is out of range for cross_size 1 (0..0)");
+  options = TestOptions(0, 1, nullptr);
+  EXPECT_EQ(InitError(options),
+            "Runtime::Init: no store: pass a KeyValueStore shared by every rank, or use InitFromEnvironment "
+            "under hvdrun");
+  options = TestOptions(0, 1, store);
+  options.host_address.clear();
+  EXPECT_EQ(InitError(options), "Runtime::Init: host_address is empty");
+  options = TestOptions(0, 1, store, milliseconds(0));
+  EXPECT_EQ(InitError(options), "Runtime::Init: timeout 0 ms is not positive");
+  options = TestOptions(0, 1, store);
+  options.backend = static_cast<BackendKind>(7);
+  EXPECT_EQ(InitError(options), "Runtime::Init: unknown backend 7");
+}
+
+TEST(RuntimeInitTest, BackendNotBuiltInIsAnError) {
+  auto store = std::make_shared<InMemoryStore>();
+  RuntimeOptions options = TestOptions(0, 1, store);
+  options.backend = BackendKind::kMpi;
+  EXPECT_EQ(InitError(options),
+            "backend 'mpi' is not built into this libhvdrun (rebuild hvdrun with mpi installed, or run with "
+            "another backend: --gloo)");
+  options.backend = BackendKind::kNccl;
+  EXPECT_EQ(InitError(options).rfind("backend 'nccl' is not built into this libhvdrun (", 0), 0U);
+}
+
+TEST(RuntimeInitTest, SingleRankNeedsNoPeers) {
+  StatusOr<std::unique_ptr<Runtime>> runtime =
+      Runtime::Init(TestOptions(0, 1, std::make_shared<InMemoryStore>()));
+  ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+  EXPECT_EQ(runtime.value()->rank(), 0);
+  EXPECT_EQ(runtime.value()->size(), 1);
+  EXPECT_EQ(runtime.value()->backend(), BackendKind::kGloo);
+  float value = 2.5F;
+  EXPECT_TRUE(runtime.value()->Allreduce(&value, &value, 1, DataType::kFloat32, ReduceOp::kSum).ok());
+  EXPECT_EQ(value, 2.5F);
+}
+
+TEST(RuntimeInitTest, MissingRanksAreNamed) {
+  auto store = std::make_shared<InMemoryStore>();
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back(
+        [&, rank] { errors[rank] = InitError(TestOptions(rank, 4, store, milliseconds(300))); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::string& error : errors) {
+    EXPECT_EQ(error,
+              "rendezvous: ranks 2, 3 of 4 did not arrive within 300 ms; every rank must start and call "
+              "Runtime::Init");
+  }
+}
+
+TEST(RuntimeInitTest, OneMissingRankIsNamed) {
+  auto store = std::make_shared<InMemoryStore>();
+  EXPECT_EQ(
+      InitError(TestOptions(1, 2, store, milliseconds(1500))),
+      "rendezvous: rank 0 of 2 did not arrive within 1.5 s; every rank must start and call Runtime::Init");
+}
+
+TEST(RuntimeInitTest, SuccessiveRuntimesShareOneStore) {
+  auto store = std::make_shared<InMemoryStore>();
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::thread> threads;
+    threads.reserve(2);
+    threads.reserve(4);
+    for (int rank = 0; rank < 2; ++rank) {
+      threads.emplace_back([&, rank, round] {
+        auto runtime = Runtime::Init(TestOptions(rank, 2, store));
+        ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+        int64_t value = rank + round;
+        ASSERT_TRUE(runtime.value()->Allreduce(&value, &value, 1, DataType::kInt64, ReduceOp::kSum).ok());
+        EXPECT_EQ(value, 1 + 2 * round);
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+}
+
+TEST(RuntimeCollectiveTest, CountZeroIsANoOp) {
+  testing::RunRanks(2, [](Runtime& runtime) {
+    EXPECT_TRUE(runtime.Allreduce(nullptr, nullptr, 0, DataType::kFloat32, ReduceOp::kSum).ok());
+    EXPECT_TRUE(runtime.Broadcast(nullptr, 0, DataType::kInt32, 1).ok());
+    EXPECT_TRUE(runtime.Allgather(nullptr, nullptr, 0, DataType::kInt64).ok());
+    EXPECT_TRUE(runtime.BaselineAllreduce(nullptr, 0, DataType::kFloat64, ReduceOp::kSum).ok());
+  });
+}
+
+TEST(RuntimeCollectiveTest, BadArgumentsAreRefusedWithoutBreakingTheRuntime) {
+  testing::RunRanks(1, [](Runtime& runtime) {
+    float value = 1;
+    EXPECT_EQ(runtime.Allreduce(nullptr, &value, 1, DataType::kFloat32, ReduceOp::kSum).message(),
+              "Allreduce: null buffer for 1 elements");
+    EXPECT_EQ(runtime.Allreduce(&value, &value, 1, static_cast<DataType>(42), ReduceOp::kSum).message(),
+              "Allreduce: unknown data type 42");
+    EXPECT_EQ(runtime.Allreduce(&value, &value, 1, DataType::kFloat32, static_cast<ReduceOp>(9)).message(),
+              "Allreduce: unknown reduce op 9");
+    EXPECT_EQ(runtime.Broadcast(&value, 1, DataType::kFloat32, 1).message(),
+              "Broadcast: root 1 is out of range for size 1");
+    EXPECT_EQ(runtime.BaselineAllreduce(&value, 1, DataType::kInt32, ReduceOp::kSum).message(),
+              "gloo: the baseline allreduce supports float32 and float64 with sum, not int32 with sum");
+    // An unsupported baseline is a failed collective: the runtime is broken from here on.
+    EXPECT_EQ(runtime.Barrier().message(),
+              "gloo: the baseline allreduce supports float32 and float64 with sum, not int32 with sum");
+  });
+  testing::RunRanks(1, [](Runtime& runtime) {
+    float value = 1;
+    EXPECT_FALSE(runtime.Allreduce(&value, nullptr, 1, DataType::kFloat32, ReduceOp::kSum).ok());
+    EXPECT_TRUE(runtime.Allreduce(&value, &value, 1, DataType::kFloat32, ReduceOp::kSum).ok());
+  });
+}
+
+TEST(RuntimeCollectiveTest, AFailedCollectiveBreaksTheRuntime) {
+  auto store = std::make_shared<InMemoryStore>();
+  std::unique_ptr<Runtime> survivor;
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto runtime = Runtime::Init(TestOptions(rank, 2, store, milliseconds(1000)));
+      ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+      if (rank == 0) survivor = std::move(runtime).value();
+      // Rank 1's runtime is destroyed here: its connections close.
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  ASSERT_NE(survivor, nullptr);
+  float value = 1;
+  Status failed = survivor->Allreduce(&value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.message().rfind("gloo: allreduce failed: ", 0), 0U) << failed.message();
+  EXPECT_EQ(failed.message().find('\n'), std::string::npos);
+  EXPECT_EQ(survivor->Barrier().message(), failed.message());
+  EXPECT_EQ(survivor->AllreduceAsync(&value, &value, 1, DataType::kFloat32, ReduceOp::kMax).Wait().message(),
+            failed.message());
+  EXPECT_EQ(survivor->BaselineAllreduce(&value, 1, DataType::kFloat32, ReduceOp::kSum).message(),
+            failed.message());
+}
+
+TEST(RuntimeCollectiveTest, EmptyHandle) {
+  CollectiveHandle handle;
+  EXPECT_TRUE(handle.Ready());
+  EXPECT_FALSE(handle.Wait().ok());
+}
+
+TEST(RuntimeCollectiveTest, DestructorRunsQueuedCollectives) {
+  std::vector<std::vector<int32_t>> results(3, std::vector<int32_t>(64));
+  auto store = std::make_shared<InMemoryStore>();
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  for (int rank = 0; rank < 3; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto runtime = Runtime::Init(TestOptions(rank, 3, store));
+      ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+      std::vector<int32_t>& data = results[rank];
+      for (size_t i = 0; i < data.size(); ++i) data[i] = rank + static_cast<int32_t>(i);
+      // Queued, never waited for: the destructor must still run them before it returns.
+      for (int repeat = 0; repeat < 4; ++repeat) {
+        runtime.value()->AllreduceAsync(data.data(), data.data(), data.size(), DataType::kInt32,
+                                        ReduceOp::kMax);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const auto& data : results) {
+    for (size_t i = 0; i < data.size(); ++i) EXPECT_EQ(data[i], 2 + static_cast<int32_t>(i));
+  }
+}
+
+}  // namespace
+}  // namespace hvdrun
