@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -65,20 +66,33 @@ double Expected(ReduceOp op, DataType type, int ranks, size_t index) {
   return 0;
 }
 
-// Seconds per call of `collective`, over `iters` calls after `warmup` untimed ones; all ranks
-// start each timed loop together.
-template <typename Fn>
-StatusOr<double> TimeCollective(Runtime& runtime, int warmup, int iters, Fn collective) {
-  for (int i = 0; i < warmup; ++i) {
-    if (Status status = collective(); !status.ok()) return status;
+// Seconds per call of each of `collectives`, each called `iters` times after `warmup` untimed
+// calls. With several, the timed calls are interleaved in rounds (a few calls of the first, then
+// of the second, ...), so that a burst of load on a shared machine slows them alike and their
+// ratio stays meaningful. Every timed stretch starts with all ranks together.
+StatusOr<std::vector<double>> TimeInterleaved(Runtime& runtime, int warmup, int iters,
+                                              const std::vector<std::function<Status()>>& collectives) {
+  for (const auto& collective : collectives) {
+    for (int i = 0; i < warmup; ++i) {
+      if (Status status = collective(); !status.ok()) return status;
+    }
   }
-  if (Status status = runtime.Barrier(); !status.ok()) return status;
-  auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) {
-    if (Status status = collective(); !status.ok()) return status;
+  constexpr int kRounds = 5;
+  const int rounds = std::min(kRounds, iters);
+  std::vector<double> seconds(collectives.size(), 0.0);
+  for (int round = 0; round < rounds; ++round) {
+    const int calls = iters / rounds + (round < iters % rounds ? 1 : 0);
+    for (size_t c = 0; c < collectives.size(); ++c) {
+      if (Status status = runtime.Barrier(); !status.ok()) return status;
+      auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) {
+        if (Status status = collectives[c](); !status.ok()) return status;
+      }
+      seconds[c] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
   }
-  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  return elapsed.count() / iters;
+  for (double& total : seconds) total /= iters;
+  return seconds;
 }
 
 StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, DataType type, ReduceOp op,
@@ -88,32 +102,34 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
   for (size_t i = 0; i < count; ++i) values[i] = Contribution(runtime.rank(), i);
   std::vector<char> send(bytes);
   std::vector<char> recv(bytes);
+  std::vector<char> scratch(bytes);  // the baseline's in-place buffer
   ConvertFromDouble(type, values.data(), send.data(), count);
+  ConvertFromDouble(type, values.data(), scratch.data(), count);
+
+  std::vector<std::function<Status()>> collectives = {
+      [&] { return runtime.Allreduce(send.data(), recv.data(), count, type, op); }};
+  if (options.baseline) {
+    collectives.emplace_back([&] { return runtime.BaselineAllreduce(scratch.data(), count, type, op); });
+  }
+  StatusOr<std::vector<double>> seconds =
+      TimeInterleaved(runtime, options.warmup, options.iters, collectives);
+  if (!seconds.ok()) return seconds.status();
 
   SizeResult result;
   result.bytes = bytes;
-  StatusOr<double> seconds = TimeCollective(runtime, options.warmup, options.iters, [&] {
-    return runtime.Allreduce(send.data(), recv.data(), count, type, op);
-  });
-  if (!seconds.ok()) return seconds.status();
-  result.time_us = seconds.value() * 1e6;
-  result.algbw_gbps = AlgorithmBandwidth(bytes, seconds.value());
+  result.time_us = seconds.value()[0] * 1e6;
+  result.algbw_gbps = AlgorithmBandwidth(bytes, seconds.value()[0]);
   result.busbw_gbps = AllreduceBusBandwidth(result.algbw_gbps, runtime.size());
+  if (options.baseline) {
+    result.baseline_time_us = seconds.value()[1] * 1e6;
+    result.baseline_busbw_gbps =
+        AllreduceBusBandwidth(AlgorithmBandwidth(bytes, seconds.value()[1]), runtime.size());
+  }
 
   std::vector<double> got(count);
   ConvertToDouble(type, recv.data(), got.data(), count);
   for (size_t i = 0; i < count; ++i) {
     result.max_error = std::max(result.max_error, std::abs(got[i] - Expected(op, type, runtime.size(), i)));
-  }
-
-  if (options.baseline) {
-    StatusOr<double> baseline = TimeCollective(runtime, options.warmup, options.iters, [&] {
-      return runtime.BaselineAllreduce(recv.data(), count, type, op);
-    });
-    if (!baseline.ok()) return baseline.status();
-    result.baseline_time_us = baseline.value() * 1e6;
-    result.baseline_busbw_gbps =
-        AllreduceBusBandwidth(AlgorithmBandwidth(bytes, baseline.value()), runtime.size());
   }
   return result;
 }
