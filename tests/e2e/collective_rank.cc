@@ -4,6 +4,7 @@
 // every result against a float64 reference, sends a report, and exits 0 only if all matched.
 // Output: one "checked N results" line, or one line per mismatch.
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -67,12 +68,12 @@ class Checker {
     if (!ok && failures_++ < 20) std::printf("rank %d: MISMATCH %s\n", rank_, what.c_str());
   }
   int failures() const { return failures_; }
-  long checked() const { return checked_; }
+  int64_t checked() const { return checked_; }
 
  private:
   int rank_;
   int failures_ = 0;
-  long checked_ = 0;
+  int64_t checked_ = 0;
 };
 
 void CheckAllreduce(Runtime& runtime, Checker& check, DataType type, ReduceOp op, size_t count,
@@ -110,10 +111,10 @@ void CheckBroadcastAndAllgather(Runtime& runtime, Checker& check) {
     check.Expect(ok, "broadcast from root " + std::to_string(root) + " " + status.message());
   }
   std::vector<float> mine(3, static_cast<float>(runtime.rank()));
-  std::vector<float> all(3 * runtime.size(), -1);
+  std::vector<float> all(size_t{3} * runtime.size(), -1);
   Status status = runtime.Allgather(mine.data(), all.data(), mine.size(), DataType::kFloat32);
   bool ok = status.ok();
-  for (size_t i = 0; i < all.size(); ++i) ok = ok && all[i] == static_cast<float>(i / 3);
+  for (size_t i = 0; i < all.size(); ++i) ok = ok && all[i] == static_cast<float>(static_cast<int>(i / 3));
   check.Expect(ok, "allgather " + status.message());
   status = runtime.Barrier();
   check.Expect(status.ok(), "barrier " + status.message());
@@ -142,8 +143,8 @@ int Run() {
     std::fprintf(stderr, "report: %s\n", status.message().c_str());
     return 1;
   }
-  std::printf("rank %d of %d: checked %ld results, %d failed\n", rt.rank(), rt.size(), check.checked(),
-              check.failures());
+  std::printf("rank %d of %d: checked %lld results, %d failed\n", rt.rank(), rt.size(),
+              static_cast<long long>(check.checked()), check.failures());
   return check.failures() == 0 ? 0 : 1;
 }
 

@@ -74,22 +74,25 @@ TEST(BenchTest, SweepsSizesAndWritesTheJsonTheIssueAsksFor) {
   ScratchDir dir;
   std::string json_path = dir.path() + "/bench.json";
   std::string bench = std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-bench";
-  ProcessResult result = RunHvdrun({"-np", "2", "--gloo", bench, "-b", "1K", "-e", "4K", "-f", "2", "--iters", "3",
-                                    "--warmup", "1", "--baseline", "--json", json_path});
+  ProcessResult result = RunHvdrun({"-np", "2", "--gloo", bench, "-b", "1K", "-e", "4K", "-f", "2", "--iters",
+                                    "3", "--warmup", "1", "--baseline", "--json", json_path});
   ASSERT_EQ(result.exit_code, 0) << result;
   // Rank 0 prints the table; the sizes are 1, 2 and 4 KiB.
   for (const char* size : {"1024", "2048", "4096"}) {
-    EXPECT_NE(result.stdout_text.find(std::string("[0]<stdout>:") + std::string(12 - std::strlen(size), ' ') + size),
+    EXPECT_NE(result.stdout_text.find(std::string("[0]<stdout>:") + std::string(12 - std::strlen(size), ' ') +
+                                      size),
               std::string::npos)
         << size << result;
   }
   EXPECT_EQ(result.stdout_text.find("[1]<stdout>:        1024"), std::string::npos) << result;
   std::string json = ReadFile(json_path);
-  for (const char* field : {"\"backend\": \"gloo\"", "\"ranks\": 2", "\"bytes\": 4096", "\"time_us\"", "\"algbw_gbps\"",
-                            "\"busbw_gbps\"", "\"max_error\": 0.0", "\"baseline_time_us\"", "\"baseline_busbw_gbps\""}) {
+  for (const char* field :
+       {"\"backend\": \"gloo\"", "\"ranks\": 2", "\"bytes\": 4096", "\"time_us\"", "\"algbw_gbps\"",
+        "\"busbw_gbps\"", "\"max_error\": 0.0", "\"baseline_time_us\"", "\"baseline_busbw_gbps\""}) {
     EXPECT_NE(json.find(field), std::string::npos) << field << "\n" << json;
   }
-  EXPECT_NE(result.stdout_text.find("busbw_gbps"), std::string::npos) << "hvdrun's summary of the reports" << result;
+  EXPECT_NE(result.stdout_text.find("busbw_gbps"), std::string::npos)
+      << "hvdrun's summary of the reports" << result;
 }
 
 TEST(RendezvousTest, AWrongSecretIsRefusedAndLoggedByPeerAddress) {
