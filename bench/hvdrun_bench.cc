@@ -95,21 +95,23 @@ StatusOr<std::vector<double>> TimeInterleaved(Runtime& runtime, int warmup, int 
   return seconds;
 }
 
+// Times the runtime's allreduce in place (as the baseline's raw call is, and as a training step's
+// gradient buffers are), then checks one more call on fresh data against the expected values.
 StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, DataType type, ReduceOp op,
                                  size_t bytes) {
   size_t count = bytes / DataTypeSize(type);
   std::vector<double> values(count);
   for (size_t i = 0; i < count; ++i) values[i] = Contribution(runtime.rank(), i);
-  std::vector<char> send(bytes);
-  std::vector<char> recv(bytes);
-  std::vector<char> scratch(bytes);  // the baseline's in-place buffer
-  ConvertFromDouble(type, values.data(), send.data(), count);
-  ConvertFromDouble(type, values.data(), scratch.data(), count);
+  std::vector<char> buffer(bytes);
+  std::vector<char> baseline_buffer(bytes);
+  ConvertFromDouble(type, values.data(), buffer.data(), count);
+  ConvertFromDouble(type, values.data(), baseline_buffer.data(), count);
 
   std::vector<std::function<Status()>> collectives = {
-      [&] { return runtime.Allreduce(send.data(), recv.data(), count, type, op); }};
+      [&] { return runtime.Allreduce(buffer.data(), buffer.data(), count, type, op); }};
   if (options.baseline) {
-    collectives.emplace_back([&] { return runtime.BaselineAllreduce(scratch.data(), count, type, op); });
+    collectives.emplace_back(
+        [&] { return runtime.BaselineAllreduce(baseline_buffer.data(), count, type, op); });
   }
   StatusOr<std::vector<double>> seconds =
       TimeInterleaved(runtime, options.warmup, options.iters, collectives);
@@ -126,8 +128,11 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
         AllreduceBusBandwidth(AlgorithmBandwidth(bytes, seconds.value()[1]), runtime.size());
   }
 
+  ConvertFromDouble(type, values.data(), buffer.data(), count);
+  if (Status status = runtime.Allreduce(buffer.data(), buffer.data(), count, type, op); !status.ok())
+    return status;
   std::vector<double> got(count);
-  ConvertToDouble(type, recv.data(), got.data(), count);
+  ConvertToDouble(type, buffer.data(), got.data(), count);
   for (size_t i = 0; i < count; ++i) {
     result.max_error = std::max(result.max_error, std::abs(got[i] - Expected(op, type, runtime.size(), i)));
   }
