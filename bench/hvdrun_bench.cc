@@ -129,8 +129,9 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
   }
 
   ConvertFromDouble(type, values.data(), buffer.data(), count);
-  if (Status status = runtime.Allreduce(buffer.data(), buffer.data(), count, type, op); !status.ok())
+  if (Status status = runtime.Allreduce(buffer.data(), buffer.data(), count, type, op); !status.ok()) {
     return status;
+  }
   std::vector<double> got(count);
   ConvertToDouble(type, buffer.data(), got.data(), count);
   for (size_t i = 0; i < count; ++i) {

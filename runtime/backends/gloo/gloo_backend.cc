@@ -84,6 +84,11 @@ StatusOr<std::unique_ptr<Backend>> GlooBackend::Create(const BackendContext& con
     gloo_context = std::make_shared<gloo::rendezvous::Context>(context.rank, context.size);
     gloo_context->setTimeout(context.timeout);
     gloo_context->connectFullMesh(store, device);
+    // connectFullMesh returns once this rank's side of every pair is up; a peer may still be
+    // finishing its own. Without this barrier a rank could run ahead, finish and close its pairs
+    // while a peer is still connecting ("Connection closed by peer").
+    gloo::BarrierOptions barrier(gloo_context);
+    gloo::barrier(barrier);
   });
   if (!status.ok()) return status;
   return std::unique_ptr<Backend>(new GlooBackend(std::move(gloo_context), context.size));
