@@ -98,7 +98,10 @@ int Runtime::cross_size() const { return impl_->options().cross_size; }
 BackendKind Runtime::backend() const { return impl_->options().backend; }
 
 Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
-  return AllreduceAsync(send, recv, count, type, op).Wait();
+  Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
+  if (valid.ok()) valid = ValidateOp("Allreduce", op);
+  if (!valid.ok()) return valid;
+  return impl_->Run([=](Backend& backend) { return backend.Allreduce(send, recv, count, type, op); });
 }
 
 CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t count, DataType type,
@@ -116,17 +119,17 @@ Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
     return Status::Error("Broadcast: root " + std::to_string(root) + " is out of range for size " +
                          std::to_string(size()));
   }
-  return impl_->Submit([=](Backend& backend) { return backend.Broadcast(buffer, count, type, root); }).Wait();
+  return impl_->Run([=](Backend& backend) { return backend.Broadcast(buffer, count, type, root); });
 }
 
 Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType type) {
   Status valid = ValidateBuffers("Allgather", send, recv, count, type);
   if (!valid.ok()) return valid;
-  return impl_->Submit([=](Backend& backend) { return backend.Allgather(send, recv, count, type); }).Wait();
+  return impl_->Run([=](Backend& backend) { return backend.Allgather(send, recv, count, type); });
 }
 
 Status Runtime::Barrier() {
-  return impl_->Submit([](Backend& backend) { return backend.Barrier(); }).Wait();
+  return impl_->Run([](Backend& backend) { return backend.Barrier(); });
 }
 
 Status Runtime::SendReport(const std::string& json) {

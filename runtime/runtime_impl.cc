@@ -38,17 +38,41 @@ CollectiveHandle Runtime::Impl::Submit(Collective collective) {
   return CollectiveHandle(std::move(state));
 }
 
+Status Runtime::Impl::Run(Collective collective) {
+  std::shared_ptr<CollectiveHandle::State> queued;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return broken_;
+    if (queue_.empty() && active_ == 0) {
+      ++active_;
+    } else {
+      queued = std::make_shared<CollectiveHandle::State>();
+      queue_.push_back(Pending{std::move(collective), queued});
+    }
+  }
+  if (queued == nullptr) return RunInline(collective);
+  changed_.notify_all();
+  return CollectiveHandle(std::move(queued)).Wait();
+}
+
 Status Runtime::Impl::RunBaseline(const Collective& collective) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return !broken_.ok() || (queue_.empty() && !running_); });
+    changed_.wait(lock, [this] { return !broken_.ok() || (queue_.empty() && active_ == 0); });
     if (!broken_.ok()) return broken_;
+    ++active_;
   }
+  return RunInline(collective);
+}
+
+Status Runtime::Impl::RunInline(const Collective& collective) {
   Status status = RunGuarded(collective);
-  if (!status.ok()) {
+  {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (broken_.ok()) broken_ = status;
+    --active_;
+    if (!status.ok() && broken_.ok()) broken_ = status;
   }
+  changed_.notify_all();
   return status;
 }
 
@@ -109,12 +133,12 @@ void Runtime::Impl::ThreadMain() {
       next = std::move(queue_.front());
       queue_.pop_front();
       broken = broken_;
-      running_ = broken.ok();
+      ++active_;
     }
     Status result = broken.ok() ? RunGuarded(next.collective) : broken;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      running_ = false;
+      --active_;
       if (!result.ok() && broken_.ok()) broken_ = result;
     }
     changed_.notify_all();

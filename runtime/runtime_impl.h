@@ -1,10 +1,14 @@
 // Runtime::Impl: the collective thread behind a Runtime and the queue that feeds it.
 //
 // One thread per Runtime bootstraps the backend (arrival check, then CreateBackend) and then runs
-// the queued collectives one at a time, in submission order. The backend is created, used and
-// destroyed on that thread only, except by RunBaseline, which runs on the caller's thread once the
-// queue is empty and holds backend_mutex_ while it does. The first failure is kept in broken_:
-// queued and later collectives complete with it without running.
+// the queued collectives one at a time, in submission order. The backend is created and destroyed
+// on that thread. A blocking call (Run) that finds the runtime idle, with nothing queued and nothing
+// running, runs on the caller's thread instead, as RunBaseline always does: that saves two thread
+// hand-offs per call, which on a loaded machine cost as much as a small allreduce. Order is kept
+// because a call only runs inline when every earlier one has finished; backend_mutex_ is held
+// while any collective runs, so the backend is never used by two threads at once (backends must
+// allow calls from different threads one at a time: MPI_THREAD_SERIALIZED). The first failure is
+// kept in broken_: queued and later collectives complete with it without running.
 //
 // Thread-safe: Submit and RunBaseline may be called from any thread.
 #ifndef HVDRUN_RUNTIME_RUNTIME_IMPL_H_
@@ -37,6 +41,9 @@ class Runtime::Impl {
   Status Start();
   // Queues `collective`; the handle completes when it has run (or at once if the runtime is broken).
   CollectiveHandle Submit(Collective collective);
+  // Runs `collective` and returns its Status: on this thread when the runtime is idle, otherwise
+  // queued behind the collectives before it.
+  Status Run(Collective collective);
   // Waits for the queue to empty, then runs `collective` on this thread.
   Status RunBaseline(const Collective& collective);
 
@@ -51,6 +58,8 @@ class Runtime::Impl {
   void ThreadMain();
   Status Bootstrap();
   Status RunGuarded(const Collective& collective);
+  // Runs `collective` on this thread; active_ must already count it. Records a failure in broken_.
+  Status RunInline(const Collective& collective);
 
   const RuntimeOptions options_;
   std::unique_ptr<Backend> backend_;  // written by the collective thread before started_ is set
@@ -60,7 +69,8 @@ class Runtime::Impl {
   std::condition_variable changed_;  // queue, started_, idle or stopping_ changed
   std::deque<Pending> queue_;        // GUARDED_BY(mutex_)
   bool started_ = false;             // GUARDED_BY(mutex_): bootstrapping finished
-  bool running_ = false;             // GUARDED_BY(mutex_): a collective is executing
+  int active_ = 0;                   // GUARDED_BY(mutex_): collectives taken off the queue or
+                                     // running inline that have not finished
   bool stopping_ = false;            // GUARDED_BY(mutex_)
   Status broken_;                    // GUARDED_BY(mutex_): the first failure, or OK
   std::thread thread_;

@@ -186,6 +186,37 @@ TEST(RuntimeCollectiveTest, EmptyHandle) {
   EXPECT_FALSE(handle.Wait().ok());
 }
 
+// A blocking call made while asynchronous ones are still queued must wait its turn: run at once on
+// the caller's thread, it would meet a peer's earlier collective (other counts, other values).
+TEST(RuntimeCollectiveTest, BlockingCallsRunAfterQueuedOnes) {
+  constexpr int kRanks = 3;
+  constexpr int kQueued = 16;
+  testing::RunRanks(kRanks, [](Runtime& runtime) {
+    const int rank = runtime.rank();
+    std::vector<std::vector<int64_t>> queued(kQueued);
+    std::vector<CollectiveHandle> handles;
+    for (int call = 0; call < kQueued; ++call) {
+      // Distinct counts, so that a collective paired with the wrong peer call fails or is wrong.
+      queued[call].assign(1000 + 37 * static_cast<size_t>(call), rank + call);
+      handles.push_back(runtime.AllreduceAsync(queued[call].data(), queued[call].data(), queued[call].size(),
+                                               DataType::kInt64, ReduceOp::kSum));
+      if (call % 4 == 3) {
+        std::vector<int64_t> blocking(7, rank * 10 + call);
+        ASSERT_TRUE(runtime
+                        .Allreduce(blocking.data(), blocking.data(), blocking.size(), DataType::kInt64,
+                                   ReduceOp::kMax)
+                        .ok());
+        EXPECT_EQ(blocking.front(), (kRanks - 1) * 10 + call);
+      }
+    }
+    for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+    for (int call = 0; call < kQueued; ++call) {
+      // sum over ranks of (rank + call) = 0 + 1 + 2 + 3 * call
+      EXPECT_EQ(queued[call].back(), 3 + kRanks * call) << "call " << call;
+    }
+  });
+}
+
 TEST(RuntimeCollectiveTest, DestructorRunsQueuedCollectives) {
   std::vector<std::vector<int32_t>> results(3, std::vector<int32_t>(64));
   auto store = std::make_shared<InMemoryStore>();

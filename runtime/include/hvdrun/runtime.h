@@ -4,9 +4,10 @@
 //   if (!runtime.ok()) { fprintf(stderr, "%s\n", runtime.status().message().c_str()); return 1; }
 //   (*runtime)->Allreduce(grads, grads, n, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kAverage);
 //
-// Every collective is executed by one background thread per Runtime, in the order the calls were
-// made; every rank must make the same collective calls in the same order (as with MPI). The
-// blocking calls are the asynchronous ones followed by Wait(). A Runtime may be used from several
+// Collectives run in the order the calls were made; every rank must make the same collective calls
+// in the same order (as with MPI). Asynchronous calls are queued for one background thread per
+// Runtime; a blocking call behaves as the asynchronous one followed by Wait(), and runs on the
+// caller's thread when nothing is queued or running. A Runtime may be used from several
 // threads, but the order of calls made concurrently from different threads is not defined, so a
 // program that does so must order them itself. Buffers passed to a call must stay valid, and must
 // not be written, until the call (or its handle's Wait) returns.
