@@ -12,6 +12,10 @@
 #include "runtime/in_memory_store.h"
 #include "runtime/test_job.h"
 
+#if defined(HVDRUN_HAVE_NCCL)
+#include <cuda_runtime_api.h>
+#endif
+
 namespace hvdrun {
 namespace {
 
@@ -54,15 +58,26 @@ TEST(RuntimeOptionsTest, RejectsBadOptions) {
   EXPECT_EQ(InitError(options), "Runtime::Init: unknown backend 7");
 }
 
+// What Init says for a backend this libhvdrun lacks, or, for NCCL built in, on a machine without
+// a GPU. (With MPI built in, a single-rank MPI runtime initialises: mpi_backend_check covers it.)
 TEST(RuntimeInitTest, BackendNotBuiltInIsAnError) {
   auto store = std::make_shared<InMemoryStore>();
   RuntimeOptions options = TestOptions(0, 1, store);
+#if !defined(HVDRUN_HAVE_MPI)
   options.backend = BackendKind::kMpi;
   EXPECT_EQ(InitError(options),
             "backend 'mpi' is not built into this libhvdrun (rebuild hvdrun with mpi installed, or run with "
             "another backend: --gloo)");
+#endif
   options.backend = BackendKind::kNccl;
+#if defined(HVDRUN_HAVE_NCCL)
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    EXPECT_EQ(InitError(options).rfind("nccl: no CUDA device on host ", 0), 0U) << InitError(options);
+  }
+#else
   EXPECT_EQ(InitError(options).rfind("backend 'nccl' is not built into this libhvdrun (", 0), 0U);
+#endif
 }
 
 TEST(RuntimeInitTest, SingleRankNeedsNoPeers) {

@@ -1,6 +1,6 @@
 // Allreduce over the Gloo backend: every world size 1..4 x every data type x every reduce op x
 // element counts 0, 1, 7 and 1,000,003, in place and out of place, each rank a thread with its own
-// Runtime over TCP on 127.0.0.1, checked against a float64 reference (gloo_test_values.h).
+// Runtime over TCP on 127.0.0.1, checked against a float64 reference (runtime/collective_test_values.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hvdrun/runtime.h"
-#include "runtime/backends/gloo/gloo_test_values.h"
+#include "runtime/collective_test_values.h"
 #include "runtime/test_job.h"
 
 namespace hvdrun {

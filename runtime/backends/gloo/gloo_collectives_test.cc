@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hvdrun/runtime.h"
-#include "runtime/backends/gloo/gloo_test_values.h"
+#include "runtime/collective_test_values.h"
 #include "runtime/test_job.h"
 
 namespace hvdrun {

@@ -1,64 +1,32 @@
-// Element access for the Gloo collective tests: any DataType's elements read and written as
-// double, and the per-rank inputs the tests reduce. For tests only.
+// The per-rank inputs and float64 references that every backend's collective tests share (Gloo's
+// threads over TCP, MPI's processes under mpirun, NCCL's threads on GPUs), and element access for
+// any DataType as double. For tests only.
 //
 // Inputs are multiples of 0.5 in [-8, 8] (integer types: whole numbers, and int64 adds a multiple
 // of 2^33 so that a 32-bit truncation would show), so that every partial sum of up to four ranks
 // is exactly representable in every type, float16 and bfloat16 included: sum, min and max must
-// then match the float64 reference exactly, whatever order gloo adds in.
-#ifndef HVDRUN_RUNTIME_BACKENDS_GLOO_GLOO_TEST_VALUES_H_
-#define HVDRUN_RUNTIME_BACKENDS_GLOO_GLOO_TEST_VALUES_H_
-
-#include <gloo/types.h>
+// then match the float64 reference exactly, whatever order a backend adds in.
+#ifndef HVDRUN_RUNTIME_COLLECTIVE_TEST_VALUES_H_
+#define HVDRUN_RUNTIME_COLLECTIVE_TEST_VALUES_H_
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "hvdrun/types.h"
-#include "runtime/bfloat16.h"
 
 namespace hvdrun::testing {
 
+// Element i of `buffer` set to / read as double, with the conversions of hvdrun/types.h (float16
+// and bfloat16 round to nearest even, integers truncate toward zero).
 inline void StoreElement(DataType type, void* buffer, size_t i, double value) {
-  switch (type) {
-    case DataType::kFloat32:
-      static_cast<float*>(buffer)[i] = static_cast<float>(value);
-      return;
-    case DataType::kFloat64:
-      static_cast<double*>(buffer)[i] = value;
-      return;
-    case DataType::kFloat16:
-      static_cast<gloo::float16*>(buffer)[i] = gloo::cpu_float2half_rn(static_cast<float>(value));
-      return;
-    case DataType::kBFloat16:
-      static_cast<BFloat16*>(buffer)[i] = BFloat16::FromFloat(static_cast<float>(value));
-      return;
-    case DataType::kInt32:
-      static_cast<int32_t*>(buffer)[i] = static_cast<int32_t>(value);
-      return;
-    case DataType::kInt64:
-      static_cast<int64_t*>(buffer)[i] = static_cast<int64_t>(value);
-      return;
-  }
+  ConvertFromDouble(type, &value, static_cast<char*>(buffer) + i * DataTypeSize(type), 1);
 }
 
 inline double LoadElement(DataType type, const void* buffer, size_t i) {
-  switch (type) {
-    case DataType::kFloat32:
-      return static_cast<const float*>(buffer)[i];
-    case DataType::kFloat64:
-      return static_cast<const double*>(buffer)[i];
-    case DataType::kFloat16:
-      return gloo::cpu_half2float(static_cast<const gloo::float16*>(buffer)[i]);
-    case DataType::kBFloat16:
-      return static_cast<const BFloat16*>(buffer)[i].ToFloat();
-    case DataType::kInt32:
-      return static_cast<const int32_t*>(buffer)[i];
-    case DataType::kInt64:
-      return static_cast<double>(static_cast<const int64_t*>(buffer)[i]);
-  }
-  return 0;
+  double value = 0;
+  ConvertToDouble(type, static_cast<const char*>(buffer) + i * DataTypeSize(type), &value, 1);
+  return value;
 }
 
 inline bool IsInteger(DataType type) { return type == DataType::kInt32 || type == DataType::kInt64; }
@@ -72,8 +40,8 @@ inline double InputValue(DataType type, int rank, size_t i) {
 }
 
 // The unit roundoff 2^-p of the type (p: significand bits); 0 for the exact integer types. An
-// average is the exact sum divided, then rounded at most twice (to float, then to a 2-byte type):
-// its relative error is at most twice this.
+// average computed as the exact sum divided, then rounded at most twice (to float, then to a 2-byte
+// type), has a relative error of at most twice this.
 inline double UnitRoundoff(DataType type) {
   switch (type) {
     case DataType::kFloat32:
@@ -116,6 +84,14 @@ inline double Reference(DataType type, ReduceOp op, int size, size_t i) {
   return IsInteger(type) ? std::trunc(average) : average;
 }
 
+// The sum over ranks of |input element i|: the scale of the rounding errors of an average that a
+// backend computes by scaling each input before summing (NCCL's ncclAvg on floating types).
+inline double MagnitudeSum(DataType type, int size, size_t i) {
+  double magnitude = 0;
+  for (int rank = 0; rank < size; ++rank) magnitude += std::fabs(InputValue(type, rank, i));
+  return magnitude;
+}
+
 }  // namespace hvdrun::testing
 
-#endif  // HVDRUN_RUNTIME_BACKENDS_GLOO_GLOO_TEST_VALUES_H_
+#endif  // HVDRUN_RUNTIME_COLLECTIVE_TEST_VALUES_H_

@@ -1,0 +1,149 @@
+#include "runtime/backends/mpi/mpi_backend.h"
+
+#include <gloo/types.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "runtime/backends/gloo/gloo_reduce.h"
+#include "runtime/backends/mpi/mpi_status.h"
+#include "runtime/bfloat16.h"
+
+namespace hvdrun {
+namespace {
+
+constexpr size_t kMaxCount = std::numeric_limits<int>::max();
+
+// The error for a call of more elements than MPI's int counts can hold.
+Status CheckCount(std::string_view what, size_t count) {
+  if (count <= kMaxCount) return Status::Ok();
+  return Status::Error("mpi: " + std::string(what) + " of " + std::to_string(count) +
+                       " elements exceeds MPI's limit of " + std::to_string(kMaxCount) +
+                       " elements per call; split it");
+}
+
+// values[i] /= divisor for `count` elements of `type`, as the Gloo backend's average does.
+void DivideBy(DataType type, void* values, size_t count, int divisor) {
+  switch (type) {
+    case DataType::kFloat32:
+      return gloo_reduce::DivideBy(static_cast<float*>(values), count, divisor);
+    case DataType::kFloat64:
+      return gloo_reduce::DivideBy(static_cast<double*>(values), count, divisor);
+    case DataType::kFloat16:
+      return gloo_reduce::DivideBy(static_cast<gloo::float16*>(values), count, divisor);
+    case DataType::kBFloat16:
+      return gloo_reduce::DivideBy(static_cast<BFloat16*>(values), count, divisor);
+    case DataType::kInt32:
+      return gloo_reduce::DivideBy(static_cast<int32_t*>(values), count, divisor);
+    case DataType::kInt64:
+      return gloo_reduce::DivideBy(static_cast<int64_t*>(values), count, divisor);
+  }
+}
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto a_begin = reinterpret_cast<uintptr_t>(a);
+  const auto b_begin = reinterpret_cast<uintptr_t>(b);
+  return a_begin < b_begin + b_bytes && b_begin < a_begin + a_bytes;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Backend>> MpiBackend::Create(const BackendContext& context) {
+  Status initialized = MpiLibraryHold::EnsureInitialized();
+  if (!initialized.ok()) return initialized;
+  int world_rank = -1;
+  int world_size = 0;
+  Status status = MpiStatus("MPI_Comm_rank", MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+  if (status.ok()) status = MpiStatus("MPI_Comm_size", MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+  if (!status.ok()) return status;
+  if (world_rank != context.rank || world_size != context.size) {
+    return Status::Error("mpi: this process is rank " + std::to_string(world_rank) + " of " +
+                         std::to_string(world_size) + " in MPI_COMM_WORLD, but hvdrun gave it rank " +
+                         std::to_string(context.rank) + " of " + std::to_string(context.size) +
+                         " (HVDRUN_RANK, HVDRUN_SIZE): the ranks were not started by `hvdrun --mpi`; "
+                         "start the job with hvdrun --mpi");
+  }
+
+  MPI_Comm comm = MPI_COMM_NULL;
+  status = MpiStatus("duplicating MPI_COMM_WORLD", MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+  if (!status.ok()) return status;
+  status =
+      MpiStatus("setting the communicator's error handler", MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  StatusOr<std::unique_ptr<MpiTypeMap>> types =
+      status.ok() ? MpiTypeMap::Create() : StatusOr<std::unique_ptr<MpiTypeMap>>(status);
+  if (!types.ok()) {
+    MPI_Comm_free(&comm);
+    return types.status();
+  }
+  return std::unique_ptr<Backend>(new MpiBackend(comm, std::move(types).value(), world_rank, world_size));
+}
+
+MpiBackend::MpiBackend(MPI_Comm comm, std::unique_ptr<MpiTypeMap> types, int rank, int size)
+    : comm_(comm), types_(std::move(types)), rank_(rank), size_(size) {}
+
+MpiBackend::~MpiBackend() {
+  // If the program finalised MPI itself before destroying the Runtime, nothing can be freed.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized != 0) return;
+  types_.reset();
+  MPI_Comm_free(&comm_);
+}
+
+Status MpiBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
+  if (count == 0) return Status::Ok();
+  if (Status status = CheckCount("allreduce", count); !status.ok()) return status;
+  const void* source = send == recv ? MPI_IN_PLACE : send;
+  Status status = MpiStatus("allreduce", MPI_Allreduce(source, recv, static_cast<int>(count),
+                                                       types_->Datatype(type), types_->Op(type, op), comm_));
+  if (status.ok() && op == ReduceOp::kAverage) DivideBy(type, recv, count, size_);
+  return status;
+}
+
+Status MpiBackend::Broadcast(void* buffer, size_t count, DataType type, int root) {
+  if (count == 0) return Status::Ok();
+  if (Status status = CheckCount("broadcast", count); !status.ok()) return status;
+  return MpiStatus("broadcast",
+                   MPI_Bcast(buffer, static_cast<int>(count), types_->Datatype(type), root, comm_));
+}
+
+Status MpiBackend::Allgather(const void* send, void* recv, size_t count, DataType type) {
+  if (count == 0) return Status::Ok();
+  if (Status status = CheckCount("allgather", count); !status.ok()) return status;
+  const size_t bytes = count * DataTypeSize(type);
+  char* own_block = static_cast<char*>(recv) + static_cast<size_t>(rank_) * bytes;
+  // MPI forbids a send buffer that aliases the receive buffer except as MPI_IN_PLACE (this rank's
+  // block already in place), so a send buffer elsewhere inside recv is moved there first.
+  const void* source = send;
+  if (send == own_block) {
+    source = MPI_IN_PLACE;
+  } else if (Overlap(send, bytes, recv, bytes * static_cast<size_t>(size_))) {
+    std::memmove(own_block, send, bytes);
+    source = MPI_IN_PLACE;
+  }
+  const MPI_Datatype datatype = types_->Datatype(type);
+  return MpiStatus("allgather", MPI_Allgather(source, static_cast<int>(count), datatype, recv,
+                                              static_cast<int>(count), datatype, comm_));
+}
+
+Status MpiBackend::Barrier() { return MpiStatus("barrier", MPI_Barrier(comm_)); }
+
+Status MpiBackend::BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) {
+  if (op != ReduceOp::kSum || (type != DataType::kFloat32 && type != DataType::kFloat64)) {
+    return Status::Error("mpi: the baseline allreduce supports float32 and float64 with sum, not " +
+                         std::string(DataTypeName(type)) + " with " + std::string(ReduceOpName(op)));
+  }
+  if (count == 0) return Status::Ok();
+  if (Status status = CheckCount("baseline allreduce", count); !status.ok()) return status;
+  return MpiStatus("baseline allreduce",
+                   MPI_Allreduce(MPI_IN_PLACE, buffer, static_cast<int>(count),
+                                 type == DataType::kFloat32 ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM, comm_));
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,135 @@
+#include "runtime/backends/mpi/mpi_type_map.h"
+
+#include <gloo/types.h>
+
+#include <cstddef>
+#include <string>
+
+#include "runtime/backends/gloo/gloo_reduce.h"
+#include "runtime/backends/mpi/mpi_status.h"
+#include "runtime/bfloat16.h"
+
+namespace hvdrun {
+namespace {
+
+constexpr int kFloat16Index = 0;
+constexpr int kBFloat16Index = 1;
+constexpr int kSumIndex = 0;
+constexpr int kMinIndex = 1;
+constexpr int kMaxIndex = 2;
+
+// An MPI_User_function: inout[i] = in[i] op inout[i] for `*length` elements, by kCombine.
+template <gloo_reduce::ReduceFunction kCombine>
+void Reduce(void* in, void* inout, int* length, MPI_Datatype* /*datatype*/) {
+  kCombine(inout, in, inout, static_cast<size_t>(*length));
+}
+
+template <typename T>
+Status CreateOps(const char* type_name, std::array<MPI_Op, 3>& ops) {
+  const std::string name(type_name);
+  Status status = MpiStatus("creating the " + name + " sum op",
+                            MPI_Op_create(&Reduce<&gloo_reduce::Sum<T>>, 1, &ops[kSumIndex]));
+  if (status.ok()) {
+    status = MpiStatus("creating the " + name + " min op",
+                       MPI_Op_create(&Reduce<&gloo_reduce::Min<T>>, 1, &ops[kMinIndex]));
+  }
+  if (status.ok()) {
+    status = MpiStatus("creating the " + name + " max op",
+                       MPI_Op_create(&Reduce<&gloo_reduce::Max<T>>, 1, &ops[kMaxIndex]));
+  }
+  return status;
+}
+
+Status CreateTwoByteType(const char* type_name, MPI_Datatype& type) {
+  const std::string what = "creating the " + std::string(type_name) + " datatype";
+  Status status = MpiStatus(what, MPI_Type_contiguous(2, MPI_BYTE, &type));
+  if (status.ok()) status = MpiStatus(what, MPI_Type_commit(&type));
+  return status;
+}
+
+int OpIndex(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kMin:
+      return kMinIndex;
+    case ReduceOp::kMax:
+      return kMaxIndex;
+    case ReduceOp::kSum:
+    case ReduceOp::kAverage:
+      break;
+  }
+  return kSumIndex;
+}
+
+MPI_Op NativeOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kMin:
+      return MPI_MIN;
+    case ReduceOp::kMax:
+      return MPI_MAX;
+    case ReduceOp::kSum:
+    case ReduceOp::kAverage:
+      break;
+  }
+  return MPI_SUM;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<MpiTypeMap>> MpiTypeMap::Create() {
+  std::unique_ptr<MpiTypeMap> map(new MpiTypeMap);
+  Status status = CreateTwoByteType("float16", map->two_byte_types_[kFloat16Index]);
+  if (status.ok()) status = CreateTwoByteType("bfloat16", map->two_byte_types_[kBFloat16Index]);
+  if (status.ok()) status = CreateOps<gloo::float16>("float16", map->two_byte_ops_[kFloat16Index]);
+  if (status.ok()) status = CreateOps<BFloat16>("bfloat16", map->two_byte_ops_[kBFloat16Index]);
+  if (!status.ok()) return status;
+  return map;
+}
+
+MpiTypeMap::~MpiTypeMap() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized != 0) return;
+  for (auto& ops : two_byte_ops_) {
+    for (MPI_Op& op : ops) {
+      if (op != MPI_OP_NULL) MPI_Op_free(&op);
+    }
+  }
+  for (MPI_Datatype& type : two_byte_types_) {
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+  }
+}
+
+MPI_Datatype MpiTypeMap::Datatype(DataType type) const {
+  switch (type) {
+    case DataType::kFloat32:
+      return MPI_FLOAT;
+    case DataType::kFloat64:
+      return MPI_DOUBLE;
+    case DataType::kInt32:
+      return MPI_INT32_T;
+    case DataType::kInt64:
+      return MPI_INT64_T;
+    case DataType::kFloat16:
+      return two_byte_types_[kFloat16Index];
+    case DataType::kBFloat16:
+      return two_byte_types_[kBFloat16Index];
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op MpiTypeMap::Op(DataType type, ReduceOp op) const {
+  switch (type) {
+    case DataType::kFloat16:
+      return two_byte_ops_[kFloat16Index][OpIndex(op)];
+    case DataType::kBFloat16:
+      return two_byte_ops_[kBFloat16Index][OpIndex(op)];
+    case DataType::kFloat32:
+    case DataType::kFloat64:
+    case DataType::kInt32:
+    case DataType::kInt64:
+      break;
+  }
+  return NativeOp(op);
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,340 @@
+#include "runtime/backends/nccl/nccl_backend.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace hvdrun {
+namespace {
+
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+std::string ToHex(const char* bytes, size_t size) {
+  std::string hex;
+  hex.reserve(size * 2);
+  for (size_t i = 0; i < size; ++i) {
+    const auto byte = static_cast<unsigned char>(bytes[i]);
+    hex.push_back(kHexDigits[byte >> 4]);
+    hex.push_back(kHexDigits[byte & 0xf]);
+  }
+  return hex;
+}
+
+int HexValue(char digit) {
+  if (digit >= '0' && digit <= '9') return digit - '0';
+  if (digit >= 'a' && digit <= 'f') return digit - 'a' + 10;
+  return -1;
+}
+
+// Decodes exactly size bytes of lower-case hex into `bytes`; false if `hex` is not that.
+bool FromHex(const std::string& hex, char* bytes, size_t size) {
+  if (hex.size() != size * 2) return false;
+  for (size_t i = 0; i < size; ++i) {
+    const int high = HexValue(hex[2 * i]);
+    const int low = HexValue(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return false;
+    bytes[i] = static_cast<char>((high << 4) | low);
+  }
+  return true;
+}
+
+std::string PointerText(const void* pointer) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", pointer);
+  return text;
+}
+
+// "<NCCL's name for the result>" plus NCCL's last error message for `comm`, when it has one.
+std::string NcclErrorText(ncclResult_t result, ncclComm_t comm) {
+  std::string text = ncclGetErrorString(result);
+  const char* last = ncclGetLastError(comm);
+  if (last != nullptr && *last != '\0') text += std::string(" (") + last + ")";
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+// cudaGetErrorString of `error`, clearing CUDA's record of it so that later calls do not see it.
+std::string CudaErrorText(cudaError_t error) {
+  cudaGetLastError();
+  return cudaGetErrorString(error);
+}
+
+ncclDataType_t NcclType(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+      return ncclFloat32;
+    case DataType::kFloat64:
+      return ncclFloat64;
+    case DataType::kFloat16:
+      return ncclFloat16;
+    case DataType::kBFloat16:
+      return ncclBfloat16;
+    case DataType::kInt32:
+      return ncclInt32;
+    case DataType::kInt64:
+      break;
+  }
+  return ncclInt64;
+}
+
+ncclRedOp_t NcclOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kAverage:
+      return ncclAvg;
+    case ReduceOp::kMin:
+      return ncclMin;
+    case ReduceOp::kMax:
+      break;
+  }
+  return ncclMax;
+}
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto a_begin = reinterpret_cast<uintptr_t>(a);
+  const auto b_begin = reinterpret_cast<uintptr_t>(b);
+  return a_begin < b_begin + b_bytes && b_begin < a_begin + a_bytes;
+}
+
+// Rank 0 makes the job's NCCL unique id and publishes it; the others wait for it.
+StatusOr<ncclUniqueId> ExchangeUniqueId(const BackendContext& context) {
+  const std::string where = "nccl: rank " + std::to_string(context.rank) + ": ";
+  StatusOr<int64_t> instance = context.store->Add("nccl/contexts/rank" + std::to_string(context.rank), 1);
+  if (!instance.ok()) return Status::Error(where + "bootstrap: " + instance.status().message());
+  const std::string key = "nccl/" + std::to_string(instance.value()) + "/unique_id";
+  ncclUniqueId id{};
+  if (context.rank == 0) {
+    const ncclResult_t result = ncclGetUniqueId(&id);
+    if (result != ncclSuccess) {
+      return Status::Error(where + "ncclGetUniqueId failed: " + NcclErrorText(result, nullptr));
+    }
+    Status published = context.store->Set(key, ToHex(id.internal, sizeof(id.internal)));
+    if (!published.ok()) return Status::Error(where + "bootstrap: " + published.message());
+    return id;
+  }
+  StatusOr<std::string> value = context.store->Get(key, context.timeout);
+  if (!value.ok()) return Status::Error(where + "bootstrap: " + value.status().message());
+  if (!FromHex(value.value(), id.internal, sizeof(id.internal))) {
+    return Status::Error(where + "bootstrap: the value of key '" + key + "' is not a " +
+                         std::to_string(sizeof(id.internal)) + "-byte NCCL unique id in hex");
+  }
+  return id;
+}
+
+void Release(ncclComm_t comm, cudaStream_t stream, void* barrier_buffer) {
+  if (comm != nullptr) ncclCommDestroy(comm);
+  if (stream != nullptr) cudaStreamDestroy(stream);
+  if (barrier_buffer != nullptr) cudaFree(barrier_buffer);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Backend>> NcclBackend::Create(const BackendContext& context) {
+  if (context.store == nullptr) return Status::Error("nccl: no store to bootstrap through");
+  int devices = 0;
+  const cudaError_t counted = cudaGetDeviceCount(&devices);
+  if (counted != cudaSuccess || devices <= 0) {
+    const std::string reason = counted != cudaSuccess ? CudaErrorText(counted) : "0 devices";
+    return Status::Error("nccl: no CUDA device on host " + context.host_address + " for rank " +
+                         std::to_string(context.rank) + " (cudaGetDeviceCount: " + reason +
+                         "); use --gloo or --mpi on machines without a GPU");
+  }
+  const int device = context.local_rank % devices;
+  const std::string where = "nccl: rank " + std::to_string(context.rank) + " on host " +
+                            context.host_address + ", device " + std::to_string(device) + ": ";
+  if (const cudaError_t error = cudaSetDevice(device); error != cudaSuccess) {
+    return Status::Error(where + "cudaSetDevice failed: " + CudaErrorText(error));
+  }
+  StatusOr<ncclUniqueId> id = ExchangeUniqueId(context);
+  if (!id.ok()) return id.status();
+
+  Resources resources;
+  if (const ncclResult_t result = ncclCommInitRank(&resources.comm, context.size, id.value(), context.rank);
+      result != ncclSuccess) {
+    return Status::Error(where + "ncclCommInitRank failed: " + NcclErrorText(result, nullptr));
+  }
+  cudaError_t error = cudaStreamCreateWithFlags(&resources.stream, cudaStreamNonBlocking);
+  if (error == cudaSuccess) error = cudaMalloc(&resources.barrier_buffer, sizeof(float));
+  if (error == cudaSuccess) error = cudaMemset(resources.barrier_buffer, 0, sizeof(float));
+  if (error != cudaSuccess) {
+    const std::string reason = CudaErrorText(error);
+    Release(resources.comm, resources.stream, resources.barrier_buffer);
+    return Status::Error(where + "setting up the stream failed: " + reason);
+  }
+  return std::unique_ptr<Backend>(
+      new NcclBackend(context.rank, context.size, device, resources, context.timeout));
+}
+
+NcclBackend::NcclBackend(int rank, int size, int device, Resources resources,
+                         std::chrono::milliseconds timeout)
+    : rank_(rank), size_(size), device_(device), resources_(resources), timeout_(timeout) {}
+
+NcclBackend::~NcclBackend() {
+  cudaSetDevice(device_);
+  Release(resources_.comm, resources_.stream, resources_.barrier_buffer);
+}
+
+Status NcclBackend::Prepare(std::string_view call) const {
+  if (resources_.comm == nullptr) {
+    return Status::Error("nccl: " + std::string(call) + ": the communicator of rank " +
+                         std::to_string(rank_) + " was aborted after an earlier failure");
+  }
+  if (const cudaError_t error = cudaSetDevice(device_); error != cudaSuccess) {
+    return Status::Error("nccl: " + std::string(call) + ": cudaSetDevice(" + std::to_string(device_) +
+                         ") failed: " + CudaErrorText(error));
+  }
+  return Status::Ok();
+}
+
+Status NcclBackend::CheckDevicePointer(std::string_view call, std::string_view which,
+                                       const void* pointer) const {
+  const std::string prefix = "nccl: " + std::string(call) + ": the " + std::string(which) + " " +
+                             PointerText(pointer) + " on rank " + std::to_string(rank_);
+  cudaPointerAttributes attributes{};
+  if (const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer); error != cudaSuccess) {
+    return Status::Error(prefix + " is not CUDA memory (cudaPointerGetAttributes: " + CudaErrorText(error) +
+                         "); the nccl backend takes device memory (cudaMalloc)");
+  }
+  if (attributes.type == cudaMemoryTypeManaged) return Status::Ok();
+  if (attributes.type != cudaMemoryTypeDevice) {
+    return Status::Error(prefix +
+                         " is host memory; the nccl backend takes device memory (cudaMalloc) of device " +
+                         std::to_string(device_));
+  }
+  if (attributes.device != device_) {
+    return Status::Error(prefix + " is memory of device " + std::to_string(attributes.device) +
+                         ", but this rank uses device " + std::to_string(device_));
+  }
+  return Status::Ok();
+}
+
+Status NcclBackend::Enqueued(std::string_view call, ncclResult_t result) const {
+  if (result == ncclSuccess) return Status::Ok();
+  return Status::Error("nccl: " + std::string(call) + " failed on rank " + std::to_string(rank_) + ": " +
+                       NcclErrorText(result, resources_.comm));
+}
+
+Status NcclBackend::Finish(std::string_view call) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  while (true) {
+    const cudaError_t queried = cudaStreamQuery(resources_.stream);
+    if (queried == cudaSuccess) return Status::Ok();
+    if (queried != cudaErrorNotReady) {
+      const std::string reason = CudaErrorText(queried);
+      Abort();
+      return Status::Error("nccl: " + std::string(call) + " failed on rank " + std::to_string(rank_) + ": " +
+                           reason);
+    }
+    ncclResult_t async = ncclSuccess;
+    ncclCommGetAsyncError(resources_.comm, &async);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      const std::string reason = NcclErrorText(async, resources_.comm);
+      Abort();
+      return Status::Error("nccl: " + std::string(call) + " failed on rank " + std::to_string(rank_) + ": " +
+                           reason);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      Abort();
+      return Status::Error(
+          "nccl: " + std::string(call) + " on rank " + std::to_string(rank_) + " did not finish within " +
+          std::to_string(timeout_.count()) +
+          " ms: a rank failed or the ranks made different calls; the communicator was aborted");
+    }
+    std::this_thread::yield();
+  }
+}
+
+void NcclBackend::Abort() {
+  if (resources_.comm == nullptr) return;
+  ncclCommAbort(resources_.comm);
+  resources_.comm = nullptr;
+}
+
+Status NcclBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
+  if (count == 0) return Status::Ok();
+  Status status = Prepare("allreduce");
+  if (status.ok()) status = CheckDevicePointer("allreduce", "send buffer", send);
+  if (status.ok() && recv != send) status = CheckDevicePointer("allreduce", "receive buffer", recv);
+  if (status.ok()) {
+    status = Enqueued("allreduce", ncclAllReduce(send, recv, count, NcclType(type), NcclOp(op),
+                                                 resources_.comm, resources_.stream));
+  }
+  return status.ok() ? Finish("allreduce") : status;
+}
+
+Status NcclBackend::Broadcast(void* buffer, size_t count, DataType type, int root) {
+  if (count == 0) return Status::Ok();
+  Status status = Prepare("broadcast");
+  if (status.ok()) status = CheckDevicePointer("broadcast", "buffer", buffer);
+  if (status.ok()) {
+    status = Enqueued("broadcast", ncclBroadcast(buffer, buffer, count, NcclType(type), root, resources_.comm,
+                                                 resources_.stream));
+  }
+  return status.ok() ? Finish("broadcast") : status;
+}
+
+Status NcclBackend::Allgather(const void* send, void* recv, size_t count, DataType type) {
+  if (count == 0) return Status::Ok();
+  Status status = Prepare("allgather");
+  if (status.ok()) status = CheckDevicePointer("allgather", "send buffer", send);
+  if (status.ok()) status = CheckDevicePointer("allgather", "receive buffer", recv);
+  if (!status.ok()) return status;
+  const size_t bytes = count * DataTypeSize(type);
+  char* own_block = static_cast<char*>(recv) + static_cast<size_t>(rank_) * bytes;
+  const void* source = send;
+  if (send != own_block) {
+    if (Overlap(send, bytes, own_block, bytes)) {
+      return Status::Error("nccl: allgather: the send buffer " + PointerText(send) + " on rank " +
+                           std::to_string(rank_) +
+                           " partly overlaps this rank's block of the receive buffer; pass the block itself "
+                           "(in place) or a buffer apart from it");
+    }
+    // NCCL gathers in place only from this rank's own block; a send buffer elsewhere inside recv,
+    // which the other ranks' blocks would overwrite, is copied there first.
+    if (Overlap(send, bytes, recv, bytes * static_cast<size_t>(size_))) {
+      const cudaError_t error =
+          cudaMemcpyAsync(own_block, send, bytes, cudaMemcpyDeviceToDevice, resources_.stream);
+      if (error != cudaSuccess) {
+        return Status::Error("nccl: allgather failed on rank " + std::to_string(rank_) +
+                             ": copying the send buffer into place: " + CudaErrorText(error));
+      }
+      source = own_block;
+    }
+  }
+  status = Enqueued("allgather",
+                    ncclAllGather(source, recv, count, NcclType(type), resources_.comm, resources_.stream));
+  return status.ok() ? Finish("allgather") : status;
+}
+
+Status NcclBackend::Barrier() {
+  Status status = Prepare("barrier");
+  if (status.ok()) {
+    status = Enqueued("barrier", ncclAllReduce(resources_.barrier_buffer, resources_.barrier_buffer, 1,
+                                               ncclFloat32, ncclSum, resources_.comm, resources_.stream));
+  }
+  return status.ok() ? Finish("barrier") : status;
+}
+
+Status NcclBackend::BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) {
+  if (op != ReduceOp::kSum || (type != DataType::kFloat32 && type != DataType::kFloat64)) {
+    return Status::Error("nccl: the baseline allreduce supports float32 and float64 with sum, not " +
+                         std::string(DataTypeName(type)) + " with " + std::string(ReduceOpName(op)));
+  }
+  if (count == 0) return Status::Ok();
+  Status status = Prepare("baseline allreduce");
+  if (status.ok()) status = CheckDevicePointer("baseline allreduce", "buffer", buffer);
+  if (status.ok()) {
+    status = Enqueued("baseline allreduce", ncclAllReduce(buffer, buffer, count, NcclType(type), ncclSum,
+                                                          resources_.comm, resources_.stream));
+  }
+  return status.ok() ? Finish("baseline allreduce") : status;
+}
+
+}  // namespace hvdrun

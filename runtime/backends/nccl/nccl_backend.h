@@ -1,0 +1,81 @@
+// NcclBackend: the Backend over NVIDIA's NCCL, one CUDA device per rank, for ranks that
+// `hvdrun --nccl` starts on GPU machines.
+//
+// Create() needs a CUDA device: without one it fails with "nccl: no CUDA device on host H for
+// rank N (cudaGetDeviceCount: ...); use --gloo or --mpi on machines without a GPU". The rank uses
+// device local_rank % (number of devices). Rank 0 makes the NCCL unique id and publishes it in the
+// job store (hex, under a key prefix of this backend's own, "nccl/<n>/", n counting the NCCL
+// backends this rank has created); the others wait for it within BackendContext::timeout. Then
+// ncclCommInitRank, and a non-blocking stream of this backend's own.
+//
+// Every buffer is DEVICE memory (cudaMalloc, or managed memory) of this rank's device: a host
+// pointer or another device's memory is an error naming the buffer, checked before anything is
+// sent. Every call is blocking: it waits for its stream to finish, for at most
+// BackendContext::timeout; past it (a rank died, or ranks made different calls) or on an
+// asynchronous NCCL error, the communicator is aborted and this and every later call fail.
+// An average is ncclAvg (floating types: each input scaled by 1/size, then summed; integers:
+// the sum divided, truncated toward zero).
+//
+// Thread safety: not thread-safe, but any thread may make a call, one call at a time; each call
+// selects the rank's device on the calling thread (cudaSetDevice).
+#ifndef HVDRUN_RUNTIME_BACKENDS_NCCL_NCCL_BACKEND_H_
+#define HVDRUN_RUNTIME_BACKENDS_NCCL_NCCL_BACKEND_H_
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+#include "hvdrun/status.h"
+#include "hvdrun/types.h"
+#include "runtime/backend.h"
+
+namespace hvdrun {
+
+class NcclBackend : public Backend {
+ public:
+  static StatusOr<std::unique_ptr<Backend>> Create(const BackendContext& context);
+  ~NcclBackend() override;
+
+  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override;
+  Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
+  // `send` may be this rank's block of `recv` (in place) or lie anywhere else, also inside recv
+  // as long as it does not partly overlap this rank's block.
+  Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
+  // A one-element allreduce.
+  Status Barrier() override;
+  // float32 and float64 with kSum only: ncclAllReduce(buffer, buffer, ..., ncclSum), nothing else.
+  Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
+
+ private:
+  struct Resources {
+    ncclComm_t comm = nullptr;
+    cudaStream_t stream = nullptr;
+    void* barrier_buffer = nullptr;  // one float32 on the device
+  };
+
+  NcclBackend(int rank, int size, int device, Resources resources, std::chrono::milliseconds timeout);
+
+  // Selects this rank's device on the calling thread; fails if the communicator was aborted.
+  Status Prepare(std::string_view call) const;
+  // OK if `pointer` is device memory of this rank's device, or managed memory.
+  Status CheckDevicePointer(std::string_view call, std::string_view which, const void* pointer) const;
+  // Turns the result of enqueueing `call` into a Status.
+  Status Enqueued(std::string_view call, ncclResult_t result) const;
+  // Waits until the stream has run everything enqueued, within timeout_; aborts on failure.
+  Status Finish(std::string_view call);
+  void Abort();
+
+  const int rank_;
+  const int size_;
+  const int device_;
+  Resources resources_;  // comm is null once aborted
+  const std::chrono::milliseconds timeout_;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_BACKENDS_NCCL_NCCL_BACKEND_H_
