@@ -4,7 +4,10 @@
 #   scripts/lint.sh format CLANG_FORMAT                        clang-format (.clang-format), no changes made
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source_dirs=(common agent launcher runtime bench trainer lab tests)
+source_dirs=()
+for dir in common agent launcher runtime bench trainer lab tests; do
+  if [ -d "$dir" ]; then source_dirs+=("$dir"); fi
+done
 
 case "${1:-}" in
   tidy)
@@ -14,7 +17,7 @@ case "${1:-}" in
     compiled=$(grep -o '"file": "[^"]*"' "$build_dir/compile_commands.json" | sed 's/"file": "//; s/"$//' |
       sort -u)
     sources() {
-      find "${source_dirs[@]}" -name '*.cc' "$@" 2>/dev/null | sort |
+      find "${source_dirs[@]}" -name '*.cc' "$@" | sort |
         while read -r file; do
           if grep -qxF "$PWD/$file" <<<"$compiled"; then echo "$file"; fi
         done
@@ -26,7 +29,7 @@ case "${1:-}" in
     ;;
   format)
     clang_format=$2
-    find "${source_dirs[@]}" fuzz \( -name '*.cc' -o -name '*.h' \) 2>/dev/null | sort |
+    find "${source_dirs[@]}" fuzz \( -name '*.cc' -o -name '*.h' \) | sort |
       xargs "$clang_format" --dry-run --Werror
     ;;
   *)
