@@ -41,16 +41,16 @@ CollectiveHandle Runtime::Impl::Submit(Collective collective) {
 Status Runtime::Impl::Run(Collective collective) {
   std::shared_ptr<CollectiveHandle::State> queued;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     if (!broken_.ok()) return broken_;
     if (queue_.empty() && active_ == 0) {
       ++active_;
-    } else {
-      queued = std::make_shared<CollectiveHandle::State>();
-      queue_.push_back(Pending{std::move(collective), queued});
+      lock.unlock();
+      return RunInline(collective);
     }
+    queued = std::make_shared<CollectiveHandle::State>();
+    queue_.push_back(Pending{std::move(collective), queued});
   }
-  if (queued == nullptr) return RunInline(collective);
   changed_.notify_all();
   return CollectiveHandle(std::move(queued)).Wait();
 }
