@@ -1,11 +1,9 @@
 #include "agent/agent.h"
 
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,13 +11,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
 
+#include "agent/descendants.h"
 #include "agent/rank_spawner.h"
 #include "common/exit_codes.h"
+#include "common/free_port.h"
 #include "common/version.h"
 
 namespace hvdrun {
@@ -30,45 +26,6 @@ constexpr size_t kMaxLinePiece = size_t{64} * 1024;
 constexpr size_t kReadChunk = size_t{64} * 1024;
 // Reads per stream per poll round while the rank runs, so one chatty rank cannot starve others.
 constexpr int kReadsPerRound = 16;
-
-// How long the agent waits, at its end, for the ranks' last descendants to die.
-constexpr std::chrono::milliseconds kDescendantsWait{2000};
-
-// The pids whose parent is `parent`, read from /proc.
-std::vector<pid_t> ChildrenOf(pid_t parent) {
-  std::vector<pid_t> children;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so parse after the last ')'.
-    size_t close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 1));
-    char state = 0;
-    pid_t ppid = 0;
-    if (rest >> state >> ppid && ppid == parent) children.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return children;
-}
-
-uint16_t FindFreePort() {
-  UniqueFd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!sock.valid()) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return 0;
-  }
-  return ntohs(addr.sin_port);
-}
 
 std::string HostName() {
   char name[256] = {};
@@ -170,24 +127,8 @@ int Agent::Run() {
     Flush();
   }
   Flush();
-  KillAndReapDescendants();
+  KillAndReapDescendants(kDescendantsWait, "hvdrun-agent");
   return exit_code_;
-}
-
-void Agent::KillAndReapDescendants() {
-  // As the subreaper, the agent is the parent of every rank's orphaned descendant. A group's
-  // SIGKILL is delivered asynchronously, so wait for each to die; kill any that left its rank's
-  // process group (setsid), found through /proc.
-  Clock::time_point deadline = Clock::now() + kDescendantsWait;
-  while (Clock::now() < deadline) {
-    pid_t pid = ::waitpid(-1, nullptr, WNOHANG);
-    if (pid < 0 && errno == ECHILD) return;
-    if (pid > 0) continue;
-    for (pid_t child : ChildrenOf(::getpid())) ::kill(child, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  std::fprintf(stderr, "hvdrun-agent: some processes the ranks started did not exit within %lld ms\n",
-               static_cast<long long>(kDescendantsWait.count()));
 }
 
 void Agent::HandleControlInput() {

@@ -59,8 +59,6 @@ class Agent {
   void DrainOutput(Rank& rank, protocol::OutputStream stream);
   void StartTermination();
   void KillRemaining();
-  // SIGKILL to every process left below the agent, and reap them, for a bounded time.
-  void KillAndReapDescendants();
   void Send(const protocol::Message& message);
   void Flush();
   void Fail(const std::string& message);

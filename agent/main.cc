@@ -1,12 +1,17 @@
-// hvdrun-agent: started by hvdrun, once per host, with its control stream on stdin/stdout.
-// It is not meant to be run by hand; `hvdrun-agent --version` prints its version.
+// hvdrun-agent: started by hvdrun, once per host, with its control stream on stdin/stdout; or, as
+// `hvdrun-agent --mpi-rank -- command...`, by the mpirun of `hvdrun --mpi`, once per rank
+// (agent/mpi_rank.h). It is not meant to be run by hand; `hvdrun-agent --version` prints its version.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 
+#include <string>
+#include <vector>
+
 #include "agent/agent.h"
+#include "agent/mpi_rank.h"
 #include "common/agent_protocol.h"
 #include "common/version.h"
 
@@ -15,10 +20,20 @@ int main(int argc, char** argv) {
     std::printf("hvdrun-agent %s (protocol %u)\n", hvdrun::kVersion, hvdrun::protocol::kProtocolVersion);
     return 0;
   }
+  if (argc >= 2 && std::strcmp(argv[1], "--mpi-rank") == 0) {
+    int first = argc >= 3 && std::strcmp(argv[2], "--") == 0 ? 3 : 2;
+    if (first >= argc) {
+      std::fprintf(stderr,
+                   "hvdrun-agent: --mpi-rank: no command given (usage: hvdrun-agent --mpi-rank -- "
+                   "command [args...])\n");
+      return 2;
+    }
+    return hvdrun::RunMpiRank(std::vector<std::string>(argv + first, argv + argc));
+  }
   if (argc != 1) {
     std::fprintf(stderr,
                  "hvdrun-agent: started by hvdrun, which speaks to it on stdin/stdout; it takes no arguments "
-                 "but --version\n");
+                 "but --version (and --mpi-rank under hvdrun --mpi)\n");
     return 2;
   }
   // The control stream keeps stdout to itself: anything else printed to fd 1 goes to stderr.

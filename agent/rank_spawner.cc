@@ -27,9 +27,9 @@ struct ExecFailure {
 }
 
 // Runs in the forked child; never returns.
-[[noreturn]] void ExecRank(const protocol::RankLaunch& launch, pid_t agent_pid, int stdout_fd, int stderr_fd,
-                           int status_fd) {
-  ::setpgid(0, 0);
+[[noreturn]] void ExecRank(const protocol::RankLaunch& launch, bool own_process_group, pid_t agent_pid,
+                           int stdout_fd, int stderr_fd, int status_fd) {
+  if (own_process_group) ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != agent_pid) ::_exit(127);  // the agent died before prctl took effect
 
@@ -38,9 +38,11 @@ struct ExecFailure {
   ::sigprocmask(SIG_SETMASK, &all, nullptr);
   for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
 
+  // stdout_fd and stderr_fd are -1 when the rank keeps the agent's own.
   int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd < 0 || ::dup2(null_fd, STDIN_FILENO) < 0 || ::dup2(stdout_fd, STDOUT_FILENO) < 0 ||
-      ::dup2(stderr_fd, STDERR_FILENO) < 0) {
+  if (null_fd < 0 || ::dup2(null_fd, STDIN_FILENO) < 0 ||
+      (stdout_fd >= 0 && ::dup2(stdout_fd, STDOUT_FILENO) < 0) ||
+      (stderr_fd >= 0 && ::dup2(stderr_fd, STDERR_FILENO) < 0)) {
     FailInChild(status_fd, protocol::SpawnError::kOther);
   }
   if (!launch.working_dir.empty() && ::chdir(launch.working_dir.c_str()) != 0) {
@@ -65,7 +67,7 @@ std::string Quote(const std::string& text) { return "'" + text + "'"; }
 
 }  // namespace
 
-SpawnedRank SpawnRank(const protocol::RankLaunch& launch) {
+SpawnedRank SpawnRank(const protocol::RankLaunch& launch, const SpawnOptions& options) {
   SpawnedRank result;
   auto fail = [&](protocol::SpawnError kind, const std::string& message) {
     result.pid = -1;
@@ -79,16 +81,20 @@ SpawnedRank SpawnRank(const protocol::RankLaunch& launch) {
   Pipe out;
   Pipe err;
   Pipe status;
-  if (!MakePipe(&out) || !MakePipe(&err) || !MakePipe(&status)) {
+  bool pipes = options.capture == OutputCapture::kPipes;
+  if ((pipes && (!MakePipe(&out) || !MakePipe(&err))) || !MakePipe(&status)) {
     return fail(protocol::SpawnError::kOther, std::string("cannot create pipes: ") + std::strerror(errno));
   }
   pid_t agent_pid = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return fail(protocol::SpawnError::kOther, std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) ExecRank(launch, agent_pid, out.write.get(), err.write.get(), status.write.get());
+  if (pid == 0) {
+    ExecRank(launch, options.own_process_group, agent_pid, out.write.get(), err.write.get(),
+             status.write.get());
+  }
 
   // Both sides set the group, so that it exists before either side relies on it.
-  ::setpgid(pid, pid);
+  if (options.own_process_group) ::setpgid(pid, pid);
   out.write.Reset();
   err.write.Reset();
   status.write.Reset();
@@ -115,8 +121,10 @@ SpawnedRank SpawnRank(const protocol::RankLaunch& launch) {
         return fail(failure.kind, "cannot start " + Quote(launch.argv[0]) + " (" + reason + ")");
     }
   }
-  SetNonBlocking(out.read.get());
-  SetNonBlocking(err.read.get());
+  if (pipes) {
+    SetNonBlocking(out.read.get());
+    SetNonBlocking(err.read.get());
+  }
   result.pid = pid;
   result.stdout_fd = std::move(out.read);
   result.stderr_fd = std::move(err.read);

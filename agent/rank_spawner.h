@@ -1,10 +1,11 @@
 // SpawnRank: starts one rank's program the way hvdrun promises.
 //
 // The program runs in a new process group of its own (so that the agent can stop it and
-// everything it started with one killpg), with stdin from /dev/null, stdout and stderr on fresh
-// pipes, default signal dispositions and an empty signal mask, the launch's environment entries
-// set on top of the agent's environment, and the launch's working directory. argv is passed to
-// execvp unchanged: no shell sees it. The rank also gets SIGKILL if the agent dies.
+// everything it started with one killpg; under mpirun it stays in the agent's, see SpawnOptions),
+// with stdin from /dev/null, stdout and stderr on fresh pipes (or the agent's own, with
+// OutputCapture::kInherit), default signal dispositions and an empty signal mask, the launch's environment
+// entries set on top of the agent's environment, and the launch's working directory. argv is passed to execvp
+// unchanged: no shell sees it. The rank also gets SIGKILL if the agent dies.
 //
 // Not thread-safe: it forks, and the agent is single-threaded.
 #ifndef HVDRUN_AGENT_RANK_SPAWNER_H_
@@ -20,9 +21,10 @@
 namespace hvdrun {
 
 struct SpawnedRank {
-  // The rank's pid, which is also its process group id; -1 when the spawn failed.
+  // The rank's pid, which is also its process group id with own_process_group; -1 when the spawn
+  // failed.
   pid_t pid = -1;
-  UniqueFd stdout_fd;  // non-blocking read ends
+  UniqueFd stdout_fd;  // non-blocking read ends; invalid with OutputCapture::kInherit
   UniqueFd stderr_fd;
   // Set when the program could not be started; `error` then says why in one line. A child that
   // failed its exec has already been reaped.
@@ -30,7 +32,20 @@ struct SpawnedRank {
   std::string error;
 };
 
-SpawnedRank SpawnRank(const protocol::RankLaunch& launch);
+enum class OutputCapture {
+  kPipes,    // stdout and stderr on fresh pipes, whose read ends SpawnedRank holds
+  kInherit,  // the agent's own stdout and stderr (under mpirun, which tags and forwards them)
+};
+
+struct SpawnOptions {
+  OutputCapture capture = OutputCapture::kPipes;
+  // Whether the rank leads a new process group (agent mode), or stays in the agent's: under
+  // mpirun, which signals the process group of each process it started, so that its SIGKILL
+  // reaches the rank and what the rank started even when it kills the agent too.
+  bool own_process_group = true;
+};
+
+SpawnedRank SpawnRank(const protocol::RankLaunch& launch, const SpawnOptions& options = {});
 
 }  // namespace hvdrun
 

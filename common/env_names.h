@@ -34,6 +34,10 @@ inline constexpr const char* kRendezvousPort = "HVDRUN_RENDEZVOUS_PORT";
 inline constexpr const char* kSecret = "HVDRUN_SECRET";
 // The address of this rank's host on the network the job uses; backends listen there.
 inline constexpr const char* kHostAddr = "HVDRUN_HOST_ADDR";
+// With --mpi: the job's hosts and how many ranks each runs, in rank order (host-major), in -H's
+// syntax ("localhost:4"). hvdrun gives it to mpirun, which passes it to every `hvdrun-agent
+// --mpi-rank`; the agent derives its rank's place from it and checks it against mpirun's own.
+inline constexpr const char* kMpiLayout = "HVDRUN_MPI_LAYOUT";
 
 // Horovod's names for the same values.
 inline constexpr const char* kHorovodRank = "HOROVOD_RANK";
@@ -55,6 +59,16 @@ inline constexpr const char* kTorchGroupWorldSize = "GROUP_WORLD_SIZE";
 // Rank 0's host and a TCP port that was free there when its agent started.
 inline constexpr const char* kTorchMasterAddr = "MASTER_ADDR";
 inline constexpr const char* kTorchMasterPort = "MASTER_PORT";
+
+// Set by Open MPI's mpirun for each process it starts, read by `hvdrun-agent --mpi-rank`: the
+// process's rank and the number of processes, in the job and on its node.
+inline constexpr const char* kOmpiRank = "OMPI_COMM_WORLD_RANK";
+inline constexpr const char* kOmpiSize = "OMPI_COMM_WORLD_SIZE";
+inline constexpr const char* kOmpiLocalRank = "OMPI_COMM_WORLD_LOCAL_RANK";
+inline constexpr const char* kOmpiLocalSize = "OMPI_COMM_WORLD_LOCAL_SIZE";
+// Open MPI's seconds between its SIGTERM and SIGKILL to a process when it stops a job (default 1);
+// mpirun passes it to its processes when it is set.
+inline constexpr const char* kOmpiSigkillTimeout = "OMPI_MCA_odls_base_sigkill_timeout";
 
 }  // namespace hvdrun::env
 

@@ -23,6 +23,11 @@ AgentConnection::AgentConnection(std::string host, pid_t pid, UniqueFd to_agent,
     : host_(std::move(host)), pid_(pid), to_agent_(std::move(to_agent)), from_agent_(std::move(from_agent)) {}
 
 AgentConnection::~AgentConnection() {
+  if (remote_) {
+    CloseInput();
+    remote_.reset();  // drops the connection and waits for its thread
+    return;
+  }
   if (!reaped_) {
     CloseInput();
     Kill();
@@ -75,6 +80,28 @@ StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartLocal(const std
       new AgentConnection(host, pid, std::move(to_agent.write), std::move(from_agent.read)));
 }
 
+StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartRemote(
+    const std::string& host, const SshOptions& ssh_options, const std::string& agent_path,
+    std::chrono::steady_clock::time_point deadline) {
+  UniqueFd to_agent;
+  UniqueFd from_agent;
+  StatusOr<std::unique_ptr<SshAgentTransport>> transport =
+      SshAgentTransport::Start(host, ssh_options, agent_path, deadline, &to_agent, &from_agent);
+  if (!transport.ok()) return Status::Error("host " + host + ": " + transport.status().message());
+  std::unique_ptr<AgentConnection> connection(
+      new AgentConnection(host, -1, std::move(to_agent), std::move(from_agent)));
+  connection->remote_ = std::move(transport).value();
+  return connection;
+}
+
+std::string AgentConnection::Stage() const {
+  return remote_ ? StageName(remote_->stage()) : StageName(SshStage::kAgentStart);
+}
+
+std::string AgentConnection::EndReason() const {
+  return remote_ ? remote_->end().reason : "the agent exited unexpectedly";
+}
+
 bool AgentConnection::Send(const protocol::Message& message) {
   return to_agent_.valid() && WriteAll(to_agent_.get(), protocol::EncodeFrame(message));
 }
@@ -107,12 +134,21 @@ Status AgentConnection::ReadMessages(std::vector<protocol::Message>* messages) {
 
 bool AgentConnection::Reap(int* wait_status) {
   if (reaped_) return true;
+  if (remote_) {
+    *wait_status = 0;
+    reaped_ = remote_->finished();
+    return reaped_;
+  }
   pid_t result = ::waitpid(pid_, wait_status, WNOHANG);
   if (result == pid_ || (result < 0 && errno == ECHILD)) reaped_ = true;
   return reaped_;
 }
 
 void AgentConnection::Kill() {
+  if (remote_) {
+    remote_->Abort();
+    return;
+  }
   if (!reaped_) ::killpg(pid_, SIGKILL);
 }
 

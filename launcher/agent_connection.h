@@ -2,14 +2,17 @@
 //
 // It owns the agent's process (started here, for a host that is this machine) and the two pipe
 // ends that carry the agent protocol: frames are written to the agent's stdin and decoded from its
-// stdout. The agent's stderr is hvdrun's, so an agent's own diagnostics reach the user untagged.
-// The agent runs in its own process group, so a Ctrl-C at the terminal reaches hvdrun alone, and
-// hvdrun stops the ranks in order. Not thread-safe.
+// stdout. For a host that is not this machine the pipes lead to an SshAgentTransport instead,
+// whose thread carries the same bytes over an SSH channel; the view from job.cc is the same. The agent's
+// stderr is hvdrun's, so an agent's own diagnostics reach the user untagged. The agent runs in its own
+// process group, so a Ctrl-C at the terminal reaches hvdrun alone, and hvdrun stops the ranks in order. Not
+// thread-safe.
 #ifndef HVDRUN_LAUNCHER_AGENT_CONNECTION_H_
 #define HVDRUN_LAUNCHER_AGENT_CONNECTION_H_
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +20,8 @@
 #include "common/agent_protocol.h"
 #include "common/file_descriptor.h"
 #include "common/status.h"
+#include "launcher/ssh_agent_transport.h"
+#include "launcher/ssh_options.h"
 
 namespace hvdrun {
 
@@ -26,10 +31,23 @@ class AgentConnection {
   // Fails with a one-line reason.
   static StatusOr<std::unique_ptr<AgentConnection>> StartLocal(const std::string& host,
                                                                const std::string& agent_path);
+  // Starts reaching `host`'s agent over SSH (SshAgentTransport) and returns at once; a failure
+  // shows as the end of the stream, EndReason() naming the stage.
+  static StatusOr<std::unique_ptr<AgentConnection>> StartRemote(
+      const std::string& host, const SshOptions& ssh_options, const std::string& agent_path,
+      std::chrono::steady_clock::time_point deadline);
   ~AgentConnection();
 
   const std::string& host() const { return host_; }
+  // The local agent's pid; -1 for a remote agent.
   pid_t pid() const { return pid_; }
+  bool remote() const { return remote_ != nullptr; }
+  // The remote agent's SSH connection (nullptr for a local agent).
+  const SshAgentTransport* transport() const { return remote_.get(); }
+  // The stage reached ("agent start" for a local agent) and, once the stream has closed, why it
+  // did, in one line without the host.
+  std::string Stage() const;
+  std::string EndReason() const;
   // Readable when the agent sent something or closed its stream; -1 once the stream is closed.
   int read_fd() const { return from_agent_.get(); }
   bool stream_closed() const { return !from_agent_.valid(); }
@@ -44,9 +62,11 @@ class AgentConnection {
   // Closes the agent's stdin: it stops whatever ranks remain and exits.
   void CloseInput() { to_agent_.Reset(); }
 
-  // Reaps the agent if it has exited; returns true once it has. `wait_status` gets waitpid's status.
+  // Reaps the agent if it has exited; returns true once it has. `wait_status` gets waitpid's status
+  // (0 for a remote agent, whose SSH connection has then ended).
   bool Reap(int* wait_status);
-  // SIGKILL to the agent's process group, for an agent that does not exit when asked.
+  // SIGKILL to the agent's process group, for an agent that does not exit when asked; for a remote
+  // agent, drops its SSH connection (its sshd closes the agent's stdin, and it stops its ranks).
   void Kill();
 
  private:
@@ -54,6 +74,7 @@ class AgentConnection {
 
   std::string host_;
   pid_t pid_;
+  std::unique_ptr<SshAgentTransport> remote_;
   bool reaped_ = false;
   UniqueFd to_agent_;
   UniqueFd from_agent_;

@@ -1,8 +1,11 @@
 #include "launcher/failure_report.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
+
+#include "common/exit_codes.h"
 
 namespace hvdrun {
 namespace {
@@ -91,6 +94,41 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
     for (const std::string& line : tail) report << "  " << line << "\n";
   }
   return report.str();
+}
+
+int ReportJobEnd(const std::vector<RankOutcome>& ranks, int first_failure, int interrupt_signal,
+                 const OutputRouter& output) {
+  if (first_failure >= 0) {
+    const RankOutcome& first = ranks.at(first_failure);
+    if (first.exited && first.exit.spawn_error != protocol::SpawnError::kNone) {
+      int others = static_cast<int>(std::count_if(ranks.begin(), ranks.end(), [&](const RankOutcome& o) {
+        return o.rank != first.rank && o.exited && o.exit.spawn_error != protocol::SpawnError::kNone;
+      }));
+      std::string more;
+      if (others > 0) {
+        more = " (and " + std::to_string(others) + (others == 1 ? " more rank" : " more ranks") +
+               " could not start)";
+      }
+      std::fprintf(stderr, "hvdrun: rank %d on host %s: %s%s\n", first.rank, first.host.c_str(),
+                   first.exit.error.c_str(), more.c_str());
+      switch (first.exit.spawn_error) {
+        case protocol::SpawnError::kNotExecutable:
+          return kExitNotExecutable;
+        case protocol::SpawnError::kNotFound:
+        case protocol::SpawnError::kWorkingDir:
+          return kExitNotFound;
+        default:
+          return kExitLaunchFailure;  // fork or pipe failure on the host
+      }
+    }
+    std::fputs(FormatFailureReport(ranks, first_failure, output).c_str(), stderr);
+    return ExitCodeOf(first);
+  }
+  if (interrupt_signal != 0) {
+    std::fprintf(stderr, "hvdrun: stopped by %s\n", SignalName(interrupt_signal).c_str());
+    return 128 + interrupt_signal;
+  }
+  return 0;
 }
 
 }  // namespace hvdrun

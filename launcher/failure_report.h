@@ -35,6 +35,13 @@ int ExitCodeOf(const RankOutcome& outcome);
 std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first_failure,
                                 const OutputRouter& output);
 
+// How a job whose ranks were started ends, printed on stderr, and hvdrun's exit code for it:
+// the first failure (`first_failure`, a rank, or -1 for none) as one line when that rank could not
+// start (126, 127, or 3 when its host could not fork it) or as the failure report; without one,
+// the signal that stopped hvdrun (`interrupt_signal`, 0 for none; 128+N); else 0.
+int ReportJobEnd(const std::vector<RankOutcome>& ranks, int first_failure, int interrupt_signal,
+                 const OutputRouter& output);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_LAUNCHER_FAILURE_REPORT_H_

@@ -11,36 +11,26 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <random>
 
+#include "common/env_names.h"
 #include "common/exit_codes.h"
 #include "common/job_secret.h"
+#include "common/rank_environment.h"
 #include "common/version.h"
+#include "launcher/job_start.h"
 #include "launcher/local_host.h"
-#include "launcher/rank_environment.h"
 #include "launcher/results_writer.h"
-#include "launcher/run_summary.h"
 
 namespace hvdrun {
 namespace {
 
-// Agents report in at this interval, and one silent for kHeartbeatTimeout has failed.
+// Agents report in at this interval; one silent for --heartbeat-timeout has failed.
 constexpr std::chrono::milliseconds kHeartbeatInterval{1000};
-constexpr std::chrono::milliseconds kHeartbeatTimeout{30000};
 // Between SIGTERM and SIGKILL when a job stops: long enough for a rank to flush its logs, short
 // enough that a failed job is over in about a second.
 constexpr std::chrono::milliseconds kKillGrace{1000};
-// Where the rendezvous service listens: every host of a job is this machine in this version.
-constexpr const char* kRendezvousAddress = "127.0.0.1";
 // How long agents get to exit once their ranks have ended, beyond the kill grace.
 constexpr std::chrono::milliseconds kAgentExitWait{3000};
-
-std::string NewJobId() {
-  std::random_device random;
-  char id[17];
-  std::snprintf(id, sizeof(id), "%08x%08x", random(), random());
-  return id;
-}
 
 std::string WorkingDirectory() {
   std::vector<char> buffer(4096);
@@ -62,48 +52,38 @@ Job::Job(LaunchOptions options, std::string agent_path)
     : options_(std::move(options)), agent_path_(std::move(agent_path)), output_(stdout, stderr) {}
 
 int Job::Run() {
+  // Hosts that are not this machine are reached over SSH (AgentConnection::StartRemote).
   StatusOr<RankAssignment> assignment = RankAssignment::Assign(options_.hosts, options_.num_proc);
   if (!assignment.ok()) {
     std::fprintf(stderr, "hvdrun: %s\n", assignment.status().message().c_str());
     return kExitUsage;
   }
   assignment_ = std::move(assignment).value();
-  for (const HostRanks& host : assignment_.hosts()) {
-    if (!IsLocalHost(host.host)) {
-      std::fprintf(stderr,
-                   "hvdrun: host '%s' is not this machine, and this hvdrun starts ranks on this machine only "
-                   "(use localhost, 127.0.0.1 or this machine's own name or address)\n",
-                   host.host.c_str());
-      return kExitUsage;
-    }
-  }
   if (!options_.output_dir.empty()) {
     if (Status status = output_.OpenRankFiles(options_.output_dir, assignment_.size()); !status.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", status.message().c_str());
       return kExitUsage;
     }
   }
-  for (const RankPlacement& place : assignment_.ranks()) {
-    RankOutcome outcome;
-    outcome.rank = place.rank;
-    outcome.host = assignment_.hosts()[place.host_index].host;
-    outcomes_.push_back(outcome);
-  }
+  outcomes_ = InitialOutcomes(assignment_);
   job_id_ = NewJobId();
-  if (options_.backend) {
-    secret_ = NewJobSecret();
-    StatusOr<std::unique_ptr<RendezvousServer>> server = RendezvousServer::Start(
-        kRendezvousAddress, secret_,
-        [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); });
+  // Before the rendezvous service's thread starts, which inherits the blocked signals: a signal
+  // that thread could take would bypass the signalfd (and SIGINT would end hvdrun on the spot).
+  if (!SetUpSignals()) return kExitLaunchFailure;
+  for (const HostRanks& host : assignment_.hosts()) any_remote_ = any_remote_ || !IsLocalHost(host.host);
+  if (options_.backend) secret_ = NewJobSecret();
+  // With remote hosts the service must listen on the address they reach this machine by, known
+  // once their SSH connections are up: SendLaunch starts it then.
+  if (options_.backend && !any_remote_) {
+    StatusOr<std::unique_ptr<RendezvousServer>> server = StartJobRendezvous(secret_);
     if (!server.ok()) {
-      std::fprintf(stderr, "hvdrun: rendezvous: %s\n", server.status().message().c_str());
+      std::fprintf(stderr, "hvdrun: %s\n", server.status().message().c_str());
       return kExitLaunchFailure;
     }
     rendezvous_ = std::move(server).value();
     Verbose("rendezvous service on " + std::string(kRendezvousAddress) + ":" +
             std::to_string(rendezvous_->port()));
   }
-  if (!SetUpSignals()) return kExitLaunchFailure;
   if (!StartAgents()) {
     ShutDownAgents();
     return kExitLaunchFailure;
@@ -111,8 +91,10 @@ int Job::Run() {
 
   start_deadline_ = Clock::now() + std::chrono::seconds(options_.start_timeout_s);
   last_heartbeat_sent_ = Clock::now();
-  while (!start_failed_ && !(launched_ && AllRanksEnded())) {
-    if (!launched_ && !stopping_ &&
+  // A failed start still waits for every other host's outcome (bounded by --start-timeout), so
+  // that each failing host gets its line.
+  while (!(start_failed_ && StartSettled()) && !(launched_ && AllRanksEnded())) {
+    if (!launched_ && !stopping_ && !start_failed_ &&
         std::all_of(agents_.begin(), agents_.end(), [](const HostAgent& a) { return a.hello_received; })) {
       SendLaunch();
       continue;
@@ -133,37 +115,27 @@ int Job::Run() {
 }
 
 Status Job::CollectResults() {
-  std::map<int, std::string> reports;
-  if (rendezvous_) reports = rendezvous_->Reports();
-  RunSummary summary = SummarizeReports(reports);
-  for (const std::string& problem : summary.problems) {
-    std::fprintf(stderr, "hvdrun: report of %s\n", problem.c_str());
-  }
-  std::fputs(FormatRunSummary(summary).c_str(), stdout);
-  std::fflush(stdout);
-  if (options_.results_dir.empty()) return Status::Ok();
-  return WriteResults(options_.results_dir, PlanToJson(assignment_, options_, job_id_), reports,
-                      RunSummaryToJson(summary));
+  return PublishResults(rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{}, assignment_,
+                        options_, job_id_);
 }
 
 bool Job::SetUpSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
-  ::sigprocmask(SIG_BLOCK, &set, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  signals_.Reset(::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
-  if (!signals_.valid()) {
-    std::fprintf(stderr, "hvdrun: cannot watch signals: %s\n", std::strerror(errno));
+  StatusOr<UniqueFd> signals = WatchJobSignals();
+  if (!signals.ok()) {
+    std::fprintf(stderr, "hvdrun: %s\n", signals.status().message().c_str());
     return false;
   }
+  signals_ = std::move(signals).value();
   return true;
 }
 
 bool Job::StartAgents() {
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(options_.start_timeout_s);
   for (const HostRanks& host : assignment_.hosts()) {
+    bool local = IsLocalHost(host.host);
     StatusOr<std::unique_ptr<AgentConnection>> connection =
-        AgentConnection::StartLocal(host.host, agent_path_);
+        local ? AgentConnection::StartLocal(host.host, agent_path_)
+              : AgentConnection::StartRemote(host.host, options_.ssh, options_.remote_agent_path, deadline);
     if (!connection.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", connection.status().message().c_str());
       return false;
@@ -171,14 +143,15 @@ bool Job::StartAgents() {
     HostAgent agent;
     agent.connection = std::move(connection).value();
     agent.ranks = host.ranks;
-    agent.local = true;
+    agent.local = local;
     agent.last_heard = Clock::now();
-    Verbose("host " + host.host + ": agent started (pid " + std::to_string(agent.connection->pid()) +
-            "), ranks " + RankList(host.ranks));
+    Verbose("host " + host.host + ": agent " +
+            (local ? "started (pid " + std::to_string(agent.connection->pid()) + ")" : "starting over SSH") +
+            ", ranks " + RankList(host.ranks));
     protocol::Hello hello;
     hello.hvdrun_version = kVersion;
     hello.heartbeat_interval_ms = static_cast<uint32_t>(kHeartbeatInterval.count());
-    hello.heartbeat_timeout_ms = static_cast<uint32_t>(kHeartbeatTimeout.count());
+    hello.heartbeat_timeout_ms = static_cast<uint32_t>(options_.heartbeat_timeout_s * 1000);
     agent.connection->Send(hello);
     agents_.push_back(std::move(agent));
   }
@@ -195,32 +168,38 @@ void Job::SendLaunch() {
           "(protocol %u); install the same hvdrun on every host\n",
           agent.connection->host().c_str(), hello.hvdrun_version.c_str(), hello.protocol_version, kVersion,
           protocol::kProtocolVersion);
+      agent.start_failed = true;
       start_failed_ = true;
-      return;
     }
+  }
+  if (start_failed_) return;
+  if (any_remote_ && !StartRemoteJobRendezvous()) {
+    start_failed_ = true;
+    return;
   }
   const HostAgent& rank0_agent = agents_.front();
   JobEnvironment job;
   job.job_id = job_id_;
-  job.master_addr = HostAddress(rank0_agent.connection->host());
+  job.master_addr = JobAddressOf(rank0_agent);
   job.master_port = rank0_agent.hello.free_port;
   job.exports = options_.exports;
   if (rendezvous_) {
     job.backend = std::string(BackendName(*options_.backend));
-    job.rendezvous_addr = kRendezvousAddress;
+    job.rendezvous_addr = any_remote_ ? job_address_ : kRendezvousAddress;
     job.rendezvous_port = rendezvous_->port();
     job.secret = secret_;
   }
   Verbose("job " + job.job_id + ": " + std::to_string(assignment_.size()) + " ranks on " +
           std::to_string(agents_.size()) + " hosts; MASTER_ADDR=" + job.master_addr +
           " MASTER_PORT=" + std::to_string(job.master_port));
-  std::string working_dir = WorkingDirectory();
+  std::string working_dir = options_.working_dir.empty() ? WorkingDirectory() : options_.working_dir;
   for (HostAgent& agent : agents_) {
     protocol::Launch launch;
     launch.kill_grace_ms = static_cast<uint32_t>(kKillGrace.count());
     for (int rank : agent.ranks) {
-      launch.ranks.push_back(protocol::RankLaunch{rank, options_.command,
-                                                  BuildRankEnvironment(assignment_, rank, job), working_dir});
+      std::vector<std::string> env = BuildRankEnvironment(assignment_, rank, job);
+      if (any_remote_) SetHostAddress(env, JobAddressOf(agent));
+      launch.ranks.push_back(protocol::RankLaunch{rank, options_.command, std::move(env), working_dir});
     }
     agent.connection->Send(launch);
   }
@@ -272,7 +251,7 @@ void Job::HandleAgentInput(HostAgent& agent) {
   } else if (agent.connection->stream_closed()) {
     bool ranks_left = std::any_of(agent.ranks.begin(), agent.ranks.end(),
                                   [&](int rank) { return !outcomes_[rank].exited; });
-    if (!launched_ || ranks_left) AgentFailed(agent, "the agent exited unexpectedly");
+    if (!launched_ || ranks_left) AgentFailed(agent, agent.connection->EndReason());
   }
 }
 
@@ -326,11 +305,15 @@ void Job::HandleRankExited(const protocol::RankExited& exited) {
 
 void Job::AgentFailed(HostAgent& agent, const std::string& reason) {
   if (!launched_) {
-    if (!start_failed_) {
-      std::fprintf(stderr, "hvdrun: host %s: agent start: %s\n", agent.connection->host().c_str(),
-                   reason.c_str());
+    // Once the start has failed and every host has answered or failed, agents that end are
+    // being shut down: not failures of their own.
+    if (!agent.start_failed && !(start_failed_ && StartSettled())) {
+      std::fprintf(stderr, "hvdrun: host %s: %s: %s\n", agent.connection->host().c_str(),
+                   agent.connection->Stage().c_str(), reason.c_str());
     }
+    agent.start_failed = true;
     start_failed_ = true;
+    if (agent.remote()) agent.connection->Kill();
     return;
   }
   for (int rank : agent.ranks) {
@@ -341,6 +324,9 @@ void Job::AgentFailed(HostAgent& agent, const std::string& reason) {
     if (!stopping_ && first_failure_ < 0) first_failure_ = rank;
   }
   agent.connection->CloseInput();
+  // A remote agent that failed is not waited for: dropping its connection closes its stdin, or,
+  // when the host is cut off, the agent's own heartbeat timeout stops its ranks.
+  if (agent.remote()) agent.connection->Kill();
   KillRankGroups(agent);
   BeginStop();
 }
@@ -368,8 +354,9 @@ void Job::CheckTimers() {
   // Until an agent has answered, --start-timeout alone judges it; after that, heartbeats do.
   for (HostAgent& agent : agents_) {
     if (agent.hello_received && !agent.connection->stream_closed() &&
-        now - agent.last_heard > kHeartbeatTimeout) {
-      AgentFailed(agent, "no heartbeat for " + std::to_string(kHeartbeatTimeout.count() / 1000) + " s");
+        now - agent.last_heard > std::chrono::seconds(options_.heartbeat_timeout_s)) {
+      AgentFailed(agent, "no heartbeat for " + std::to_string(options_.heartbeat_timeout_s) +
+                             " s (--heartbeat-timeout)");
     }
   }
   if (now - last_heartbeat_sent_ >= kHeartbeatInterval) {
@@ -411,6 +398,11 @@ void Job::ShutDownAgents() {
   }
 }
 
+bool Job::StartSettled() const {
+  return std::all_of(agents_.begin(), agents_.end(),
+                     [](const HostAgent& a) { return a.hello_received || a.start_failed; });
+}
+
 bool Job::AllRanksEnded() const {
   return std::all_of(outcomes_.begin(), outcomes_.end(),
                      [](const RankOutcome& o) { return o.exited || !o.lost_reason.empty(); });
@@ -418,38 +410,43 @@ bool Job::AllRanksEnded() const {
 
 int Job::Report() {
   if (start_failed_) return kExitLaunchFailure;
-  if (first_failure_ >= 0) {
-    const RankOutcome& first = outcomes_[first_failure_];
-    if (first.exited && first.exit.spawn_error != protocol::SpawnError::kNone) {
-      int others =
-          static_cast<int>(std::count_if(outcomes_.begin(), outcomes_.end(), [&](const RankOutcome& o) {
-            return o.rank != first.rank && o.exited && o.exit.spawn_error != protocol::SpawnError::kNone;
-          }));
-      std::string more;
-      if (others > 0) {
-        more = " (and " + std::to_string(others) + (others == 1 ? " more rank" : " more ranks") +
-               " could not start)";
-      }
-      std::fprintf(stderr, "hvdrun: rank %d on host %s: %s%s\n", first.rank, first.host.c_str(),
-                   first.exit.error.c_str(), more.c_str());
-      switch (first.exit.spawn_error) {
-        case protocol::SpawnError::kNotExecutable:
-          return kExitNotExecutable;
-        case protocol::SpawnError::kNotFound:
-        case protocol::SpawnError::kWorkingDir:
-          return kExitNotFound;
-        default:
-          return kExitLaunchFailure;  // fork or pipe failure on the host
-      }
+  return ReportJobEnd(outcomes_, first_failure_, interrupt_signal_, output_);
+}
+
+bool Job::StartRemoteJobRendezvous() {
+  for (const HostAgent& agent : agents_) {
+    if (!agent.remote()) continue;
+    job_address_ = agent.connection->transport()->local_address();
+    Verbose("job network: the hosts reach this machine at " + job_address_ + " (the local end of the SSH " +
+            "connection to " + agent.connection->host() + ")");
+    break;
+  }
+  if (!options_.backend) return true;
+  StatusOr<std::unique_ptr<RendezvousServer>> server = RendezvousServer::Start(
+      job_address_, secret_,
+      [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); });
+  if (!server.ok()) {
+    std::fprintf(stderr, "hvdrun: %s\n", server.status().message().c_str());
+    return false;
+  }
+  rendezvous_ = std::move(server).value();
+  Verbose("rendezvous service on " + job_address_ + ":" + std::to_string(rendezvous_->port()));
+  return true;
+}
+
+std::string Job::JobAddressOf(const HostAgent& agent) const {
+  if (agent.remote()) return agent.connection->transport()->remote_address();
+  return any_remote_ ? job_address_ : HostAddress(agent.connection->host());
+}
+
+void Job::SetHostAddress(std::vector<std::string>& env, const std::string& address) {
+  std::string prefix = std::string(env::kHostAddr) + "=";
+  for (std::string& entry : env) {
+    if (entry.rfind(prefix, 0) == 0) {
+      entry = prefix + address;
+      return;
     }
-    std::fputs(FormatFailureReport(outcomes_, first_failure_, output_).c_str(), stderr);
-    return ExitCodeOf(first);
   }
-  if (interrupt_signal_ != 0) {
-    std::fprintf(stderr, "hvdrun: stopped by %s\n", SignalName(interrupt_signal_).c_str());
-    return 128 + interrupt_signal_;
-  }
-  return 0;
 }
 
 void Job::Verbose(const std::string& line) const {

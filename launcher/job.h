@@ -46,7 +46,10 @@ class Job {
     // On this machine: rank pids are this machine's, so hvdrun can kill their groups itself
     // when the agent cannot.
     bool local = false;
+    bool remote() const { return connection->remote(); }
     bool hello_received = false;
+    // Its start failed, and that was reported.
+    bool start_failed = false;
     protocol::AgentHello hello;
     Clock::time_point last_heard;
   };
@@ -69,10 +72,19 @@ class Job {
   void BeginStop();
   void ShutDownAgents();
   bool AllRanksEnded() const;
+  // Before the launch: whether every agent has answered or failed.
+  bool StartSettled() const;
   int Report();
   // Prints the summary of the ranks' reports and, with --results, writes the results directory.
   Status CollectResults();
   void Verbose(const std::string& line) const;
+  // With remote hosts: takes the job's address (the local end of the first SSH connection) and
+  // starts the rendezvous service there. False (printed) when the service cannot start.
+  bool StartRemoteJobRendezvous();
+  // The address by which the job's other hosts reach `agent`'s host (MASTER_ADDR, HVDRUN_HOST_ADDR).
+  std::string JobAddressOf(const HostAgent& agent) const;
+  // Replaces the value of HVDRUN_HOST_ADDR in a rank's environment.
+  static void SetHostAddress(std::vector<std::string>& env, const std::string& address);
 
   LaunchOptions options_;
   std::string job_id_;
@@ -87,6 +99,9 @@ class Job {
 
   Clock::time_point start_deadline_;
   Clock::time_point last_heartbeat_sent_;
+  // Whether a host is not this machine, and then the address its hosts reach this one by.
+  bool any_remote_ = false;
+  std::string job_address_;
   bool launched_ = false;
   bool start_failed_ = false;
   bool stopping_ = false;

@@ -1,11 +1,17 @@
 #include "launcher/launch_options.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <sstream>
 
 #include "common/hostfile.h"
 #include "common/version.h"
+#include "launcher/mpi_command.h"
+#include "launcher/shell_words.h"
 
 namespace hvdrun {
 namespace {
@@ -48,6 +54,13 @@ StatusOr<size_t> SplitOptions(const CLI::App& app, std::vector<std::string>& arg
     }
     if (option != nullptr && option->get_items_expected_min() > 0 && !value_attached) {
       if (i + 1 == args.size()) return Status::Error(typed + ": needs a value");
+      // A long option's value is attached, so that CLI11 takes it as it is even when it starts
+      // with '-' (--mpi-args "-mca btl ^openib").
+      if (word.rfind("--", 0) == 0) {
+        word += "=" + args[i + 1];
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        continue;
+      }
       ++i;
     }
   }
@@ -87,6 +100,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       "  hvdrun -np 4 python3 train.py               four ranks on this machine\n"
       "  hvdrun -np 8 -H localhost:4,127.0.0.1:4 ./train\n"
       "  hvdrun -np 4 --hostfile hosts.txt --output-filename logs/ ./train\n"
+      "  hvdrun -np 4 --mpi hvdrun-bench -b 1M -e 64M    the ranks under Open MPI's mpirun\n"
       "Every rank gets HVDRUN_RANK, HVDRUN_SIZE, HVDRUN_LOCAL_RANK, ... and the same values under\n"
       "Horovod's (HOROVOD_RANK, ...) and PyTorch's names (RANK, WORLD_SIZE, MASTER_ADDR, ...).");
   app.set_version_flag("--version", std::string("hvdrun ") + kVersion);
@@ -102,9 +116,41 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   app.add_option("--start-timeout", start_timeout_text,
                  "Seconds to wait for every host's agent to start (default 30)");
   app.add_flag("--verbose", options.verbose, "Print what hvdrun does: hosts, agents, ranks");
+  std::string heartbeat_timeout_text;
+  std::string ssh_port_text;
+  app.add_option("--heartbeat-timeout", heartbeat_timeout_text,
+                 "Seconds of silence after which an agent, or the launcher, counts as lost (default 30)");
+  app.add_option("--ssh-user", options.ssh.user,
+                 "User on hosts that are not this machine (default: ~/.ssh/config's, else your own)");
+  app.add_option("-p,--ssh-port", ssh_port_text, "SSH port of the hosts (default: ~/.ssh/config's, else 22)");
+  app.add_option("-i,--ssh-identity-file", options.ssh.identity_file,
+                 "Private key to log in with, after the ssh-agent's keys and before ~/.ssh/id_*");
+  app.add_option("--ssh-known-hosts", options.ssh.known_hosts,
+                 "known_hosts file to check host keys against (default ~/.ssh/known_hosts)");
+  app.add_flag(
+      "--ssh-accept-new-host-keys", options.ssh.accept_new_host_keys,
+      "Trust hosts missing from known_hosts and record their keys (a changed key is always refused)");
+  app.add_option("--agent-path", options.remote_agent_path,
+                 "hvdrun-agent on the remote hosts (default: hvdrun-agent in their PATH)");
+  app.add_option("--cwd", options.working_dir,
+                 "Working directory of the ranks on every host (default: hvdrun's)");
   bool gloo = false;
+  bool mpi = false;
+  bool nccl = false;
+  std::string mpi_args_text;
   app.add_flag("--gloo", gloo,
                "Ranks use Gloo (TCP) for collectives; hvdrun runs the job's rendezvous service");
+  app.add_flag(
+      "--mpi", mpi,
+      "Run the ranks with Open MPI's mpirun, as horovodrun --mpi does; they use MPI for collectives, "
+      "and hvdrun still collects their output, exit statuses and reports");
+  app.add_flag("--nccl", nccl,
+               "Ranks use NCCL (GPUs) for collectives; hvdrun runs the job's rendezvous service");
+  app.add_flag("--dry-run", options.dry_run,
+               "With --mpi: print the mpirun command hvdrun would run; start nothing");
+  app.add_option("--mpi-args", mpi_args_text,
+                 "With --mpi: more mpirun arguments, as one string split into words as a shell would "
+                 "(quotes '...' \"...\" and \\ work; nothing is expanded)");
   app.add_option("--results", options.results_dir,
                  "Write plan.json, ranks/rank-N.json (each rank's report) and summary.json to DIR");
   app.add_option("-x", exports, "Export NAME (hvdrun's value) or NAME=VALUE to every rank; repeatable")
@@ -153,7 +199,33 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     if (!timeout.ok()) return usage_error(timeout.status().message());
     options.start_timeout_s = timeout.value();
   }
+  if (app.count("--heartbeat-timeout") > 0) {
+    StatusOr<int> timeout = ParseWholeNumber("--heartbeat-timeout", heartbeat_timeout_text, 1, 86400);
+    if (!timeout.ok()) return usage_error(timeout.status().message());
+    options.heartbeat_timeout_s = timeout.value();
+  }
+  if (app.count("--ssh-port") > 0) {
+    StatusOr<int> port = ParseWholeNumber("--ssh-port", ssh_port_text, 1, 65535);
+    if (!port.ok()) return usage_error(port.status().message());
+    options.ssh.port = port.value();
+  }
+  if (!options.ssh.identity_file.empty() && ::access(options.ssh.identity_file.c_str(), R_OK) != 0) {
+    return usage_error("--ssh-identity-file: cannot read '" + options.ssh.identity_file +
+                       "': " + std::strerror(errno));
+  }
+  if (gloo + mpi + nccl > 1) return usage_error("give at most one of --gloo, --mpi and --nccl");
   if (gloo) options.backend = BackendKind::kGloo;
+  if (mpi) options.backend = BackendKind::kMpi;
+  if (nccl) options.backend = BackendKind::kNccl;
+  if (options.dry_run && !mpi) {
+    return usage_error("--dry-run: only with --mpi (it prints the mpirun command hvdrun would run)");
+  }
+  if (app.count("--mpi-args") > 0) {
+    if (!mpi) return usage_error("--mpi-args: only with --mpi (they are mpirun's arguments)");
+    StatusOr<std::vector<std::string>> words = SplitShellWords(mpi_args_text);
+    if (!words.ok()) return usage_error("--mpi-args: " + words.status().message());
+    options.mpi_args = std::move(words).value();
+  }
   if (options.command.empty()) {
     return usage_error("no command given (usage: hvdrun [options] command [args...])");
   }
@@ -178,6 +250,10 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     std::string name = entry.substr(0, equals);
     if (!IsEnvName(name)) {
       return usage_error("-x '" + entry + "': not a variable name (expected NAME or NAME=VALUE)");
+    }
+    if (mpi && IsMpiAgentVariable(name)) {
+      return usage_error("-x " + name + ": with --mpi, hvdrun-agent needs hvdrun's own value of " + name +
+                         ", so it cannot be exported");
     }
     if (equals != std::string::npos) {
       options.exports.push_back(entry);

@@ -15,6 +15,7 @@
 #include "common/host_spec.h"
 #include "common/status.h"
 #include "hvdrun/types.h"
+#include "launcher/ssh_options.h"
 
 namespace hvdrun {
 
@@ -23,9 +24,24 @@ struct LaunchOptions {
   std::vector<HostSlots> hosts;
   std::string output_dir;    // --output-filename; empty: no per-rank files
   int start_timeout_s = 30;  // horovodrun's default
+  // --heartbeat-timeout: an agent (or launcher) silent this long has failed. Long enough for a
+  // host under heavy load; short enough that a lost host ends a job in well under a minute.
+  int heartbeat_timeout_s = 30;
+  // How hosts that are not this machine are reached (--ssh-* flags).
+  SshOptions ssh;
+  // --agent-path: hvdrun-agent on hosts that are not this machine; default: found in their PATH.
+  std::string remote_agent_path = "hvdrun-agent";
+  // --cwd: the ranks' working directory on every host; empty: hvdrun's own.
+  std::string working_dir;
   bool verbose = false;
-  // The collective backend the ranks use (--gloo); hvdrun then runs its rendezvous service.
+  // The collective backend the ranks use (--gloo, --mpi, --nccl); hvdrun then runs its rendezvous
+  // service. With kMpi, mpirun starts the ranks instead of hvdrun's agents (launcher/mpi_job.h).
   std::optional<BackendKind> backend;
+  // --dry-run, with --mpi only: print the mpirun command and start nothing.
+  bool dry_run = false;
+  // --mpi-args, with --mpi only: the string split into words (launcher/shell_words.h), added to
+  // mpirun's arguments before the program.
+  std::vector<std::string> mpi_args;
   std::string results_dir;  // --results; empty: no results directory
   // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value).
   std::vector<std::string> exports;

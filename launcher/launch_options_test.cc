@@ -34,6 +34,41 @@ TEST(LaunchOptions, HorovodrunStyleCommandLine) {
   EXPECT_EQ(options.command, (std::vector<std::string>{"./train", "--epochs", "3"}));
 }
 
+TEST(LaunchOptions, SshFlags) {
+  ParsedCommandLine parsed =
+      Parse({"-H", "server1:2", "--ssh-user", "alice", "-p", "2222", "-i", "/dev/null", "--ssh-known-hosts",
+             "kh", "--ssh-accept-new-host-keys", "--agent-path", "/opt/hvdrun-agent", "--cwd", "/data",
+             "--heartbeat-timeout", "5", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  const LaunchOptions& options = *parsed.options;
+  EXPECT_EQ(options.ssh.user, "alice");
+  EXPECT_EQ(options.ssh.port, 2222);
+  EXPECT_EQ(options.ssh.identity_file, "/dev/null");
+  EXPECT_EQ(options.ssh.known_hosts, "kh");
+  EXPECT_TRUE(options.ssh.accept_new_host_keys);
+  EXPECT_EQ(options.remote_agent_path, "/opt/hvdrun-agent");
+  EXPECT_EQ(options.working_dir, "/data");
+  EXPECT_EQ(options.heartbeat_timeout_s, 5);
+  EXPECT_EQ(options.command, (std::vector<std::string>{"./train"}));
+}
+
+TEST(LaunchOptions, SshFlagDefaults) {
+  ParsedCommandLine parsed = Parse({"-H", "server1:2", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->ssh.port, 0);
+  EXPECT_FALSE(parsed.options->ssh.accept_new_host_keys);
+  EXPECT_EQ(parsed.options->remote_agent_path, "hvdrun-agent");
+  EXPECT_EQ(parsed.options->heartbeat_timeout_s, 30);
+}
+
+TEST(LaunchOptions, BadSshFlagValuesAreUsageErrors) {
+  EXPECT_EQ(Parse({"-p", "70000", "true"}).error, "--ssh-port: 70000 is out of range (1 to 65535)");
+  EXPECT_EQ(Parse({"--heartbeat-timeout", "0", "true"}).error,
+            "--heartbeat-timeout: 0 is out of range (1 to 86400)");
+  EXPECT_EQ(Parse({"-i", "/nonexistent/key", "true"}).error,
+            "--ssh-identity-file: cannot read '/nonexistent/key': No such file or directory");
+}
+
 TEST(LaunchOptions, WithoutHostsRanksRunOnLocalhost) {
   ParsedCommandLine parsed = Parse({"-np", "2", "./my_program", "arg1", "arg with spaces"});
   ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
@@ -71,6 +106,33 @@ TEST(LaunchOptions, AttachedValues) {
   EXPECT_EQ(parsed.options->hosts, (std::vector<HostSlots>{{"localhost", 3}}));
 }
 
+TEST(LaunchOptions, MpiFlags) {
+  ParsedCommandLine parsed = Parse({"-np", "2", "--mpi", "--mpi-args", "-mca btl ^openib 'two words'",
+                                    "--dry-run", "-x", "MASTER_PORT=1234", "prog", "--dry-run"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->backend, BackendKind::kMpi);
+  EXPECT_TRUE(parsed.options->dry_run);
+  EXPECT_EQ(parsed.options->mpi_args, (std::vector<std::string>{"-mca", "btl", "^openib", "two words"}));
+  EXPECT_EQ(parsed.options->command, (std::vector<std::string>{"prog", "--dry-run"}));
+
+  parsed = Parse({"-np", "2", "--mpi", "--mpi-args=--oversubscribe", "prog"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_FALSE(parsed.options->dry_run);
+  EXPECT_EQ(parsed.options->mpi_args, std::vector<std::string>{"--oversubscribe"});
+}
+
+TEST(LaunchOptions, EachBackendFlag) {
+  for (auto [flag, backend] : {std::pair{"--gloo", BackendKind::kGloo}, std::pair{"--mpi", BackendKind::kMpi},
+                               std::pair{"--nccl", BackendKind::kNccl}}) {
+    ParsedCommandLine parsed = Parse({"-np", "1", flag, "prog"});
+    ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+    EXPECT_EQ(parsed.options->backend, backend) << flag;
+  }
+  ParsedCommandLine parsed = Parse({"-np", "1", "prog"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_FALSE(parsed.options->backend.has_value());
+}
+
 struct BadCase {
   std::vector<std::string> args;
   const char* error;
@@ -87,24 +149,37 @@ TEST_P(LaunchOptionsInvalid, ExitTwoWithOneLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     CommandLines, LaunchOptionsInvalid,
-    testing::Values(BadCase{{"-np", "0", "true"}, "-np: 0 is out of range (1 to 1048576)"},
-                    BadCase{{"-np", "two", "true"}, "-np: 'two' is not a whole number"},
-                    BadCase{{"-H", "a:2", "-np"}, "-np: needs a value"},
-                    BadCase{{"-np", "2"}, "no command given (usage: hvdrun [options] command [args...])"},
-                    BadCase{{"true"}, "-np: give the number of processes (or hosts with -H or --hostfile)"},
-                    BadCase{{"-np", "2", "--bogus", "true"}, "unknown option '--bogus' (see hvdrun --help)"},
-                    BadCase{{"-q", "true"}, "unknown option '-q' (see hvdrun --help)"},
-                    BadCase{{"-H", "a:x", "true"},
-                            "-H: host 1 'a:x': slots must be a whole number from 1 to 1048576"},
-                    BadCase{{"-H", "a", "--hostfile", "f", "true"}, "give either -H or --hostfile, not both"},
-                    BadCase{{"--hostfile", "/nonexistent", "true"},
-                            "--hostfile: cannot read '/nonexistent': No such file or directory"},
-                    BadCase{{"-np", "1", "-x", "1BAD", "true"},
-                            "-x '1BAD': not a variable name (expected NAME or NAME=VALUE)"},
-                    BadCase{{"-np", "1", "-x", "UNSET_VAR", "true"},
-                            "-x UNSET_VAR: UNSET_VAR is not set in hvdrun's environment"},
-                    BadCase{{"-np", "1", "--start-timeout", "0", "true"},
-                            "--start-timeout: 0 is out of range (1 to 86400)"}));
+    testing::Values(
+        BadCase{{"-np", "0", "true"}, "-np: 0 is out of range (1 to 1048576)"},
+        BadCase{{"-np", "two", "true"}, "-np: 'two' is not a whole number"},
+        BadCase{{"-H", "a:2", "-np"}, "-np: needs a value"},
+        BadCase{{"-np", "2"}, "no command given (usage: hvdrun [options] command [args...])"},
+        BadCase{{"true"}, "-np: give the number of processes (or hosts with -H or --hostfile)"},
+        BadCase{{"-np", "2", "--bogus", "true"}, "unknown option '--bogus' (see hvdrun --help)"},
+        BadCase{{"-q", "true"}, "unknown option '-q' (see hvdrun --help)"},
+        BadCase{{"-H", "a:x", "true"}, "-H: host 1 'a:x': slots must be a whole number from 1 to 1048576"},
+        BadCase{{"-H", "a", "--hostfile", "f", "true"}, "give either -H or --hostfile, not both"},
+        BadCase{{"--hostfile", "/nonexistent", "true"},
+                "--hostfile: cannot read '/nonexistent': No such file or directory"},
+        BadCase{{"-np", "1", "-x", "1BAD", "true"},
+                "-x '1BAD': not a variable name (expected NAME or NAME=VALUE)"},
+        BadCase{{"-np", "1", "-x", "UNSET_VAR", "true"},
+                "-x UNSET_VAR: UNSET_VAR is not set in hvdrun's environment"},
+        BadCase{{"-np", "1", "--start-timeout", "0", "true"},
+                "--start-timeout: 0 is out of range (1 to 86400)"},
+        BadCase{{"-np", "1", "--gloo", "--mpi", "true"}, "give at most one of --gloo, --mpi and --nccl"},
+        BadCase{{"-np", "1", "--nccl", "--gloo", "true"}, "give at most one of --gloo, --mpi and --nccl"},
+        BadCase{{"-np", "1", "--dry-run", "true"},
+                "--dry-run: only with --mpi (it prints the mpirun command hvdrun would run)"},
+        BadCase{{"-np", "1", "--gloo", "--mpi-args", "-v", "true"},
+                "--mpi-args: only with --mpi (they are mpirun's arguments)"},
+        BadCase{{"-np", "1", "--mpi", "--mpi-args", "-mca btl 'self", "true"},
+                "--mpi-args: unterminated ' quote"},
+        BadCase{{"-np", "1", "--mpi", "--mpi-args", "\"-x", "true"}, "--mpi-args: unterminated \" quote"},
+        BadCase{{"-np", "1", "--mpi", "--mpi-args"}, "--mpi-args: needs a value"},
+        BadCase{{"-np", "1", "--mpi", "-x", "HVDRUN_SECRET=00", "true"},
+                "-x HVDRUN_SECRET: with --mpi, hvdrun-agent needs hvdrun's own value of HVDRUN_SECRET, so "
+                "it cannot be exported"}));
 
 TEST(LaunchOptions, VersionAndHelpExitZero) {
   testing::internal::CaptureStdout();

@@ -1,4 +1,5 @@
-// hvdrun: the launcher. Parses the command line, then runs the job (launcher/job.h).
+// hvdrun: the launcher. Parses the command line, then runs the job: with hvdrun's agents
+// (launcher/job.h), or with --mpi under mpirun (launcher/mpi_job.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include "common/exit_codes.h"
 #include "launcher/job.h"
 #include "launcher/launch_options.h"
+#include "launcher/mpi_job.h"
 
 namespace {
 
@@ -31,6 +33,10 @@ int main(int argc, char** argv) {
   if (!parsed.options) {
     if (!parsed.error.empty()) std::fprintf(stderr, "hvdrun: %s\n", parsed.error.c_str());
     return parsed.exit_code;
+  }
+  if (parsed.options->backend == hvdrun::BackendKind::kMpi) {
+    hvdrun::MpiJob job(std::move(*parsed.options), LocalAgentPath());
+    return job.Run();
   }
   hvdrun::Job job(std::move(*parsed.options), LocalAgentPath());
   return job.Run();

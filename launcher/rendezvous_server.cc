@@ -81,6 +81,15 @@ class RendezvousServer::Impl {
     std::lock_guard<std::mutex> lock(reports_mutex_);
     return reports_;
   }
+  std::map<std::string, std::string> ValuesWithPrefix(std::string_view prefix) const {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    std::map<std::string, std::string> values;
+    for (auto it = store_.lower_bound(std::string(prefix));
+         it != store_.end() && it->first.starts_with(prefix); ++it) {
+      values.insert(*it);
+    }
+    return values;
+  }
 
   // Used by connections, on the service thread.
   asio::io_context& io() { return io_; }
@@ -125,9 +134,13 @@ class RendezvousServer::Impl {
   // Touched on the service thread only.
   std::set<std::shared_ptr<Connection>> connections_;
   std::set<std::shared_ptr<Connection>> waiting_;
-  std::map<std::string, std::string> store_;
   size_t store_bytes_ = 0;
   bool stopping_ = false;
+
+  // The service thread is store_'s only writer: it writes holding store_mutex_ and reads without
+  // it; any other thread reads holding it (ValuesWithPrefix).
+  mutable std::mutex store_mutex_;
+  std::map<std::string, std::string> store_;
 
   mutable std::mutex reports_mutex_;
   std::map<int, std::string> reports_;  // GUARDED_BY(reports_mutex_)
@@ -522,6 +535,7 @@ std::optional<std::string> RendezvousServer::Impl::Store(const std::string& key,
            std::to_string(limits_.max_store_bytes) + " bytes";
   }
   store_bytes_ = store_bytes_ - old_bytes + key.size() + value.size();
+  std::lock_guard<std::mutex> lock(store_mutex_);
   store_[key] = std::move(value);
   return std::nullopt;
 }
@@ -630,6 +644,7 @@ std::optional<Message> RendezvousServer::Impl::Handle(const Message& request) {
     auto it = store_.find(del->key);
     if (it != store_.end()) {
       store_bytes_ -= it->first.size() + it->second.size();
+      std::lock_guard<std::mutex> lock(store_mutex_);
       store_.erase(it);
     }
     return rendezvous::OkResponse{};
@@ -657,5 +672,9 @@ RendezvousServer::~RendezvousServer() { impl_->Stop(); }
 uint16_t RendezvousServer::port() const { return impl_->port(); }
 
 std::map<int, std::string> RendezvousServer::Reports() const { return impl_->Reports(); }
+
+std::map<std::string, std::string> RendezvousServer::ValuesWithPrefix(std::string_view prefix) const {
+  return impl_->ValuesWithPrefix(prefix);
+}
 
 }  // namespace hvdrun

@@ -11,8 +11,8 @@
 // naming its peer address (never the secret) goes to the `log` callback, which is called on the
 // service's thread. Requests that break a limit get an error response and the connection stays.
 //
-// Thread safety: Reports() and port() may be called from any thread. Destruction stops the
-// thread; every client then waiting in get/wait receives an error, every connection is closed.
+// Thread safety: Reports(), ValuesWithPrefix() and port() may be called from any thread. Destruction stops
+// the thread; every client then waiting in get/wait receives an error, every connection is closed.
 #ifndef HVDRUN_LAUNCHER_RENDEZVOUS_SERVER_H_
 #define HVDRUN_LAUNCHER_RENDEZVOUS_SERVER_H_
 
@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
@@ -75,6 +76,9 @@ class RendezvousServer {
   uint16_t port() const;
   // Reports received so far, by rank (JSON text as sent; a rank that reports twice keeps its last).
   std::map<int, std::string> Reports() const;
+  // The keys of the store that begin with `prefix`, with their values, as they are now: how hvdrun
+  // reads what its own processes left there (the rank records of common/rank_exit_record.h).
+  std::map<std::string, std::string> ValuesWithPrefix(std::string_view prefix) const;
 
   class Impl;
 

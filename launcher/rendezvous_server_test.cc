@@ -288,6 +288,25 @@ TEST_F(RendezvousTest, ReportsAreCollectedByRank) {
   EXPECT_FALSE(client->SendReport(-1, "{}").ok());
 }
 
+TEST_F(RendezvousTest, TheLauncherReadsTheKeysUnderAPrefixAsTheyAreNow) {
+  StartServer();
+  EXPECT_TRUE(server_->ValuesWithPrefix("hvdrun/exit/").empty());
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Set("hvdrun/exit/1", "one").ok());
+  ASSERT_TRUE(client->Set("hvdrun/exit/10", std::string("t\0en", 4)).ok());
+  ASSERT_TRUE(client->Set("hvdrun/exit", "not under the prefix").ok());
+  ASSERT_TRUE(client->Set("hvdrun/exiT/2", "other case").ok());
+  ASSERT_TRUE(client->Set("hvdrun/started/1", "123").ok());
+  std::map<std::string, std::string> expected = {{"hvdrun/exit/1", "one"},
+                                                 {"hvdrun/exit/10", std::string("t\0en", 4)}};
+  EXPECT_EQ(server_->ValuesWithPrefix("hvdrun/exit/"), expected);
+  ASSERT_TRUE(client->Delete("hvdrun/exit/1").ok());
+  expected.erase("hvdrun/exit/1");
+  EXPECT_EQ(server_->ValuesWithPrefix("hvdrun/exit/"), expected);
+  EXPECT_EQ(server_->ValuesWithPrefix("").size(), 4u);
+}
+
 TEST_F(RendezvousTest, WrongSecretIsRefusedAndLoggedWithoutTheSecret) {
   StartServer();
   std::string wrong = NewJobSecret();

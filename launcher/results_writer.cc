@@ -10,6 +10,7 @@
 
 #include "common/file_descriptor.h"
 #include "common/version.h"
+#include "launcher/run_summary.h"
 
 namespace hvdrun {
 
@@ -71,6 +72,19 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
     if (Status status = WriteFileAtomically(path, report + "\n"); !status.ok()) return status;
   }
   return WriteFileAtomically((root / "summary.json").string(), summary.dump(2) + "\n");
+}
+
+Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
+                      const LaunchOptions& options, const std::string& job_id) {
+  RunSummary summary = SummarizeReports(reports);
+  for (const std::string& problem : summary.problems) {
+    std::fprintf(stderr, "hvdrun: report of %s\n", problem.c_str());
+  }
+  std::fputs(FormatRunSummary(summary).c_str(), stdout);
+  std::fflush(stdout);
+  if (options.results_dir.empty()) return Status::Ok();
+  return WriteResults(options.results_dir, PlanToJson(assignment, options, job_id), reports,
+                      RunSummaryToJson(summary));
 }
 
 }  // namespace hvdrun

@@ -28,6 +28,11 @@ nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions&
 Status WriteResults(const std::string& dir, const nlohmann::json& plan,
                     const std::map<int, std::string>& reports, const nlohmann::json& summary);
 
+// The end of every job: prints the summary of the ranks' reports (and a line per report that
+// makes no sense) and, with --results, writes the results directory. The error names the file.
+Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
+                      const LaunchOptions& options, const std::string& job_id);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_LAUNCHER_RESULTS_WRITER_H_

@@ -6,10 +6,14 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libboost-dev libssl-dev libgloo-dev
+  # remote hosts: hvdrun starts their agents over SSH
+  libssh-dev
   # the MPI backend and hvdrun --mpi (Open MPI's mpirun is also the launch-latency baseline)
   libopenmpi-dev openmpi-bin
   # hvdrun-trainer: libtorch (CPU) and the Fashion-MNIST data set it trains on
   libtorch-dev zlib1g-dev dataset-fashion-mnist
+  # hvdrun-lab: experiment files; headless Chromium renders report.html in its test
+  libyaml-cpp-dev chromium
   # tests and lint; python3-torch runs the torch.distributed env:// contract test
   libgtest-dev clang-tidy clang-format python3-torch
   # the multi-host test cluster: network namespaces, each with its own sshd

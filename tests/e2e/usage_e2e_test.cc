@@ -82,7 +82,6 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"TrailingComma", {"-H", "localhost:1,", kCommand}, {"-H", "empty entry"}},
         UsageCase{"Ipv6WithoutBrackets", {"-H", "fe80::1:2", kCommand}, {"fe80::1:2", "brackets"}},
         UsageCase{"BadHostCharacter", {"-H", "local/host:2", kCommand}, {"local/host"}},
-        UsageCase{"RemoteHost", {"-H", "remote-host.invalid:2", kCommand}, {"remote-host.invalid"}},
         UsageCase{"UnreadableHostfile", {"--hostfile", kMissingFile, kCommand}, {"--hostfile", kMissingFile}},
         UsageCase{"MalformedHostfileLine",
                   {"--hostfile", kHostfile, kCommand},

@@ -1,4 +1,4 @@
-#include "launcher/rank_environment.h"
+#include "common/rank_environment.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // The environment each rank starts with: its place in the job under hvdrun's, Horovod's and
 // PyTorch's names (common/env_names.h), the job's identity, and the user's -x exports. These are
 // set on top of the environment the rank's agent inherited.
-#ifndef HVDRUN_LAUNCHER_RANK_ENVIRONMENT_H_
-#define HVDRUN_LAUNCHER_RANK_ENVIRONMENT_H_
+#ifndef HVDRUN_COMMON_RANK_ENVIRONMENT_H_
+#define HVDRUN_COMMON_RANK_ENVIRONMENT_H_
 
 #include <cstdint>
 #include <string>
@@ -36,4 +36,4 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
 
 }  // namespace hvdrun
 
-#endif  // HVDRUN_LAUNCHER_RANK_ENVIRONMENT_H_
+#endif  // HVDRUN_COMMON_RANK_ENVIRONMENT_H_

@@ -1,0 +1,398 @@
+#include "agent/mpi_rank.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "agent/descendants.h"
+#include "agent/rank_spawner.h"
+#include "common/env_names.h"
+#include "common/exit_codes.h"
+#include "common/file_descriptor.h"
+#include "common/host_spec.h"
+#include "common/job_secret.h"
+#include "common/rank_exit_record.h"
+#include "runtime/rendezvous/rendezvous_client.h"
+
+namespace hvdrun {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Agent mode's kill grace (launcher/job.cc): the most a rank gets between SIGTERM and SIGKILL.
+constexpr std::chrono::milliseconds kMaxKillGrace{1000};
+// Open MPI's default odls_base_sigkill_timeout.
+constexpr std::chrono::milliseconds kDefaultSigkillTimeout{1000};
+// Of mpirun's SIGTERM-to-SIGKILL interval, what the agent keeps for sending the exit record after
+// its own SIGKILL to the rank: a loopback connection and two round trips take milliseconds.
+constexpr std::chrono::milliseconds kRecordMargin{250};
+// How much longer than mpirun's interval a stopped agent waits for mpirun's SIGKILL.
+constexpr std::chrono::milliseconds kMpirunKillSlack{1000};
+// Connecting to hvdrun's service: at the start, hvdrun is known to be up; at the end of a job
+// that is being stopped, hvdrun may be gone, and mpirun SIGKILLs the agent soon anyway.
+constexpr std::chrono::milliseconds kConnectTimeout{10'000};
+constexpr std::chrono::milliseconds kConnectTimeoutWhileStopping{500};
+
+std::string NotSetError(const char* name) {
+  return std::string(name) +
+         " is not set: hvdrun-agent --mpi-rank runs under the mpirun that hvdrun --mpi starts";
+}
+
+StatusOr<std::string> Required(const EnvLookup& lookup, const char* name) {
+  const char* value = lookup(name);
+  if (value == nullptr || *value == '\0') return Status::Error(NotSetError(name));
+  return std::string(value);
+}
+
+StatusOr<int> RequiredInt(const EnvLookup& lookup, const char* name, int min, int max) {
+  StatusOr<std::string> text = Required(lookup, name);
+  if (!text.ok()) return text.status();
+  int value = 0;
+  const std::string& digits = text.value();
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || value < min || value > max) {
+    return Status::Error(std::string(name) + "='" + digits + "' is not a whole number from " +
+                         std::to_string(min) + " to " + std::to_string(max));
+  }
+  return value;
+}
+
+uint64_t UnixNanos() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// Dies by `signal`, as the rank did; core dumps are off, so the agent leaves no core of its own.
+[[noreturn]] void DieBySignal(int signal) {
+  rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  std::fflush(nullptr);
+  ::signal(signal, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signal);
+  ::raise(signal);
+  ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  // A signal whose default action is not to end the process cannot have ended the rank either.
+  std::_Exit(128 + signal);
+}
+
+class MpiRankRunner {
+ public:
+  explicit MpiRankRunner(std::vector<std::string> command) : command_(std::move(command)) {}
+
+  int Run();
+
+ private:
+  // One line on stderr, naming the rank once it is known; returns the setup failure's exit code.
+  int SetupFailed(const std::string& message);
+  Status SetUpSignals();
+  // Waits until the rank's main process has ended, handling signals meanwhile; fills record_.
+  void WaitForRank();
+  void HandleSignal(const signalfd_siginfo& info);
+  void RecordEnd(int wait_status);
+  void SendExitRecord(std::unique_ptr<RendezvousClient> client);
+  // After a stop by mpirun: waits for mpirun's SIGKILL to the group, for a bounded time, while
+  // mpirun lives.
+  void AwaitMpirunsKill();
+  bool MpirunGone() const { return ::getppid() != parent_; }
+
+  std::vector<std::string> command_;
+  int rank_ = -1;
+  pid_t parent_ = 0;
+  pid_t rank_pid_ = -1;
+  UniqueFd signals_;
+  JobEnvironment job_;
+  std::chrono::milliseconds sigkill_timeout_{kDefaultSigkillTimeout};
+  std::chrono::milliseconds grace_{kMaxKillGrace};
+  bool rank_ended_ = false;
+  bool killed_ = false;
+  Clock::time_point kill_deadline_;
+  RankExitRecord record_;
+};
+
+int MpiRankRunner::SetupFailed(const std::string& message) {
+  if (rank_ >= 0) {
+    std::fprintf(stderr, "hvdrun-agent: rank %d: %s\n", rank_, message.c_str());
+  } else {
+    std::fprintf(stderr, "hvdrun-agent: --mpi-rank: %s\n", message.c_str());
+  }
+  return kExitLaunchFailure;
+}
+
+Status MpiRankRunner::SetUpSignals() {
+  // Before anything is started, so that no stop request can be missed; the rank gets an empty mask.
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
+  ::sigprocmask(SIG_BLOCK, &set, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  signals_.Reset(::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
+  if (!signals_.valid()) return Status::Error(std::string("cannot watch signals: ") + std::strerror(errno));
+  // Orphans of the rank become the agent's children, so that it can kill and reap them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // mpirun's death reaches the agent as SIGTERM while its parent is no longer mpirun.
+  parent_ = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent_) return Status::Error("mpirun exited before the rank could start");
+  return Status::Ok();
+}
+
+int MpiRankRunner::Run() {
+  auto lookup = [](const char* name) -> const char* { return std::getenv(name); };
+  if (Status status = SetUpSignals(); !status.ok()) return SetupFailed(status.message());
+  StatusOr<MpiPlacement> placement = ReadMpiPlacement(lookup);
+  if (!placement.ok()) return SetupFailed(placement.status().message());
+  rank_ = placement.value().rank;
+  StatusOr<std::string> layout = Required(lookup, env::kMpiLayout);
+  if (!layout.ok()) return SetupFailed(layout.status().message());
+  StatusOr<RankAssignment> assignment = CheckMpiPlacement(layout.value(), placement.value());
+  if (!assignment.ok()) return SetupFailed(assignment.status().message());
+  StatusOr<JobEnvironment> job = ReadMpiJobEnvironment(lookup);
+  if (!job.ok()) return SetupFailed(job.status().message());
+  job_ = std::move(job).value();
+  sigkill_timeout_ = MpiSigkillTimeout(lookup(env::kOmpiSigkillTimeout));
+  grace_ = MpiKillGrace(sigkill_timeout_);
+
+  // Connected before the rank starts, so that a job whose records cannot reach hvdrun runs nothing.
+  StatusOr<std::unique_ptr<RendezvousClient>> client =
+      RendezvousClient::Connect(job_.rendezvous_addr, job_.rendezvous_port, job_.secret, kConnectTimeout);
+  if (!client.ok()) return SetupFailed(client.status().message());
+
+  protocol::RankLaunch launch;
+  launch.rank = rank_;
+  launch.argv = command_;
+  launch.env = BuildRankEnvironment(assignment.value(), rank_, job_);
+  record_.exit.rank = rank_;
+  SpawnedRank spawned = SpawnRank(launch, {.capture = OutputCapture::kInherit, .own_process_group = false});
+  if (spawned.pid < 0) {
+    record_.exit.exit_code =
+        spawned.spawn_error == protocol::SpawnError::kNotExecutable ? kExitNotExecutable : kExitNotFound;
+    record_.exit.spawn_error = spawned.spawn_error;
+    record_.exit.error = spawned.error;
+    record_.end_unix_ns = UnixNanos();
+    SendExitRecord(std::move(client).value());
+    return record_.exit.exit_code;
+  }
+  rank_pid_ = spawned.pid;
+  record_.pid = spawned.pid;
+  Status started = client.value()->Set(
+      RankStartedKey(rank_), EncodeRankStartedRecord({spawned.pid, static_cast<int32_t>(::getpgrp())}));
+  // The connection is not kept: a service closes connections idle for 10 minutes, and a rank may
+  // train for hours.
+  client.value().reset();
+  if (!started.ok()) {
+    ::kill(rank_pid_, SIGKILL);
+    WaitForRank();
+    KillAndReapDescendants(kDescendantsWait, "hvdrun-agent");
+    return SetupFailed("cannot record the rank's start: " + started.message());
+  }
+
+  WaitForRank();
+  // Whatever the rank started dies with it: once the rank has ended, its descendants are the
+  // agent's children.
+  KillAndReapDescendants(kDescendantsWait, "hvdrun-agent");
+  SendExitRecord(nullptr);
+  if (record_.stop_requested) AwaitMpirunsKill();
+  if (record_.exit.signal != 0) DieBySignal(record_.exit.signal);
+  return record_.exit.exit_code;
+}
+
+void MpiRankRunner::WaitForRank() {
+  while (!rank_ended_) {
+    int timeout = -1;
+    if (record_.stop_requested && !killed_) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_deadline_ - Clock::now());
+      timeout = static_cast<int>(std::max<int64_t>(left.count(), 0));
+    }
+    pollfd fd{signals_.get(), POLLIN, 0};
+    if (::poll(&fd, 1, timeout) < 0 && errno != EINTR) {
+      // Signals can no longer be watched: end the rank rather than leave it unwatched.
+      ::kill(rank_pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(rank_pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      RecordEnd(status);
+      return;
+    }
+    signalfd_siginfo info;
+    while (::read(signals_.get(), &info, sizeof(info)) == sizeof(info)) HandleSignal(info);
+    if (!rank_ended_ && record_.stop_requested && !killed_ && Clock::now() >= kill_deadline_) {
+      // The rest of its process group follows once it has ended (KillAndReapDescendants).
+      ::kill(rank_pid_, SIGKILL);
+      killed_ = true;
+    }
+  }
+}
+
+void MpiRankRunner::RecordEnd(int wait_status) {
+  rank_ended_ = true;
+  record_.exit.signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
+  record_.exit.exit_code = WIFSIGNALED(wait_status) ? 128 + record_.exit.signal : WEXITSTATUS(wait_status);
+  record_.end_unix_ns = UnixNanos();
+}
+
+void MpiRankRunner::HandleSignal(const signalfd_siginfo& info) {
+  int sig = static_cast<int>(info.ssi_signo);
+  if (sig == SIGCHLD) {
+    int status = 0;
+    pid_t pid;
+    // Orphans the agent adopted are reaped here too.
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (pid == rank_pid_ && !rank_ended_) RecordEnd(status);
+    }
+    return;
+  }
+  // The copy of a signal the agent passed on to its own group.
+  if (static_cast<pid_t>(info.ssi_pid) == ::getpid()) return;
+  if (rank_ended_) return;
+  if (!record_.stop_requested) {
+    record_.stop_requested = true;
+    kill_deadline_ = Clock::now() + grace_;
+  }
+  if (MpirunGone()) {
+    // Nobody will SIGKILL the group later, and nobody waits for the rank.
+    ::kill(rank_pid_, SIGKILL);
+    killed_ = true;
+    return;
+  }
+  // mpirun signals the whole group, the rank included; anyone else's signal is passed on.
+  if (static_cast<pid_t>(info.ssi_pid) != parent_) ::kill(0, sig);
+}
+
+void MpiRankRunner::AwaitMpirunsKill() {
+  Clock::time_point deadline = Clock::now() + sigkill_timeout_ + kMpirunKillSlack;
+  while (!MpirunGone() && Clock::now() < deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    pollfd fd{signals_.get(), POLLIN, 0};
+    ::poll(&fd, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    signalfd_siginfo info;
+    while (::read(signals_.get(), &info, sizeof(info)) == sizeof(info)) {
+      if (info.ssi_signo == SIGCHLD) {
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+      }
+    }
+  }
+}
+
+void MpiRankRunner::SendExitRecord(std::unique_ptr<RendezvousClient> client) {
+  Status status = Status::Ok();
+  if (client == nullptr) {
+    StatusOr<std::unique_ptr<RendezvousClient>> connected =
+        RendezvousClient::Connect(job_.rendezvous_addr, job_.rendezvous_port, job_.secret,
+                                  record_.stop_requested ? kConnectTimeoutWhileStopping : kConnectTimeout);
+    if (connected.ok()) {
+      client = std::move(connected).value();
+    } else {
+      status = connected.status();
+    }
+  }
+  if (client != nullptr) status = client->Set(RankExitKey(rank_), EncodeRankExitRecord(record_));
+  if (status.ok()) return;
+  // hvdrun cannot tell the user what happened, so the agent does, as far as it can.
+  if (record_.exit.spawn_error != protocol::SpawnError::kNone) {
+    std::fprintf(stderr, "hvdrun-agent: rank %d: %s\n", rank_, record_.exit.error.c_str());
+  }
+  if (!record_.stop_requested) {
+    std::fprintf(stderr, "hvdrun-agent: rank %d: cannot send its exit record to hvdrun: %s\n", rank_,
+                 status.message().c_str());
+  }
+}
+
+}  // namespace
+
+StatusOr<MpiPlacement> ReadMpiPlacement(const EnvLookup& lookup) {
+  constexpr int kMaxRanks = 1 << 20;
+  MpiPlacement placement;
+  StatusOr<int> size = RequiredInt(lookup, env::kOmpiSize, 1, kMaxRanks);
+  if (!size.ok()) return size.status();
+  placement.size = size.value();
+  StatusOr<int> rank = RequiredInt(lookup, env::kOmpiRank, 0, placement.size - 1);
+  if (!rank.ok()) return rank.status();
+  placement.rank = rank.value();
+  StatusOr<int> local_size = RequiredInt(lookup, env::kOmpiLocalSize, 1, placement.size);
+  if (!local_size.ok()) return local_size.status();
+  placement.local_size = local_size.value();
+  StatusOr<int> local_rank = RequiredInt(lookup, env::kOmpiLocalRank, 0, placement.local_size - 1);
+  if (!local_rank.ok()) return local_rank.status();
+  placement.local_rank = local_rank.value();
+  return placement;
+}
+
+StatusOr<RankAssignment> CheckMpiPlacement(const std::string& layout, const MpiPlacement& placement) {
+  StatusOr<std::vector<HostSlots>> hosts = ParseHostList(layout);
+  if (!hosts.ok()) return Status::Error(std::string(env::kMpiLayout) + ": " + hosts.status().message());
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign(hosts.value(), TotalSlots(hosts.value()));
+  if (!assignment.ok()) {
+    return Status::Error(std::string(env::kMpiLayout) + ": " + assignment.status().message());
+  }
+  const std::string where = " (check --mpi-args: mpirun must place ranks as -H and -map-by slot say)";
+  if (assignment.value().size() != placement.size) {
+    return Status::Error("mpirun started " + std::to_string(placement.size) +
+                         " processes, but hvdrun's layout " + layout + " has " +
+                         std::to_string(assignment.value().size()) + " ranks" + where);
+  }
+  const RankPlacement& expected = assignment.value().placement(placement.rank);
+  if (expected.local_rank != placement.local_rank || expected.local_size != placement.local_size) {
+    return Status::Error("mpirun placed it as local rank " + std::to_string(placement.local_rank) + " of " +
+                         std::to_string(placement.local_size) + " on its node, but hvdrun's layout " +
+                         layout + " has it as local rank " + std::to_string(expected.local_rank) + " of " +
+                         std::to_string(expected.local_size) + " on host " +
+                         assignment.value().hosts()[expected.host_index].host + where);
+  }
+  return assignment;
+}
+
+StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup) {
+  JobEnvironment job;
+  for (auto [name, field] :
+       {std::pair{env::kJobId, &job.job_id}, std::pair{env::kBackend, &job.backend},
+        std::pair{env::kRendezvousAddr, &job.rendezvous_addr}, std::pair{env::kSecret, &job.secret},
+        std::pair{env::kTorchMasterAddr, &job.master_addr}}) {
+    StatusOr<std::string> value = Required(lookup, name);
+    if (!value.ok()) return value.status();
+    *field = std::move(value).value();
+  }
+  if (!IsValidJobSecret(job.secret)) {
+    return Status::Error(std::string(env::kSecret) +
+                         " is not a job secret (64 lower-case hexadecimal digits)");
+  }
+  StatusOr<int> port = RequiredInt(lookup, env::kRendezvousPort, 1, 65535);
+  if (!port.ok()) return port.status();
+  job.rendezvous_port = static_cast<uint16_t>(port.value());
+  StatusOr<int> master_port = RequiredInt(lookup, env::kTorchMasterPort, 0, 65535);
+  if (!master_port.ok()) return master_port.status();
+  job.master_port = static_cast<uint16_t>(master_port.value());
+  return job;
+}
+
+std::chrono::milliseconds MpiSigkillTimeout(const char* sigkill_timeout) {
+  if (sigkill_timeout == nullptr) return kDefaultSigkillTimeout;
+  const char* end = sigkill_timeout + std::strlen(sigkill_timeout);
+  int seconds = 0;
+  auto [ptr, ec] = std::from_chars(sigkill_timeout, end, seconds);
+  if (ec != std::errc() || ptr != end || seconds < 0 || ptr == sigkill_timeout) return kDefaultSigkillTimeout;
+  return std::chrono::seconds(seconds);
+}
+
+std::chrono::milliseconds MpiKillGrace(std::chrono::milliseconds sigkill_timeout) {
+  return std::clamp(sigkill_timeout - kRecordMargin, std::chrono::milliseconds(0), kMaxKillGrace);
+}
+
+int RunMpiRank(const std::vector<std::string>& command) { return MpiRankRunner(command).Run(); }
+
+}  // namespace hvdrun

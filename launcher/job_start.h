@@ -1,0 +1,46 @@
+// What starting a job takes, whichever way its ranks are launched (launcher/job.h with hvdrun's
+// agents, launcher/mpi_job.h with mpirun): the placement of its ranks, its identity, its
+// rendezvous service, and the signals hvdrun watches while it runs. Errors are one line, without
+// the "hvdrun: " prefix the caller prints.
+#ifndef HVDRUN_LAUNCHER_JOB_START_H_
+#define HVDRUN_LAUNCHER_JOB_START_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/file_descriptor.h"
+#include "common/rank_assignment.h"
+#include "common/status.h"
+#include "launcher/failure_report.h"
+#include "launcher/launch_options.h"
+#include "launcher/rendezvous_server.h"
+
+namespace hvdrun {
+
+// Where the rendezvous service listens: every host of a job is this machine in this version.
+inline constexpr const char* kRendezvousAddress = "127.0.0.1";
+
+// Places the ranks on the hosts; fails (a usage error) when they do not fit or a host is not
+// this machine.
+StatusOr<RankAssignment> PlanLocalJob(const LaunchOptions& options);
+
+// One outcome per rank, with its rank and host, nothing known yet about how it ends.
+std::vector<RankOutcome> InitialOutcomes(const RankAssignment& assignment);
+
+// A random identifier for a launch: 16 hex digits.
+std::string NewJobId();
+
+// The job's rendezvous service on kRendezvousAddress, whose refused or broken connections are
+// reported on stderr as one "hvdrun: rendezvous: ..." line each.
+StatusOr<std::unique_ptr<RendezvousServer>> StartJobRendezvous(const std::string& secret);
+
+// Blocks SIGINT, SIGTERM, SIGHUP and SIGCHLD in the calling thread and returns a non-blocking
+// signalfd that reads them; ignores SIGPIPE. Call it before starting any thread (threads inherit
+// the mask; a thread that does not block them would take them instead of the signalfd). Children
+// must unblock them before they exec.
+StatusOr<UniqueFd> WatchJobSignals();
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_JOB_START_H_

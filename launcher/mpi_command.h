@@ -1,0 +1,68 @@
+// The mpirun command line of `hvdrun --mpi`, built as horovodrun builds its own: a pure function of
+// the job's layout, the options, the job's values and whether hvdrun runs as root.
+//
+//   mpirun [--allow-run-as-root] --tag-output -np N -H host:ranks,... -bind-to none -map-by slot
+//          -mca pml ob1 -mca btl ^openib -mca btl_tcp_if_include lo [-mca mpi_yield_when_idle 1]
+//          -x NAME ... [--mpi-args words] <hvdrun-agent> --mpi-rank -- command...
+//
+// mpi_yield_when_idle: Open MPI busy-polls while a rank waits unless it knows the host is
+// oversubscribed, which it cannot see here (-H gives each rank a slot). With at least as many
+// ranks as CPUs (each rank also runs libhvdrun's collective thread) the polling ranks starve each
+// other: measured on 2 CPUs with hvdrun-bench, a 1 MiB allreduce took 171 ms at 4 ranks and 33 ms
+// at 2 without it, 7.2 ms and 3.1 ms with it. With fewer ranks than CPUs polling is kept.
+//
+// Values never appear on the command line: each exported variable is passed as `-x NAME` and its
+// value is put into mpirun's own environment (MpiCommand::env), so the job secret stays off every
+// command line, --dry-run's included. Every host is this machine in this version, so mpirun's TCP
+// traffic stays on the loopback interface (`lo`); choosing an interface comes with remote hosts.
+#ifndef HVDRUN_LAUNCHER_MPI_COMMAND_H_
+#define HVDRUN_LAUNCHER_MPI_COMMAND_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/rank_assignment.h"
+#include "common/rank_environment.h"
+#include "common/status.h"
+#include "launcher/launch_options.h"
+
+namespace hvdrun {
+
+struct MpiCommand {
+  std::vector<std::string> argv;  // argv[0] is "mpirun", looked up in PATH
+  // NAME=VALUE for mpirun's environment: the values of the `-x NAME` arguments, in their order.
+  std::vector<std::string> env;
+};
+
+// Whether `name` is one of the variables hvdrun-agent --mpi-rank needs hvdrun's own value of (the
+// rendezvous service's address, port and secret, and the layout), which -x must not replace.
+bool IsMpiAgentVariable(std::string_view name);
+
+// The layout every hvdrun-agent --mpi-rank checks its placement against (HVDRUN_MPI_LAYOUT), also
+// mpirun's -H value: each host with the number of ranks it runs, in rank order ("localhost:4").
+std::string MpiLayout(const RankAssignment& assignment);
+
+// Fails, with the usage line hvdrun prints, for a layout mpirun would not run as hvdrun places it:
+// a host named as an IPv6 address (mpirun's -H cannot take one), or two names of this machine,
+// which mpirun runs as one node.
+Status CheckMpiHosts(const RankAssignment& assignment);
+
+// What the command depends on beyond the job: the machine hvdrun runs on (every host's, in this
+// version).
+struct MpiLaunchHost {
+  bool as_root = false;  // Open MPI refuses to run as root unless told (--allow-run-as-root)
+  int cpus = 0;          // CPUs hvdrun may run on; 0 when unknown (no mpi_yield_when_idle)
+};
+
+// The command. `job` holds the values to export (job id, master address and port, rendezvous
+// address, port and secret; empty for --dry-run, which prints only names); the user's -x
+// variables come from `options.exports`, and one that names a variable hvdrun exports replaces
+// hvdrun's value. `agent_path` is the hvdrun-agent that mpirun starts for each rank.
+MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions& options,
+                           const JobEnvironment& job, const std::string& agent_path,
+                           const MpiLaunchHost& host);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_MPI_COMMAND_H_

@@ -1,0 +1,218 @@
+#include "launcher/mpi_command.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace hvdrun {
+namespace {
+
+using Words = std::vector<std::string>;
+
+const std::string kSecret(64, 'f');
+
+RankAssignment Assign(const std::vector<HostSlots>& hosts, int ranks) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign(hosts, ranks);
+  EXPECT_TRUE(assignment.ok()) << assignment.status().message();
+  return std::move(assignment).value();
+}
+
+LaunchOptions Options(Words command) {
+  LaunchOptions options;
+  options.backend = BackendKind::kMpi;
+  options.command = std::move(command);
+  return options;
+}
+
+JobEnvironment Job() {
+  JobEnvironment job;
+  job.job_id = "0011aabb";
+  job.backend = "mpi";
+  job.master_addr = "127.0.0.1";
+  job.master_port = 29500;
+  job.rendezvous_addr = "127.0.0.1";
+  job.rendezvous_port = 4567;
+  job.secret = kSecret;
+  return job;
+}
+
+// The words after each -x.
+Words ExportedNames(const Words& argv) {
+  Words names;
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "-x") names.push_back(argv[i + 1]);
+  }
+  return names;
+}
+
+TEST(MpiCommand, TheWholeCommandAsRoot) {
+  MpiCommand command = BuildMpiCommand(Assign({{"localhost", 4}}, 4), Options({"hvdrun-bench", "-b", "1M"}),
+                                       Job(), "/opt/hvdrun/bin/hvdrun-agent", {.as_root = true, .cpus = 64});
+  Words expected = {"mpirun",
+                    "--allow-run-as-root",
+                    "--tag-output",
+                    "-np",
+                    "4",
+                    "-H",
+                    "localhost:4",
+                    "-bind-to",
+                    "none",
+                    "-map-by",
+                    "slot",
+                    "-mca",
+                    "pml",
+                    "ob1",
+                    "-mca",
+                    "btl",
+                    "^openib",
+                    "-mca",
+                    "btl_tcp_if_include",
+                    "lo",
+                    "-x",
+                    "HVDRUN_BACKEND",
+                    "-x",
+                    "HVDRUN_JOB_ID",
+                    "-x",
+                    "HVDRUN_RENDEZVOUS_ADDR",
+                    "-x",
+                    "HVDRUN_RENDEZVOUS_PORT",
+                    "-x",
+                    "HVDRUN_SECRET",
+                    "-x",
+                    "MASTER_ADDR",
+                    "-x",
+                    "MASTER_PORT",
+                    "-x",
+                    "HVDRUN_MPI_LAYOUT",
+                    "/opt/hvdrun/bin/hvdrun-agent",
+                    "--mpi-rank",
+                    "--",
+                    "hvdrun-bench",
+                    "-b",
+                    "1M"};
+  EXPECT_EQ(command.argv, expected);
+  Words env = {
+      "HVDRUN_BACKEND=mpi",          "HVDRUN_JOB_ID=0011aabb",       "HVDRUN_RENDEZVOUS_ADDR=127.0.0.1",
+      "HVDRUN_RENDEZVOUS_PORT=4567", "HVDRUN_SECRET=" + kSecret,     "MASTER_ADDR=127.0.0.1",
+      "MASTER_PORT=29500",           "HVDRUN_MPI_LAYOUT=localhost:4"};
+  EXPECT_EQ(command.env, env);
+}
+
+TEST(MpiCommand, RunAsRootOnlyAsRoot) {
+  RankAssignment assignment = Assign({{"localhost", 2}}, 2);
+  Words as_root =
+      BuildMpiCommand(assignment, Options({"true"}), Job(), "hvdrun-agent", {.as_root = true}).argv;
+  Words as_user =
+      BuildMpiCommand(assignment, Options({"true"}), Job(), "hvdrun-agent", {.as_root = false}).argv;
+  EXPECT_EQ(std::count(as_root.begin(), as_root.end(), "--allow-run-as-root"), 1);
+  EXPECT_EQ(std::count(as_user.begin(), as_user.end(), "--allow-run-as-root"), 0);
+  as_root.erase(std::find(as_root.begin(), as_root.end(), "--allow-run-as-root"));
+  EXPECT_EQ(as_root, as_user);
+}
+
+TEST(MpiCommand, RanksYieldTheCpuWhenTheyAreAtLeastAsManyAsTheCpus) {
+  auto yields = [](int ranks, int cpus) {
+    Words argv = BuildMpiCommand(Assign({{"localhost", 8}}, ranks), Options({"true"}), Job(), "hvdrun-agent",
+                                 {.cpus = cpus})
+                     .argv;
+    auto it = std::find(argv.begin(), argv.end(), "mpi_yield_when_idle");
+    if (it == argv.end()) return false;
+    EXPECT_EQ(*(it - 1), "-mca");
+    EXPECT_EQ(*(it + 1), "1");
+    return true;
+  };
+  EXPECT_TRUE(yields(4, 2));
+  EXPECT_TRUE(yields(2, 2));
+  EXPECT_FALSE(yields(2, 4));
+  EXPECT_FALSE(yields(8, 0)) << "unknown CPUs: Open MPI's default";
+}
+
+TEST(MpiCommand, HostsCarryTheirRankCountsNotTheirSlots) {
+  MpiCommand command =
+      BuildMpiCommand(Assign({{"localhost", 8}}, 3), Options({"true"}), Job(), "hvdrun-agent", {});
+  auto h = std::find(command.argv.begin(), command.argv.end(), "-H");
+  ASSERT_NE(h, command.argv.end());
+  EXPECT_EQ(*(h + 1), "localhost:3");
+  EXPECT_EQ(*(std::find(command.argv.begin(), command.argv.end(), "-np") + 1), "3");
+  EXPECT_EQ(MpiLayout(Assign({{"server1", 4}, {"server2", 4}, {"server3", 4}}, 6)), "server1:4,server2:2");
+  EXPECT_EQ(MpiLayout(Assign({{"::1", 2}}, 2)), "[::1]:2");
+}
+
+TEST(MpiCommand, NamesOnlyOnTheCommandLineAndNoSecretAnywhereInIt) {
+  LaunchOptions options = Options({"train"});
+  options.exports = {"OMP_NUM_THREADS=4", "NCCL_DEBUG=INFO"};
+  MpiCommand command =
+      BuildMpiCommand(Assign({{"localhost", 2}}, 2), options, Job(), "hvdrun-agent", {.as_root = true});
+  EXPECT_EQ(ExportedNames(command.argv),
+            (Words{"HVDRUN_BACKEND", "HVDRUN_JOB_ID", "HVDRUN_RENDEZVOUS_ADDR", "HVDRUN_RENDEZVOUS_PORT",
+                   "HVDRUN_SECRET", "MASTER_ADDR", "MASTER_PORT", "HVDRUN_MPI_LAYOUT", "OMP_NUM_THREADS",
+                   "NCCL_DEBUG"}));
+  for (const std::string& word : command.argv) {
+    EXPECT_EQ(word.find(kSecret), std::string::npos) << word;
+    EXPECT_EQ(word.find("=4"), std::string::npos) << word;
+    EXPECT_EQ(word.find("INFO"), std::string::npos) << word;
+  }
+  ASSERT_EQ(command.env.size(), 10u);
+  EXPECT_EQ(command.env[8], "OMP_NUM_THREADS=4");
+  EXPECT_EQ(command.env[9], "NCCL_DEBUG=INFO");
+  // Every -x name has its value in mpirun's environment, in the same order.
+  Words names = ExportedNames(command.argv);
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(command.env[i].rfind(names[i] + "=", 0), 0u) << i;
+}
+
+TEST(MpiCommand, AUsersExportReplacesHvdrunsValueOfTheSameName) {
+  LaunchOptions options = Options({"train"});
+  options.exports = {"MASTER_PORT=1234"};
+  MpiCommand command =
+      BuildMpiCommand(Assign({{"localhost", 1}}, 1), options, Job(), "hvdrun-agent", {.as_root = true});
+  Words names = ExportedNames(command.argv);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "MASTER_PORT"), 1);
+  EXPECT_NE(std::find(command.env.begin(), command.env.end(), "MASTER_PORT=1234"), command.env.end());
+  EXPECT_EQ(std::find(command.env.begin(), command.env.end(), "MASTER_PORT=29500"), command.env.end());
+}
+
+TEST(MpiCommand, MpiArgsComeBeforeTheProgramWordForWord) {
+  LaunchOptions options = Options({"./a.out", "--flag"});
+  options.mpi_args = {"-mca", "btl_base_verbose", "30", "--report-bindings", "a b"};
+  Words argv =
+      BuildMpiCommand(Assign({{"localhost", 1}}, 1), options, Job(), "hvdrun-agent", {.as_root = false}).argv;
+  Words tail(argv.end() - 10, argv.end());
+  EXPECT_EQ(tail, (Words{"-mca", "btl_base_verbose", "30", "--report-bindings", "a b", "hvdrun-agent",
+                         "--mpi-rank", "--", "./a.out", "--flag"}));
+}
+
+TEST(MpiCommand, ADryRunHasNoValuesToExport) {
+  MpiCommand command = BuildMpiCommand(Assign({{"localhost", 2}}, 2), Options({"true"}), JobEnvironment{},
+                                       "hvdrun-agent", {.as_root = true});
+  EXPECT_EQ(ExportedNames(command.argv).size(), 8u);
+  EXPECT_EQ(command.env[4], "HVDRUN_SECRET=");
+  EXPECT_EQ(command.env[3], "HVDRUN_RENDEZVOUS_PORT=");
+}
+
+TEST(MpiCommand, HostsMpirunWouldRunOtherwiseAreRefused) {
+  EXPECT_TRUE(CheckMpiHosts(Assign({{"localhost", 2}}, 2)).ok());
+  Status two_names = CheckMpiHosts(Assign({{"localhost", 2}, {"127.0.0.1", 2}}, 3));
+  ASSERT_FALSE(two_names.ok());
+  EXPECT_EQ(two_names.message(),
+            "--mpi: hosts 'localhost' and '127.0.0.1' are both this machine, which mpirun runs as one node; "
+            "name it "
+            "once (-H localhost:3)");
+  // A second host that gets no rank is not part of the job.
+  EXPECT_TRUE(CheckMpiHosts(Assign({{"localhost", 2}, {"127.0.0.1", 2}}, 2)).ok());
+  Status ipv6 = CheckMpiHosts(Assign({{"::1", 2}}, 2));
+  ASSERT_FALSE(ipv6.ok());
+  EXPECT_NE(ipv6.message().find("'::1' is an IPv6 address"), std::string::npos) << ipv6.message();
+}
+
+TEST(MpiCommand, TheAgentsOwnVariablesAreKnown) {
+  for (const char* name :
+       {"HVDRUN_SECRET", "HVDRUN_RENDEZVOUS_ADDR", "HVDRUN_RENDEZVOUS_PORT", "HVDRUN_MPI_LAYOUT"}) {
+    EXPECT_TRUE(IsMpiAgentVariable(name)) << name;
+  }
+  for (const char* name : {"MASTER_PORT", "HVDRUN_JOB_ID", "OMP_NUM_THREADS", "HVDRUN_SECRETS"}) {
+    EXPECT_FALSE(IsMpiAgentVariable(name)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace hvdrun

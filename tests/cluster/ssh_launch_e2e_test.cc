@@ -1,0 +1,321 @@
+// hvdrun over SSH on the test cluster (docs/testing-cluster.md): the installed hvdrun runs in the
+// launcher's namespace and starts the staged hvdrun-agent on servers 1..4 through their sshd.
+// Covered: placement and environment of 8 ranks on 4 hosts, Gloo collectives across hosts, a host
+// whose link is cut, a launcher killed by SIGKILL, and each start-up failure's one line.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cluster/test_cluster.h"
+#include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/process_runner.h"
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun::cluster {
+namespace {
+
+using e2e::ProcessResult;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kRunTimeout{40'000};
+
+std::string AgentPath() { return std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-agent"; }
+
+// /proc/<pid>/comm: the program's name, "" once it is gone.
+std::string ProgramName(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+// The processes of the cluster named `name` (as /proc/<pid>/comm shows it).
+std::vector<pid_t> ProgramsIn(const std::vector<pid_t>& pids, const std::string& name) {
+  std::vector<pid_t> found;
+  for (pid_t pid : pids) {
+    if (ProgramName(pid) == name) found.push_back(pid);
+  }
+  return found;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+class SshLaunchTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!TestCluster::UnusableReason().empty()) return;
+    StatusOr<std::unique_ptr<TestCluster>> cluster = TestCluster::Create(4);
+    if (!cluster.ok()) {
+      create_error_ = new std::string(cluster.status().message());
+      return;
+    }
+    cluster_ = std::move(cluster).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+    delete create_error_;
+    create_error_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (std::string reason = TestCluster::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
+    ASSERT_EQ(create_error_, nullptr) << *create_error_;
+    ASSERT_NE(cluster_, nullptr);
+  }
+
+  const TestCluster& c() const { return *cluster_; }
+
+  // hvdrun's options that reach the cluster's servers: its user key, its known_hosts, the agent.
+  std::vector<std::string> SshFlags(const std::string& known_hosts = "") const {
+    return {"--ssh-known-hosts",
+            known_hosts.empty() ? c().known_hosts() : known_hosts,
+            "-i",
+            c().user_key(),
+            "--agent-path",
+            AgentPath()};
+  }
+
+  // Runs the installed hvdrun in the launcher's namespace, without an ssh-agent.
+  ProcessResult Hvdrun(const std::vector<std::string>& args, milliseconds timeout = kRunTimeout) const {
+    e2e::ProcessOptions options;
+    options.unset_env = {"SSH_AUTH_SOCK"};
+    return c().Exec(c().launcher(), e2e::Concat({{e2e::HvdrunPath()}, args}), timeout, options);
+  }
+
+  // hvdrun-agent and rank processes (`rank_program`) left in any server.
+  std::vector<pid_t> Leftovers(const std::string& rank_program) const {
+    std::vector<pid_t> all = c().PidsInCluster();
+    std::vector<pid_t> left = ProgramsIn(all, "hvdrun-agent");
+    std::vector<pid_t> ranks = ProgramsIn(all, rank_program);
+    left.insert(left.end(), ranks.begin(), ranks.end());
+    return left;
+  }
+
+  // Waits until `count` processes named `program` run in the cluster; false after `timeout`.
+  bool WaitForPrograms(const std::string& program, size_t count, milliseconds timeout) const {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (ProgramsIn(c().PidsInCluster(), program).size() >= count) return true;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return false;
+  }
+
+  // Waits until no agent or `rank_program` runs in the cluster; returns what is left.
+  std::vector<pid_t> WaitForNoLeftovers(const std::string& rank_program, milliseconds timeout) const {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<pid_t> left = Leftovers(rank_program);
+    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(50));
+      left = Leftovers(rank_program);
+    }
+    return left;
+  }
+
+  static TestCluster* cluster_;
+  static std::string* create_error_;
+};
+
+TestCluster* SshLaunchTest::cluster_ = nullptr;
+std::string* SshLaunchTest::create_error_ = nullptr;
+
+TEST_F(SshLaunchTest, EightRanksOnFourHostsGetTheirPlaceAndTheirHostsAddress) {
+  ProcessResult result = Hvdrun(e2e::Concat(
+      {{"-np", "8", "-H", "server1:2,server2:2,server3:2,server4:2", "--verbose"},
+       SshFlags(),
+       {"sh", "-c",
+        "echo \"host=$(hostname) rank=$HVDRUN_RANK local=$HVDRUN_LOCAL_RANK cross=$HVDRUN_CROSS_RANK "
+        "name=$HVDRUN_HOSTNAME addr=$HVDRUN_HOST_ADDR master=$MASTER_ADDR size=$WORLD_SIZE\""}}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 8; ++rank) {
+    int host = rank / 2 + 1;
+    std::string name = "server" + std::to_string(host);
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:host=" + name +
+                       " rank=" + std::to_string(rank) + " local=" + std::to_string(rank % 2) +
+                       " cross=" + std::to_string(host - 1) + " name=" + name +
+                       " addr=" + c().server(host).address + " master=" + c().server(1).address + " size=8";
+    EXPECT_NE(result.stdout_text.find(line + "\n"), std::string::npos) << line << "\n" << result;
+  }
+  EXPECT_NE(result.stderr_text.find("hosts reach this machine at " + c().launcher().address),
+            std::string::npos)
+      << result;
+  EXPECT_TRUE(WaitForNoLeftovers("sh", milliseconds(5'000)).empty());
+}
+
+TEST_F(SshLaunchTest, GlooCollectivesRunAcrossHosts) {
+  ProcessResult result = Hvdrun(
+      e2e::Concat({{"-np", "4", "-H", "server1:1,server2:1,server3:1,server4:1", "--gloo", "--verbose"},
+                   SshFlags(),
+                   {HVDRUN_TEST_COLLECTIVES_PATH}}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line =
+        "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of 4: checked ";
+    EXPECT_NE(result.stdout_text.find(line), std::string::npos) << line << result;
+  }
+  EXPECT_NE(result.stdout_text.find("results, 0 failed"), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("rendezvous service on " + c().launcher().address + ":"),
+            std::string::npos)
+      << result;
+}
+
+TEST_F(SshLaunchTest, AHostWhoseLinkIsCutFailsTheJobWithinTheHeartbeatTimeout) {
+  const ClusterHost& cut = c().server(3);
+  e2e::ProcessOptions options;
+  options.unset_env = {"SSH_AUTH_SOCK"};
+  e2e::RunningProcess hvdrun =
+      c().Start(c().launcher(),
+                e2e::Concat({{e2e::HvdrunPath(), "-np", "4", "-H", "server1:1,server2:1,server3:1,server4:1",
+                              "--heartbeat-timeout", "3"},
+                             SshFlags(),
+                             {"sleep", "60"}}),
+                options);
+  e2e::KillOnScopeExit guard;
+  guard.Add(hvdrun.pid());
+  ASSERT_TRUE(WaitForPrograms("sleep", 4, milliseconds(20'000)));
+  auto cut_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(c().CutLink(cut).ok());
+  ProcessResult result = hvdrun.Wait(milliseconds(20'000));
+  auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - cut_at);
+  ASSERT_TRUE(c().RestoreLink(cut).ok());
+  EXPECT_EQ(result.exit_code, 1) << result;
+  EXPECT_NE(result.stderr_text.find("on host server3 failed first (agent failed: no heartbeat for 3 s"),
+            std::string::npos)
+      << result;
+  // Detection takes the timeout plus at most a heartbeat interval; the rest of the job stops at once.
+  EXPECT_LT(took, milliseconds(3'000 + 3'000)) << result;
+  // The cut-off agent notices the silent launcher by its own heartbeat timeout.
+  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(8'000));
+  EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left);
+}
+
+TEST_F(SshLaunchTest, SigkillOfTheLauncherLeavesNoAgentAndNoRankWithinFiveSeconds) {
+  e2e::ProcessOptions options;
+  options.unset_env = {"SSH_AUTH_SOCK"};
+  e2e::RunningProcess hvdrun =
+      c().Start(c().launcher(),
+                e2e::Concat({{e2e::HvdrunPath(), "-np", "8", "-H", "server1:2,server2:2,server3:2,server4:2"},
+                             SshFlags(),
+                             {"sleep", "60"}}),
+                options);
+  e2e::KillOnScopeExit guard;
+  guard.Add(hvdrun.pid());
+  ASSERT_TRUE(WaitForPrograms("sleep", 8, milliseconds(20'000)));
+  ASSERT_EQ(ProgramsIn(c().PidsInCluster(), "hvdrun-agent").size(), 4u);
+  hvdrun.Signal(SIGKILL);
+  hvdrun.Wait(milliseconds(5'000));
+  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(5'000));
+  EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left);
+}
+
+// A start-up failure: exit code 3 and exactly one stderr line, which names the host and the stage.
+void ExpectOneLine(const ProcessResult& result, const std::string& start) {
+  EXPECT_EQ(result.exit_code, 3) << result;
+  std::vector<std::string> lines = Lines(result.stderr_text);
+  ASSERT_EQ(lines.size(), 1u) << result;
+  EXPECT_EQ(lines[0].rfind(start, 0), 0u) << "expected a line beginning '" << start << "'\n" << result;
+}
+
+TEST_F(SshLaunchTest, AnUnknownHostKeyIsRefusedUnlessNewKeysAreAccepted) {
+  e2e::ScratchDir dir;
+  std::string known_hosts = dir.path() + "/known_hosts";
+  {
+    std::ofstream out(known_hosts);
+    out << c().KnownHostsLine(c().server(1)) << "\n";
+  }
+  ProcessResult refused = Hvdrun(e2e::Concat({{"-H", "server1,server2"}, SshFlags(known_hosts), {"true"}}));
+  ExpectOneLine(refused, "hvdrun: host server2: host key: " + known_hosts + " holds no key for 'server2'");
+  EXPECT_NE(refused.stderr_text.find("--ssh-accept-new-host-keys"), std::string::npos) << refused;
+
+  ProcessResult accepted = Hvdrun(e2e::Concat(
+      {{"-H", "server1,server2", "--ssh-accept-new-host-keys"}, SshFlags(known_hosts), {"true"}}));
+  EXPECT_EQ(accepted.exit_code, 0) << accepted;
+  // Recorded: now known without the flag.
+  ProcessResult again = Hvdrun(e2e::Concat({{"-H", "server2"}, SshFlags(known_hosts), {"true"}}));
+  EXPECT_EQ(again.exit_code, 0) << again;
+}
+
+TEST_F(SshLaunchTest, AChangedHostKeyIsAlwaysRefused) {
+  e2e::ScratchDir dir;
+  std::string known_hosts = dir.path() + "/known_hosts";
+  {
+    // server2's names with server1's key: what a reinstalled (or impersonated) server2 looks like.
+    std::string line = c().KnownHostsLine(c().server(1));
+    std::ofstream out(known_hosts);
+    out << "server2,10.77.0.12" << line.substr(line.find(' ')) << "\n";
+  }
+  for (bool accept_new : {false, true}) {
+    std::vector<std::string> args = {"-H", "server2"};
+    if (accept_new) args.push_back("--ssh-accept-new-host-keys");
+    ProcessResult result = Hvdrun(e2e::Concat({args, SshFlags(known_hosts), {"true"}}));
+    ExpectOneLine(result, "hvdrun: host server2: host key: the host's key (ssh-ed25519 SHA256:");
+    EXPECT_NE(result.stderr_text.find("refused"), std::string::npos) << result;
+  }
+}
+
+TEST_F(SshLaunchTest, AWrongUserKeyIsRefusedAtAuth) {
+  e2e::ScratchDir dir;
+  std::string key = dir.path() + "/id_ed25519";
+  ProcessResult keygen = e2e::RunProcess({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key},
+                                         milliseconds(10'000));
+  ASSERT_EQ(keygen.exit_code, 0) << keygen;
+  ProcessResult result = Hvdrun({"-H", "server1", "--ssh-known-hosts", c().known_hosts(), "-i", key,
+                                 "--agent-path", AgentPath(), "true"});
+  ExpectOneLine(result, "hvdrun: host server1: auth: the host refused user 'root'");
+}
+
+TEST_F(SshLaunchTest, AnUnreachableAddressFailsAtConnect) {
+  std::string address = TestCluster::UnassignedAddress();
+  ProcessResult result =
+      Hvdrun(e2e::Concat({{"-H", address, "--start-timeout", "10"}, SshFlags(), {"true"}}));
+  ExpectOneLine(result, "hvdrun: host " + address + ": connect: " + address + " port 22: No route to host");
+}
+
+TEST_F(SshLaunchTest, ARefusedPortAndAnUnknownNameFailAtTheirStages) {
+  ProcessResult refused = Hvdrun(e2e::Concat({{"-H", "server1", "-p", "2222"}, SshFlags(), {"true"}}));
+  ExpectOneLine(refused,
+                "hvdrun: host server1: connect: " + c().server(1).address + " port 2222: Connection refused");
+  ProcessResult unknown = Hvdrun(e2e::Concat({{"-H", "server9"}, SshFlags(), {"true"}}));
+  ExpectOneLine(unknown, "hvdrun: host server9: resolve: cannot resolve 'server9'");
+}
+
+TEST_F(SshLaunchTest, AMissingAgentIsNamed) {
+  ProcessResult result = Hvdrun({"-H", "server1", "--ssh-known-hosts", c().known_hosts(), "-i",
+                                 c().user_key(), "--agent-path", "/nonexistent/hvdrun-agent", "true"});
+  ExpectOneLine(result,
+                "hvdrun: host server1: agent start: '/nonexistent/hvdrun-agent' was not found on the host");
+}
+
+TEST_F(SshLaunchTest, EveryFailingHostGetsItsOwnLine) {
+  e2e::ScratchDir dir;
+  std::string known_hosts = dir.path() + "/known_hosts";
+  {
+    std::ofstream out(known_hosts);
+    out << c().KnownHostsLine(c().server(1)) << "\n" << c().KnownHostsLine(c().server(3)) << "\n";
+  }
+  ProcessResult result =
+      Hvdrun(e2e::Concat({{"-H", "server1,server2,server3,server4"}, SshFlags(known_hosts), {"true"}}));
+  EXPECT_EQ(result.exit_code, 3) << result;
+  std::vector<std::string> lines = Lines(result.stderr_text);
+  std::sort(lines.begin(), lines.end());
+  ASSERT_EQ(lines.size(), 2u) << result;
+  EXPECT_EQ(lines[0].rfind("hvdrun: host server2: host key: ", 0), 0u) << result;
+  EXPECT_EQ(lines[1].rfind("hvdrun: host server4: host key: ", 0), 0u) << result;
+}
+
+}  // namespace
+}  // namespace hvdrun::cluster

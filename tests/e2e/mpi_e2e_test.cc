@@ -1,0 +1,633 @@
+// hvdrun --mpi end to end: the real Open MPI mpirun, starting `hvdrun-agent --mpi-rank` for each
+// rank. The ranks' environment, their tagged output, failures, signals, --dry-run, mpirun's own
+// failures, and libhvdrun's collectives over MPI; after every job, no process it started is left.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/console_output.h"
+#include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/process_runner.h"
+#include "tests/e2e/rank_log_bytes.h"
+#include "tests/e2e/rank_record.h"
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun::e2e {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kSetUpTimeout{15'000};
+// Open MPI stops a job by SIGTERM a second after it decides to, and hvdrun-agent --mpi-rank kills
+// a rank that ignores it half a second later: a stopped job is over well within this.
+constexpr milliseconds kMpiStopBound{4'000};
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+bool StartsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+// Every process whose environment holds `entry` (NAME=VALUE), found through /proc. A zombie has
+// no environment any more and is not found.
+std::vector<pid_t> ProcessesWithEnvironmentEntry(const std::string& entry) {
+  std::vector<pid_t> found;
+  std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), &::closedir);
+  if (!proc) return found;
+  while (dirent* item = ::readdir(proc.get())) {
+    std::string name = item->d_name;
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return std::isdigit(c) != 0; })) {
+      continue;
+    }
+    std::string environment = ReadFile("/proc/" + name + "/environ");
+    size_t start = 0;
+    while (start < environment.size()) {
+      size_t end = environment.find('\0', start);
+      if (end == std::string::npos) end = environment.size();
+      if (environment.compare(start, end - start, entry) == 0) {
+        found.push_back(static_cast<pid_t>(std::stol(name)));
+        break;
+      }
+      start = end + 1;
+    }
+  }
+  return found;
+}
+
+// A variable that every process of one hvdrun run inherits (hvdrun, mpirun, the agents, the ranks
+// and their children), so that a test can find each of them that is still running.
+class JobMarker {
+ public:
+  JobMarker() {
+    static std::atomic<int> counter{0};
+    entry_ = "HVDRUN_E2E_MPI_JOB=" + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  }
+  ~JobMarker() {
+    // Nothing a failed test left behind may outlive it.
+    for (pid_t pid : ProcessesWithEnvironmentEntry(entry_)) ::kill(pid, SIGKILL);
+  }
+  JobMarker(const JobMarker&) = delete;
+  JobMarker& operator=(const JobMarker&) = delete;
+
+  ProcessOptions Options() const {
+    ProcessOptions options;
+    options.extra_env = {entry_};
+    return options;
+  }
+
+  // Waits until no marked process runs, for up to `timeout`; returns those still running.
+  std::vector<pid_t> WaitUntilNoneRuns(milliseconds timeout) const {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      std::vector<pid_t> running = ProcessesWithEnvironmentEntry(entry_);
+      if (running.empty() || std::chrono::steady_clock::now() >= deadline) return running;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+
+ private:
+  std::string entry_;
+};
+
+// Runs hvdrun --mpi with `args` (its options, then the command), marked; then checks that nothing
+// it started still runs.
+ProcessResult RunMpiJob(const std::vector<std::string>& args) {
+  JobMarker marker;
+  ProcessResult result = RunHvdrun(Concat({{"--mpi"}, args}), marker.Options());
+  std::vector<pid_t> left = marker.WaitUntilNoneRuns(milliseconds(0));
+  EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
+  return result;
+}
+
+// True when `text` holds 64 hex digits in a row: what a leaked job secret looks like.
+bool HoldsASecret(const std::string& text) {
+  static const std::regex kSecret("[0-9a-f]{64}");
+  return std::regex_search(text, kSecret);
+}
+
+// The failure report hvdrun prints: its first line and the table's rows by rank.
+struct FailureReport {
+  std::string first_line;
+  std::map<int, std::string> rows;
+};
+
+FailureReport ParseFailureReport(const std::string& console_stderr) {
+  FailureReport report;
+  std::vector<std::string> lines = UntaggedLines(console_stderr);
+  size_t i = 0;
+  while (i < lines.size() && !Contains(lines[i], "failed first")) ++i;
+  if (i == lines.size()) return report;
+  report.first_line = lines[i];
+  for (i += 2; i < lines.size() && StartsWith(lines[i], "  ") && lines[i].size() > 2 &&
+               std::isdigit(static_cast<unsigned char>(lines[i][2]));
+       ++i) {
+    report.rows[std::stoi(lines[i].substr(2))] = lines[i];
+  }
+  return report;
+}
+
+// --- The ranks' environment ---------------------------------------------------------------------
+
+struct LayoutCase {
+  std::string name;
+  std::vector<std::string> hvdrun_args;
+  int ranks;
+  std::string host;
+};
+
+void PrintTo(const LayoutCase& layout, std::ostream* out) { *out << layout.name; }
+
+class MpiEnvironmentTest : public testing::TestWithParam<LayoutCase> {};
+
+TEST_P(MpiEnvironmentTest, EveryRankGetsItsPlaceUnderEveryName) {
+  const LayoutCase& layout = GetParam();
+  const std::vector<std::string> names = {"HVDRUN_RANK",
+                                          "HVDRUN_SIZE",
+                                          "HVDRUN_LOCAL_RANK",
+                                          "HVDRUN_LOCAL_SIZE",
+                                          "HVDRUN_CROSS_RANK",
+                                          "HVDRUN_CROSS_SIZE",
+                                          "HVDRUN_HOSTNAME",
+                                          "HVDRUN_HOST_ADDR",
+                                          "HVDRUN_BACKEND",
+                                          "HVDRUN_JOB_ID",
+                                          "HOROVOD_RANK",
+                                          "HOROVOD_SIZE",
+                                          "HOROVOD_LOCAL_RANK",
+                                          "HOROVOD_LOCAL_SIZE",
+                                          "HOROVOD_CROSS_RANK",
+                                          "HOROVOD_CROSS_SIZE",
+                                          "RANK",
+                                          "WORLD_SIZE",
+                                          "LOCAL_RANK",
+                                          "LOCAL_WORLD_SIZE",
+                                          "GROUP_RANK",
+                                          "GROUP_WORLD_SIZE",
+                                          "MASTER_ADDR",
+                                          "MASTER_PORT",
+                                          "OMPI_COMM_WORLD_RANK",
+                                          "HVDRUN_E2E_EXPORTED"};
+  ProcessResult result = RunMpiJob(
+      Concat({layout.hvdrun_args, {"-x", "HVDRUN_E2E_EXPORTED=a b"}, RankCommand(Concat({{"env"}, names}))}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_TRUE(UntaggedLines(result.stdout_text).empty()) << result;
+  EXPECT_TRUE(UntaggedLines(result.stderr_text).empty()) << "no message from hvdrun or mpirun" << result;
+
+  std::map<int, std::vector<std::string>> stdout_lines = TaggedLines(result.stdout_text, "stdout");
+  std::map<int, std::vector<std::string>> stderr_lines = TaggedLines(result.stderr_text, "stderr");
+  ASSERT_EQ(stdout_lines.size(), static_cast<size_t>(layout.ranks)) << result;
+  std::string job_id;
+  std::string master_port;
+  for (int rank = 0; rank < layout.ranks; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    std::map<std::string, std::string> env = ParseAssignments(stdout_lines[rank]);
+    const std::string r = std::to_string(rank);
+    const std::string n = std::to_string(layout.ranks);
+    std::map<std::string, std::string> expected = {{"HVDRUN_RANK", r},
+                                                   {"HVDRUN_SIZE", n},
+                                                   {"HVDRUN_LOCAL_RANK", r},
+                                                   {"HVDRUN_LOCAL_SIZE", n},
+                                                   {"HVDRUN_CROSS_RANK", "0"},
+                                                   {"HVDRUN_CROSS_SIZE", "1"},
+                                                   {"HVDRUN_HOSTNAME", layout.host},
+                                                   {"HVDRUN_HOST_ADDR", "127.0.0.1"},
+                                                   {"HVDRUN_BACKEND", "mpi"},
+                                                   {"HOROVOD_RANK", r},
+                                                   {"HOROVOD_SIZE", n},
+                                                   {"HOROVOD_LOCAL_RANK", r},
+                                                   {"HOROVOD_LOCAL_SIZE", n},
+                                                   {"HOROVOD_CROSS_RANK", "0"},
+                                                   {"HOROVOD_CROSS_SIZE", "1"},
+                                                   {"RANK", r},
+                                                   {"WORLD_SIZE", n},
+                                                   {"LOCAL_RANK", r},
+                                                   {"LOCAL_WORLD_SIZE", n},
+                                                   {"GROUP_RANK", "0"},
+                                                   {"GROUP_WORLD_SIZE", "1"},
+                                                   {"MASTER_ADDR", "127.0.0.1"},
+                                                   {"OMPI_COMM_WORLD_RANK", r},
+                                                   {"HVDRUN_E2E_EXPORTED", "a b"}};
+    for (const auto& [name, value] : expected) EXPECT_EQ(env[name], value) << name;
+    if (rank == 0) {
+      job_id = env["HVDRUN_JOB_ID"];
+      master_port = env["MASTER_PORT"];
+    }
+    EXPECT_EQ(env["HVDRUN_JOB_ID"], job_id) << "one job id for every rank";
+    EXPECT_EQ(env["MASTER_PORT"], master_port) << "one MASTER_PORT for every rank";
+    EXPECT_EQ(stderr_lines[rank], std::vector<std::string>{"rank " + r + ": environment printed"});
+  }
+  EXPECT_EQ(job_id.size(), 16u);
+  EXPECT_GT(std::atoi(master_port.c_str()), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, MpiEnvironmentTest,
+    testing::Values(
+        LayoutCase{"OneRank", {"-np", "1"}, 1, "localhost"},
+        LayoutCase{"TwoRanks", {"-np", "2", "-H", "localhost:2"}, 2, "localhost"},
+        LayoutCase{
+            "ThreeRanksOnLocalhostNamedTwice", {"-np", "3", "-H", "localhost:2,localhost:1"}, 3, "localhost"},
+        LayoutCase{
+            "FourRanksOfEightSlotsOnTheLoopbackAddress", {"-np", "4", "-H", "127.0.0.1:8"}, 4, "127.0.0.1"},
+        LayoutCase{"EverySlotOfTheHosts", {"-H", "localhost:4"}, 4, "localhost"}),
+    [](const testing::TestParamInfo<LayoutCase>& test_info) { return test_info.param.name; });
+
+TEST(MpiLayoutTest, TwoNamesOfThisMachineAreRefusedBeforeAnythingStarts) {
+  ScratchDir dir;
+  ProcessResult result =
+      RunMpiJob(Concat({{"-np", "3", "-H", "localhost:2,127.0.0.1:1"}, RankCommand({"job", dir.path()})}));
+  EXPECT_EQ(result.exit_code, 2) << result;
+  EXPECT_EQ(
+      result.stderr_text,
+      "hvdrun: --mpi: hosts 'localhost' and '127.0.0.1' are both this machine, which mpirun runs as one "
+      "node; name it once (-H localhost:3)\n");
+  EXPECT_FALSE(ReadRankRecord(dir.path(), 0).has_value());
+}
+
+// --- Output -------------------------------------------------------------------------------------
+
+TEST(MpiOutputTest, ArgumentsReachTheRankUnchanged) {
+  ProcessResult result =
+      RunMpiJob(Concat({{"-np", "1"}, RankCommand({"argv", "a b", "", "*", "$HOME", "--"})}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_EQ(TaggedLines(result.stdout_text, "stdout")[0],
+            (std::vector<std::string>{"argc=5", "argv[0]=<a b>", "argv[1]=<>", "argv[2]=<*>",
+                                      "argv[3]=<$HOME>", "argv[4]=<-->"}));
+}
+
+TEST(MpiOutputTest, LinesAreTaggedAsInAgentModeAndALastLineWithoutNewlineToo) {
+  ProcessResult result = RunMpiJob(Concat({{"-np", "1"}, RankCommand({"partial"})}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_EQ(result.stdout_text, "[0]<stdout>:first line\n[0]<stdout>:no newline at end\n");
+  EXPECT_EQ(result.stderr_text, "[0]<stderr>:error line\n[0]<stderr>:error without newline\n");
+}
+
+TEST(MpiOutputTest, ALongLineComesInPiecesOf64KiBAsInAgentMode) {
+  // mpirun forwards it in pieces of about 4 KiB; hvdrun joins them into agent mode's pieces.
+  constexpr size_t kLineBytes = 150'000;
+  ProcessResult result =
+      RunMpiJob(Concat({{"-np", "1"}, RankCommand({"long-line", std::to_string(kLineBytes)})}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  std::vector<std::string> lines = TaggedLines(result.stdout_text, "stdout")[0];
+  ASSERT_EQ(lines.size(), 4u) << "pieces of 65536, 65536 and 18928 bytes, then 'after'";
+  EXPECT_EQ(lines[0].size(), 65536u);
+  EXPECT_EQ(lines[1].size(), 65536u);
+  EXPECT_EQ(lines[3], "after");
+  std::string expected;
+  for (size_t i = 0; i < kLineBytes; ++i) expected.push_back(static_cast<char>('a' + i % 26));
+  EXPECT_TRUE(lines[0] + lines[1] + lines[2] == expected) << "the pieces, joined, are not the line written";
+}
+
+TEST(MpiOutputTest, RankLogFilesHoldExactlyTheBytesWritten) {
+  ScratchDir dir;
+  const std::string logs = dir.path() + "/logs";
+  ProcessResult result =
+      RunMpiJob(Concat({{"-np", "3", "--output-filename", logs}, RankCommand({"log-bytes"})}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 3; ++rank) {
+    for (bool is_stdout : {true, false}) {
+      const std::string stream = is_stdout ? "stdout" : "stderr";
+      SCOPED_TRACE("rank " + std::to_string(rank) + " " + stream);
+      const std::string expected = RankLogBytes(rank, is_stdout);
+      const std::string actual = ReadFileBytes(logs + "/rank." + std::to_string(rank) + "/" + stream);
+      ASSERT_EQ(actual.size(), expected.size());
+      size_t first_difference = 0;
+      while (first_difference < actual.size() && actual[first_difference] == expected[first_difference]) {
+        ++first_difference;
+      }
+      EXPECT_EQ(first_difference, actual.size()) << "first differing byte at this offset";
+      std::vector<std::string> console =
+          TaggedLines(is_stdout ? result.stdout_text : result.stderr_text, stream)[rank];
+      ASSERT_FALSE(console.empty());
+      EXPECT_EQ(console.back(), "rank " + std::to_string(rank) + " " + stream + ": last line, no newline");
+    }
+  }
+}
+
+// --- Failures -----------------------------------------------------------------------------------
+
+TEST(MpiFailureTest, TheFirstFailingRanksCodeAndTheFailureTableWithoutMpirunsBanners) {
+  ScratchDir dir;
+  ProcessResult result = RunMpiJob(Concat({{"-np", "4"}, RankCommand({"job", dir.path(), "--fail", "2:7"})}));
+  ASSERT_EQ(result.exit_code, 7) << result;
+  std::optional<std::vector<RankRecord>> records = WaitForRankRecords(dir.path(), 4, milliseconds(0));
+  ASSERT_TRUE(records.has_value()) << "every rank was running when rank 2 failed" << result;
+
+  FailureReport report = ParseFailureReport(result.stderr_text);
+  EXPECT_TRUE(
+      StartsWith(report.first_line,
+                 "hvdrun: rank 2 on host localhost failed first (exit code 7); hvdrun stopped the other "
+                 "ranks."))
+      << result;
+  ASSERT_EQ(report.rows.size(), 4u) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const std::string& row = report.rows[rank];
+    EXPECT_TRUE(Contains(row, " " + std::to_string((*records)[rank].pid) + " ")) << "the rank's pid: " << row;
+    if (rank == 2) {
+      EXPECT_TRUE(Contains(row, "exit 7")) << row;
+      EXPECT_TRUE(Contains(row, "first failure")) << row;
+      EXPECT_TRUE(Contains(row, "rank 2 failing: exit code 7")) << row;
+    } else {
+      EXPECT_TRUE(Contains(row, "SIGTERM")) << row;
+      EXPECT_TRUE(Contains(row, "stopped by hvdrun")) << row;
+    }
+  }
+  EXPECT_TRUE(Contains(result.stderr_text,
+                       "last stderr lines of rank 2:\n  rank 2 ready\n  rank 2 failing: exit code 7\n"))
+      << result;
+  EXPECT_FALSE(Contains(result.stderr_text, "Primary job")) << result;
+  EXPECT_FALSE(Contains(result.stderr_text, "mpirun detected")) << result;
+  EXPECT_TRUE(WaitUntilEnded(ReportedPids(*records), milliseconds(0)).empty());
+}
+
+TEST(MpiFailureTest, ARankKilledBySignalGives128PlusTheSignal) {
+  ScratchDir dir;
+  ProcessResult result =
+      RunMpiJob(Concat({{"-np", "3"}, RankCommand({"job", dir.path(), "--fail", "1:SIGSEGV"})}));
+  ASSERT_EQ(result.exit_code, 128 + SIGSEGV) << result;
+  FailureReport report = ParseFailureReport(result.stderr_text);
+  EXPECT_TRUE(
+      StartsWith(report.first_line, "hvdrun: rank 1 on host localhost failed first (killed by SIGSEGV)"))
+      << result;
+  EXPECT_TRUE(Contains(report.rows[1], "SIGSEGV")) << result;
+  EXPECT_TRUE(Contains(report.rows[1], "first failure")) << result;
+  EXPECT_FALSE(Contains(result.stderr_text, "mpirun noticed")) << result;
+}
+
+// Ranks that ignore SIGTERM, and what they started, are killed too, within kMpiStopBound.
+TEST(MpiFailureTest, AFailureStopsRanksIgnoringSigtermAndTheirChildren) {
+  ScratchDir dir;
+  JobMarker marker;
+  RunningProcess hvdrun = StartHvdrun(Concat({{"--mpi", "-np", "3"},
+                                              RankCommand({"job", dir.path(), "--fail", "0:5", "--wait-go",
+                                                           "--ignore-term", "--grandchild"})}),
+                                      marker.Options());
+  std::optional<std::vector<RankRecord>> records = WaitForRankRecords(dir.path(), 3, kSetUpTimeout);
+  ASSERT_TRUE(records.has_value()) << hvdrun.Wait(milliseconds(0));
+  const std::vector<pid_t> pids = ReportedPids(*records);
+  ASSERT_EQ(pids.size(), 9u) << "each rank reports itself, its agent and its grandchild";
+  for (pid_t pid : pids) {
+    ASSERT_TRUE(IsRunning(pid)) << "pid " << pid << " was not running before the failure";
+  }
+
+  const auto failed_at = std::chrono::steady_clock::now();
+  std::ofstream(GoFilePath(dir.path())).flush();
+  ProcessResult result = hvdrun.Wait(milliseconds(15'000));
+  const auto stopped_in =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - failed_at);
+  EXPECT_EQ(result.exit_code, 5) << result;
+  EXPECT_LT(stopped_in, kMpiStopBound) << result;
+  std::vector<pid_t> left = WaitUntilEnded(pids, milliseconds(0));
+  EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
+  left = marker.WaitUntilNoneRuns(milliseconds(0));
+  EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
+
+  FailureReport report = ParseFailureReport(result.stderr_text);
+  EXPECT_TRUE(StartsWith(report.first_line, "hvdrun: rank 0 on host localhost failed first (exit code 5)"))
+      << result;
+  for (int rank = 1; rank < 3; ++rank) {
+    EXPECT_TRUE(Contains(report.rows[rank], "SIGKILL")) << "rank " << rank << " ignored SIGTERM" << result;
+    EXPECT_TRUE(Contains(report.rows[rank], "stopped by hvdrun")) << result;
+  }
+}
+
+TEST(MpiFailureTest, AMissingProgramExits127WithOneLine) {
+  ProcessResult result = RunMpiJob({"-np", "2", "no-such-program-for-hvdrun", "arg"});
+  EXPECT_EQ(result.exit_code, 127) << result;
+  EXPECT_EQ(result.stdout_text, "") << result;
+  std::vector<std::string> lines = SplitLines(result.stderr_text);
+  ASSERT_EQ(lines.size(), 1u) << result;
+  EXPECT_TRUE(StartsWith(lines[0], "hvdrun: rank ")) << result;
+  EXPECT_TRUE(Contains(lines[0],
+                       " on host localhost: command not found: 'no-such-program-for-hvdrun' (No such "
+                       "file or directory)"))
+      << result;
+}
+
+TEST(MpiFailureTest, AProgramThatCannotBeExecutedExits126) {
+  ScratchDir dir;
+  const std::string script = dir.WriteFile("not-executable.sh", "#!/bin/sh\nexit 0\n");
+  ASSERT_EQ(::chmod(script.c_str(), 0644), 0);
+  ProcessResult result = RunMpiJob({"-np", "1", script});
+  EXPECT_EQ(result.exit_code, 126) << result;
+  EXPECT_EQ(SplitLines(result.stderr_text),
+            std::vector<std::string>{"hvdrun: rank 0 on host localhost: command not executable: '" + script +
+                                     "' (Permission denied)"})
+      << result;
+}
+
+// --- Signals to hvdrun --------------------------------------------------------------------------
+
+// hvdrun --mpi running `hvdrun-test-rank job DIR <rank_options>` as three ranks, marked.
+class RunningMpiJob {
+ public:
+  explicit RunningMpiJob(const std::vector<std::string>& rank_options)
+      : hvdrun_(StartHvdrun(
+            Concat({{"--mpi", "-np", "3"}, RankCommand(Concat({{"job", dir_.path()}, rank_options}))}),
+            marker_.Options())) {}
+
+  void WaitUntilRunning(size_t pids_per_rank) {
+    std::optional<std::vector<RankRecord>> records = WaitForRankRecords(dir_.path(), 3, kSetUpTimeout);
+    ASSERT_TRUE(records.has_value()) << hvdrun_.Wait(milliseconds(0));
+    pids_ = ReportedPids(*records);
+    ASSERT_EQ(pids_.size(), 3 * pids_per_rank);
+    for (pid_t pid : pids_) ASSERT_TRUE(IsRunning(pid)) << "pid " << pid << " should run";
+  }
+
+  // Checks that nothing of the job runs `within` from now.
+  void ExpectNothingLeft(milliseconds within) const {
+    std::vector<pid_t> left = marker_.WaitUntilNoneRuns(within);
+    EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
+    left = WaitUntilEnded(pids_, milliseconds(0));
+    EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
+  }
+
+  RunningProcess& hvdrun() { return hvdrun_; }
+
+ private:
+  ScratchDir dir_;
+  JobMarker marker_;
+  RunningProcess hvdrun_;
+  std::vector<pid_t> pids_;
+};
+
+TEST(MpiSignalTest, SigintStopsEveryRank) {
+  RunningMpiJob job({"--grandchild"});
+  ASSERT_NO_FATAL_FAILURE(job.WaitUntilRunning(3));
+  job.hvdrun().Signal(SIGINT);
+  ProcessResult result = job.hvdrun().Wait(milliseconds(15'000));
+  EXPECT_EQ(result.exit_code, 130) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: SIGINT received: stopping every rank\n")) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: stopped by SIGINT\n")) << result;
+  job.ExpectNothingLeft(milliseconds(0));
+}
+
+TEST(MpiSignalTest, SigtermStopsRanksThatIgnoreIt) {
+  RunningMpiJob job({"--ignore-term", "--grandchild"});
+  ASSERT_NO_FATAL_FAILURE(job.WaitUntilRunning(3));
+  const auto signalled_at = std::chrono::steady_clock::now();
+  job.hvdrun().Signal(SIGTERM);
+  ProcessResult result = job.hvdrun().Wait(milliseconds(15'000));
+  EXPECT_EQ(result.exit_code, 143) << result;
+  EXPECT_LT(std::chrono::steady_clock::now() - signalled_at, kMpiStopBound) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: stopped by SIGTERM\n")) << result;
+  job.ExpectNothingLeft(milliseconds(0));
+}
+
+TEST(MpiSignalTest, ASecondSigintKillsEveryRankAtOnce) {
+  RunningMpiJob job({"--ignore-term", "--grandchild"});
+  ASSERT_NO_FATAL_FAILURE(job.WaitUntilRunning(3));
+  job.hvdrun().Signal(SIGINT);
+  std::this_thread::sleep_for(milliseconds(200));  // well before mpirun's SIGTERM, a second later
+  const auto second_at = std::chrono::steady_clock::now();
+  job.hvdrun().Signal(SIGINT);
+  ProcessResult result = job.hvdrun().Wait(milliseconds(15'000));
+  EXPECT_EQ(result.exit_code, 130) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: second interrupt: killing every rank now\n")) << result;
+  EXPECT_LT(std::chrono::steady_clock::now() - second_at, milliseconds(2'500)) << result;
+  job.ExpectNothingLeft(milliseconds(1'000));
+}
+
+TEST(MpiSignalTest, KillingHvdrunLeavesNothingRunningWithin5s) {
+  RunningMpiJob job({"--ignore-term", "--grandchild"});
+  ASSERT_NO_FATAL_FAILURE(job.WaitUntilRunning(3));
+  job.hvdrun().Signal(SIGKILL);
+  ProcessResult result = job.hvdrun().Wait(milliseconds(5'000));
+  EXPECT_EQ(result.term_signal, SIGKILL) << result;
+  job.ExpectNothingLeft(milliseconds(4'500));
+}
+
+// --- --dry-run and mpirun's own failures --------------------------------------------------------
+
+TEST(MpiDryRunTest, PrintsTheCommandWithoutTheSecretAndStartsNothing) {
+  ScratchDir dir;
+  const std::string logs = dir.path() + "/logs";
+  ProcessResult result =
+      RunMpiJob(Concat({{"-np", "2", "--dry-run", "--output-filename", logs, "-x",
+                         "HVDRUN_E2E_VALUE=secret-ish", "--mpi-args", "-mca btl_base_verbose 0 'two words'"},
+                        RankCommand({"job", dir.path()})}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_EQ(result.stderr_text, "") << result;
+  std::vector<std::string> lines = SplitLines(result.stdout_text);
+  ASSERT_EQ(lines.size(), 1u) << result;
+  const std::string& line = lines[0];
+  const std::string root = ::geteuid() == 0 ? "--allow-run-as-root " : "";
+  EXPECT_TRUE(StartsWith(line, "mpirun " + root +
+                                   "--tag-output -np 2 -H localhost:2 -bind-to none -map-by slot "
+                                   "-mca pml ob1 -mca btl '^openib' -mca btl_tcp_if_include lo "))
+      << line;
+  // Two ranks yield the CPU to each other when hvdrun may run on at most two CPUs.
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+  const bool yields = CPU_COUNT(&cpus) <= 2;
+  EXPECT_EQ(Contains(line, " lo -mca mpi_yield_when_idle 1 -x HVDRUN_BACKEND "), yields) << line;
+  EXPECT_EQ(Contains(line, " lo -x HVDRUN_BACKEND "), !yields) << line;
+  for (const char* name :
+       {"HVDRUN_SECRET", "HVDRUN_RENDEZVOUS_PORT", "HVDRUN_MPI_LAYOUT", "HVDRUN_E2E_VALUE"}) {
+    EXPECT_TRUE(Contains(line, std::string(" -x ") + name + " ")) << name << ": " << line;
+  }
+  EXPECT_TRUE(Contains(line, " -mca btl_base_verbose 0 'two words' " + std::string(HVDRUN_TEST_BIN_DIR) +
+                                 "/hvdrun-agent --mpi-rank -- " + TestRankPath() + " job "))
+      << line;
+  EXPECT_FALSE(Contains(line, "secret-ish")) << line;
+  EXPECT_FALSE(HoldsASecret(line)) << line;
+  EXPECT_FALSE(std::filesystem::exists(logs)) << "--dry-run starts nothing, creates nothing";
+  EXPECT_FALSE(ReadRankRecord(dir.path(), 0).has_value());
+}
+
+TEST(MpiDryRunTest, OnlyWithMpi) {
+  ProcessResult result = RunHvdrun({"-np", "2", "--dry-run", "true"});
+  EXPECT_EQ(result.exit_code, 2) << result;
+  EXPECT_EQ(result.stderr_text,
+            "hvdrun: --dry-run: only with --mpi (it prints the mpirun command hvdrun would run)\n");
+}
+
+TEST(MpiLaunchTest, MpirunRefusingItsArgumentsIsALaunchFailure) {
+  ScratchDir dir;
+  ProcessResult result = RunMpiJob(
+      Concat({{"-np", "2", "--mpi-args", "--no-such-mpirun-option"}, RankCommand({"job", dir.path()})}));
+  EXPECT_EQ(result.exit_code, 3) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "--no-such-mpirun-option")) << "mpirun's own message" << result;
+  std::vector<std::string> lines = SplitLines(result.stderr_text);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back(),
+            "hvdrun: mpirun exited with code 1 before starting any rank (its messages are above)")
+      << result;
+  EXPECT_FALSE(ReadRankRecord(dir.path(), 0).has_value());
+}
+
+TEST(MpiLaunchTest, AnUnterminatedQuoteInMpiArgsIsAUsageError) {
+  ProcessResult result = RunMpiJob({"-np", "1", "--mpi-args", "-mca btl 'self", "true"});
+  EXPECT_EQ(result.exit_code, 2) << result;
+  EXPECT_EQ(result.stderr_text, "hvdrun: --mpi-args: unterminated ' quote\n");
+}
+
+TEST(MpiLaunchTest, AMissingMpirunNamesThePackage) {
+  JobMarker marker;
+  ProcessOptions options = marker.Options();
+  options.extra_env.push_back("PATH=/nonexistent-for-hvdrun-e2e");
+  ProcessResult result = RunHvdrun({"--mpi", "-np", "1", "true"}, options);
+  EXPECT_EQ(result.exit_code, 3) << result;
+  EXPECT_EQ(
+      result.stderr_text,
+      "hvdrun: --mpi: cannot run 'mpirun': No such file or directory (install Open MPI's mpirun: apt-get "
+      "install openmpi-bin)\n");
+}
+
+// --- Collectives through libhvdrun's MPI backend ------------------------------------------------
+
+class MpiCollectivesTest : public testing::TestWithParam<int> {};
+
+TEST_P(MpiCollectivesTest, EveryDtypeOpAndSizeMatchesTheReferenceAndReportsReachHvdrun) {
+  const int ranks = GetParam();
+  ScratchDir dir;
+  const std::string results = dir.path() + "/results";
+  ProcessResult result =
+      RunMpiJob({"-np", std::to_string(ranks), "--results", results, HVDRUN_TEST_COLLECTIVES_PATH});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < ranks; ++rank) {
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of " +
+                       std::to_string(ranks) + ": checked ";
+    EXPECT_TRUE(Contains(result.stdout_text, line)) << line << result;
+  }
+  EXPECT_TRUE(Contains(result.stdout_text, "results, 0 failed")) << result;
+  EXPECT_TRUE(Contains(result.stdout_text, "hvdrun: " + std::to_string(ranks) + " ranks reported")) << result;
+  EXPECT_FALSE(HoldsASecret(result.stdout_text + result.stderr_text)) << result;
+  EXPECT_TRUE(Contains(ReadFile(results + "/plan.json"), "\"backend\": \"mpi\"")) << result;
+  EXPECT_TRUE(Contains(ReadFile(results + "/summary.json"), "\"ranks_reporting\": " + std::to_string(ranks)))
+      << result;
+}
+
+INSTANTIATE_TEST_SUITE_P(WorldSizes, MpiCollectivesTest, testing::Values(1, 2, 3, 4),
+                         [](const testing::TestParamInfo<int>& test_info) {
+                           return std::to_string(test_info.param) + "Ranks";
+                         });
+
+}  // namespace
+}  // namespace hvdrun::e2e
