@@ -29,23 +29,19 @@ fi
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF
 cmake --build "$build_dir" -j "$jobs"
 cmake --install "$build_dir" --prefix "$build_dir/stage" >/dev/null
-hvdrun=$build_dir/stage/bin/hvdrun
-logs=$build_dir/demo-logs
+bin=$build_dir/stage/bin
+results=$build_dir/demo-results
 
 echo
-echo "== hvdrun: 4 ranks on two hosts of this machine (localhost and 127.0.0.1), logs in $logs/"
-"$hvdrun" -np 4 -H localhost:2,127.0.0.1:2 --output-filename "$logs" \
-  sh -c 'echo "rank $HVDRUN_RANK of $HVDRUN_SIZE on $HVDRUN_HOSTNAME: local rank $HVDRUN_LOCAL_RANK of $HVDRUN_LOCAL_SIZE, cross rank $HVDRUN_CROSS_RANK of $HVDRUN_CROSS_SIZE, MASTER_ADDR=$MASTER_ADDR:$MASTER_PORT"'
+echo "== hvdrun: 4 ranks on this machine, each printing its place in the job"
+"$bin/hvdrun" -np 4 sh -c 'echo "rank $HVDRUN_RANK of $HVDRUN_SIZE, local rank $HVDRUN_LOCAL_RANK on $HVDRUN_HOSTNAME"'
 
 echo
-echo "== hvdrun --gloo: allreduce bandwidth on 2 ranks, libhvdrun beside Gloo's own allreduce"
-"$hvdrun" -np 2 --gloo --results "$build_dir/demo-results" "$build_dir/stage/bin/hvdrun-bench" -b 1M -e 16M -f 4 --baseline
+echo "== hvdrun-lab: configs/demo.yaml, ResNet-18 training over Gloo and MPI on 1 and 2 processes"
+echo "   (a rerun keeps the runs already made; results in $results/demo/)"
+"$bin/hvdrun-lab" run configs/demo.yaml --results "$results"
+"$bin/hvdrun-lab" report "$results/demo"
 
 echo
-echo "== hvdrun: a failing rank stops the job (the report below is expected; exit code 3 is rank 2's)"
-set +e
-"$hvdrun" -np 4 sh -c 'if [ "$HVDRUN_RANK" = 2 ]; then echo "rank 2: out of memory" >&2; exit 3; fi; exec sleep 60'
-code=$?
-set -e
-echo "hvdrun exited with $code"
-[ "$code" -eq 3 ]
+echo "== the speedup table of $results/demo/report.md (report.html has the charts)"
+sed -n '/^## Speedup/,/^Step time and throughput per worker:/p' "$results/demo/report.md" | sed '$d'

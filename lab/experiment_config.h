@@ -1,0 +1,109 @@
+// ExperimentConfig: an hvdrun-lab experiment file (YAML, schema in docs/lab.md), parsed and checked.
+//
+// Parsing checks everything that can be checked from the file alone: unknown keys, duplicate keys,
+// wrong types, values out of range, axis names, exclude entries, the host list or hostfile. Every
+// error is one line that starts with the place in the file, `path:line:column: ` (1-based), and
+// names the key or value at fault. Checks that need the cells (np against slots, NCCL against
+// GPUs) are the matrix's (lab/matrix.h). Relative paths in the file (hostfile, a program named with
+// a '/') are taken relative to the file's directory.
+#ifndef HVDRUN_LAB_EXPERIMENT_CONFIG_H_
+#define HVDRUN_LAB_EXPERIMENT_CONFIG_H_
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/host_spec.h"
+#include "common/status.h"
+
+namespace hvdrun::lab {
+
+// A place in the experiment file, 1-based; line 0 means "no place" (a built-in default).
+struct SourcePosition {
+  std::string file;
+  int line = 0;
+  int column = 0;
+
+  // "file:line:column: ", or "file: " without a place; the prefix of every error.
+  std::string Prefix() const;
+};
+
+// What an axis of the matrix sets in each cell's command.
+enum class AxisKind {
+  kBackend,         // hvdrun's --gloo, --mpi or --nccl
+  kNumProc,         // hvdrun's -np: processes in all
+  kProcsPerServer,  // processes on each server (np = servers × this); instead of np
+  kServers,         // how many of the experiment's hosts the cell uses, np/servers processes on each
+  kProgramFlag,     // a flag of the program: `--flag value`; true: `--flag` alone; false: left out
+  kEnvironment,     // an environment variable of every rank (hvdrun -x NAME=VALUE)
+};
+
+struct AxisValue {
+  std::string text;  // as written (a YAML boolean as "true"/"false")
+  bool is_boolean = false;
+  SourcePosition position;
+};
+
+struct Axis {
+  std::string name;  // as written: "backend", "np", "model", "--image-size", "env.OMP_NUM_THREADS"
+  AxisKind kind = AxisKind::kProgramFlag;
+  std::string target;  // kProgramFlag: the flag; kEnvironment: the variable's name
+  std::vector<AxisValue> values;
+  bool from_matrix = false;  // false: from `defaults` or hvdrun-lab's own default
+  SourcePosition position;
+};
+
+// One `exclude` entry: a cell is excluded when, for every axis named, its value is one of those listed.
+struct ExcludeRule {
+  std::vector<std::pair<std::string, std::vector<std::string>>> conditions;
+  SourcePosition position;
+};
+
+// Which figures of the ranks' reports (their "summary" objects) the report reads. The defaults are
+// hvdrun-trainer's names (docs/trainer.md).
+struct FigureNames {
+  std::string step_time = "step_time_s";
+  double step_time_scale = 1.0;  // multiplies the step-time figure into seconds (1e-6 for microseconds)
+  std::string throughput = "img_per_sec";  // per rank
+  std::string throughput_unit = "images/s";
+  std::string accuracy = "test_accuracy";
+};
+
+struct ExperimentConfig {
+  std::string path;  // the experiment file, as given
+  std::string name;  // `name`, or the file's name without .yaml; names the results directory
+  std::string description;
+  // The hosts cells are placed on, in order (a cell with `servers: S` uses the first S). Empty: none
+  // given, and every cell runs on localhost with np slots.
+  std::vector<HostSlots> hosts;
+  SourcePosition hosts_position;
+  std::string program;  // as written; see ResolveProgram (lab/matrix.h)
+  SourcePosition program_position;
+  std::vector<std::string> args;                         // before the axes' flags
+  std::vector<std::pair<std::string, std::string>> env;  // NAME, VALUE for every cell
+  // backend, then np or processes_per_server, then servers (always present), then the rest in file order.
+  std::vector<Axis> axes;
+  std::vector<ExcludeRule> excludes;
+  int repeats = 1;
+  double timeout_s = 1800;   // per run of a cell; then hvdrun is stopped and the run counts as failed
+  int gpus_per_server = -1;  // -1: not declared
+  FigureNames figures;
+};
+
+// Parses experiment text; `path` names the file in errors and anchors its relative paths.
+StatusOr<ExperimentConfig> ParseExperiment(std::string_view text, const std::string& path);
+
+// Reads and parses the file at `path`.
+StatusOr<ExperimentConfig> LoadExperiment(const std::string& path);
+
+// backend, np, processes_per_server and servers: the axes that place a cell's processes, as
+// opposed to those that set the program's flags and environment.
+bool IsPlacementAxis(std::string_view name);
+
+// The axis called `name`, or nullptr.
+const Axis* FindAxis(const ExperimentConfig& config, std::string_view name);
+
+}  // namespace hvdrun::lab
+
+#endif  // HVDRUN_LAB_EXPERIMENT_CONFIG_H_

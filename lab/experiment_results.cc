@@ -1,0 +1,254 @@
+#include "lab/experiment_results.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/version.h"
+#include "lab/whole_file.h"
+
+namespace hvdrun::lab {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* AxisKindName(AxisKind kind) {
+  switch (kind) {
+    case AxisKind::kBackend:
+      return "backend";
+    case AxisKind::kNumProc:
+      return "np";
+    case AxisKind::kProcsPerServer:
+      return "processes_per_server";
+    case AxisKind::kServers:
+      return "servers";
+    case AxisKind::kProgramFlag:
+      return "program_flag";
+    case AxisKind::kEnvironment:
+      return "environment";
+  }
+  return "";
+}
+
+// Parses the JSON file at `path`; a problem is added and null returned when it cannot be.
+nlohmann::json ReadJson(const std::string& path, std::vector<std::string>& problems) {
+  StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) {
+    problems.push_back(text.status().message());
+    return nullptr;
+  }
+  nlohmann::json json = nlohmann::json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    problems.push_back(path + ": not valid JSON");
+    return nullptr;
+  }
+  return json;
+}
+
+template <typename T>
+T Member(const nlohmann::json& json, const char* key, T fallback) {
+  if (!json.is_object()) return fallback;
+  auto it = json.find(key);
+  if (it == json.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
+
+std::optional<double> NumberMember(const nlohmann::json& json, const char* key) {
+  if (!json.is_object() || !json.contains(key) || !json[key].is_number()) return std::nullopt;
+  return json[key].get<double>();
+}
+
+RankReport ReadRankReport(int rank, const nlohmann::json& report) {
+  RankReport read;
+  read.rank = rank;
+  const nlohmann::json summary = Member<nlohmann::json>(report, "summary", nlohmann::json::object());
+  for (const auto& item : summary.items()) {
+    if (item.value().is_number()) read.figures[item.key()] = item.value().get<double>();
+  }
+  read.framework = Member<std::string>(report, "framework", "");
+  std::string version = Member<std::string>(report, "framework_version", "");
+  if (!read.framework.empty() && !version.empty()) read.framework += " " + version;
+  const nlohmann::json results_list = Member<nlohmann::json>(report, "results", nlohmann::json::array());
+  for (const nlohmann::json& entry : results_list) {
+    std::optional<double> bytes = NumberMember(entry, "bytes");
+    std::optional<double> time_us = NumberMember(entry, "time_us");
+    if (!bytes || !time_us) continue;
+    AllreduceSize size;
+    size.bytes = *bytes;
+    size.time_us = *time_us;
+    size.busbw_gbps = NumberMember(entry, "busbw_gbps");
+    read.sizes.push_back(size);
+  }
+  return read;
+}
+
+StoredRun ReadRun(const std::string& run_dir, int repeat, const RunRecord& record,
+                  std::vector<std::string>& problems) {
+  StoredRun run;
+  run.repeat = repeat;
+  run.dir = run_dir;
+  run.record = record;
+  const std::string hvdrun_dir = run_dir + "/hvdrun";
+  std::error_code error;
+  if (fs::exists(hvdrun_dir + "/plan.json", error)) {
+    nlohmann::json plan = ReadJson(hvdrun_dir + "/plan.json", problems);
+    const nlohmann::json hosts = Member<nlohmann::json>(plan, "hosts", nlohmann::json::array());
+    for (const nlohmann::json& host : hosts) {
+      std::string name = Member<std::string>(host, "host", "");
+      if (!name.empty()) run.plan_hosts.push_back(name);
+    }
+  }
+  std::vector<std::pair<int, std::string>> rank_files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(hvdrun_dir + "/ranks", error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("rank-", 0) != 0 || entry.path().extension() != ".json") continue;
+    rank_files.emplace_back(std::atoi(name.c_str() + 5), entry.path().string());
+  }
+  std::sort(rank_files.begin(), rank_files.end());
+  for (const auto& [rank, path] : rank_files) {
+    nlohmann::json report = ReadJson(path, problems);
+    if (report.is_null()) continue;
+    run.ranks.push_back(ReadRankReport(rank, report));
+  }
+  std::vector<std::string> host_files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(hvdrun_dir + "/hosts", error)) {
+    if (entry.path().extension() == ".json") host_files.push_back(entry.path().string());
+  }
+  std::sort(host_files.begin(), host_files.end());
+  for (const std::string& path : host_files) {
+    nlohmann::json json = ReadJson(path, problems);
+    if (json.is_null()) continue;
+    std::string label = fs::relative(path, run_dir, error).string();
+    StatusOr<HostFacts> facts = HostFactsFromJson(json, label);
+    if (!facts.ok()) {
+      problems.push_back(path + ": " + facts.status().message());
+      continue;
+    }
+    run.host_facts.emplace_back(path, facts.value());
+  }
+  return run;
+}
+
+}  // namespace
+
+nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& matrix) {
+  nlohmann::json axes = nlohmann::json::array();
+  for (const Axis& axis : config.axes) {
+    nlohmann::json values = nlohmann::json::array();
+    for (const AxisValue& value : axis.values) values.push_back(value.text);
+    axes.push_back({{"name", axis.name},
+                    {"kind", AxisKindName(axis.kind)},
+                    {"target", axis.target},
+                    {"from_matrix", axis.from_matrix},
+                    {"values", values}});
+  }
+  nlohmann::json cells = nlohmann::json::array();
+  for (const Cell& cell : matrix.cells) {
+    nlohmann::json values = nlohmann::json::array();
+    for (const auto& [name, value] : cell.values) values.push_back({name, value});
+    std::string hosts;
+    for (const HostSlots& host : cell.hosts) hosts += (hosts.empty() ? "" : ",") + FormatHostSlots(host);
+    cells.push_back({{"id", cell.id},
+                     {"values", values},
+                     {"backend", cell.backend},
+                     {"np", cell.num_proc},
+                     {"servers", cell.servers},
+                     {"procs_per_server", cell.procs_per_server},
+                     {"hosts", hosts},
+                     {"skip_reason", cell.skip_reason}});
+  }
+  const FigureNames& figures = config.figures;
+  return {{"hvdrun_lab_version", kVersion},
+          {"name", config.name},
+          {"description", config.description},
+          {"experiment_file", config.path},
+          {"program", config.program},
+          {"repeats", config.repeats},
+          {"timeout_s", config.timeout_s},
+          {"figures",
+           {{"step_time", figures.step_time},
+            {"step_time_scale", figures.step_time_scale},
+            {"throughput", figures.throughput},
+            {"throughput_unit", figures.throughput_unit},
+            {"accuracy", figures.accuracy}}},
+          {"axes", axes},
+          {"excluded", matrix.excluded},
+          {"cells", cells}};
+}
+
+StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir) {
+  ExperimentResults results;
+  results.dir = dir;
+  const std::string experiment_path = dir + "/experiment.json";
+  StatusOr<std::string> text = ReadWholeFile(experiment_path);
+  if (!text.ok()) {
+    return Status::Error(text.status().message() + " (is '" + dir +
+                         "' a directory that hvdrun-lab run wrote?)");
+  }
+  nlohmann::json experiment = nlohmann::json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+  if (!experiment.is_object() || !experiment.contains("cells") || !experiment["cells"].is_array()) {
+    return Status::Error(experiment_path + ": not an experiment written by hvdrun-lab run");
+  }
+  results.name = Member<std::string>(experiment, "name", fs::path(dir).filename().string());
+  results.description = Member<std::string>(experiment, "description", "");
+  results.experiment_file = Member<std::string>(experiment, "experiment_file", "");
+  results.repeats = Member<int>(experiment, "repeats", 1);
+  results.excluded = Member<int>(experiment, "excluded", 0);
+  const nlohmann::json figures = Member<nlohmann::json>(experiment, "figures", nlohmann::json::object());
+  FigureNames& names = results.figures;
+  names.step_time = Member<std::string>(figures, "step_time", names.step_time);
+  names.step_time_scale = Member<double>(figures, "step_time_scale", names.step_time_scale);
+  names.throughput = Member<std::string>(figures, "throughput", names.throughput);
+  names.throughput_unit = Member<std::string>(figures, "throughput_unit", names.throughput_unit);
+  names.accuracy = Member<std::string>(figures, "accuracy", names.accuracy);
+  const nlohmann::json axes = Member<nlohmann::json>(experiment, "axes", nlohmann::json::array());
+  for (const nlohmann::json& axis : axes) {
+    StoredAxis stored;
+    stored.name = Member<std::string>(axis, "name", "");
+    stored.values = Member<std::vector<std::string>>(axis, "values", {});
+    results.axes.push_back(stored);
+  }
+  RunStore store(dir);
+  for (const nlohmann::json& json : experiment["cells"]) {
+    StoredCell stored;
+    Cell& cell = stored.cell;
+    cell.id = Member<std::string>(json, "id", "");
+    if (cell.id.empty() || cell.id.find('/') != std::string::npos || cell.id[0] == '.') {
+      results.problems.push_back(experiment_path + ": a cell without a valid id");
+      continue;
+    }
+    const nlohmann::json values = Member<nlohmann::json>(json, "values", nlohmann::json::array());
+    for (const nlohmann::json& pair : values) {
+      if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
+        cell.values.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+      }
+    }
+    cell.backend = Member<std::string>(json, "backend", "");
+    cell.num_proc = Member<int>(json, "np", 1);
+    cell.servers = Member<int>(json, "servers", 1);
+    cell.procs_per_server = Member<int>(json, "procs_per_server", cell.num_proc);
+    cell.skip_reason = Member<std::string>(json, "skip_reason", "");
+    for (int repeat = 1; repeat <= results.repeats; ++repeat) {
+      std::optional<RunRecord> record = store.FindRun(cell.id, repeat);
+      if (!record) continue;
+      stored.runs.push_back(ReadRun(store.RunDir(cell.id, repeat), repeat, *record, results.problems));
+    }
+    results.cells.push_back(std::move(stored));
+  }
+  std::error_code error;
+  if (fs::exists(dir + "/environment.json", error)) {
+    nlohmann::json environment = ReadJson(dir + "/environment.json", results.problems);
+    std::string probed_at = Member<std::string>(environment, "probed_at", "");
+    std::string host = Member<std::string>(environment, "host", "this machine");
+    results.environment_note = "environment.json: read by hvdrun-lab run on " + host +
+                               (probed_at.empty() ? "" : " at " + probed_at) + ".";
+    StatusOr<HostFacts> facts = HostFactsFromJson(environment, "environment.json");
+    if (facts.ok()) results.environment = facts.value();
+  }
+  return results;
+}
+
+}  // namespace hvdrun::lab

@@ -1,0 +1,84 @@
+// ExperimentResults: an experiment's results directory (lab/run_store.h) read back for the report —
+// the cells as `hvdrun-lab run` last expanded them (experiment.json), every complete run of each,
+// with every rank's report and the host facts hvdrun wrote, and the facts of the machine the
+// matrix ran on (environment.json).
+//
+// Runs that are not complete (no run.json) are not read. A file that cannot be read or parsed is
+// named in `problems` and skipped, so that one damaged run does not hide the others.
+#ifndef HVDRUN_LAB_EXPERIMENT_RESULTS_H_
+#define HVDRUN_LAB_EXPERIMENT_RESULTS_H_
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "lab/experiment_config.h"
+#include "lab/host_facts.h"
+#include "lab/matrix.h"
+#include "lab/run_store.h"
+
+namespace hvdrun::lab {
+
+// One size of hvdrun-bench's "results" list.
+struct AllreduceSize {
+  double bytes = 0;
+  double time_us = 0;
+  std::optional<double> busbw_gbps;
+};
+
+// What the report uses of a rank's report.
+struct RankReport {
+  int rank = 0;
+  std::map<std::string, double> figures;  // the numbers of the report's "summary"
+  std::string framework;                  // "framework" and "framework_version", when the report names them
+  std::vector<AllreduceSize> sizes;       // hvdrun-bench's "results": one entry per message size
+};
+
+struct StoredRun {
+  int repeat = 0;
+  std::string dir;
+  RunRecord record;
+  std::vector<RankReport> ranks;        // in rank order; those that reported
+  std::vector<std::string> plan_hosts;  // the hosts of hvdrun's plan.json, in order; empty without one
+  std::vector<std::pair<std::string, HostFacts>> host_facts;  // hvdrun's hosts/*.json: (file, facts)
+};
+
+struct StoredCell {
+  Cell cell;
+  std::vector<StoredRun> runs;  // complete runs, ok or failed, by repeat
+};
+
+struct StoredAxis {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+struct ExperimentResults {
+  std::string dir;
+  std::string name;
+  std::string description;
+  std::string experiment_file;
+  int repeats = 1;
+  FigureNames figures;
+  std::vector<StoredAxis> axes;  // backend, np, servers, then the rest, with their values in order
+  int excluded = 0;
+  std::vector<StoredCell> cells;
+  std::optional<HostFacts> environment;  // environment.json
+  std::string environment_note;          // where environment.json came from, a sentence; empty without it
+  std::vector<std::string> problems;
+};
+
+// experiment.json's contents: what the report needs to know of the experiment and its cells.
+nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& matrix);
+
+// Reads DIR (a results directory that `hvdrun-lab run` wrote). Errors: DIR has no readable
+// experiment.json.
+StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir);
+
+}  // namespace hvdrun::lab
+
+#endif  // HVDRUN_LAB_EXPERIMENT_RESULTS_H_

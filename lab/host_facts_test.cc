@@ -1,0 +1,62 @@
+#include "lab/host_facts.h"
+
+#include <gtest/gtest.h>
+
+namespace hvdrun::lab {
+namespace {
+
+TEST(HostFacts, DefineValue) {
+  const std::string header =
+      "#ifndef X\n#define NCCL_MAJOR 2\n#  define NCCL_MINOR 28 // minor\n#define CUDA_VERSION 12040\n";
+  EXPECT_EQ(DefineValue(header, "NCCL_MAJOR"), "2");
+  EXPECT_EQ(DefineValue(header, "NCCL_MINOR"), "28");
+  EXPECT_EQ(DefineValue(header, "CUDA_VERSION"), "12040");
+  EXPECT_EQ(DefineValue(header, "NCCL_PATCH"), "");
+  EXPECT_EQ(DefineValue(header, "NCCL"), "");
+}
+
+TEST(HostFacts, CountedList) {
+  EXPECT_EQ(CountedList({"H100", "H100", "A100", "H100"}), "3 × H100, 1 × A100");
+  EXPECT_EQ(CountedList({}), "");
+}
+
+TEST(HostFacts, JsonRoundTripAndPlainStrings) {
+  HostFacts host;
+  host.host = "server1";
+  host.gpu_count = 4;
+  host.facts["os"] = {"Debian GNU/Linux 12 (bookworm)", "/etc/os-release"};
+  StatusOr<HostFacts> back = HostFactsFromJson(HostFactsToJson(host), "environment.json");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->host, "server1");
+  EXPECT_EQ(back->gpu_count, 4);
+  EXPECT_EQ(back->facts["os"].value, "Debian GNU/Linux 12 (bookworm)");
+  EXPECT_EQ(back->facts["os"].source, "/etc/os-release, environment.json");
+
+  // A flatter file: facts as strings at the top level; unknown keys ignored.
+  StatusOr<HostFacts> flat = HostFactsFromJson(
+      nlohmann::json::parse(R"({"host": "s2", "gpus": "8 × H100", "nccl": "NCCL 2.21.5", "other": 1})"),
+      "hosts/s2.json");
+  ASSERT_TRUE(flat.ok());
+  EXPECT_EQ(flat->facts.size(), 2u);
+  EXPECT_EQ(flat->facts["gpus"].value, "8 × H100");
+  EXPECT_EQ(flat->facts["gpus"].source, "hosts/s2.json");
+  EXPECT_FALSE(HostFactsFromJson(nlohmann::json::array(), "x").ok());
+}
+
+TEST(HostFacts, ProbesThisMachine) {
+  HostFacts host = ProbeLocalHost();
+  EXPECT_FALSE(host.host.empty());
+  for (const char* key : kFactKeys) {
+    ASSERT_EQ(host.facts.count(key), 1u) << key;
+    EXPECT_FALSE(host.facts[key].value.empty()) << key;
+    EXPECT_FALSE(host.facts[key].source.empty()) << key;
+  }
+  EXPECT_EQ(host.facts["os"].source, "/etc/os-release");
+  EXPECT_EQ(host.facts["kernel"].value.rfind("Linux ", 0), 0u) << host.facts["kernel"].value;
+  MachineFacts machine = MachineFactsOf(host);
+  EXPECT_EQ(machine.gpus, host.gpu_count);
+  EXPECT_EQ(machine.gpus_source, host.facts["gpus"].source);
+}
+
+}  // namespace
+}  // namespace hvdrun::lab

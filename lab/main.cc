@@ -1,0 +1,178 @@
+// hvdrun-lab: experiment matrices run through hvdrun, and their reports.
+//   hvdrun-lab run EXPERIMENT.yaml [--results DIR] [--force]
+//   hvdrun-lab report DIR [--out DIR]
+//   hvdrun-lab validate EXPERIMENT.yaml
+// docs/lab.md describes the experiment file, the results directory, the report and the exit codes.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "common/version.h"
+#include "lab/experiment_config.h"
+#include "lab/experiment_results.h"
+#include "lab/experiment_runner.h"
+#include "lab/host_facts.h"
+#include "lab/interrupt_signals.h"
+#include "lab/matrix.h"
+#include "lab/report_writer.h"
+#include "lab/whole_file.h"
+
+namespace hvdrun::lab {
+namespace {
+
+// The directory hvdrun-lab is installed in: hvdrun and the bundled programs are looked for there
+// first, so that a build tree or a non-standard prefix works without PATH changes.
+std::string SelfDir() {
+  std::error_code error;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? "" : self.parent_path().string();
+}
+
+std::string HvdrunPath(const std::string& self_dir) {
+  std::filesystem::path beside = std::filesystem::path(self_dir) / "hvdrun";
+  if (!self_dir.empty() && ::access(beside.c_str(), X_OK) == 0) return beside.string();
+  return "hvdrun";
+}
+
+int Fail(int code, const std::string& message) {
+  std::cerr << "hvdrun-lab: " << message << "\n";
+  return code;
+}
+
+// Loads and expands the experiment; prints the error and returns nullopt when it is invalid.
+std::optional<std::pair<ExperimentConfig, Matrix>> Prepare(const std::string& path, const HostFacts& local) {
+  StatusOr<ExperimentConfig> config = LoadExperiment(path);
+  if (!config.ok()) {
+    Fail(kLabExitUsage, config.status().message());
+    return std::nullopt;
+  }
+  StatusOr<Matrix> matrix = ExpandMatrix(config.value(), MachineFactsOf(local));
+  if (!matrix.ok()) {
+    Fail(kLabExitUsage, matrix.status().message());
+    return std::nullopt;
+  }
+  if (matrix->cells.empty()) {
+    Fail(kLabExitUsage, path + ": every combination of the matrix is excluded; nothing to run");
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(config).value(), std::move(matrix).value());
+}
+
+int Validate(const std::string& path) {
+  HostFacts local = ProbeLocalHost();
+  auto prepared = Prepare(path, local);
+  if (!prepared) return kLabExitUsage;
+  const auto& [config, matrix] = *prepared;
+  const std::string program = ResolveProgram(config, SelfDir());
+  std::cout << "hvdrun-lab: " << path << " is valid: experiment '" << config.name << "', "
+            << matrix.cells.size() << " cells (" << matrix.excluded << " combinations excluded), "
+            << config.repeats << (config.repeats == 1 ? " run" : " runs") << " each\n";
+  for (const Cell& cell : matrix.cells) {
+    std::cout << "  " << cell.id << "\n";
+    if (!cell.skip_reason.empty()) {
+      std::cout << "    skipped: " << cell.skip_reason << "\n";
+      continue;
+    }
+    std::string line = "hvdrun";
+    for (const std::string& arg : HvdrunArguments(cell, program, "RUN_DIR/hvdrun", "RUN_DIR/logs")) {
+      line += " " + arg;
+    }
+    std::cout << "    " << line << "\n";
+  }
+  return kLabExitOk;
+}
+
+int Run(const std::string& path, const std::string& results, bool force) {
+  if (!InstallInterruptHandlers()) {
+    return Fail(kLabExitSetup, std::string("cannot handle signals: ") + std::strerror(errno));
+  }
+  HostFacts local = ProbeLocalHost();
+  auto prepared = Prepare(path, local);
+  if (!prepared) return kLabExitUsage;
+  const auto& [config, matrix] = *prepared;
+  StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return Fail(kLabExitUsage, text.status().message());
+  const std::string self_dir = SelfDir();
+  ExperimentRunOptions options;
+  options.results_root = results;
+  options.force = force;
+  options.hvdrun = HvdrunPath(self_dir);
+  options.program = ResolveProgram(config, self_dir);
+  options.experiment_text = text.value();
+  options.local_facts = local;
+  const char* term = std::getenv("TERM");
+  options.terminal = ::isatty(STDOUT_FILENO) == 1 && (term == nullptr || std::strcmp(term, "dumb") != 0);
+  winsize size{};
+  if (options.terminal && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) {
+    options.terminal_width = size.ws_col;
+  }
+  options.interrupts = PendingInterrupts;
+  return RunExperiment(config, matrix, options, std::cout, std::cerr);
+}
+
+int Report(const std::string& dir, std::string out_dir) {
+  StatusOr<ExperimentResults> results = LoadExperimentResults(dir);
+  if (!results.ok()) return Fail(kLabExitSetup, results.status().message());
+  ReportTables tables = BuildReportTables(results.value(), ProbeLocalHost);
+  if (out_dir.empty()) out_dir = dir;
+  StatusOr<std::vector<std::string>> written = WriteReport(results.value(), tables, out_dir);
+  if (!written.ok()) return Fail(kLabExitSetup, written.status().message());
+  std::string names;
+  for (const std::string& name : written.value()) names += (names.empty() ? "" : ", ") + name;
+  std::cout << "hvdrun-lab: " << tables.speedup.size() << " cells in the speedup table; wrote " << names
+            << " in " << out_dir << "\n";
+  for (const std::string& problem : results->problems) {
+    std::cerr << "hvdrun-lab: could not read " << problem << "\n";
+  }
+  return kLabExitOk;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app("hvdrun-lab: experiment matrices run through hvdrun, and their speedup reports (docs/lab.md)",
+               "hvdrun-lab");
+  app.set_version_flag("--version", std::string("hvdrun-lab ") + kVersion);
+  app.require_subcommand(1, 1);
+  std::string experiment;
+  std::string results = "results";
+  bool force = false;
+  CLI::App* run =
+      app.add_subcommand("run", "Run every cell of EXPERIMENT through hvdrun, keeping complete runs");
+  run->add_option("experiment", experiment, "The experiment file (YAML)")->required();
+  run->add_option("--results", results, "Where the experiment's directory goes (default: results)");
+  run->add_flag("--force", force, "Make every run again, even those complete from before");
+  std::string dir;
+  std::string out_dir;
+  CLI::App* report =
+      app.add_subcommand("report", "Write report.md, report.html, CSV, JSON and SVG charts of DIR");
+  report->add_option("dir", dir, "An experiment's results directory (RESULTS/<name>)")->required();
+  report->add_option("--out", out_dir, "Where to write the report (default: DIR)");
+  CLI::App* validate = app.add_subcommand("validate", "Check EXPERIMENT and list its cells and commands");
+  validate->add_option("experiment", experiment, "The experiment file (YAML)")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::cerr << "hvdrun-lab: " << error.what() << " (see hvdrun-lab --help)\n";
+    return kLabExitUsage;
+  }
+  if (run->parsed()) return Run(experiment, results, force);
+  if (report->parsed()) return Report(dir, out_dir);
+  return Validate(experiment);
+}
+
+}  // namespace
+}  // namespace hvdrun::lab
+
+int main(int argc, char** argv) {
+  try {
+    return hvdrun::lab::Main(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "hvdrun-lab: " << error.what() << "\n";
+    return hvdrun::lab::kLabExitSetup;
+  }
+}

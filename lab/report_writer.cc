@@ -1,0 +1,670 @@
+#include "lab/report_writer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "common/version.h"
+#include "lab/whole_file.h"
+
+namespace hvdrun::lab {
+namespace {
+
+// A table of formatted cells, rendered to Markdown and HTML alike.
+struct DisplayTable {
+  std::vector<std::string> header;
+  std::vector<bool> text;  // per column: left-aligned text rather than a figure
+  std::vector<std::vector<std::string>> rows;
+};
+
+// One run of a cell as the runs table lists it.
+struct RunLine {
+  std::string cell_id;
+  std::string cell;
+  int repeat = 0;      // 0: the whole cell (skipped)
+  std::string status;  // ok, failed, skipped, not run
+  double duration_s = 0;
+  std::string error;
+};
+
+std::string Raw(double value) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "%.10g", value);
+  return text;
+}
+
+std::string Percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f %%", fraction * 100);
+  return text;
+}
+
+std::string MeanSd(const Spread& spread) {
+  if (spread.n == 0) return "";
+  if (spread.n < 2) return FormatFigure(spread.mean);
+  return FormatFigure(spread.mean) + " ± " + FormatFigure(spread.sd);
+}
+
+std::string Range(const Spread& spread) {
+  if (spread.n == 0) return "";
+  return FormatFigure(spread.min) + "–" + FormatFigure(spread.max);
+}
+
+// Axes other than backend, np and servers: those with several values get a column, the others a line.
+std::vector<std::string> VaryingAxes(const ExperimentResults& results) {
+  std::vector<std::string> names;
+  for (const StoredAxis& axis : results.axes) {
+    if (!IsPlacementAxis(axis.name) && axis.values.size() > 1) names.push_back(axis.name);
+  }
+  return names;
+}
+
+std::string ConstantAxes(const ExperimentResults& results) {
+  std::string out;
+  for (const StoredAxis& axis : results.axes) {
+    if (!IsPlacementAxis(axis.name) && axis.values.size() == 1) {
+      out += (out.empty() ? "" : ", ") + axis.name + "=" + axis.values[0];
+    }
+  }
+  return out;
+}
+
+std::string GroupValue(const SpeedupRow& row, const std::string& axis) {
+  for (const auto& [name, value] : row.group) {
+    if (name == axis) return value;
+  }
+  return "";
+}
+
+std::vector<RunLine> ListRuns(const ExperimentResults& results) {
+  std::vector<RunLine> lines;
+  for (const StoredCell& stored : results.cells) {
+    std::string described = DescribeCell(stored.cell);
+    if (!stored.cell.skip_reason.empty()) {
+      lines.push_back({stored.cell.id, described, 0, "skipped", 0, stored.cell.skip_reason});
+      continue;
+    }
+    for (int repeat = 1; repeat <= results.repeats; ++repeat) {
+      auto run = std::find_if(stored.runs.begin(), stored.runs.end(),
+                              [&](const StoredRun& r) { return r.repeat == repeat; });
+      if (run == stored.runs.end()) {
+        lines.push_back({stored.cell.id, described, repeat, "not run", 0, ""});
+      } else {
+        lines.push_back({stored.cell.id, described, repeat, run->record.ok ? "ok" : "failed",
+                         run->record.duration_s, run->record.error});
+      }
+    }
+  }
+  return lines;
+}
+
+DisplayTable SpeedupDisplay(const ExperimentResults& results, const ReportTables& tables) {
+  const std::string unit = results.figures.throughput_unit;
+  DisplayTable table;
+  table.header = {"backend"};
+  std::vector<std::string> varying = VaryingAxes(results);
+  table.header.insert(table.header.end(), varying.begin(), varying.end());
+  std::vector<std::string> figures = {"servers",
+                                      "processes per server",
+                                      "step time (s)",
+                                      "step time, ranks (s)",
+                                      "throughput per worker (" + unit + ")",
+                                      "per worker, ranks",
+                                      "total throughput (" + unit + ")",
+                                      "speedup",
+                                      "efficiency",
+                                      "runs ok"};
+  table.header.insert(table.header.end(), figures.begin(), figures.end());
+  table.text.assign(table.header.size(), false);
+  for (size_t i = 0; i <= varying.size(); ++i) table.text[i] = true;
+  for (const SpeedupRow& row : tables.speedup) {
+    std::vector<std::string> cells = {row.backend};
+    for (const std::string& axis : varying) cells.push_back(GroupValue(row, axis));
+    cells.push_back(std::to_string(row.servers));
+    cells.push_back(std::to_string(row.procs_per_server));
+    cells.push_back(MeanSd(row.step_time_s));
+    cells.push_back(Range(row.step_time_ranks_s));
+    cells.push_back(row.has_throughput ? MeanSd(row.throughput_per_worker) : "—");
+    cells.push_back(row.has_throughput ? Range(row.throughput_per_worker_ranks) : "—");
+    cells.push_back(row.has_throughput ? MeanSd(row.total_throughput) : "—");
+    cells.push_back(row.speedup ? FormatFigure(*row.speedup) : "—");
+    cells.push_back(row.efficiency ? Percent(*row.efficiency) : "—");
+    cells.push_back(std::to_string(row.runs_ok) + "/" + std::to_string(results.repeats));
+    table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
+DisplayTable EnvironmentDisplay(const ReportTables& tables) {
+  DisplayTable table;
+  table.header = {"item", "value", "source"};
+  table.text = {true, true, true};
+  for (const EnvironmentRow& row : tables.environment.rows) {
+    table.rows.push_back({row.item, row.value, row.source});
+  }
+  return table;
+}
+
+DisplayTable SizesDisplay(const ReportTables& tables) {
+  DisplayTable table;
+  table.header = {"cell", "backend", "workers", "bytes", "time (us)", "busbw (GB/s)"};
+  table.text = {true, true, false, false, false, false};
+  for (const SizeRow& row : tables.sizes) {
+    table.rows.push_back({row.cell_id, row.backend, std::to_string(row.workers), Raw(row.bytes),
+                          MeanSd(row.time_us), MeanSd(row.busbw_gbps)});
+  }
+  return table;
+}
+
+DisplayTable ComparisonDisplay(const ExperimentResults& results, const std::string& axis,
+                               const std::vector<ComparisonRow>& rows) {
+  const std::string unit = results.figures.throughput_unit;
+  const bool accuracy =
+      std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& r) { return r.row.has_accuracy; });
+  DisplayTable table;
+  table.header = {"cells",
+                  axis,
+                  "step time (s)",
+                  "relative step time",
+                  "throughput per worker (" + unit + ")",
+                  "relative throughput"};
+  if (accuracy) table.header.push_back("accuracy");
+  table.text.assign(table.header.size(), false);
+  table.text[0] = table.text[1] = true;
+  for (const ComparisonRow& row : rows) {
+    std::vector<std::string> cells = {row.group,
+                                      row.value,
+                                      MeanSd(row.row.step_time_s),
+                                      row.relative_step_time ? FormatFigure(*row.relative_step_time) : "—",
+                                      row.row.has_throughput ? MeanSd(row.row.throughput_per_worker) : "—",
+                                      row.relative_throughput ? FormatFigure(*row.relative_throughput) : "—"};
+    if (accuracy) cells.push_back(row.row.has_accuracy ? MeanSd(row.row.accuracy) : "—");
+    table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
+DisplayTable RunsDisplay(const std::vector<RunLine>& lines, const std::vector<std::string>& statuses) {
+  DisplayTable table;
+  table.header = {"cell", "repeat", "status", "time (s)", "reason"};
+  table.text = {true, false, true, false, true};
+  for (const RunLine& line : lines) {
+    if (std::find(statuses.begin(), statuses.end(), line.status) == statuses.end()) continue;
+    table.rows.push_back({line.cell, line.repeat > 0 ? std::to_string(line.repeat) : "all", line.status,
+                          line.duration_s > 0 ? FormatFigure(line.duration_s) : "", line.error});
+  }
+  return table;
+}
+
+std::string MarkdownCell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string ToMarkdown(const DisplayTable& table) {
+  std::string out = "|";
+  for (const std::string& cell : table.header) out += " " + MarkdownCell(cell) + " |";
+  out += "\n|";
+  for (size_t i = 0; i < table.header.size(); ++i) out += table.text[i] ? " --- |" : " ---: |";
+  out += "\n";
+  for (const std::vector<std::string>& row : table.rows) {
+    out += "|";
+    for (const std::string& cell : row) out += " " + MarkdownCell(cell) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string ToHtml(const DisplayTable& table, const std::string& id) {
+  std::string out = "<table id=\"" + id + "\">\n<thead><tr>";
+  for (size_t i = 0; i < table.header.size(); ++i) {
+    out += std::string(table.text[i] ? "<th class=\"text\">" : "<th>") + EscapeXml(table.header[i]) + "</th>";
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (const std::vector<std::string>& row : table.rows) {
+    out += "<tr>";
+    for (size_t i = 0; i < row.size(); ++i) {
+      out += std::string(table.text[i] ? "<td class=\"text\">" : "<td>") + EscapeXml(row[i]) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string ToCsv(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  for (size_t i = 0; i < header.size(); ++i) out += (i == 0 ? "" : ",") + CsvField(header[i]);
+  out += "\n";
+  for (const std::vector<std::string>& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) out += (i == 0 ? "" : ",") + CsvField(row[i]);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string Optional(const std::optional<double>& value) { return value ? Raw(*value) : ""; }
+
+nlohmann::json SpreadJson(const Spread& spread) {
+  if (spread.n == 0) return nullptr;
+  return {
+      {"n", spread.n}, {"mean", spread.mean}, {"sd", spread.sd}, {"min", spread.min}, {"max", spread.max}};
+}
+
+nlohmann::json OptionalJson(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nullptr;
+}
+
+nlohmann::json SpeedupRowJson(const SpeedupRow& row) {
+  nlohmann::json group = nlohmann::json::object();
+  for (const auto& [name, value] : row.group) group[name] = value;
+  return {{"cell", row.cell_id},
+          {"backend", row.backend},
+          {"axes", group},
+          {"servers", row.servers},
+          {"processes_per_server", row.procs_per_server},
+          {"workers", row.workers},
+          {"runs_ok", row.runs_ok},
+          {"runs_failed", row.runs_failed},
+          {"step_time_s", SpreadJson(row.step_time_s)},
+          {"step_time_s_over_ranks", SpreadJson(row.step_time_ranks_s)},
+          {"throughput_per_worker", row.has_throughput ? SpreadJson(row.throughput_per_worker) : nullptr},
+          {"throughput_per_worker_over_ranks",
+           row.has_throughput ? SpreadJson(row.throughput_per_worker_ranks) : nullptr},
+          {"total_throughput", row.has_throughput ? SpreadJson(row.total_throughput) : nullptr},
+          {"accuracy", row.has_accuracy ? SpreadJson(row.accuracy) : nullptr},
+          {"speedup", OptionalJson(row.speedup)},
+          {"efficiency", OptionalJson(row.efficiency)},
+          {"speedup_basis", row.speedup_basis},
+          {"baseline_cell", row.baseline_cell}};
+}
+
+std::string Title(const std::string& axis) {
+  return axis == "fusion_threshold" ? "Tensor fusion" : axis == "compression" ? "Gradient compression" : axis;
+}
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M UTC", &utc);
+  return text;
+}
+
+struct RunCounts {
+  int cells = 0;
+  int skipped = 0;
+  int ok = 0;
+  int failed = 0;
+  int not_run = 0;
+};
+
+RunCounts CountRuns(const std::vector<RunLine>& lines, const ExperimentResults& results) {
+  RunCounts counts;
+  counts.cells = static_cast<int>(results.cells.size());
+  for (const RunLine& line : lines) {
+    if (line.status == "skipped") ++counts.skipped;
+    if (line.status == "ok") ++counts.ok;
+    if (line.status == "failed") ++counts.failed;
+    if (line.status == "not run") ++counts.not_run;
+  }
+  return counts;
+}
+
+std::string SummaryLine(const ExperimentResults& results, const RunCounts& counts) {
+  return std::to_string(counts.cells) + " cells (" + std::to_string(counts.skipped) +
+         " skipped on this machine, " + std::to_string(results.excluded) + " combinations excluded), " +
+         std::to_string(results.repeats) + (results.repeats == 1 ? " run" : " runs") +
+         " per cell: " + std::to_string(counts.ok) + " ok, " + std::to_string(counts.failed) + " failed, " +
+         std::to_string(counts.not_run) + " not run yet.";
+}
+
+std::string SpeedupNote(const ExperimentResults& results) {
+  const FigureNames& figures = results.figures;
+  return "Step time and throughput per worker: mean ± standard deviation over a cell's ok runs of each run's "
+         "mean over its ranks; the \"ranks\" columns span the lowest to the highest rank of any run. Total "
+         "throughput: the sum over ranks. Speedup: against the 1-worker cell of the same backend and axes, "
+         "by total "
+         "throughput (by step time when there is no throughput figure); efficiency = speedup / workers. "
+         "Figures "
+         "read from every rank's report: step time '" +
+         figures.step_time + "' × " + Raw(figures.step_time_scale) + ", throughput '" + figures.throughput +
+         "' (" + figures.throughput_unit + ").";
+}
+
+}  // namespace
+
+std::string FormatFigure(double value) {
+  char text[40];
+  if (std::fabs(value) >= 1000) {
+    std::snprintf(text, sizeof(text), "%.0f", value);
+  } else {
+    std::snprintf(text, sizeof(text), "%.4g", value);
+  }
+  return text;
+}
+
+ReportTables BuildReportTables(const ExperimentResults& results,
+                               const std::function<HostFacts()>& probe_now) {
+  ReportTables tables;
+  tables.speedup = BuildSpeedupTable(results);
+  tables.environment = BuildEnvironmentTable(results, probe_now);
+  tables.sizes = BuildSizeTable(results);
+  for (const char* axis : {"fusion_threshold", "compression"}) {
+    std::vector<ComparisonRow> rows = BuildComparison(results, tables.speedup, axis);
+    if (!rows.empty()) tables.comparisons.emplace_back(axis, std::move(rows));
+  }
+  tables.charts = BuildSpeedupCharts(tables.speedup, results.figures.throughput_unit);
+  return tables;
+}
+
+std::string RenderMarkdown(const ExperimentResults& results, const ReportTables& tables) {
+  std::vector<RunLine> runs = ListRuns(results);
+  RunCounts counts = CountRuns(runs, results);
+  std::string md = "# " + results.name + "\n\n";
+  if (!results.description.empty()) md += results.description + "\n\n";
+  md += SummaryLine(results, counts) + " Written by hvdrun-lab " + kVersion + " on " + UtcNow() + " from `" +
+        results.dir + "`.\n\n";
+  md += "## Speedup\n\n";
+  if (std::string constant = ConstantAxes(results); !constant.empty()) {
+    md += "Every cell: " + constant + ".\n\n";
+  }
+  md += tables.speedup.empty() ? "No cell has an ok run yet.\n\n"
+                               : ToMarkdown(SpeedupDisplay(results, tables)) + "\n";
+  md += SpeedupNote(results) + "\n\n";
+  for (const NamedChart& chart : tables.charts) md += "![" + chart.chart.title + "](" + chart.file + ")\n\n";
+  md += "## Environment\n\n" + ToMarkdown(EnvironmentDisplay(tables)) + "\n";
+  if (!tables.environment.note.empty()) md += tables.environment.note + "\n\n";
+  if (!tables.sizes.empty()) {
+    md += "## Allreduce by message size\n\nMean ± standard deviation over ranks and ok runs.\n\n" +
+          ToMarkdown(SizesDisplay(tables)) + "\n";
+  }
+  for (const auto& [axis, rows] : tables.comparisons) {
+    md += "## " + Title(axis) + "\n\nRelative figures: against the first value of " + axis +
+          " in the same cells.\n\n" + ToMarkdown(ComparisonDisplay(results, axis, rows)) + "\n";
+  }
+  if (counts.skipped > 0) md += "## Skipped cells\n\n" + ToMarkdown(RunsDisplay(runs, {"skipped"})) + "\n";
+  if (counts.failed > 0) md += "## Failed runs\n\n" + ToMarkdown(RunsDisplay(runs, {"failed"})) + "\n";
+  if (counts.not_run > 0) {
+    md += "## Runs not made yet\n\nRun the experiment again to make them.\n\n" +
+          ToMarkdown(RunsDisplay(runs, {"not run"})) + "\n";
+  }
+  if (!results.problems.empty()) {
+    md += "## Files that could not be read\n\n";
+    for (const std::string& problem : results.problems) md += "- " + MarkdownCell(problem) + "\n";
+    md += "\n";
+  }
+  return md;
+}
+
+std::string RenderHtml(const ExperimentResults& results, const ReportTables& tables) {
+  std::vector<RunLine> runs = ListRuns(results);
+  RunCounts counts = CountRuns(runs, results);
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+      EscapeXml(results.name) +
+      "</title>\n<style>\n"
+      "body { font-family: sans-serif; margin: 24px; color: #222222; background: #ffffff; }\n"
+      "table { border-collapse: collapse; margin: 8px 0 16px 0; font-size: 13px; }\n"
+      "th, td { border: 1px solid #cccccc; padding: 3px 8px; text-align: right; vertical-align: top; }\n"
+      "th { background: #f2f2f2; }\n"
+      ".text { text-align: left; }\n"
+      ".charts { display: flex; flex-wrap: wrap; gap: 16px; }\n"
+      "figure { margin: 0; }\n"
+      ".note { color: #555555; max-width: 70em; }\n"
+      "</style>\n</head>\n<body>\n";
+  html += "<h1>" + EscapeXml(results.name) + "</h1>\n";
+  if (!results.description.empty()) html += "<p>" + EscapeXml(results.description) + "</p>\n";
+  html += "<p class=\"note\">" + EscapeXml(SummaryLine(results, counts)) + " Written by hvdrun-lab " +
+          kVersion + " on " + UtcNow() + " from <code>" + EscapeXml(results.dir) + "</code>.</p>\n";
+  html += "<h2>Speedup</h2>\n";
+  if (std::string constant = ConstantAxes(results); !constant.empty()) {
+    html += "<p>Every cell: " + EscapeXml(constant) + ".</p>\n";
+  }
+  html += tables.speedup.empty() ? "<p>No cell has an ok run yet.</p>\n"
+                                 : ToHtml(SpeedupDisplay(results, tables), "speedup-table");
+  html += "<p class=\"note\">" + EscapeXml(SpeedupNote(results)) + "</p>\n";
+  html += "<div class=\"charts\">\n";
+  for (const NamedChart& chart : tables.charts) {
+    std::string id = chart.file.substr(0, chart.file.size() - 4);
+    html += "<figure id=\"chart-" + EscapeXml(id) + "\">\n" + RenderSvg(chart.chart) + "</figure>\n";
+  }
+  html += "</div>\n";
+  html += "<h2>Environment</h2>\n" + ToHtml(EnvironmentDisplay(tables), "environment-table");
+  if (!tables.environment.note.empty()) {
+    html += "<p class=\"note\">" + EscapeXml(tables.environment.note) + "</p>\n";
+  }
+  if (!tables.sizes.empty()) {
+    html +=
+        "<h2>Allreduce by message size</h2>\n<p class=\"note\">Mean ± standard deviation over ranks and ok "
+        "runs.</p>\n" +
+        ToHtml(SizesDisplay(tables), "sizes-table");
+  }
+  for (const auto& [axis, rows] : tables.comparisons) {
+    html += "<h2>" + EscapeXml(Title(axis)) +
+            "</h2>\n<p class=\"note\">Relative figures: against the "
+            "first value of " +
+            EscapeXml(axis) + " in the same cells.</p>\n" +
+            ToHtml(ComparisonDisplay(results, axis, rows), axis + "-table");
+  }
+  if (counts.skipped > 0) {
+    html += "<h2>Skipped cells</h2>\n" + ToHtml(RunsDisplay(runs, {"skipped"}), "skipped-table");
+  }
+  if (counts.failed > 0) {
+    html += "<h2>Failed runs</h2>\n" + ToHtml(RunsDisplay(runs, {"failed"}), "failed-table");
+  }
+  if (counts.not_run > 0) {
+    html += "<h2>Runs not made yet</h2>\n<p>Run the experiment again to make them.</p>\n" +
+            ToHtml(RunsDisplay(runs, {"not run"}), "not-run-table");
+  }
+  if (!results.problems.empty()) {
+    html += "<h2>Files that could not be read</h2>\n<ul>\n";
+    for (const std::string& problem : results.problems) html += "<li>" + EscapeXml(problem) + "</li>\n";
+    html += "</ul>\n";
+  }
+  return html + "</body>\n</html>\n";
+}
+
+nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& tables) {
+  nlohmann::json speedup = nlohmann::json::array();
+  for (const SpeedupRow& row : tables.speedup) speedup.push_back(SpeedupRowJson(row));
+  nlohmann::json environment = nlohmann::json::array();
+  for (const EnvironmentRow& row : tables.environment.rows) {
+    environment.push_back({{"item", row.item}, {"value", row.value}, {"source", row.source}});
+  }
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const SizeRow& row : tables.sizes) {
+    sizes.push_back({{"cell", row.cell_id},
+                     {"backend", row.backend},
+                     {"workers", row.workers},
+                     {"bytes", row.bytes},
+                     {"time_us", SpreadJson(row.time_us)},
+                     {"busbw_gbps", SpreadJson(row.busbw_gbps)}});
+  }
+  nlohmann::json comparisons = nlohmann::json::object();
+  for (const auto& [axis, rows] : tables.comparisons) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const ComparisonRow& row : rows) {
+      list.push_back({{"cells", row.group},
+                      {"value", row.value},
+                      {"row", SpeedupRowJson(row.row)},
+                      {"relative_step_time", OptionalJson(row.relative_step_time)},
+                      {"relative_throughput", OptionalJson(row.relative_throughput)}});
+    }
+    comparisons[axis] = list;
+  }
+  nlohmann::json runs = nlohmann::json::array();
+  for (const RunLine& line : ListRuns(results)) {
+    runs.push_back({{"cell", line.cell_id},
+                    {"repeat", line.repeat},
+                    {"status", line.status},
+                    {"duration_s", line.duration_s},
+                    {"reason", line.error}});
+  }
+  nlohmann::json charts = nlohmann::json::array();
+  for (const NamedChart& chart : tables.charts) {
+    charts.push_back({{"file", chart.file}, {"title", chart.chart.title}});
+  }
+  const FigureNames& figures = results.figures;
+  return {{"experiment",
+           {{"name", results.name},
+            {"description", results.description},
+            {"results_dir", results.dir},
+            {"repeats", results.repeats},
+            {"excluded", results.excluded},
+            {"figures",
+             {{"step_time", figures.step_time},
+              {"step_time_scale", figures.step_time_scale},
+              {"throughput", figures.throughput},
+              {"throughput_unit", figures.throughput_unit},
+              {"accuracy", figures.accuracy}}}}},
+          {"speedup", speedup},
+          {"environment", environment},
+          {"sizes", sizes},
+          {"comparisons", comparisons},
+          {"runs", runs},
+          {"charts", charts},
+          {"problems", results.problems}};
+}
+
+std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& results,
+                                                  const ReportTables& tables) {
+  std::map<std::string, std::string> files;
+  std::vector<std::string> group_axes;
+  for (const StoredAxis& axis : results.axes) {
+    if (!IsPlacementAxis(axis.name)) group_axes.push_back(axis.name);
+  }
+  auto speedup_header = [&](std::vector<std::string> first) {
+    std::vector<std::string> header = std::move(first);
+    header.insert(header.end(), {"cell", "backend"});
+    header.insert(header.end(), group_axes.begin(), group_axes.end());
+    header.insert(header.end(), {"servers",
+                                 "processes_per_server",
+                                 "workers",
+                                 "runs_ok",
+                                 "runs_failed",
+                                 "step_time_s_mean",
+                                 "step_time_s_sd",
+                                 "step_time_s_rank_min",
+                                 "step_time_s_rank_max",
+                                 "throughput_per_worker_mean",
+                                 "throughput_per_worker_sd",
+                                 "throughput_per_worker_rank_min",
+                                 "throughput_per_worker_rank_max",
+                                 "total_throughput_mean",
+                                 "total_throughput_sd",
+                                 "accuracy_mean",
+                                 "speedup",
+                                 "efficiency",
+                                 "speedup_basis",
+                                 "baseline_cell"});
+    return header;
+  };
+  auto speedup_cells = [&](const SpeedupRow& row) {
+    std::vector<std::string> cells = {row.cell_id, row.backend};
+    for (const std::string& axis : group_axes) cells.push_back(GroupValue(row, axis));
+    auto spread = [](bool has, double value) { return has ? Raw(value) : std::string(); };
+    const bool t = row.has_throughput;
+    std::vector<std::string> figures = {std::to_string(row.servers),
+                                        std::to_string(row.procs_per_server),
+                                        std::to_string(row.workers),
+                                        std::to_string(row.runs_ok),
+                                        std::to_string(row.runs_failed),
+                                        Raw(row.step_time_s.mean),
+                                        Raw(row.step_time_s.sd),
+                                        Raw(row.step_time_ranks_s.min),
+                                        Raw(row.step_time_ranks_s.max),
+                                        spread(t, row.throughput_per_worker.mean),
+                                        spread(t, row.throughput_per_worker.sd),
+                                        spread(t, row.throughput_per_worker_ranks.min),
+                                        spread(t, row.throughput_per_worker_ranks.max),
+                                        spread(t, row.total_throughput.mean),
+                                        spread(t, row.total_throughput.sd),
+                                        spread(row.has_accuracy, row.accuracy.mean),
+                                        Optional(row.speedup),
+                                        Optional(row.efficiency),
+                                        row.speedup_basis,
+                                        row.baseline_cell};
+    cells.insert(cells.end(), figures.begin(), figures.end());
+    return cells;
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (const SpeedupRow& row : tables.speedup) rows.push_back(speedup_cells(row));
+  files["speedup.csv"] = ToCsv(speedup_header({}), rows);
+
+  rows.clear();
+  for (const EnvironmentRow& row : tables.environment.rows) rows.push_back({row.item, row.value, row.source});
+  files["environment.csv"] = ToCsv({"item", "value", "source"}, rows);
+
+  rows.clear();
+  for (const RunLine& line : ListRuns(results)) {
+    rows.push_back(
+        {line.cell_id, std::to_string(line.repeat), line.status, Raw(line.duration_s), line.error});
+  }
+  files["runs.csv"] = ToCsv({"cell", "repeat", "status", "duration_s", "reason"}, rows);
+
+  if (!tables.sizes.empty()) {
+    rows.clear();
+    for (const SizeRow& row : tables.sizes) {
+      rows.push_back({row.cell_id, row.backend, std::to_string(row.workers), Raw(row.bytes),
+                      Raw(row.time_us.mean), Raw(row.time_us.sd),
+                      row.busbw_gbps.n > 0 ? Raw(row.busbw_gbps.mean) : "",
+                      row.busbw_gbps.n > 0 ? Raw(row.busbw_gbps.sd) : ""});
+    }
+    files["sizes.csv"] = ToCsv({"cell", "backend", "workers", "bytes", "time_us_mean", "time_us_sd",
+                                "busbw_gbps_mean", "busbw_gbps_sd"},
+                               rows);
+  }
+  for (const auto& [axis, comparison] : tables.comparisons) {
+    rows.clear();
+    for (const ComparisonRow& row : comparison) {
+      std::vector<std::string> cells = {row.group, row.value, Optional(row.relative_step_time),
+                                        Optional(row.relative_throughput)};
+      std::vector<std::string> speedup = speedup_cells(row.row);
+      cells.insert(cells.end(), speedup.begin(), speedup.end());
+      rows.push_back(std::move(cells));
+    }
+    files[axis + ".csv"] =
+        ToCsv(speedup_header({"cells", axis + "_value", "relative_step_time", "relative_throughput"}), rows);
+  }
+  return files;
+}
+
+StatusOr<std::vector<std::string>> WriteReport(const ExperimentResults& results, const ReportTables& tables,
+                                               const std::string& out_dir) {
+  std::error_code error;
+  std::filesystem::create_directories(out_dir, error);
+  if (error) return Status::Error("cannot create '" + out_dir + "': " + error.message());
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"report.md", RenderMarkdown(results, tables)},
+      {"report.html", RenderHtml(results, tables)},
+      {"report.json", RenderJson(results, tables).dump(2) + "\n"}};
+  for (auto& [name, contents] : RenderCsvFiles(results, tables)) files.emplace_back(name, contents);
+  for (const NamedChart& chart : tables.charts) files.emplace_back(chart.file, RenderSvg(chart.chart));
+  std::vector<std::string> written;
+  for (const auto& [name, contents] : files) {
+    if (Status status = WriteFileAtomically(out_dir + "/" + name, contents); !status.ok()) return status;
+    written.push_back(name);
+  }
+  return written;
+}
+
+}  // namespace hvdrun::lab

@@ -1,0 +1,56 @@
+// The report of an experiment (`hvdrun-lab report DIR`): every table and chart, written as
+//   report.md      the tables in Markdown, linking the SVG charts beside it
+//   report.html    the same, self-contained: styles and charts inline, no script, nothing fetched
+//   report.json    every table, for pandas or a notebook
+//   *.csv          one file per table (speedup.csv, environment.csv, runs.csv, and sizes.csv,
+//                  fusion_threshold.csv, compression.csv when their sections exist)
+//   *.svg          the charts (lab/speedup_charts.h)
+// Sections whose data the results do not hold (allreduce sizes, fusion, compression) are left out.
+// Every file is written whole or not at all.
+#ifndef HVDRUN_LAB_REPORT_WRITER_H_
+#define HVDRUN_LAB_REPORT_WRITER_H_
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "lab/environment_table.h"
+#include "lab/experiment_results.h"
+#include "lab/results_table.h"
+#include "lab/speedup_charts.h"
+
+namespace hvdrun::lab {
+
+struct ReportTables {
+  std::vector<SpeedupRow> speedup;
+  EnvironmentTable environment;
+  std::vector<SizeRow> sizes;
+  // ("fusion_threshold" or "compression", rows), for those axes with two or more values.
+  std::vector<std::pair<std::string, std::vector<ComparisonRow>>> comparisons;
+  std::vector<NamedChart> charts;
+};
+
+// `probe_now`: see BuildEnvironmentTable.
+ReportTables BuildReportTables(const ExperimentResults& results, const std::function<HostFacts()>& probe_now);
+
+std::string RenderMarkdown(const ExperimentResults& results, const ReportTables& tables);
+std::string RenderHtml(const ExperimentResults& results, const ReportTables& tables);
+nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& tables);
+// File name -> contents.
+std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& results,
+                                                  const ReportTables& tables);
+
+// Writes every file of the report into `out_dir` (created if needed); returns their names.
+StatusOr<std::vector<std::string>> WriteReport(const ExperimentResults& results, const ReportTables& tables,
+                                               const std::string& out_dir);
+
+// "259.1", "0.123", "12346": a figure for a table, to four significant digits (whole above 1000).
+std::string FormatFigure(double value);
+
+}  // namespace hvdrun::lab
+
+#endif  // HVDRUN_LAB_REPORT_WRITER_H_
