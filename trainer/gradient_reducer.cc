@@ -25,10 +25,10 @@ DataType RuntimeType(const at::Tensor& tensor) {
 GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> parameters, bool buffers_on_device)
     : runtime_(runtime), parameters_(std::move(parameters)), buffers_on_device_(buffers_on_device) {
   const size_t count = parameters_.size();
+  if (runtime_ == nullptr) return;  // one process, nothing to reduce
   for (const at::Tensor& parameter : parameters_) {
     bytes_per_step_ += parameter.numel() * static_cast<int64_t>(parameter.element_size());
   }
-  if (runtime_ == nullptr) return;
   ready_.assign(count, false);
   started_.assign(count, false);
   handles_.resize(count);

@@ -51,7 +51,7 @@ class GradientReducer {
   // runtime is then broken, hvdrun/runtime.h). Call once per backward pass.
   Status FinishStep();
 
-  // Bytes of gradients one step reduces (float32 elements × 4).
+  // Bytes of gradients one step reduces (float32 elements × 4); 0 without a runtime.
   int64_t bytes_per_step() const { return bytes_per_step_; }
   // Time FinishStep spent waiting for collectives in the last step: communication that did not
   // overlap with computation.

@@ -161,6 +161,7 @@ TEST(TrainerTest, WithoutHvdrunItRunsAsOneProcess) {
   nlohmann::json document = ReadJson(json_path);
   EXPECT_EQ(document["backend"], "none") << document.dump();
   EXPECT_EQ(document["ranks"], 1);
+  EXPECT_EQ(document["bytes_reduced_per_step"], 0) << "one process reduces nothing";
 }
 
 TEST(TrainerTest, BadInputIsOneLineAndExitCodeTwo) {
