@@ -191,8 +191,8 @@ int MpiRankRunner::Run() {
   record_.pid = spawned.pid;
   Status started = client.value()->Set(
       RankStartedKey(rank_), EncodeRankStartedRecord({spawned.pid, static_cast<int32_t>(::getpgrp())}));
-  // The connection is not kept: a service closes connections idle for 10 minutes, and a rank may
-  // train for hours.
+  // The connection is not kept: nothing more is said on it until the rank exits, which may be
+  // hours later.
   client.value().reset();
   if (!started.ok()) {
     ::kill(rank_pid_, SIGKILL);

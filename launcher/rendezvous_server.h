@@ -52,9 +52,10 @@ struct RendezvousLimits {
   // answers at once, so only something that is not a rank waits longer.
   std::chrono::milliseconds auth_timeout{std::chrono::seconds(10)};
   // An authenticated connection that sends nothing for this long, while not waiting in get/wait,
-  // is closed (and logged). Ranks that connect early and then train keep their connection for
-  // the end-of-run report, so this is long; 0 disables it.
-  std::chrono::milliseconds idle_timeout{std::chrono::minutes(10)};
+  // is closed (and logged); 0, the default, never closes one. Ranks connect at start, then train
+  // for as long as the job runs and send their report at the end over the same connection, so
+  // the job's lifetime is what bounds an authenticated connection.
+  std::chrono::milliseconds idle_timeout{0};
 };
 
 class RendezvousServer {

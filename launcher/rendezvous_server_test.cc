@@ -489,6 +489,22 @@ TEST_F(RendezvousTest, IdleConnectionIsClosed) {
   EXPECT_FALSE(status.ok());
 }
 
+// A rank connects at start, trains for hours, then sends its report on the same connection: by
+// default, nothing closes an authenticated connection for being quiet. Timers that would fire
+// (the authentication deadline, 100 ms here) have long passed when the request is made.
+TEST_F(RendezvousTest, ByDefaultAQuietAuthenticatedConnectionStaysOpen) {
+  RendezvousLimits limits;
+  EXPECT_EQ(limits.idle_timeout.count(), 0) << "a training run of any length keeps its connection";
+  limits.auth_timeout = milliseconds(100);
+  StartServer(limits);
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Set("early", "x").ok());
+  std::this_thread::sleep_for(milliseconds(600));
+  EXPECT_TRUE(client->Set("late", "y").ok());
+  EXPECT_TRUE(log_.All().empty());
+}
+
 TEST_F(RendezvousTest, ConnectionsAboveTheLimitAreRefused) {
   RendezvousLimits limits;
   limits.max_connections = 2;
