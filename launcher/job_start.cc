@@ -8,22 +8,7 @@
 #include <cstring>
 #include <random>
 
-#include "launcher/local_host.h"
-
 namespace hvdrun {
-
-StatusOr<RankAssignment> PlanLocalJob(const LaunchOptions& options) {
-  StatusOr<RankAssignment> assignment = RankAssignment::Assign(options.hosts, options.num_proc);
-  if (!assignment.ok()) return assignment.status();
-  for (const HostRanks& host : assignment.value().hosts()) {
-    if (!IsLocalHost(host.host)) {
-      return Status::Error("host '" + host.host +
-                           "' is not this machine, and this hvdrun starts ranks on this machine only (use "
-                           "localhost, 127.0.0.1 or this machine's own name or address)");
-    }
-  }
-  return assignment;
-}
 
 std::vector<RankOutcome> InitialOutcomes(const RankAssignment& assignment) {
   std::vector<RankOutcome> outcomes;
@@ -43,11 +28,11 @@ std::string NewJobId() {
   return id;
 }
 
-StatusOr<std::unique_ptr<RendezvousServer>> StartJobRendezvous(const std::string& secret) {
+StatusOr<std::unique_ptr<RendezvousServer>> StartJobRendezvous(const std::string& secret,
+                                                               const std::string& address) {
   StatusOr<std::unique_ptr<RendezvousServer>> server = RendezvousServer::Start(
-      kRendezvousAddress, secret,
-      [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); });
-  return server;  // its errors already say "rendezvous: "
+      address, secret, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  return server;  // its errors already say "rendezvous: ", its log lines "hvdrun: rendezvous: "
 }
 
 StatusOr<UniqueFd> WatchJobSignals() {

@@ -18,12 +18,8 @@
 
 namespace hvdrun {
 
-// Where the rendezvous service listens: every host of a job is this machine in this version.
+// Where the rendezvous service listens when every host of a job is this machine.
 inline constexpr const char* kRendezvousAddress = "127.0.0.1";
-
-// Places the ranks on the hosts; fails (a usage error) when they do not fit or a host is not
-// this machine.
-StatusOr<RankAssignment> PlanLocalJob(const LaunchOptions& options);
 
 // One outcome per rank, with its rank and host, nothing known yet about how it ends.
 std::vector<RankOutcome> InitialOutcomes(const RankAssignment& assignment);
@@ -31,9 +27,10 @@ std::vector<RankOutcome> InitialOutcomes(const RankAssignment& assignment);
 // A random identifier for a launch: 16 hex digits.
 std::string NewJobId();
 
-// The job's rendezvous service on kRendezvousAddress, whose refused or broken connections are
-// reported on stderr as one "hvdrun: rendezvous: ..." line each.
-StatusOr<std::unique_ptr<RendezvousServer>> StartJobRendezvous(const std::string& secret);
+// The job's rendezvous service on `address` (an IPv4 address of this machine), whose refused or
+// broken connections are reported on stderr as one "hvdrun: rendezvous: ..." line each.
+StatusOr<std::unique_ptr<RendezvousServer>> StartJobRendezvous(
+    const std::string& secret, const std::string& address = kRendezvousAddress);
 
 // Blocks SIGINT, SIGTERM, SIGHUP and SIGCHLD in the calling thread and returns a non-blocking
 // signalfd that reads them; ignores SIGPIPE. Call it before starting any thread (threads inherit

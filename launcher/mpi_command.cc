@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <algorithm>
+#include <utility>
 
 #include "common/env_names.h"
 #include "common/host_spec.h"
@@ -12,6 +13,47 @@ namespace {
 bool IsIpv6Address(const std::string& host) {
   in6_addr address{};
   return ::inet_pton(AF_INET6, host.c_str(), &address) == 1;
+}
+
+// "localhost" or an address in 127.0.0.0/8: names of this machine that only it can use.
+bool IsLoopbackName(const std::string& host) {
+  in_addr address{};
+  return host == "localhost" ||
+         (::inet_pton(AF_INET, host.c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127);
+}
+
+// The words of Open MPI's plm_rsh_args: hvdrun's --ssh-* settings as ssh(1) options. BatchMode:
+// ssh never prompts, as hvdrun's own SSH client never does.
+std::string SshArgs(const SshOptions& ssh, int connect_timeout_s) {
+  std::vector<std::string> words = {
+      "-o", "BatchMode=yes", "-o",
+      ssh.accept_new_host_keys ? "StrictHostKeyChecking=accept-new" : "StrictHostKeyChecking=yes"};
+  if (!ssh.known_hosts.empty()) {
+    words.emplace_back("-o");
+    words.push_back("UserKnownHostsFile=" + ssh.known_hosts);
+  }
+  if (connect_timeout_s > 0) {
+    words.emplace_back("-o");
+    words.push_back("ConnectTimeout=" + std::to_string(connect_timeout_s));
+  }
+  if (!ssh.identity_file.empty()) {
+    words.emplace_back("-i");
+    words.push_back(ssh.identity_file);
+  }
+  if (ssh.port != 0) {
+    words.emplace_back("-p");
+    words.push_back(std::to_string(ssh.port));
+  }
+  if (!ssh.user.empty()) {
+    words.emplace_back("-l");
+    words.push_back(ssh.user);
+  }
+  std::string text;
+  for (const std::string& word : words) {
+    if (!text.empty()) text += " ";
+    text += word;
+  }
+  return text;
 }
 
 }  // namespace
@@ -27,24 +69,58 @@ std::string MpiLayout(const RankAssignment& assignment) {
   std::string layout;
   for (const HostRanks& host : assignment.hosts()) {
     if (!layout.empty()) layout += ",";
-    layout += FormatHostSlots({host.host, static_cast<int>(host.ranks.size())});
+    HostSlots entry;
+    entry.host = host.host;
+    entry.slots = static_cast<int>(host.ranks.size());
+    layout += FormatHostSlots(entry);
   }
   return layout;
 }
 
-Status CheckMpiHosts(const RankAssignment& assignment) {
+Status CheckMpiHosts(const RankAssignment& assignment,
+                     const std::function<bool(const std::string&)>& is_this_machine) {
+  const HostRanks* this_machine = nullptr;
+  const HostRanks* remote = nullptr;
   for (const HostRanks& host : assignment.hosts()) {
     if (IsIpv6Address(host.host)) {
-      return Status::Error(
-          "--mpi: host '" + host.host +
-          "' is an IPv6 address, which mpirun's -H cannot take; name this machine as localhost");
+      return Status::Error("--mpi: host '" + host.host +
+                           "' is an IPv6 address, which mpirun's -H cannot take; name the host by its name "
+                           "or IPv4 address (this machine as localhost)");
     }
+    if (!host.user.empty()) {
+      return Status::Error("--mpi: host '" + host.user + "@" + host.host +
+                           "': mpirun logs in to every host as one user; give it with --ssh-user");
+    }
+    if (!is_this_machine(host.host)) {
+      if (remote == nullptr) remote = &host;
+      continue;
+    }
+    if (this_machine != nullptr) {
+      return Status::Error("--mpi: hosts '" + this_machine->host + "' and '" + host.host +
+                           "' are both this machine, which mpirun runs as one node; name it once (-H " +
+                           this_machine->host + ":" +
+                           std::to_string(this_machine->ranks.size() + host.ranks.size()) + ")");
+    }
+    this_machine = &host;
   }
-  if (assignment.hosts().size() > 1) {
-    return Status::Error(
-        "--mpi: hosts '" + assignment.hosts()[0].host + "' and '" + assignment.hosts()[1].host +
-        "' are both this machine, which mpirun runs as one node; name it once (-H localhost:" +
-        std::to_string(assignment.size()) + ")");
+  if (this_machine != nullptr && remote != nullptr && IsLoopbackName(this_machine->host)) {
+    return Status::Error("--mpi: host '" + this_machine->host + "' is this machine by a name that host '" +
+                         remote->host +
+                         "' cannot reach it by; name this machine by its host name or an address the "
+                         "other hosts reach");
+  }
+  return Status::Ok();
+}
+
+Status CheckMpiSshOptions(const SshOptions& ssh) {
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"-i", ssh.identity_file},
+                                    {"--ssh-known-hosts", ssh.known_hosts},
+                                    {"--ssh-user", ssh.user}}) {
+    if (value.find_first_of(" \t\n") != std::string::npos) {
+      return Status::Error(std::string("--mpi: ") + flag + " '" + value +
+                           "' has a space, which mpirun cannot pass on to ssh (Open MPI splits its ssh "
+                           "arguments at spaces); use a value without one");
+    }
   }
   return Status::Ok();
 }
@@ -61,9 +137,17 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
   argv.push_back(std::to_string(assignment.size()));
   argv.emplace_back("-H");
   argv.push_back(layout);
-  for (const char* word : {"-bind-to", "none", "-map-by", "slot", "-mca", "pml", "ob1", "-mca", "btl",
-                           "^openib", "-mca", "btl_tcp_if_include", "lo"}) {
+  for (const char* word :
+       {"-bind-to", "none", "-map-by", "slot", "-mca", "pml", "ob1", "-mca", "btl", "^openib"}) {
     argv.emplace_back(word);
+  }
+  if (host.remote_hosts) {
+    for (const char* word : {"-mca", "plm_rsh_no_tree_spawn", "1", "-mca", "plm_rsh_args"}) {
+      argv.emplace_back(word);
+    }
+    argv.push_back(SshArgs(options.ssh, options.start_timeout_s));
+  } else {
+    for (const char* word : {"-mca", "btl_tcp_if_include", "lo"}) argv.emplace_back(word);
   }
   size_t most_ranks_on_a_host = 0;
   for (const HostRanks& ranks : assignment.hosts()) {

@@ -1,23 +1,33 @@
 // The mpirun command line of `hvdrun --mpi`, built as horovodrun builds its own: a pure function of
-// the job's layout, the options, the job's values and whether hvdrun runs as root.
+// the job's layout, the options, the job's values and the machine hvdrun runs on.
 //
 //   mpirun [--allow-run-as-root] --tag-output -np N -H host:ranks,... -bind-to none -map-by slot
-//          -mca pml ob1 -mca btl ^openib -mca btl_tcp_if_include lo [-mca mpi_yield_when_idle 1]
-//          -x NAME ... [--mpi-args words] <hvdrun-agent> --mpi-rank -- command...
+//          -mca pml ob1 -mca btl ^openib (-mca btl_tcp_if_include lo | <ssh settings>)
+//          [-mca mpi_yield_when_idle 1] -x NAME ... [--mpi-args words] <hvdrun-agent> --mpi-rank --
+//          command...
 //
 // mpi_yield_when_idle: Open MPI busy-polls while a rank waits unless it knows the host is
 // oversubscribed, which it cannot see here (-H gives each rank a slot). With at least as many
 // ranks as CPUs (each rank also runs libhvdrun's collective thread) the polling ranks starve each
 // other: measured on 2 CPUs with hvdrun-bench, a 1 MiB allreduce took 171 ms at 4 ranks and 33 ms
-// at 2 without it, 7.2 ms and 3.1 ms with it. With fewer ranks than CPUs polling is kept.
+// at 2 without it, 7.2 ms and 3.1 ms with it. With fewer ranks than CPUs polling is kept. The
+// hosts are taken to have as many CPUs as this machine.
 //
 // Values never appear on the command line: each exported variable is passed as `-x NAME` and its
 // value is put into mpirun's own environment (MpiCommand::env), so the job secret stays off every
-// command line, --dry-run's included. Every host is this machine in this version, so mpirun's TCP
-// traffic stays on the loopback interface (`lo`); choosing an interface comes with remote hosts.
+// command line, --dry-run's included (Open MPI sends the values to its remote daemons over its own
+// TCP connections, not on their ssh command lines).
+//
+// When every host is this machine, mpirun's TCP traffic stays on the loopback interface (`lo`).
+// With hosts that are not, mpirun starts its daemon on each of them with `ssh` (Open MPI's own
+// launcher), given the settings of hvdrun's --ssh-* flags as `-mca plm_rsh_args`, and directly from
+// this machine (`plm_rsh_no_tree_spawn`: the key and known_hosts need exist here only); no TCP
+// interface is chosen, so Open MPI uses every interface but loopback (its default), and
+// `--mpi-args "-mca btl_tcp_if_include eth0"` narrows that where a host has several.
 #ifndef HVDRUN_LAUNCHER_MPI_COMMAND_H_
 #define HVDRUN_LAUNCHER_MPI_COMMAND_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,21 +54,31 @@ bool IsMpiAgentVariable(std::string_view name);
 std::string MpiLayout(const RankAssignment& assignment);
 
 // Fails, with the usage line hvdrun prints, for a layout mpirun would not run as hvdrun places it:
-// a host named as an IPv6 address (mpirun's -H cannot take one), or two names of this machine,
-// which mpirun runs as one node.
-Status CheckMpiHosts(const RankAssignment& assignment);
+// a host named as an IPv6 address (mpirun's -H cannot take one); two names of this machine, which
+// mpirun runs as one node; or this machine named by a loopback name (localhost, 127.x.x.x) beside
+// hosts that are not this machine, which cannot reach it by that name. `is_this_machine` tells
+// which host names are this machine (IsLocalHost, launcher/local_host.h).
+Status CheckMpiHosts(const RankAssignment& assignment,
+                     const std::function<bool(const std::string&)>& is_this_machine);
 
-// What the command depends on beyond the job: the machine hvdrun runs on (every host's, in this
-// version).
+// Fails, with the usage line hvdrun prints, for an --ssh-* value that mpirun cannot pass on to
+// ssh: Open MPI splits plm_rsh_args at spaces, so a value must have none.
+Status CheckMpiSshOptions(const SshOptions& ssh);
+
+// What the command depends on beyond the job: the machine hvdrun runs on.
 struct MpiLaunchHost {
   bool as_root = false;  // Open MPI refuses to run as root unless told (--allow-run-as-root)
   int cpus = 0;          // CPUs hvdrun may run on; 0 when unknown (no mpi_yield_when_idle)
+  // Some host is not this machine: mpirun reaches it over ssh, and TCP leaves loopback.
+  bool remote_hosts = false;
 };
 
 // The command. `job` holds the values to export (job id, master address and port, rendezvous
 // address, port and secret; empty for --dry-run, which prints only names); the user's -x
 // variables come from `options.exports`, and one that names a variable hvdrun exports replaces
-// hvdrun's value. `agent_path` is the hvdrun-agent that mpirun starts for each rank.
+// hvdrun's value. `agent_path` is the hvdrun-agent that mpirun starts for each rank; with remote
+// hosts, the ssh settings come from `options.ssh` and `options.start_timeout_s` (ssh's
+// ConnectTimeout).
 MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions& options,
                            const JobEnvironment& job, const std::string& agent_path,
                            const MpiLaunchHost& host);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace hvdrun {
 namespace {
@@ -11,7 +12,14 @@ using Words = std::vector<std::string>;
 
 const std::string kSecret(64, 'f');
 
-RankAssignment Assign(const std::vector<HostSlots>& hosts, int ranks) {
+RankAssignment Assign(const std::vector<std::pair<std::string, int>>& host_slots, int ranks) {
+  std::vector<HostSlots> hosts;
+  for (const auto& [host, slots] : host_slots) {
+    HostSlots entry;
+    entry.host = host;
+    entry.slots = slots;
+    hosts.push_back(entry);
+  }
   StatusOr<RankAssignment> assignment = RankAssignment::Assign(hosts, ranks);
   EXPECT_TRUE(assignment.ok()) << assignment.status().message();
   return std::move(assignment).value();
@@ -189,19 +197,91 @@ TEST(MpiCommand, ADryRunHasNoValuesToExport) {
   EXPECT_EQ(command.env[3], "HVDRUN_RENDEZVOUS_PORT=");
 }
 
+// This machine, as IsLocalHost sees it, for the tests: localhost, 127.0.0.1 and "launcher".
+bool IsThisMachine(const std::string& host) {
+  return host == "localhost" || host == "127.0.0.1" || host == "launcher";
+}
+
 TEST(MpiCommand, HostsMpirunWouldRunOtherwiseAreRefused) {
-  EXPECT_TRUE(CheckMpiHosts(Assign({{"localhost", 2}}, 2)).ok());
-  Status two_names = CheckMpiHosts(Assign({{"localhost", 2}, {"127.0.0.1", 2}}, 3));
+  EXPECT_TRUE(CheckMpiHosts(Assign({{"localhost", 2}}, 2), IsThisMachine).ok());
+  Status two_names = CheckMpiHosts(Assign({{"localhost", 2}, {"127.0.0.1", 2}}, 3), IsThisMachine);
   ASSERT_FALSE(two_names.ok());
   EXPECT_EQ(two_names.message(),
             "--mpi: hosts 'localhost' and '127.0.0.1' are both this machine, which mpirun runs as one node; "
-            "name it "
-            "once (-H localhost:3)");
+            "name it once (-H localhost:3)");
   // A second host that gets no rank is not part of the job.
-  EXPECT_TRUE(CheckMpiHosts(Assign({{"localhost", 2}, {"127.0.0.1", 2}}, 2)).ok());
-  Status ipv6 = CheckMpiHosts(Assign({{"::1", 2}}, 2));
+  EXPECT_TRUE(CheckMpiHosts(Assign({{"localhost", 2}, {"127.0.0.1", 2}}, 2), IsThisMachine).ok());
+  Status ipv6 = CheckMpiHosts(Assign({{"::1", 2}}, 2), IsThisMachine);
   ASSERT_FALSE(ipv6.ok());
   EXPECT_NE(ipv6.message().find("'::1' is an IPv6 address"), std::string::npos) << ipv6.message();
+  Status remote_ipv6 = CheckMpiHosts(Assign({{"server1", 2}, {"fd00::2", 2}}, 4), IsThisMachine);
+  ASSERT_FALSE(remote_ipv6.ok());
+  EXPECT_NE(remote_ipv6.message().find("'fd00::2' is an IPv6 address"), std::string::npos)
+      << remote_ipv6.message();
+}
+
+TEST(MpiCommand, OtherHostsAreTakenAndThisMachineBesideThemByANameTheyReach) {
+  EXPECT_TRUE(CheckMpiHosts(Assign({{"server1", 2}, {"server2", 2}}, 4), IsThisMachine).ok());
+  EXPECT_TRUE(CheckMpiHosts(Assign({{"launcher", 2}, {"server1", 2}}, 4), IsThisMachine).ok());
+  Status loopback = CheckMpiHosts(Assign({{"localhost", 2}, {"server1", 2}}, 4), IsThisMachine);
+  ASSERT_FALSE(loopback.ok());
+  EXPECT_EQ(loopback.message(),
+            "--mpi: host 'localhost' is this machine by a name that host 'server1' cannot reach it by; name "
+            "this machine by its host name or an address the other hosts reach");
+  EXPECT_FALSE(CheckMpiHosts(Assign({{"server1", 2}, {"127.0.0.1", 2}}, 4), IsThisMachine).ok());
+}
+
+TEST(MpiCommand, RemoteHostsGetHvdrunsSshSettingsAndNoLoopbackInterface) {
+  LaunchOptions options = Options({"true"});
+  options.ssh.identity_file = "/keys/id_ed25519";
+  options.ssh.known_hosts = "/keys/known_hosts";
+  options.ssh.port = 2222;
+  options.ssh.user = "lab";
+  options.start_timeout_s = 20;
+  Words argv = BuildMpiCommand(Assign({{"server1", 2}, {"server2", 2}}, 4), options, Job(), "hvdrun-agent",
+                               {.remote_hosts = true})
+                   .argv;
+  EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-H") + 1), "server1:2,server2:2");
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "btl_tcp_if_include"), 0);
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "lo"), 0);
+  auto no_tree = std::find(argv.begin(), argv.end(), "plm_rsh_no_tree_spawn");
+  ASSERT_NE(no_tree, argv.end());
+  EXPECT_EQ(*(no_tree + 1), "1");
+  auto rsh = std::find(argv.begin(), argv.end(), "plm_rsh_args");
+  ASSERT_NE(rsh, argv.end());
+  EXPECT_EQ(*(rsh - 1), "-mca");
+  EXPECT_EQ(*(rsh + 1),
+            "-o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=/keys/known_hosts "
+            "-o ConnectTimeout=20 -i /keys/id_ed25519 -p 2222 -l lab");
+
+  options.ssh = SshOptions{};
+  options.ssh.accept_new_host_keys = true;
+  argv = BuildMpiCommand(Assign({{"server1", 2}}, 2), options, Job(), "hvdrun-agent", {.remote_hosts = true})
+             .argv;
+  EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "plm_rsh_args") + 1),
+            "-o BatchMode=yes -o StrictHostKeyChecking=accept-new -o ConnectTimeout=20");
+}
+
+TEST(MpiCommand, SshValuesWithASpaceAndPerHostUsersAreRefused) {
+  SshOptions ssh;
+  EXPECT_TRUE(CheckMpiSshOptions(ssh).ok());
+  ssh.identity_file = "/home/a b/id_ed25519";
+  Status spaced = CheckMpiSshOptions(ssh);
+  ASSERT_FALSE(spaced.ok());
+  EXPECT_NE(spaced.message().find("-i '/home/a b/id_ed25519' has a space"), std::string::npos)
+      << spaced.message();
+
+  std::vector<HostSlots> hosts(1);
+  hosts[0].host = "server1";
+  hosts[0].slots = 2;
+  hosts[0].user = "lab";
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign(hosts, 2);
+  ASSERT_TRUE(assignment.ok()) << assignment.status().message();
+  Status user = CheckMpiHosts(assignment.value(), IsThisMachine);
+  ASSERT_FALSE(user.ok());
+  EXPECT_EQ(user.message(),
+            "--mpi: host 'lab@server1': mpirun logs in to every host as one user; give it with "
+            "--ssh-user");
 }
 
 TEST(MpiCommand, TheAgentsOwnVariablesAreKnown) {

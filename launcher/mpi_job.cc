@@ -1,11 +1,15 @@
 #include "launcher/mpi_job.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +26,7 @@
 #include "common/rank_environment.h"
 #include "common/rank_exit_record.h"
 #include "launcher/job_start.h"
+#include "launcher/local_host.h"
 #include "launcher/results_writer.h"
 #include "launcher/shell_words.h"
 
@@ -81,6 +86,58 @@ int UsableCpus() {
   return CPU_COUNT(&set);
 }
 
+// The IPv4 address `host` resolves to, as mpirun's ssh will resolve it.
+StatusOr<in_addr> ResolveIpv4(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (int error = ::getaddrinfo(host.c_str(), nullptr, &hints, &found); error != 0) {
+    return Status::Error("host " + host + ": resolve: cannot resolve '" + host +
+                         "': " + ::gai_strerror(error));
+  }
+  in_addr address = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr;
+  ::freeaddrinfo(found);
+  return address;
+}
+
+std::string FormatIpv4(const in_addr& address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &address, text, sizeof(text));
+  return text;
+}
+
+// The address of this machine that `host` reaches it by: the local end of the route to the host,
+// which connecting a UDP socket chooses without sending anything.
+StatusOr<std::string> LocalAddressToward(const std::string& host) {
+  StatusOr<in_addr> remote = ResolveIpv4(host);
+  if (!remote.ok()) return remote.status();
+  UniqueFd socket(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(9);  // any port: nothing is sent
+  to.sin_addr = remote.value();
+  sockaddr_in local{};
+  socklen_t length = sizeof(local);
+  if (!socket.valid() || ::connect(socket.get(), reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0 ||
+      ::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&local), &length) != 0) {
+    return Status::Error("host " + host + ": connect: no route from this machine to " +
+                         FormatIpv4(remote.value()) + ": " + std::strerror(errno));
+  }
+  return FormatIpv4(local.sin_addr);
+}
+
+// For a job with hosts that are not this machine (the first is `first_remote`): resolves each of
+// them, so that a wrong name fails with hvdrun's one line rather than with ssh's among mpirun's
+// banners, and returns the address of this machine that `first_remote` reaches it by.
+StatusOr<std::string> RemoteJobAddress(const RankAssignment& assignment, const std::string& first_remote) {
+  for (const HostRanks& ranks : assignment.hosts()) {
+    if (IsLocalHost(ranks.host)) continue;
+    if (StatusOr<in_addr> address = ResolveIpv4(ranks.host); !address.ok()) return address.status();
+  }
+  return LocalAddressToward(first_remote);
+}
+
 bool IsStopSignal(int signal) {
   return signal == SIGTERM || signal == SIGKILL || signal == SIGINT || signal == SIGHUP;
 }
@@ -91,14 +148,29 @@ MpiJob::MpiJob(LaunchOptions options, std::string agent_path)
     : options_(std::move(options)), agent_path_(std::move(agent_path)), output_(stdout, stderr) {}
 
 int MpiJob::Run() {
-  StatusOr<RankAssignment> assignment = PlanLocalJob(options_);
-  Status hosts = assignment.ok() ? CheckMpiHosts(assignment.value()) : assignment.status();
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign(options_.hosts, options_.num_proc);
+  Status hosts = assignment.ok() ? CheckMpiHosts(assignment.value(), IsLocalHost) : assignment.status();
+  const HostRanks* first_remote = nullptr;
+  if (hosts.ok()) {
+    for (const HostRanks& ranks : assignment.value().hosts()) {
+      if (!IsLocalHost(ranks.host)) {
+        first_remote = &ranks;
+        break;
+      }
+    }
+  }
+  if (hosts.ok() && first_remote != nullptr) hosts = CheckMpiSshOptions(options_.ssh);
   if (!hosts.ok()) {
     std::fprintf(stderr, "hvdrun: %s\n", hosts.message().c_str());
     return kExitUsage;
   }
   assignment_ = std::move(assignment).value();
-  const MpiLaunchHost host{.as_root = ::geteuid() == 0, .cpus = UsableCpus()};
+  const bool remote_hosts = first_remote != nullptr;
+  const std::string remote_host = remote_hosts ? first_remote->host : "";
+  // mpirun runs one program path on every host: with hosts that are not this machine, the one
+  // they have (--agent-path, else hvdrun-agent in their PATH).
+  if (remote_hosts) agent_path_ = options_.remote_agent_path;
+  const MpiLaunchHost host{.as_root = ::geteuid() == 0, .cpus = UsableCpus(), .remote_hosts = remote_hosts};
   if (options_.dry_run) {
     // Only the names of the variables are printed, so no value is needed.
     MpiCommand command = BuildMpiCommand(assignment_, options_, JobEnvironment{}, agent_path_, host);
@@ -124,7 +196,18 @@ int MpiJob::Run() {
   }
   signals_ = std::move(signals).value();
   secret_ = NewJobSecret();
-  StatusOr<std::unique_ptr<RendezvousServer>> server = StartJobRendezvous(secret_);
+  std::string job_address = kRendezvousAddress;
+  if (remote_hosts) {
+    StatusOr<std::string> address = RemoteJobAddress(assignment_, remote_host);
+    if (!address.ok()) {
+      std::fprintf(stderr, "hvdrun: %s\n", address.status().message().c_str());
+      return kExitLaunchFailure;
+    }
+    job_address = std::move(address).value();
+    Verbose("job network: the hosts reach this machine at " + job_address +
+            " (the local address of the route to " + remote_host + ")");
+  }
+  StatusOr<std::unique_ptr<RendezvousServer>> server = StartJobRendezvous(secret_, job_address);
   if (!server.ok()) {
     std::fprintf(stderr, "hvdrun: %s\n", server.status().message().c_str());
     return kExitLaunchFailure;
@@ -134,14 +217,27 @@ int MpiJob::Run() {
   JobEnvironment job;
   job.job_id = job_id_;
   job.backend = std::string(BackendName(BackendKind::kMpi));
-  job.master_addr = HostAddress(assignment_.hosts().front().host);
+  // Rank 0's host as the other hosts reach it; the port is free on this machine (a guess for a
+  // remote rank 0, as horovodrun's).
+  const std::string& rank0_host = assignment_.hosts().front().host;
+  if (!remote_hosts) {
+    job.master_addr = HostAddress(rank0_host);
+  } else if (IsLocalHost(rank0_host)) {
+    job.master_addr = job_address;
+  } else {
+    StatusOr<in_addr> address = ResolveIpv4(rank0_host);
+    if (!address.ok()) {
+      std::fprintf(stderr, "hvdrun: %s\n", address.status().message().c_str());
+      return kExitLaunchFailure;
+    }
+    job.master_addr = FormatIpv4(address.value());
+  }
   job.master_port = FindFreePort();
-  job.rendezvous_addr = kRendezvousAddress;
+  job.rendezvous_addr = job_address;
   job.rendezvous_port = rendezvous_->port();
   job.secret = secret_;
   MpiCommand command = BuildMpiCommand(assignment_, options_, job, agent_path_, host);
-  Verbose("rendezvous service on " + std::string(kRendezvousAddress) + ":" +
-          std::to_string(job.rendezvous_port));
+  Verbose("rendezvous service on " + job_address + ":" + std::to_string(job.rendezvous_port));
   Verbose("job " + job_id_ + ": " + std::to_string(assignment_.size()) +
           " ranks; MASTER_ADDR=" + job.master_addr + " MASTER_PORT=" + std::to_string(job.master_port));
   Verbose("running: " + ShellJoin(command.argv));
@@ -341,8 +437,13 @@ void MpiJob::KillUnfinishedRanks() {
   for (const auto& [key, value] : rendezvous_->ValuesWithPrefix(kRankStartedKeyPrefix)) {
     int rank = RankOfKey(key, kRankStartedKeyPrefix);
     StatusOr<RankStartedRecord> started = DecodeRankStartedRecord(value);
-    // The group holds the rank, its agent and what the rank started; every host is this machine.
-    if (rank >= 0 && started.ok() && !exits.contains(RankExitKey(rank))) {
+    // The group holds the rank, its agent and what the rank started. On another host, the rank's
+    // agent sees its daemon die with mpirun and kills it there.
+    if (rank < 0 || rank >= assignment_.size() ||
+        !IsLocalHost(assignment_.hosts()[assignment_.placement(rank).host_index].host)) {
+      continue;
+    }
+    if (started.ok() && !exits.contains(RankExitKey(rank))) {
       ::killpg(started.value().process_group, SIGKILL);
     }
   }

@@ -1,10 +1,14 @@
 // MpiJob: one run of a command under Open MPI's mpirun (`hvdrun --mpi`), from starting the
 // rendezvous service to the exit code.
 //
-// Run() places the ranks as agent mode does (every host this machine, named once: mpirun runs
-// every name of this machine as one node), starts the job's rendezvous service, and runs the
-// mpirun command of launcher/mpi_command.h, with `hvdrun-agent --mpi-rank` as each rank's program
-// (agent/mpi_rank.h); --dry-run prints that command instead and starts nothing. mpirun's
+// Run() places the ranks as agent mode does (refusing what mpirun cannot run: CheckMpiHosts),
+// starts the job's rendezvous service, and runs the mpirun command of launcher/mpi_command.h, with
+// `hvdrun-agent --mpi-rank` as each rank's program (agent/mpi_rank.h); --dry-run prints that
+// command instead and starts nothing. When every host is this machine the service listens on
+// loopback and the agent is the one beside hvdrun; with other hosts, every host's name is resolved
+// first (a failure is hvdrun's one line), the service listens on the local address of the route
+// to the first other host (a connected UDP socket's; nothing is sent), which is also
+// MASTER_ADDR when rank 0 runs here, and every host runs --agent-path. mpirun's
 // `--tag-output` lines are cut into lines per rank and stream and routed as agent mode routes the
 // agents' (OutputRouter: console, --output-filename files, stderr tails); mpirun's own lines go to
 // stderr, except the banners that restate hvdrun's failure report (launcher/mpirun_banner_filter.h).
@@ -15,8 +19,9 @@
 // The first failure is the failing rank that ended first (by its agent's clock) without having
 // been told to stop; ranks ended by the stop's signal (SIGTERM, SIGINT, SIGHUP or SIGKILL) are
 // "stopped by hvdrun". A rank whose agent left no exit record is lost. When mpirun was killed (a
-// second SIGINT, or by someone else), hvdrun SIGKILLs the process group of each started rank that
-// has no exit record a little later, as agent mode does for the ranks of a lost local agent.
+// second SIGINT, or by someone else), hvdrun SIGKILLs the process group of each started rank on
+// this machine that has no exit record a little later, as agent mode does for the ranks of a lost
+// local agent; on other hosts, Open MPI's daemon loses mpirun and its agents then kill their ranks.
 //
 // mpirun runs in its own process group, with stdin from /dev/null and PR_SET_PDEATHSIG SIGTERM, so
 // that a SIGKILLed hvdrun still stops it. SIGINT, SIGTERM or SIGHUP to hvdrun sends SIGTERM to
@@ -52,7 +57,8 @@ namespace hvdrun {
 
 class MpiJob {
  public:
-  // `agent_path`: the hvdrun-agent that mpirun starts for each rank.
+  // `agent_path`: the hvdrun-agent that mpirun starts for each rank when every host is this
+  // machine (with other hosts: options.remote_agent_path).
   MpiJob(LaunchOptions options, std::string agent_path);
 
   // Returns hvdrun's exit code (common/exit_codes.h, or the first failing rank's code).

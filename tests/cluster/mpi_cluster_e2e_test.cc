@@ -1,0 +1,252 @@
+// hvdrun --mpi on the test cluster (docs/testing-cluster.md): the installed hvdrun runs in the
+// launcher's namespace, and its mpirun starts Open MPI's daemons on server1 and server2 over ssh
+// with the cluster's user key and known_hosts; each daemon runs the staged hvdrun-agent --mpi-rank
+// for its ranks. Covered: placement, environment and tagged output of 4 ranks on 2 hosts, MPI
+// collectives across hosts (hvdrun-test-collectives, hvdrun-bench), a failing rank's report, a
+// SIGKILLed launcher, a second interrupt, a host name that does not resolve, and that nothing is
+// left running in any namespace after each.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cluster/test_cluster.h"
+#include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/process_runner.h"
+
+namespace hvdrun::cluster {
+namespace {
+
+using e2e::ProcessResult;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kRunTimeout{60'000};
+constexpr char kHosts[] = "server1:2,server2:2";
+
+std::string StagedProgram(const std::string& name) { return std::string(HVDRUN_TEST_BIN_DIR) + "/" + name; }
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// /proc/<pid>/comm: the program's name, "" once it is gone.
+std::string ProgramName(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+class MpiClusterTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!TestCluster::UnusableReason().empty()) return;
+    StatusOr<std::unique_ptr<TestCluster>> cluster = TestCluster::Create(2);
+    if (!cluster.ok()) {
+      create_error_ = new std::string(cluster.status().message());
+      return;
+    }
+    cluster_ = std::move(cluster).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+    delete create_error_;
+    create_error_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (std::string reason = TestCluster::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
+    ASSERT_EQ(create_error_, nullptr) << *create_error_;
+    ASSERT_NE(cluster_, nullptr);
+  }
+
+  // Every test leaves the cluster as it found it: its sshds only.
+  void TearDown() override {
+    if (cluster_ == nullptr) return;
+    std::vector<pid_t> left = WaitForNothingLeft(milliseconds(10'000));
+    EXPECT_TRUE(left.empty()) << "left running in the cluster:\n" << e2e::DescribeProcesses(left);
+  }
+
+  const TestCluster& c() const { return *cluster_; }
+
+  // hvdrun --mpi with the options that reach the cluster's servers: its user key, its known_hosts,
+  // the staged agent.
+  std::vector<std::string> MpiArgv(const std::vector<std::string>& args) const {
+    return e2e::Concat({{e2e::HvdrunPath(), "--mpi", "--ssh-known-hosts", c().known_hosts(), "-i",
+                         c().user_key(), "--agent-path", StagedProgram("hvdrun-agent")},
+                        args});
+  }
+
+  // Runs hvdrun --mpi in the launcher's namespace, without an ssh-agent.
+  ProcessResult HvdrunMpi(const std::vector<std::string>& args) const {
+    e2e::ProcessOptions options;
+    options.unset_env = {"SSH_AUTH_SOCK"};
+    return c().Exec(c().launcher(), MpiArgv(args), kRunTimeout, options);
+  }
+
+  // Processes in the cluster other than the servers' sshds (mpirun, ssh, orted, agents, ranks).
+  std::vector<pid_t> NotSshd() const {
+    std::vector<pid_t> left;
+    for (pid_t pid : c().PidsInCluster()) {
+      bool sshd = std::any_of(c().servers().begin(), c().servers().end(),
+                              [&](const ClusterHost& host) { return host.sshd_pid == pid; });
+      if (!sshd) left.push_back(pid);
+    }
+    return left;
+  }
+
+  // hvdrun --mpi running `sleep 60` as 4 ranks on 2 hosts, in the launcher's namespace.
+  e2e::RunningProcess StartSleepingRanks() const {
+    e2e::ProcessOptions options;
+    options.unset_env = {"SSH_AUTH_SOCK"};
+    return c().Start(c().launcher(), MpiArgv({"-np", "4", "-H", kHosts, "sleep", "60"}), options);
+  }
+
+  // Waits until `count` processes named sleep run on the servers; false after 20 s.
+  bool WaitForSleepingRanks(size_t count) const {
+    auto deadline = std::chrono::steady_clock::now() + milliseconds(20'000);
+    while (std::chrono::steady_clock::now() < deadline) {
+      size_t sleeping = 0;
+      for (const ClusterHost& host : c().servers()) {
+        for (pid_t pid : c().PidsIn(host)) sleeping += ProgramName(pid) == "sleep" ? 1 : 0;
+      }
+      if (sleeping >= count) return true;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return false;
+  }
+
+  std::vector<pid_t> WaitForNothingLeft(milliseconds timeout) const {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<pid_t> left = NotSshd();
+    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(50));
+      left = NotSshd();
+    }
+    return left;
+  }
+
+  static TestCluster* cluster_;
+  static std::string* create_error_;
+};
+
+TestCluster* MpiClusterTest::cluster_ = nullptr;
+std::string* MpiClusterTest::create_error_ = nullptr;
+
+TEST_F(MpiClusterTest, FourRanksOnTwoHostsGetTheirPlaceAndTheirTaggedOutput) {
+  const std::string script =
+      "echo \"host=$(hostname) rank=$HVDRUN_RANK local=$HVDRUN_LOCAL_RANK/$HVDRUN_LOCAL_SIZE "
+      "cross=$HVDRUN_CROSS_RANK name=$HVDRUN_HOSTNAME size=$WORLD_SIZE master=$MASTER_ADDR "
+      "rendezvous=$HVDRUN_RENDEZVOUS_ADDR backend=$HVDRUN_BACKEND\"; echo \"err $HVDRUN_RANK\" >&2";
+  ProcessResult result = HvdrunMpi({"-np", "4", "-H", kHosts, "--verbose", "sh", "-c", script});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    int host = rank / 2 + 1;
+    std::string name = "server" + std::to_string(host);
+    std::string line =
+        "[" + std::to_string(rank) + "]<stdout>:host=" + name + " rank=" + std::to_string(rank) +
+        " local=" + std::to_string(rank % 2) + "/2 cross=" + std::to_string(host - 1) + " name=" + name +
+        " size=4 master=" + c().server(1).address + " rendezvous=" + c().launcher().address + " backend=mpi";
+    EXPECT_TRUE(Contains(result.stdout_text, line + "\n")) << line << "\n" << result;
+    EXPECT_TRUE(
+        Contains(result.stderr_text, "[" + std::to_string(rank) + "]<stderr>:err " + std::to_string(rank)))
+        << result;
+  }
+  // The rendezvous service listens on the launcher's address on the hosts' network, mpirun's ssh
+  // gets hvdrun's SSH settings, and TCP is not held to loopback.
+  EXPECT_TRUE(Contains(result.stderr_text, "rendezvous service on " + c().launcher().address + ":"))
+      << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "-i " + c().user_key())) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "UserKnownHostsFile=" + c().known_hosts())) << result;
+  EXPECT_FALSE(Contains(result.stderr_text, "btl_tcp_if_include")) << result;
+}
+
+TEST_F(MpiClusterTest, CollectivesOverMpiGiveTheRightResultsAcrossHosts) {
+  ProcessResult result = HvdrunMpi({"-np", "4", "-H", kHosts, HVDRUN_TEST_COLLECTIVES_PATH});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line =
+        "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of 4: checked ";
+    EXPECT_TRUE(Contains(result.stdout_text, line)) << line << result;
+  }
+  EXPECT_TRUE(Contains(result.stdout_text, "results, 0 failed")) << result;
+  EXPECT_FALSE(Contains(result.stdout_text, "MISMATCH")) << result;
+  EXPECT_TRUE(Contains(result.stdout_text, "hvdrun: 4 ranks reported")) << result;
+}
+
+TEST_F(MpiClusterTest, BenchAllreduceAcrossHostsHasNoError) {
+  ProcessResult result = HvdrunMpi({"-np", "4", "-H", kHosts, StagedProgram("hvdrun-bench"), "-b", "1K", "-e",
+                                    "1M", "-f", "32", "--iters", "3", "--warmup", "1"});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_TRUE(Contains(result.stdout_text, "backend mpi, 4 ranks")) << result;
+  // Rank 0's table: bytes, time, algbw, busbw, max_error, for 1K, 32K and 1M.
+  int rows = 0;
+  for (const std::string& line : Lines(result.stdout_text)) {
+    if (line.rfind("[0]<stdout>:", 0) != 0 || Contains(line, "#") || Contains(line, "bytes")) continue;
+    std::istringstream fields(line.substr(line.find(':') + 1));
+    std::string bytes, time, algbw, busbw, max_error;
+    if (!(fields >> bytes >> time >> algbw >> busbw >> max_error)) continue;
+    ++rows;
+    EXPECT_EQ(max_error, "0") << line << "\n" << result;
+  }
+  EXPECT_EQ(rows, 3) << result;
+}
+
+TEST_F(MpiClusterTest, AFailingRankIsReportedWithItsHostAndExitCode) {
+  ProcessResult result = HvdrunMpi(
+      {"-np", "4", "-H", kHosts, "sh", "-c", "if [ \"$HVDRUN_RANK\" = 3 ]; then exit 7; fi; sleep 60"});
+  EXPECT_EQ(result.exit_code, 7) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: rank 3 on host server2 failed first (exit code 7)"))
+      << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "stopped by hvdrun")) << result;
+}
+
+TEST_F(MpiClusterTest, SigkillOfTheLauncherLeavesNothingRunning) {
+  e2e::RunningProcess hvdrun = StartSleepingRanks();
+  e2e::KillOnScopeExit guard;
+  guard.Add(hvdrun.pid());
+  ASSERT_TRUE(WaitForSleepingRanks(4)) << e2e::DescribeProcesses(c().PidsInCluster());
+  hvdrun.Signal(SIGKILL);
+  hvdrun.Wait(milliseconds(5'000));
+  // TearDown checks that nothing is left.
+}
+
+TEST_F(MpiClusterTest, ASecondInterruptKillsEveryRankOnEveryHost) {
+  e2e::RunningProcess hvdrun = StartSleepingRanks();
+  e2e::KillOnScopeExit guard;
+  guard.Add(hvdrun.pid());
+  ASSERT_TRUE(WaitForSleepingRanks(4)) << e2e::DescribeProcesses(c().PidsInCluster());
+  hvdrun.Signal(SIGINT);
+  std::this_thread::sleep_for(milliseconds(200));  // well before mpirun's SIGTERM, a second later
+  hvdrun.Signal(SIGINT);
+  ProcessResult result = hvdrun.Wait(milliseconds(15'000));
+  EXPECT_EQ(result.exit_code, 130) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: second interrupt: killing every rank now\n")) << result;
+  // TearDown checks that nothing is left.
+}
+
+TEST_F(MpiClusterTest, AHostNameThatDoesNotResolveFailsBeforeMpirunStarts) {
+  ProcessResult result = HvdrunMpi({"-np", "4", "-H", "server1:2,server9:2", "true"});
+  EXPECT_EQ(result.exit_code, 3) << result;
+  std::vector<std::string> lines = Lines(result.stderr_text);
+  ASSERT_EQ(lines.size(), 1u) << result;
+  EXPECT_EQ(lines[0].rfind("hvdrun: host server9: resolve: cannot resolve 'server9'", 0), 0u) << result;
+}
+
+}  // namespace
+}  // namespace hvdrun::cluster
