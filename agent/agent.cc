@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "agent/descendants.h"
+#include "agent/host_probe.h"
 #include "agent/rank_spawner.h"
 #include "common/exit_codes.h"
 #include "common/free_port.h"
@@ -186,6 +187,7 @@ void Agent::HandleHello(const protocol::Hello& hello) {
   reply.hostname = HostName();
   reply.pid = static_cast<int32_t>(::getpid());
   reply.free_port = FindFreePort();
+  if (hello.want_facts) reply.facts = ProbeHostFacts();
   Send(reply);
 }
 

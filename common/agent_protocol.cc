@@ -15,11 +15,15 @@ void Encode(ByteWriter& w, const Hello& m) {
   w.Bytes(m.hvdrun_version);
   w.U32(m.heartbeat_interval_ms);
   w.U32(m.heartbeat_timeout_ms);
+  w.U8(m.want_facts ? 1 : 0);
 }
 bool Decode(ByteReader& r, Hello& m) {
   std::string magic;
+  // want_facts came with protocol 2; a version-1 Hello ends before it, and still decodes so that
+  // the versions can be compared.
   return r.Bytes(&magic) && magic == kMagic && r.U32(&m.protocol_version) && r.Bytes(&m.hvdrun_version) &&
-         r.U32(&m.heartbeat_interval_ms) && r.U32(&m.heartbeat_timeout_ms);
+         r.U32(&m.heartbeat_interval_ms) && r.U32(&m.heartbeat_timeout_ms) &&
+         (r.AtEnd() || r.Bool(&m.want_facts));
 }
 
 void Encode(ByteWriter& w, const AgentHello& m) {
@@ -29,11 +33,29 @@ void Encode(ByteWriter& w, const AgentHello& m) {
   w.Bytes(m.hostname);
   w.I32(m.pid);
   w.U16(m.free_port);
+  w.U32(static_cast<uint32_t>(m.facts.size()));
+  for (const HostFact& fact : m.facts) {
+    w.Bytes(fact.key);
+    w.Bytes(fact.value);
+    w.Bytes(fact.source);
+  }
 }
 bool Decode(ByteReader& r, AgentHello& m) {
   std::string magic;
-  return r.Bytes(&magic) && magic == kMagic && r.U32(&m.protocol_version) && r.Bytes(&m.hvdrun_version) &&
-         r.Bytes(&m.hostname) && r.I32(&m.pid) && r.U16(&m.free_port);
+  if (!r.Bytes(&magic) || magic != kMagic || !r.U32(&m.protocol_version) || !r.Bytes(&m.hvdrun_version) ||
+      !r.Bytes(&m.hostname) || !r.I32(&m.pid) || !r.U16(&m.free_port)) {
+    return false;
+  }
+  // facts came with protocol 2 (see Hello).
+  if (r.AtEnd()) return true;
+  uint32_t count = 0;
+  // A fact takes at least 12 bytes (three string lengths).
+  if (!r.U32(&count) || count > r.remaining() / 12) return false;
+  m.facts.resize(count);
+  for (HostFact& fact : m.facts) {
+    if (!r.Bytes(&fact.key) || !r.Bytes(&fact.value) || !r.Bytes(&fact.source)) return false;
+  }
+  return true;
 }
 
 void Encode(ByteWriter& w, const Launch& m) {

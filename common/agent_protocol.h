@@ -27,7 +27,7 @@
 namespace hvdrun::protocol {
 
 // Bumped whenever a message changes shape; launcher and agent must agree exactly.
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 // Largest frame either side accepts. Output lines are cut into pieces well below this.
 inline constexpr uint32_t kMaxFrameBytes = 16u << 20;
 // First field of Hello and AgentHello, so that a stream that is not hvdrun's (a login banner, a
@@ -54,7 +54,19 @@ struct Hello {
   // nothing for heartbeat_timeout_ms (0 disables that check).
   uint32_t heartbeat_interval_ms = 0;
   uint32_t heartbeat_timeout_ms = 0;
+  // Whether AgentHello must carry the host's facts (for --results and --check): gathering them
+  // runs a few programs on the host, so a plain launch does not ask.
+  bool want_facts = false;
   bool operator==(const Hello&) const = default;
+};
+
+// One fact about the agent's host ("kernel", "Linux 6.1.0-18-amd64 x86_64", "uname"): the keys
+// are agent/host_probe.h's; `source` says where the value was read, or why it is unknown.
+struct HostFact {
+  std::string key;
+  std::string value;
+  std::string source;
+  bool operator==(const HostFact&) const = default;
 };
 
 // agent -> launcher, the answer to Hello.
@@ -65,6 +77,8 @@ struct AgentHello {
   int32_t pid = 0;
   // A TCP port that was free on the agent's host when it answered (for MASTER_PORT).
   uint16_t free_port = 0;
+  // The host's facts, when Hello asked for them; empty otherwise.
+  std::vector<HostFact> facts{};
   bool operator==(const AgentHello&) const = default;
 };
 

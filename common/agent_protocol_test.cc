@@ -14,7 +14,14 @@ std::vector<Message> SampleMessages() {
   std::string binary("\0\xff\n\x80 line", 9);
   return {
       Hello{kProtocolVersion, "0.1.0", 1000, 30000},
+      Hello{kProtocolVersion, "0.1.0", 1000, 0, true},
       AgentHello{kProtocolVersion, "0.1.0", "server1", 4242, 29500},
+      AgentHello{kProtocolVersion,
+                 "0.1.0",
+                 "server1",
+                 4242,
+                 29500,
+                 {{"kernel", "Linux 6.1.0 x86_64", "uname"}, {"gpus", "none", ""}}},
       Launch{1000, {rank, RankLaunch{4, {"true"}, {}, "/"}}},
       Launch{0, {}},
       RankStarted{3, 12345},
@@ -74,10 +81,25 @@ TEST(AgentProtocol, EveryTruncationWaitsForMoreBytes) {
 }
 
 // A frame whose length claims fewer bytes than the message needs: the message is malformed.
+// Bytes of the fields protocol 2 appended to Hello and AgentHello: a frame cut exactly before them
+// is a valid version-1 message (VersionOneHellosDecodeSoTheVersionsCanBeCompared).
+size_t VersionTwoFieldBytes(const Message& message) {
+  if (std::holds_alternative<Hello>(message)) return 1;
+  if (const auto* hello = std::get_if<AgentHello>(&message)) {
+    size_t bytes = 4;
+    for (const HostFact& fact : hello->facts) {
+      bytes += 12 + fact.key.size() + fact.value.size() + fact.source.size();
+    }
+    return bytes;
+  }
+  return 0;
+}
+
 TEST(AgentProtocol, ShortenedFieldsAreMalformed) {
   for (const Message& message : SampleMessages()) {
     std::string frame = EncodeFrame(message);
     for (size_t cut = 1; cut + 5 <= frame.size(); ++cut) {
+      if (cut == VersionTwoFieldBytes(message)) continue;
       std::string body = frame.substr(4, frame.size() - 4 - cut);
       if (body.empty()) continue;
       ByteWriter header;
@@ -106,6 +128,44 @@ TEST(AgentProtocol, HellosFromLaterVersionsStillDecode) {
   StatusOr<std::optional<Message>> decoded = DecodeOne(frame);
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
   EXPECT_EQ(*decoded.value(), Message(hello));
+}
+
+TEST(AgentProtocol, VersionOneHellosDecodeSoTheVersionsCanBeCompared) {
+  // Protocol 1's Hello and AgentHello: protocol 2 appended want_facts and facts to them.
+  ByteWriter hello;
+  hello.Bytes(kMagic);
+  hello.U32(1);
+  hello.Bytes("0.1.0");
+  hello.U32(1000);
+  hello.U32(30000);
+  StatusOr<Message> decoded = DecodeMessage(static_cast<uint8_t>(MessageType::kHello), hello.data());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded.value(), Message(Hello{1, "0.1.0", 1000, 30000, false}));
+
+  ByteWriter agent_hello;
+  agent_hello.Bytes(kMagic);
+  agent_hello.U32(1);
+  agent_hello.Bytes("0.1.0");
+  agent_hello.Bytes("server1");
+  agent_hello.I32(7);
+  agent_hello.U16(29500);
+  decoded = DecodeMessage(static_cast<uint8_t>(MessageType::kAgentHello), agent_hello.data());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded.value(), Message(AgentHello{1, "0.1.0", "server1", 7, 29500}));
+}
+
+TEST(AgentProtocol, AFactCountBeyondTheFrameIsMalformed) {
+  ByteWriter fields;
+  fields.Bytes(kMagic);
+  fields.U32(kProtocolVersion);
+  fields.Bytes("0.1.0");
+  fields.Bytes("server1");
+  fields.I32(7);
+  fields.U16(0);
+  fields.U32(1000);
+  StatusOr<Message> decoded = DecodeMessage(static_cast<uint8_t>(MessageType::kAgentHello), fields.data());
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.status().message(), "malformed AgentHello message");
 }
 
 TEST(AgentProtocol, OversizedFrameIsRefusedBeforeItArrives) {

@@ -14,6 +14,9 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitLaunchFailure = 3;
 // Every rank succeeded, but the results directory (--results) could not be written.
 inline constexpr int kExitResults = 4;
+// hvdrun --check: every host answered, but their hvdrun-agent, MPI, Gloo, NCCL or CUDA versions
+// differ.
+inline constexpr int kExitHostMismatch = 5;
 // A rank's program exists but cannot be executed (as in a shell).
 inline constexpr int kExitNotExecutable = 126;
 // A rank's program (or its working directory) was not found on its host (as in a shell).

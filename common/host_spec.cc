@@ -55,6 +55,15 @@ std::string CheckHostName(std::string_view host) {
   return "";
 }
 
+std::string CheckUserName(std::string_view user) {
+  if (user.empty()) return "empty user name before '@'";
+  if (!std::all_of(user.begin(), user.end(), IsHostChar)) {
+    return "user names may hold only letters, digits, '-', '.' and '_'";
+  }
+  if (user.front() == '-') return "a user name cannot start with '-'";
+  return "";
+}
+
 StatusOr<std::vector<HostSlots>> ParseHostList(std::string_view spec) {
   std::vector<HostSlots> hosts;
   if (spec.empty()) return Status::Error("-H: empty host list (expected host[:slots],...)");
@@ -72,26 +81,34 @@ StatusOr<std::vector<HostSlots>> ParseHostList(std::string_view spec) {
     std::string_view host;
     std::string_view slots_text;
     bool has_slots = false;
-    if (token.front() == '[') {
-      size_t close = token.find(']');
+    std::string_view address = token;
+    if (size_t at = token.find('@'); at != std::string_view::npos) {
+      if (std::string problem = CheckUserName(token.substr(0, at)); !problem.empty()) {
+        return TokenError(position, token, problem);
+      }
+      entry.user = std::string(token.substr(0, at));
+      address = token.substr(at + 1);
+    }
+    if (!address.empty() && address.front() == '[') {
+      size_t close = address.find(']');
       if (close == std::string_view::npos) {
         return TokenError(position, token, "missing ']' after IPv6 address");
       }
-      host = token.substr(1, close - 1);
-      std::string_view rest = token.substr(close + 1);
+      host = address.substr(1, close - 1);
+      std::string_view rest = address.substr(close + 1);
       if (!rest.empty()) {
         if (rest.front() != ':') return TokenError(position, token, "expected ':slots' after ']'");
         slots_text = rest.substr(1);
         has_slots = true;
       }
     } else {
-      size_t colon = token.find(':');
-      if (colon != std::string_view::npos && token.find(':', colon + 1) != std::string_view::npos) {
+      size_t colon = address.find(':');
+      if (colon != std::string_view::npos && address.find(':', colon + 1) != std::string_view::npos) {
         return TokenError(position, token, "IPv6 addresses need brackets, as in [::1]:2");
       }
-      host = token.substr(0, colon);
+      host = address.substr(0, colon);
       if (colon != std::string_view::npos) {
-        slots_text = token.substr(colon + 1);
+        slots_text = address.substr(colon + 1);
         has_slots = true;
       }
     }
@@ -106,20 +123,28 @@ StatusOr<std::vector<HostSlots>> ParseHostList(std::string_view spec) {
                           "slots must be a whole number from 1 to " + std::to_string(kMaxSlots));
       }
     }
-    MergeHost(hosts, std::move(entry));
+    if (std::string problem = MergeHost(hosts, std::move(entry)); !problem.empty()) {
+      return TokenError(position, token, problem);
+    }
     if (comma == spec.size()) break;
   }
   return hosts;
 }
 
-void MergeHost(std::vector<HostSlots>& hosts, HostSlots entry) {
+std::string MergeHost(std::vector<HostSlots>& hosts, HostSlots entry) {
   for (HostSlots& existing : hosts) {
     if (existing.host == entry.host) {
+      if (!entry.user.empty() && !existing.user.empty() && entry.user != existing.user) {
+        return "host '" + entry.host + "' is already named with user '" + existing.user +
+               "' (one login per host)";
+      }
+      if (existing.user.empty()) existing.user = std::move(entry.user);
       existing.slots = std::min(existing.slots + entry.slots, kMaxSlots);
-      return;
+      return "";
     }
   }
   hosts.push_back(std::move(entry));
+  return "";
 }
 
 int TotalSlots(const std::vector<HostSlots>& hosts) {
@@ -131,7 +156,8 @@ int TotalSlots(const std::vector<HostSlots>& hosts) {
 std::string FormatHostSlots(const HostSlots& entry) {
   bool ipv6 = entry.host.find(':') != std::string::npos;
   std::string host = ipv6 ? "[" + entry.host + "]" : entry.host;
-  return host + ":" + std::to_string(entry.slots);
+  std::string user = entry.user.empty() ? "" : entry.user + "@";
+  return user + host + ":" + std::to_string(entry.slots);
 }
 
 }  // namespace hvdrun

@@ -52,6 +52,13 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
     };
     HostSlots entry;
     std::string_view host = words[0];
+    if (size_t at = host.find('@'); at != std::string_view::npos) {
+      if (std::string problem = CheckUserName(host.substr(0, at)); !problem.empty()) {
+        return error("host '" + std::string(words[0]) + "': " + problem);
+      }
+      entry.user = std::string(host.substr(0, at));
+      host = host.substr(at + 1);
+    }
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     if (std::string problem = CheckHostName(host); !problem.empty()) {
       return error("host '" + std::string(words[0]) + "': " + problem);
@@ -85,7 +92,7 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
                    " is below slots=" + std::to_string(entry.slots));
     }
     if (max_slots != 0 && !has_slots) entry.slots = 1;
-    MergeHost(hosts, std::move(entry));
+    if (std::string problem = MergeHost(hosts, std::move(entry)); !problem.empty()) return error(problem);
   }
   if (hosts.empty()) {
     return Status::Error("--hostfile: " + std::string(path) +

@@ -30,6 +30,14 @@ TEST(Hostfile, NoTrailingNewline) {
   EXPECT_EQ(hosts.value(), (std::vector<HostSlots>{{"a", 2}}));
 }
 
+TEST(Hostfile, UserAtHostSetsTheLogin) {
+  StatusOr<std::vector<HostSlots>> hosts =
+      ParseHostfile("alice@server1 slots=2\nserver2\nserver1 slots=1\nbob@[::1] slots=3\n", "h");
+  ASSERT_TRUE(hosts.ok()) << hosts.status().message();
+  EXPECT_EQ(hosts.value(),
+            (std::vector<HostSlots>{{"server1", 3, "alice"}, {"server2", 1, ""}, {"::1", 3, "bob"}}));
+}
+
 struct InvalidCase {
   const char* contents;
   const char* message;
@@ -55,8 +63,11 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"a slots=4 max_slots=2", "hosts.txt:1: max_slots=2 is below slots=4"},
         InvalidCase{"a max_slots=-1",
                     "hosts.txt:1: max_slots must be a positive whole number, got 'max_slots=-1'"},
-        InvalidCase{"b@d slots=1",
-                    "hosts.txt:1: host 'b@d': host names may hold only letters, digits, '-', '.' and '_'"},
+        InvalidCase{"b@d! slots=1",
+                    "hosts.txt:1: host 'b@d!': host names may hold only letters, digits, '-', '.' and '_'"},
+        InvalidCase{"@d slots=1", "hosts.txt:1: host '@d': empty user name before '@'"},
+        InvalidCase{"a@d\nb@d slots=2",
+                    "hosts.txt:2: host 'd' is already named with user 'a' (one login per host)"},
         InvalidCase{"# nothing\n\n",
                     "--hostfile: hosts.txt names no host (expected lines like 'server1 slots=4')"}));
 

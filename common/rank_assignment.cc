@@ -17,7 +17,7 @@ StatusOr<RankAssignment> RankAssignment::Assign(const std::vector<HostSlots>& ho
   int next_rank = 0;
   for (const HostSlots& entry : hosts) {
     if (next_rank == num_ranks) break;
-    HostRanks host{entry.host, {}};
+    HostRanks host{entry.host, {}, entry.user};
     int count = std::min(entry.slots, num_ranks - next_rank);
     int host_index = static_cast<int>(assignment.hosts_.size());
     for (int local = 0; local < count; ++local) {

@@ -29,6 +29,7 @@ struct RankPlacement {
 struct HostRanks {
   std::string host;
   std::vector<int> ranks;  // ascending global ranks placed on this host
+  std::string user{};      // SSH login from `user@host`; empty when none was given
 };
 
 class RankAssignment {

@@ -17,6 +17,7 @@
 #include "common/job_secret.h"
 #include "common/rank_environment.h"
 #include "common/version.h"
+#include "launcher/host_facts_file.h"
 #include "launcher/job_start.h"
 #include "launcher/local_host.h"
 #include "launcher/results_writer.h"
@@ -70,7 +71,9 @@ int Job::Run() {
   // Before the rendezvous service's thread starts, which inherits the blocked signals: a signal
   // that thread could take would bypass the signalfd (and SIGINT would end hvdrun on the spot).
   if (!SetUpSignals()) return kExitLaunchFailure;
-  for (const HostRanks& host : assignment_.hosts()) any_remote_ = any_remote_ || !IsLocalHost(host.host);
+  for (const HostRanks& host : assignment_.hosts()) {
+    any_remote_ = any_remote_ || !RunsHere(host.host, host.user);
+  }
   if (options_.backend) secret_ = NewJobSecret();
   // With remote hosts the service must listen on the address they reach this machine by, known
   // once their SSH connections are up: SendLaunch starts it then.
@@ -115,8 +118,15 @@ int Job::Run() {
 }
 
 Status Job::CollectResults() {
-  return PublishResults(rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{}, assignment_,
-                        options_, job_id_);
+  Status status = PublishResults(rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{},
+                                 assignment_, options_, job_id_);
+  if (!status.ok() || options_.results_dir.empty()) return status;
+  for (const HostAgent& agent : agents_) {
+    if (!agent.hello_received || agent.hello.facts.empty()) continue;
+    status = WriteHostFactsFile(options_.results_dir, agent.connection->host(), agent.hello.facts);
+    if (!status.ok()) return status;
+  }
+  return Status::Ok();
 }
 
 bool Job::SetUpSignals() {
@@ -132,10 +142,12 @@ bool Job::SetUpSignals() {
 bool Job::StartAgents() {
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(options_.start_timeout_s);
   for (const HostRanks& host : assignment_.hosts()) {
-    bool local = IsLocalHost(host.host);
+    bool local = RunsHere(host.host, host.user);
+    SshOptions ssh = options_.ssh;
+    if (!host.user.empty()) ssh.user = host.user;  // user@host overrides --ssh-user
     StatusOr<std::unique_ptr<AgentConnection>> connection =
         local ? AgentConnection::StartLocal(host.host, agent_path_)
-              : AgentConnection::StartRemote(host.host, options_.ssh, options_.remote_agent_path, deadline);
+              : AgentConnection::StartRemote(host.host, ssh, options_.remote_agent_path, deadline);
     if (!connection.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", connection.status().message().c_str());
       return false;
@@ -152,6 +164,7 @@ bool Job::StartAgents() {
     hello.hvdrun_version = kVersion;
     hello.heartbeat_interval_ms = static_cast<uint32_t>(kHeartbeatInterval.count());
     hello.heartbeat_timeout_ms = static_cast<uint32_t>(options_.heartbeat_timeout_s * 1000);
+    hello.want_facts = !options_.results_dir.empty();  // for DIR/hosts/<host>.json
     agent.connection->Send(hello);
     agents_.push_back(std::move(agent));
   }
@@ -422,9 +435,7 @@ bool Job::StartRemoteJobRendezvous() {
     break;
   }
   if (!options_.backend) return true;
-  StatusOr<std::unique_ptr<RendezvousServer>> server = RendezvousServer::Start(
-      job_address_, secret_,
-      [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); });
+  StatusOr<std::unique_ptr<RendezvousServer>> server = StartJobRendezvous(secret_, job_address_);
   if (!server.ok()) {
     std::fprintf(stderr, "hvdrun: %s\n", server.status().message().c_str());
     return false;

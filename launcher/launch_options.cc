@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -107,9 +108,9 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   app.add_option(
       "--num-proc", num_proc_text,
       "Number of processes (ranks); written -np as in horovodrun. Default: every slot of the hosts");
-  app.add_option(
-      "-H,--hosts", hosts_text,
-      "Hosts and their slots: host[:slots],... (IPv6 as [addr]:slots). Default: localhost with -np slots");
+  app.add_option("-H,--hosts", hosts_text,
+                 "Hosts and their slots: [user@]host[:slots],... (IPv6 as [addr]:slots; user@ overrides "
+                 "--ssh-user for that host). Default: localhost with -np slots");
   app.add_option("--hostfile", hostfile, "File of 'host slots=N' lines (mpirun/horovodrun format)");
   app.add_option("--output-filename", options.output_dir,
                  "Also write each rank's output to DIR/rank.N/stdout and DIR/rank.N/stderr");
@@ -153,6 +154,10 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
                  "(quotes '...' \"...\" and \\ work; nothing is expanded)");
   app.add_option("--results", options.results_dir,
                  "Write plan.json, ranks/rank-N.json (each rank's report) and summary.json to DIR");
+  app.add_flag("--check", options.check,
+               "Check the hosts: start each one's agent, print its facts (OS, kernel, CPUs, memory, NICs, "
+               "GPUs, MPI/Gloo/NCCL/CUDA versions), start no rank; exit 0 when every host answers with the "
+               "same versions");
   app.add_option("-x", exports, "Export NAME (hvdrun's value) or NAME=VALUE to every rank; repeatable")
       ->allow_extra_args(false);
 
@@ -226,7 +231,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     if (!words.ok()) return usage_error("--mpi-args: " + words.status().message());
     options.mpi_args = std::move(words).value();
   }
-  if (options.command.empty()) {
+  if (options.check && !options.command.empty()) {
+    return usage_error("--check runs no command, but '" + options.command.front() + "' was given");
+  }
+  if (options.check && options.backend) return usage_error("--check: starts no rank, so takes no backend");
+  if (options.command.empty() && !options.check) {
     return usage_error("no command given (usage: hvdrun [options] command [args...])");
   }
   if (!hosts_text.empty() && !hostfile.empty()) return usage_error("give either -H or --hostfile, not both");
@@ -238,8 +247,8 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     StatusOr<std::vector<HostSlots>> hosts = ReadHostfile(hostfile);
     if (!hosts.ok()) return usage_error(hosts.status().message());
     options.hosts = std::move(hosts).value();
-  } else if (options.num_proc > 0) {
-    options.hosts = {HostSlots{"localhost", options.num_proc}};
+  } else if (options.num_proc > 0 || options.check) {
+    options.hosts = {HostSlots{"localhost", std::max(options.num_proc, 1)}};
   } else {
     return usage_error("-np: give the number of processes (or hosts with -H or --hostfile)");
   }

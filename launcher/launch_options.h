@@ -43,6 +43,8 @@ struct LaunchOptions {
   // mpirun's arguments before the program.
   std::vector<std::string> mpi_args;
   std::string results_dir;  // --results; empty: no results directory
+  // --check: start every host's agent, print its facts and start no rank (launcher/host_check.h).
+  bool check = false;
   // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value).
   std::vector<std::string> exports;
   std::vector<std::string> command;

@@ -69,6 +69,18 @@ TEST(LaunchOptions, BadSshFlagValuesAreUsageErrors) {
             "--ssh-identity-file: cannot read '/nonexistent/key': No such file or directory");
 }
 
+TEST(LaunchOptions, CheckTakesHostsAndNoCommand) {
+  ParsedCommandLine parsed = Parse({"--check", "-H", "root@server1,server2:4"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_TRUE(parsed.options->check);
+  EXPECT_EQ(parsed.options->hosts, (std::vector<HostSlots>{{"server1", 1, "root"}, {"server2", 4, ""}}));
+  ParsedCommandLine local = Parse({"--check"});
+  ASSERT_TRUE(local.options.has_value()) << local.error;
+  EXPECT_EQ(local.options->hosts, (std::vector<HostSlots>{{"localhost", 1}}));
+  EXPECT_EQ(Parse({"--check", "-H", "a", "true"}).error, "--check runs no command, but 'true' was given");
+  EXPECT_EQ(Parse({"--check", "--gloo"}).error, "--check: starts no rank, so takes no backend");
+}
+
 TEST(LaunchOptions, WithoutHostsRanksRunOnLocalhost) {
   ParsedCommandLine parsed = Parse({"-np", "2", "./my_program", "arg1", "arg with spaces"});
   ASSERT_TRUE(parsed.options.has_value()) << parsed.error;

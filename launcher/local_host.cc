@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -45,6 +46,13 @@ bool IsLocalHost(const std::string& host) {
     if (host == short_own || host.substr(0, host.find('.')) == own) return true;
   }
   return IsInterfaceAddress(host);
+}
+
+bool RunsHere(const std::string& host, const std::string& user) {
+  if (!IsLocalHost(host)) return false;
+  if (user.empty()) return true;
+  const passwd* self = ::getpwuid(::geteuid());
+  return self != nullptr && user == self->pw_name;
 }
 
 }  // namespace hvdrun

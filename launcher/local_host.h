@@ -10,6 +10,11 @@ namespace hvdrun {
 
 bool IsLocalHost(const std::string& host);
 
+// Whether a host's agent runs here as a child of hvdrun: the host is this machine and `user` (from
+// `user@host`) is empty or the user hvdrun runs as. Any other login goes over SSH, even to this
+// machine.
+bool RunsHere(const std::string& host, const std::string& user);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_LAUNCHER_LOCAL_HOST_H_

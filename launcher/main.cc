@@ -1,5 +1,6 @@
 // hvdrun: the launcher. Parses the command line, then runs the job: with hvdrun's agents
-// (launcher/job.h), or with --mpi under mpirun (launcher/mpi_job.h).
+// (launcher/job.h), or with --mpi under mpirun (launcher/mpi_job.h); or, with --check, checks the
+// hosts (launcher/host_check.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <filesystem>
 
 #include "common/exit_codes.h"
+#include "launcher/host_check.h"
 #include "launcher/job.h"
 #include "launcher/launch_options.h"
 #include "launcher/mpi_job.h"
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
     if (!parsed.error.empty()) std::fprintf(stderr, "hvdrun: %s\n", parsed.error.c_str());
     return parsed.exit_code;
   }
+  if (parsed.options->check) return hvdrun::RunHostCheck(*parsed.options, LocalAgentPath());
   if (parsed.options->backend == hvdrun::BackendKind::kMpi) {
     hvdrun::MpiJob job(std::move(*parsed.options), LocalAgentPath());
     return job.Run();

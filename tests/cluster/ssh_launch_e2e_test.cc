@@ -4,6 +4,7 @@
 // whose link is cut, a launcher killed by SIGKILL, and each start-up failure's one line.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -154,6 +155,84 @@ TEST_F(SshLaunchTest, EightRanksOnFourHostsGetTheirPlaceAndTheirHostsAddress) {
             std::string::npos)
       << result;
   EXPECT_TRUE(WaitForNoLeftovers("sh", milliseconds(5'000)).empty());
+}
+
+TEST_F(SshLaunchTest, UserAtHostLogsInAsThatUserAndOverridesSshUser) {
+  // --ssh-user names a login no server accepts: server1's ranks run only because root@ overrides it.
+  ProcessResult result =
+      Hvdrun(e2e::Concat({{"-np", "2", "-H", "root@server1:2", "--ssh-user", "nobody-here"},
+                          SshFlags(),
+                          {"sh", "-c", "echo \"user=$(id -un) host=$(hostname) name=$HVDRUN_HOSTNAME\""}}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:user=root host=server1 name=server1\n";
+    EXPECT_NE(result.stdout_text.find(line), std::string::npos) << line << result;
+  }
+  // A host without a user of its own gets --ssh-user's, which server2 refuses.
+  ProcessResult refused = Hvdrun(
+      e2e::Concat({{"-H", "root@server1,server2", "--ssh-user", "nobody-here"}, SshFlags(), {"true"}}));
+  EXPECT_EQ(refused.exit_code, 3) << refused;
+  EXPECT_NE(refused.stderr_text.find("hvdrun: host server2: auth: the host refused user 'nobody-here'"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(refused.stderr_text.find("host server1:"), std::string::npos) << refused;
+}
+
+TEST_F(SshLaunchTest, CheckPrintsEachHostsFactsAndWritesThem) {
+  e2e::ScratchDir dir;
+  ProcessResult result =
+      Hvdrun(e2e::Concat({{"--check", "-H", "root@server1,server2:2", "--results", dir.path()}, SshFlags()}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int host : {1, 2}) {
+    std::string name = "server" + std::to_string(host);
+    std::string table = name + ": ok\n  ssh          ok (" + c().server(host).address + ")\n";
+    EXPECT_NE(result.stdout_text.find(table), std::string::npos) << table << result;
+    EXPECT_NE(result.stdout_text.find("  hostname     " + name + "\n"), std::string::npos) << result;
+    // The host's own NIC and address, read on the host.
+    EXPECT_NE(result.stdout_text.find("  nics         eth0 " + c().server(host).address + "/"),
+              std::string::npos)
+        << result;
+    std::string facts = e2e::ReadFileBytes(dir.path() + "/hosts/" + name + ".json");
+    EXPECT_NE(facts.find("\"host\": \"" + name + "\""), std::string::npos) << facts;
+    EXPECT_NE(facts.find("\"value\": \"" + name + "\""), std::string::npos) << facts;
+  }
+  EXPECT_NE(result.stderr_text.find("hvdrun: --check: 2 hosts answered with the same versions"),
+            std::string::npos)
+      << result;
+  EXPECT_TRUE(WaitForNoLeftovers("sleep", milliseconds(5'000)).empty());
+}
+
+TEST_F(SshLaunchTest, CheckFailsWithCodeThreeOnAnUnreachableHost) {
+  const ClusterHost& cut = c().server(3);
+  ASSERT_TRUE(c().CutLink(cut).ok());
+  ProcessResult result =
+      Hvdrun(e2e::Concat({{"--check", "-H", "server1,server3", "--start-timeout", "3"}, SshFlags()}));
+  ASSERT_TRUE(c().RestoreLink(cut).ok());
+  EXPECT_EQ(result.exit_code, 3) << result;
+  EXPECT_NE(result.stdout_text.find("server1: ok\n"), std::string::npos) << result;
+  EXPECT_NE(result.stdout_text.find("server3: FAILED\n  error        "), std::string::npos) << result;
+  std::vector<std::string> lines = Lines(result.stderr_text);
+  ASSERT_EQ(lines.size(), 1u) << result;
+  EXPECT_EQ(lines[0].rfind("hvdrun: host server3: ", 0), 0u) << result;
+}
+
+TEST_F(SshLaunchTest, CheckFailsWithCodeFiveWhenVersionsDiffer) {
+  // server2's agent finds another mpirun first in its PATH.
+  e2e::ScratchDir dir;
+  std::string fake = dir.path() + "/fake-bin";
+  ASSERT_EQ(::mkdir(fake.c_str(), 0755), 0);
+  dir.WriteFile("fake-bin/mpirun", "#!/bin/sh\necho 'mpirun (Open MPI) 9.9.9'\n");
+  std::string agent =
+      dir.WriteFile("agent", "#!/bin/sh\nif [ \"$(hostname)\" = server2 ]; then PATH=" + fake +
+                                 ":$PATH; export PATH; fi\nexec " + AgentPath() + " \"$@\"\n");
+  ASSERT_EQ(::chmod(agent.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((fake + "/mpirun").c_str(), 0755), 0);
+  ProcessResult result = Hvdrun({"--check", "-H", "server1,server2", "--ssh-known-hosts", c().known_hosts(),
+                                 "-i", c().user_key(), "--agent-path", agent});
+  EXPECT_EQ(result.exit_code, 5) << result;
+  EXPECT_NE(result.stdout_text.find("  mpi          mpirun (Open MPI) 9.9.9\n"), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("hvdrun: --check: mpi differs: '"), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("'mpirun (Open MPI) 9.9.9' on server2\n"), std::string::npos) << result;
 }
 
 TEST_F(SshLaunchTest, GlooCollectivesRunAcrossHosts) {

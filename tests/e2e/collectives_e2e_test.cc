@@ -63,6 +63,10 @@ TEST_P(CollectivesTest, EveryDtypeOpAndSizeMatchesTheReference) {
   std::string summary = ReadFile(results + "/summary.json");
   EXPECT_NE(summary.find("\"ranks_reporting\": " + std::to_string(ranks)), std::string::npos) << summary;
   EXPECT_FALSE(HoldsASecret(plan + summary));
+  // The host's facts, gathered by its agent, in the form hvdrun-lab reads.
+  std::string facts = ReadFile(results + "/hosts/localhost.json");
+  EXPECT_NE(facts.find("\"host\": \"localhost\""), std::string::npos) << facts;
+  EXPECT_NE(facts.find("\"kernel\": {"), std::string::npos) << facts;
 }
 
 INSTANTIATE_TEST_SUITE_P(WorldSizes, CollectivesTest, testing::Values(1, 2, 3, 4),

@@ -1,5 +1,6 @@
 // Jobs that succeed: where ranks land, the environment each gets, argv, -x, --version and --help.
 #include <gtest/gtest.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <map>
@@ -247,6 +248,32 @@ TEST(LaunchTest, VerboseMessagesGoToStderrOnly) {
   std::vector<std::string> messages = UntaggedLines(result.stderr_text);
   ASSERT_FALSE(messages.empty()) << result;
   for (const std::string& line : messages) EXPECT_EQ(line.rfind("hvdrun: ", 0), 0u) << line;
+}
+
+TEST(LaunchTest, CheckOfLocalhostPrintsThisMachinesRealFacts) {
+  ScratchDir dir;
+  ProcessResult result = RunHvdrun({"--check", "-H", "localhost", "--results", dir.path()});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  utsname name{};
+  ASSERT_EQ(::uname(&name), 0);
+  EXPECT_NE(result.stdout_text.find("localhost: ok\n  ssh          local (no SSH)\n"), std::string::npos)
+      << result;
+  EXPECT_NE(result.stdout_text.find(std::string("\n  kernel       Linux ") + name.release + " " +
+                                    name.machine + "\n"),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.stdout_text.find("\n  hostname     " + ThisHostName() + "\n"), std::string::npos)
+      << result;
+  EXPECT_NE(result.stdout_text.find(std::string("\n  agent        hvdrun-agent ") + HVDRUN_TEST_VERSION),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.stderr_text.find("hvdrun: --check: 1 host answered with the same versions"),
+            std::string::npos)
+      << result;
+  // The facts, in the form hvdrun-lab reads.
+  std::string facts = ReadFileBytes(dir.path() + "/hosts/localhost.json");
+  EXPECT_NE(facts.find(std::string("\"value\": \"Linux ") + name.release), std::string::npos) << facts;
+  EXPECT_NE(facts.find("\"gpu_count\": "), std::string::npos) << facts;
 }
 
 TEST(LaunchTest, VersionPrintsTheVersion) {
