@@ -199,7 +199,8 @@ matrix:
   ASSERT_EQ(matrix->cells.size(), 4u);
   for (const Cell& cell : matrix->cells) {
     if (cell.backend == "mpi" && cell.servers == 2) {
-      EXPECT_EQ(cell.skip_reason, "hvdrun --mpi starts every rank on this machine, and this cell needs 2 servers");
+      EXPECT_EQ(cell.skip_reason,
+                "hvdrun --mpi starts every rank on this machine, and this cell needs 2 servers");
     } else {
       EXPECT_EQ(cell.skip_reason, "") << cell.id;
     }
