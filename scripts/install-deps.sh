@@ -12,6 +12,9 @@ packages=(
   libopenmpi-dev openmpi-bin
   # hvdrun-trainer: libtorch (CPU) and the Fashion-MNIST data set it trains on
   libtorch-dev zlib1g-dev dataset-fashion-mnist
+  # an optimized BLAS for libtorch (else netlib's reference BLAS is used: with one thread per
+  # process, ResNet-50's 1x1 convolutions go through BLAS and a step is 14 times slower)
+  libopenblas0-openmp
   # hvdrun-lab: experiment files; headless Chromium renders report.html in its test
   libyaml-cpp-dev chromium
   # tests and lint; python3-torch runs the torch.distributed env:// contract test
