@@ -47,7 +47,7 @@ class ResidualBlock : public torch::nn::Module {
     }
   }
 
-  torch::Tensor forward(torch::Tensor x) {
+  torch::Tensor forward(const torch::Tensor& x) {
     torch::Tensor out = torch::relu(bn1_->forward(conv1_->forward(x)));
     out = bn2_->forward(conv2_->forward(out));
     if (conv3_) out = bn3_->forward(conv3_->forward(torch::relu(out)));
