@@ -394,6 +394,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
         [self = shared_from_this(), generation, timeout](const boost::system::error_code& ec) {
           if (ec || generation != self->idle_generation_ || self->closed_ || self->waiting_) return;
           if (self->authenticated_) {
+            // Bytes that arrived as the timer fired are read and served (the read re-arms the
+            // timer): an idle close then crosses only a request still on the wire, which the
+            // client resends if it is safe to (rendezvous_client.h).
+            boost::system::error_code unread_ec;
+            if (self->socket_.available(unread_ec) > 0 && !unread_ec) return;
             self->Close("closed", "idle for " + DurationText(timeout));
           } else {
             self->Close("refused", "no authentication within " + DurationText(timeout));

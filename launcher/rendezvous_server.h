@@ -52,10 +52,12 @@ struct RendezvousLimits {
   // answers at once, so only something that is not a rank waits longer.
   std::chrono::milliseconds auth_timeout{std::chrono::seconds(10)};
   // An authenticated connection that sends nothing for this long, while not waiting in get/wait,
-  // is closed (and logged); 0, the default, never closes one. Ranks connect at start, then train
-  // for as long as the job runs and send their report at the end over the same connection, so
-  // the job's lifetime is what bounds an authenticated connection.
-  std::chrono::milliseconds idle_timeout{0};
+  // is closed (and logged); 0 never closes one. Ranks connect at start, then train for as long as
+  // the job runs, quiet, and send their report at the end: the client (RendezvousClient) finds the
+  // connection closed before its next request, reconnects and authenticates again, so closing a
+  // quiet connection costs a rank one handshake, and frees what a vanished peer held. The service
+  // closes only a connection with no request in flight, which is what makes that safe.
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(10)};
 };
 
 class RendezvousServer {

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include "common/byte_codec.h"
 #include "common/file_descriptor.h"
@@ -59,6 +60,12 @@ class LogLines {
   std::condition_variable changed_;
   std::vector<std::string> lines_;
 };
+
+// The value, or `fallback` for an error.
+template <typename T>
+T ValueOr(StatusOr<T> result, std::type_identity_t<T> fallback) {
+  return result.ok() ? std::move(result).value() : fallback;
+}
 
 class RendezvousTest : public ::testing::Test {
  protected:
@@ -475,34 +482,88 @@ TEST_F(RendezvousTest, IdleConnectionIsClosed) {
   StartServer(limits);
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
-  // Waiting in get is not idleness.
-  auto setter = NewClient();
+  // Waiting in get is not idleness: nothing is closed while the get waits longer than the limit.
   std::thread later([&] {
-    std::this_thread::sleep_for(milliseconds(150));
-    EXPECT_TRUE(setter->Set("late", "x").ok());
+    std::this_thread::sleep_for(milliseconds(300));
+    auto setter = NewClient();
+    EXPECT_TRUE(setter && setter->Set("late", "x").ok());
   });
   EXPECT_TRUE(client->Get("late", seconds(5)).ok());
   later.join();
-  EXPECT_NE(log_.WaitFor("idle for 200 ms"), "");
-  std::this_thread::sleep_for(milliseconds(400));
-  Status status = client->Set("k", "v");
-  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(log_.All(), std::vector<std::string>{});
+  // A quiet connection is closed and logged.
+  UniqueFd quiet = RawAuthenticated();
+  EXPECT_TRUE(ClosedByService(quiet.get()));
+  std::string line = log_.WaitFor("idle for 200 ms");
+  EXPECT_EQ(line.rfind("hvdrun: rendezvous: closed 127.0.0.1:", 0), 0u) << line;
 }
 
-// A rank connects at start, trains for hours, then sends its report on the same connection: by
-// default, nothing closes an authenticated connection for being quiet. Timers that would fire
-// (the authentication deadline, 100 ms here) have long passed when the request is made.
-TEST_F(RendezvousTest, ByDefaultAQuietAuthenticatedConnectionStaysOpen) {
+// A rank connects at start, trains for hours, then sends its report: the service closes its quiet
+// connection after 10 minutes, and the client reconnects and authenticates again before its next
+// request. Add and compare-and-set, which must not run twice, are among the requests that follow.
+TEST_F(RendezvousTest, ByDefaultAQuietConnectionIsClosedAfterTenMinutesAndTheClientReconnects) {
+  EXPECT_EQ(RendezvousLimits().idle_timeout, std::chrono::minutes(10));
   RendezvousLimits limits;
-  EXPECT_EQ(limits.idle_timeout.count(), 0) << "a training run of any length keeps its connection";
-  limits.auth_timeout = milliseconds(100);
+  limits.idle_timeout = milliseconds(200);
   StartServer(limits);
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
   ASSERT_TRUE(client->Set("early", "x").ok());
-  std::this_thread::sleep_for(milliseconds(600));
+  ASSERT_NE(log_.WaitFor("idle for 200 ms"), "");
+  std::this_thread::sleep_for(milliseconds(100));  // the line is logged just before the close
+  StatusOr<int64_t> sum = client->Add("counter", 2);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  EXPECT_EQ(sum.value(), 2);
+
+  // Idle again: each of the other requests reconnects in its turn.
+  auto idle_again = [&](size_t closed_lines) {
+    for (int i = 0; i < 100 && log_.All().size() < closed_lines; ++i) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    ASSERT_EQ(log_.All().size(), closed_lines);
+    std::this_thread::sleep_for(milliseconds(100));
+  };
+  idle_again(2);
+  EXPECT_EQ(ValueOr(client->CompareAndSet("leader", "", "rank 0"), "failed"), "rank 0");
+  idle_again(3);
   EXPECT_TRUE(client->Set("late", "y").ok());
-  EXPECT_TRUE(log_.All().empty());
+  idle_again(4);
+  EXPECT_EQ(ValueOr(client->Get("early", seconds(1)), "failed"), "x");
+  idle_again(5);
+  EXPECT_TRUE(client->Wait({"early", "late"}, seconds(1)).ok());
+  idle_again(6);
+  EXPECT_TRUE(client->Delete("late").ok());
+  idle_again(7);
+  Status report = client->SendReport(0, R"({"rank": 0})");
+  EXPECT_TRUE(report.ok()) << report.message();
+  EXPECT_EQ(server_->Reports(), (std::map<int, std::string>{{0, R"({"rank": 0})"}}));
+  // Each request ran once.
+  EXPECT_EQ(ValueOr(client->Add("counter", 0), -1), 2);
+  EXPECT_EQ(ValueOr(client->Get("leader", seconds(1)), "failed"), "rank 0");
+  // Only the closes were logged: every reconnection authenticated.
+  for (const std::string& line : log_.All()) {
+    EXPECT_NE(line.find(": idle for 200 ms"), std::string::npos) << line;
+  }
+}
+
+TEST_F(RendezvousTest, AReconnectionToAStoppedServiceFailsClearly) {
+  RendezvousLimits limits;
+  limits.idle_timeout = milliseconds(200);
+  StartServer(limits);
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  ASSERT_NE(log_.WaitFor("idle for 200 ms"), "");
+  std::string where = Where();
+  server_.reset();
+  auto start = std::chrono::steady_clock::now();
+  Status report = client->SendReport(0, "{}");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(5)) << "a refusal is not retried";
+  EXPECT_EQ(report.message(),
+            where +
+                ": connection lost: the service closed the connection; reconnecting failed: "
+                "connect: Connection refused (is hvdrun still running?)");
+  // A broken connection stays broken.
+  EXPECT_EQ(client->Set("k", "v").message(), report.message());
 }
 
 TEST_F(RendezvousTest, ConnectionsAboveTheLimitAreRefused) {

@@ -26,6 +26,8 @@ using rendezvous::Message;
 constexpr std::chrono::milliseconds kAnswerTimeout = std::chrono::seconds(60);
 constexpr std::chrono::milliseconds kRetryInterval = std::chrono::milliseconds(100);
 constexpr std::chrono::milliseconds kMinHandshakeTime = std::chrono::seconds(10);
+// How long a reconnection may take to connect, and then to authenticate.
+constexpr std::chrono::milliseconds kReconnectTimeout = std::chrono::seconds(10);
 
 std::string DurationText(std::chrono::milliseconds duration) {
   if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + " s";
@@ -78,8 +80,12 @@ UniqueFd ConnectOnce(const addrinfo& address, Clock::time_point deadline) {
   return fd;
 }
 
-// Sends all of `data` before `deadline`; an error line on failure.
-Status SendAll(int fd, std::string_view data, Clock::time_point deadline) {
+// Whether errno says the peer ended the connection.
+bool PeerClosed() { return errno == ECONNRESET || errno == EPIPE; }
+
+// Sends all of `data` before `deadline`; an error line on failure, with *closed (when given) set
+// if the failure is the peer having closed the connection.
+Status SendAll(int fd, std::string_view data, Clock::time_point deadline, bool* closed = nullptr) {
   while (!data.empty()) {
     ssize_t sent = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
     if (sent >= 0) {
@@ -91,14 +97,16 @@ Status SendAll(int fd, std::string_view data, Clock::time_point deadline) {
       if (PollFor(fd, POLLOUT, deadline)) continue;
       if (errno == ETIMEDOUT) return Status::Error("sending timed out");
     }
+    if (closed != nullptr) *closed = PeerClosed();
     return Status::Error(std::string("send failed: ") + std::strerror(errno));
   }
   return Status::Ok();
 }
 
-// Reads the next message before `deadline`; an error line on failure.
+// Reads the next message before `deadline`; an error line on failure, with *closed (when given)
+// set if the failure is the peer having closed the connection before any byte of the message.
 StatusOr<Message> Receive(int fd, rendezvous::FrameDecoder& decoder, Clock::time_point deadline,
-                          std::chrono::milliseconds waited) {
+                          std::chrono::milliseconds waited, bool* closed = nullptr) {
   char buffer[64 * 1024];
   while (true) {
     StatusOr<std::optional<Message>> next = decoder.Next();
@@ -111,18 +119,41 @@ StatusOr<Message> Receive(int fd, rendezvous::FrameDecoder& decoder, Clock::time
       return Status::Error(std::string("poll failed: ") + std::strerror(errno));
     }
     ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
-    if (got == 0) return Status::Error("the service closed the connection");
+    if (got == 0) {
+      if (closed != nullptr) *closed = decoder.pending_bytes() == 0;
+      return Status::Error("the service closed the connection");
+    }
     if (got < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      if (closed != nullptr) *closed = PeerClosed() && decoder.pending_bytes() == 0;
       return Status::Error(std::string("receive failed: ") + std::strerror(errno));
     }
     decoder.Append(std::string_view(buffer, static_cast<size_t>(got)));
   }
 }
 
-// Connects to the first address of `address` that accepts, retrying refusals until `deadline`.
+// Whether the peer has ended the connection on `fd` while no request was in flight: the socket is
+// readable and what is there is the end of the stream or an error. Returns at once and reads
+// nothing.
+bool ClosedWhileIdle(int fd) {
+  pollfd entry{fd, POLLIN, 0};
+  int ready = 0;
+  do {
+    ready = poll(&entry, 1, 0);
+  } while (ready < 0 && errno == EINTR);
+  if (ready <= 0) return false;
+  char byte = 0;
+  ssize_t got = 0;
+  do {
+    got = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  } while (got < 0 && errno == EINTR);
+  return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+// Connects to the first address of `address` that accepts, retrying refusals until `deadline`
+// when `retry_refused` (else one round over the addresses).
 StatusOr<UniqueFd> ConnectWithRetry(const std::string& address, uint16_t port, Clock::time_point deadline,
-                                    std::chrono::milliseconds timeout) {
+                                    std::chrono::milliseconds timeout, bool retry_refused) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -140,14 +171,16 @@ StatusOr<UniqueFd> ConnectWithRetry(const std::string& address, uint16_t port, C
       if (fd.valid()) return fd;
       last_error = errno;
     }
-    bool retry = last_error == ECONNREFUSED || last_error == ECONNRESET || last_error == ENETUNREACH ||
-                 last_error == EHOSTUNREACH;
+    bool retry = retry_refused && (last_error == ECONNREFUSED || last_error == ECONNRESET ||
+                                   last_error == ENETUNREACH || last_error == EHOSTUNREACH);
     if (!retry || Clock::now() + kRetryInterval >= deadline) break;
     std::this_thread::sleep_for(kRetryInterval);
   }
   std::string reason = last_error == ETIMEDOUT ? "no answer" : std::strerror(last_error);
-  return Status::Error("connect: cannot connect within " + DurationText(timeout) + ": " + reason +
-                       " (is hvdrun still running?)");
+  std::string within = retry_refused || last_error == ETIMEDOUT
+                           ? "cannot connect within " + DurationText(timeout) + ": "
+                           : std::string();
+  return Status::Error("connect: " + within + reason + " (is hvdrun still running?)");
 }
 
 // The handshake: Challenge, Proof, Welcome (docs/protocol.md).
@@ -193,6 +226,29 @@ Status Authenticate(int fd, rendezvous::FrameDecoder& decoder, const std::string
   return Status::Ok();
 }
 
+// Connects and authenticates: connect_timeout for connecting (retrying refusals if retry_refused),
+// then at least kMinHandshakeTime for the handshake. `decoder` reads the handshake and is left
+// holding whatever followed it. An error line, without the service's address, on failure.
+StatusOr<UniqueFd> OpenAuthenticated(const std::string& address, uint16_t port, const std::string& secret_hex,
+                                     std::chrono::milliseconds connect_timeout, bool retry_refused,
+                                     rendezvous::FrameDecoder& decoder) {
+  StatusOr<UniqueFd> fd =
+      ConnectWithRetry(address, port, Clock::now() + connect_timeout, connect_timeout, retry_refused);
+  if (!fd.ok()) return fd.status();
+  std::chrono::milliseconds handshake_time = std::max(connect_timeout, kMinHandshakeTime);
+  Status authenticated =
+      Authenticate(fd.value().get(), decoder, secret_hex, Clock::now() + handshake_time, handshake_time);
+  if (!authenticated.ok()) return authenticated;
+  return fd;
+}
+
+// Whether a request may be sent twice with the same outcome as once: everything but add and
+// compare-and-set (a report replaces the rank's earlier one).
+bool SafeToRepeat(const Message& request) {
+  return !std::holds_alternative<rendezvous::AddRequest>(request) &&
+         !std::holds_alternative<rendezvous::CompareAndSetRequest>(request);
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<RendezvousClient>> RendezvousClient::Connect(const std::string& address,
@@ -204,19 +260,43 @@ StatusOr<std::unique_ptr<RendezvousClient>> RendezvousClient::Connect(const std:
   if (!IsValidJobSecret(secret_hex)) {
     return Status::Error(where + ": the job secret (HVDRUN_SECRET) must be 64 lower-case hexadecimal digits");
   }
-  Clock::time_point start = Clock::now();
-  StatusOr<UniqueFd> fd = ConnectWithRetry(address, port, start + timeout, timeout);
+  rendezvous::FrameDecoder decoder;
+  StatusOr<UniqueFd> fd =
+      OpenAuthenticated(address, port, secret_hex, timeout, /*retry_refused=*/true, decoder);
   if (!fd.ok()) return Status::Error(where + ": " + fd.status().message());
-  std::chrono::milliseconds handshake_time = std::max(timeout, kMinHandshakeTime);
-  std::unique_ptr<RendezvousClient> client(new RendezvousClient(std::move(fd).value(), where));
-  Status authenticated = Authenticate(client->fd_.get(), client->decoder_, secret_hex,
-                                      Clock::now() + handshake_time, handshake_time);
-  if (!authenticated.ok()) return Status::Error(where + ": " + authenticated.message());
-  return client;
+  return std::unique_ptr<RendezvousClient>(new RendezvousClient(
+      std::move(fd).value(), std::move(decoder), Endpoint{address, port, secret_hex}, std::move(where)));
 }
 
-RendezvousClient::RendezvousClient(UniqueFd fd, std::string where)
-    : fd_(std::move(fd)), where_(std::move(where)) {}
+RendezvousClient::RendezvousClient(UniqueFd fd, rendezvous::FrameDecoder decoder, Endpoint endpoint,
+                                   std::string where)
+    : endpoint_(std::move(endpoint)),
+      where_(std::move(where)),
+      fd_(std::move(fd)),
+      decoder_(std::move(decoder)) {}
+
+Status RendezvousClient::Reconnect() {
+  fd_.Reset();
+  decoder_ = rendezvous::FrameDecoder();
+  StatusOr<UniqueFd> fd = OpenAuthenticated(endpoint_.address, endpoint_.port, endpoint_.secret_hex,
+                                            kReconnectTimeout, /*retry_refused=*/false, decoder_);
+  if (!fd.ok()) return fd.status();
+  fd_ = std::move(fd).value();
+  return Status::Ok();
+}
+
+RendezvousClient::Exchange RendezvousClient::SendAndReceive(const Message& request, const std::string& frame,
+                                                            std::chrono::milliseconds answer_within) {
+  Clock::time_point deadline = Clock::now() + answer_within;
+  bool closed = false;
+  if (Status sent = SendAll(fd_.get(), frame, deadline, &closed); !sent.ok()) {
+    // The service never had the whole request, so it cannot have acted on it.
+    return Exchange{sent, closed};
+  }
+  StatusOr<Message> response = Receive(fd_.get(), decoder_, deadline, answer_within, &closed);
+  bool may_retry = !response.ok() && closed && SafeToRepeat(request);
+  return Exchange{std::move(response), may_retry};
+}
 
 StatusOr<Message> RendezvousClient::Call(const Message& request, std::chrono::milliseconds answer_within) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -227,12 +307,27 @@ StatusOr<Message> RendezvousClient::Call(const Message& request, std::chrono::mi
                          std::to_string(frame.size() - 4) + " bytes exceeds the protocol's limit of " +
                          std::to_string(rendezvous::kMaxFrameBytes) + " bytes");
   }
-  Clock::time_point deadline = Clock::now() + answer_within;
-  Status sent = SendAll(fd_.get(), frame, deadline);
-  StatusOr<Message> response =
-      sent.ok() ? Receive(fd_.get(), decoder_, deadline, answer_within) : StatusOr<Message>(sent);
+  // Reconnects at most once per request: before sending, or after a failure that allows it.
+  bool reconnected = false;
+  auto reconnect = [&]() -> bool {
+    reconnected = true;
+    Status again = Reconnect();
+    if (!again.ok()) {
+      std::string lost = ": connection lost: the service closed the connection; reconnecting failed: ";
+      broken_ = Status::Error(where_ + lost + again.message());
+    }
+    return again.ok();
+  };
+  if (ClosedWhileIdle(fd_.get()) && !reconnect()) return broken_;
+  Exchange attempt = SendAndReceive(request, frame, answer_within);
+  if (!attempt.response.ok() && attempt.may_retry && !reconnected) {
+    if (!reconnect()) return broken_;
+    attempt = SendAndReceive(request, frame, answer_within);
+  }
+  StatusOr<Message>& response = attempt.response;
   if (!response.ok()) {
-    broken_ = Status::Error(where_ + ": connection lost: " + response.status().message());
+    broken_ = Status::Error(where_ + ": connection lost: " + response.status().message() +
+                            (reconnected ? " (after reconnecting)" : ""));
     fd_.Reset();
     return broken_;
   }
