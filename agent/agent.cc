@@ -17,6 +17,7 @@
 #include "agent/rank_spawner.h"
 #include "common/exit_codes.h"
 #include "common/free_port.h"
+#include "common/network_interfaces.h"
 #include "common/version.h"
 
 namespace hvdrun {
@@ -188,6 +189,7 @@ void Agent::HandleHello(const protocol::Hello& hello) {
   reply.pid = static_cast<int32_t>(::getpid());
   reply.free_port = FindFreePort();
   if (hello.want_facts) reply.facts = ProbeHostFacts();
+  reply.interfaces = ListInterfaceAddresses();
   Send(reply);
 }
 

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <sstream>
 
 #include "agent/descendants.h"
 #include "agent/rank_spawner.h"
@@ -23,6 +24,7 @@
 #include "common/file_descriptor.h"
 #include "common/host_spec.h"
 #include "common/job_secret.h"
+#include "common/network_interfaces.h"
 #include "common/rank_exit_record.h"
 #include "runtime/rendezvous/rendezvous_client.h"
 
@@ -105,6 +107,9 @@ class MpiRankRunner {
   void HandleSignal(const signalfd_siginfo& info);
   void RecordEnd(int wait_status);
   void SendExitRecord(std::unique_ptr<RendezvousClient> client);
+  // With --network-interface: sets HVDRUN_HOST_ADDR and MASTER_ADDR in the rank's `env`.
+  Status UseNetworkInterfaces(RendezvousClient& client, const RankAssignment& assignment,
+                              std::vector<std::string>& env) const;
   // After a stop by mpirun: waits for mpirun's SIGKILL to the group, for a bounded time, while
   // mpirun lives.
   void AwaitMpirunsKill();
@@ -176,6 +181,10 @@ int MpiRankRunner::Run() {
   launch.rank = rank_;
   launch.argv = command_;
   launch.env = BuildRankEnvironment(assignment.value(), rank_, job_);
+  if (!job_.network_interfaces.empty()) {
+    Status status = UseNetworkInterfaces(*client.value(), assignment.value(), launch.env);
+    if (!status.ok()) return SetupFailed(status.message());
+  }
   record_.exit.rank = rank_;
   SpawnedRank spawned = SpawnRank(launch, {.capture = OutputCapture::kInherit, .own_process_group = false});
   if (spawned.pid < 0) {
@@ -289,6 +298,24 @@ void MpiRankRunner::AwaitMpirunsKill() {
   }
 }
 
+Status MpiRankRunner::UseNetworkInterfaces(RendezvousClient& client, const RankAssignment& assignment,
+                                           std::vector<std::string>& env) const {
+  const std::string& host = assignment.hosts()[assignment.placement(rank_).host_index].host;
+  StatusOr<std::string> address =
+      ChooseInterfaceAddress(ListInterfaceAddresses(), job_.network_interfaces, host);
+  if (!address.ok()) return Status::Error("--network-interface: " + address.status().message());
+  SetEnvironmentValue(env, env::kHostAddr, address.value());
+  if (rank_ == 0) {
+    if (Status status = client.Set(kMasterAddrKey, address.value()); !status.ok()) return status;
+    SetEnvironmentValue(env, env::kTorchMasterAddr, address.value());
+    return Status::Ok();
+  }
+  StatusOr<std::string> master = client.Get(kMasterAddrKey, kConnectTimeout);
+  if (!master.ok()) return Status::Error("MASTER_ADDR from rank 0's agent: " + master.status().message());
+  SetEnvironmentValue(env, env::kTorchMasterAddr, master.value());
+  return Status::Ok();
+}
+
 void MpiRankRunner::SendExitRecord(std::unique_ptr<RendezvousClient> client) {
   Status status = Status::Ok();
   if (client == nullptr) {
@@ -377,6 +404,16 @@ StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup) {
   StatusOr<int> master_port = RequiredInt(lookup, env::kTorchMasterPort, 0, 65535);
   if (!master_port.ok()) return master_port.status();
   job.master_port = static_cast<uint16_t>(master_port.value());
+  if (const char* names = lookup(env::kNetworkInterfaces); names != nullptr) {
+    std::stringstream list(names);
+    for (std::string name; std::getline(list, name, ',');) {
+      if (!IsValidInterfaceName(name)) {
+        return Status::Error(std::string(env::kNetworkInterfaces) + ": '" + name +
+                             "' is not an interface name");
+      }
+      job.network_interfaces.push_back(name);
+    }
+  }
   return job;
 }
 

@@ -8,6 +8,10 @@
 //  - connects to hvdrun's rendezvous service (also before starting anything), starts the command
 //    as agent mode does (rank_spawner.h: stdin from /dev/null, SIGKILL when the agent dies) with the
 //    agent's stdout and stderr, which mpirun tags, and records the rank's pid and process group;
+//  - with --network-interface (HVDRUN_NETWORK_INTERFACES), gives the rank its host's address on
+//    the chosen interface as HVDRUN_HOST_ADDR, and rank 0's as MASTER_ADDR: rank 0's agent puts
+//    it in the store (common/rank_exit_record.h), since hvdrun cannot see a remote host's
+//    interfaces under mpirun;
 //  - keeps the rank in the agent's own process group. Open MPI signals the process group of each
 //    process it starts, and when it stops a job it SIGKILLs those groups as soon as one of its
 //    processes exits (its odls_base_sigkill_timeout wait, 1 s, ends early on the first exit; seen
@@ -60,8 +64,9 @@ StatusOr<MpiPlacement> ReadMpiPlacement(const EnvLookup& lookup);
 StatusOr<RankAssignment> CheckMpiPlacement(const std::string& layout, const MpiPlacement& placement);
 
 // The job values hvdrun passed through mpirun's environment: job id, backend, rendezvous address,
-// port and secret, MASTER_ADDR and MASTER_PORT. `exports` stays empty: the user's -x variables are
-// in the environment the rank inherits. The error names the variable, never the secret's value.
+// port and secret, MASTER_ADDR and MASTER_PORT, and --network-interface's names when given. `exports` stays
+// empty: the user's -x variables are in the environment the rank inherits. The error names the variable,
+// never the secret's value.
 StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup);
 
 // mpirun's SIGTERM-to-SIGKILL interval for an OMPI_MCA_odls_base_sigkill_timeout value (nullptr

@@ -39,6 +39,11 @@ void Encode(ByteWriter& w, const AgentHello& m) {
     w.Bytes(fact.value);
     w.Bytes(fact.source);
   }
+  w.U32(static_cast<uint32_t>(m.interfaces.size()));
+  for (const InterfaceAddress& interface : m.interfaces) {
+    w.Bytes(interface.name);
+    w.Bytes(interface.address);
+  }
 }
 bool Decode(ByteReader& r, AgentHello& m) {
   std::string magic;
@@ -54,6 +59,14 @@ bool Decode(ByteReader& r, AgentHello& m) {
   m.facts.resize(count);
   for (HostFact& fact : m.facts) {
     if (!r.Bytes(&fact.key) || !r.Bytes(&fact.value) || !r.Bytes(&fact.source)) return false;
+  }
+  // interfaces came with protocol 3.
+  if (r.AtEnd()) return true;
+  // An interface takes at least 8 bytes (two string lengths).
+  if (!r.U32(&count) || count > r.remaining() / 8) return false;
+  m.interfaces.resize(count);
+  for (InterfaceAddress& interface : m.interfaces) {
+    if (!r.Bytes(&interface.name) || !r.Bytes(&interface.address)) return false;
   }
   return true;
 }

@@ -22,12 +22,13 @@
 #include <variant>
 #include <vector>
 
+#include "common/network_interfaces.h"
 #include "common/status.h"
 
 namespace hvdrun::protocol {
 
 // Bumped whenever a message changes shape; launcher and agent must agree exactly.
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;
 // Largest frame either side accepts. Output lines are cut into pieces well below this.
 inline constexpr uint32_t kMaxFrameBytes = 16u << 20;
 // First field of Hello and AgentHello, so that a stream that is not hvdrun's (a login banner, a
@@ -79,6 +80,9 @@ struct AgentHello {
   uint16_t free_port = 0;
   // The host's facts, when Hello asked for them; empty otherwise.
   std::vector<HostFact> facts{};
+  // Every IPv4 address of the host's interfaces that are up (since protocol 3), from which the
+  // launcher picks the host's address on --network-interface.
+  std::vector<InterfaceAddress> interfaces{};
   bool operator==(const AgentHello&) const = default;
 };
 

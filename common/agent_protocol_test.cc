@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "common/byte_codec.h"
@@ -21,7 +22,8 @@ std::vector<Message> SampleMessages() {
                  "server1",
                  4242,
                  29500,
-                 {{"kernel", "Linux 6.1.0 x86_64", "uname"}, {"gpus", "none", ""}}},
+                 {{"kernel", "Linux 6.1.0 x86_64", "uname"}, {"gpus", "none", ""}},
+                 {{"lo", "127.0.0.1"}, {"eth0", "10.0.0.2"}}},
       Launch{1000, {rank, RankLaunch{4, {"true"}, {}, "/"}}},
       Launch{0, {}},
       RankStarted{3, 12345},
@@ -81,25 +83,31 @@ TEST(AgentProtocol, EveryTruncationWaitsForMoreBytes) {
 }
 
 // A frame whose length claims fewer bytes than the message needs: the message is malformed.
-// Bytes of the fields protocol 2 appended to Hello and AgentHello: a frame cut exactly before them
-// is a valid version-1 message (VersionOneHellosDecodeSoTheVersionsCanBeCompared).
-size_t VersionTwoFieldBytes(const Message& message) {
-  if (std::holds_alternative<Hello>(message)) return 1;
+// Where a Hello or AgentHello frame can be cut and still be a valid message of an earlier protocol
+// version: before the fields protocol 3 appended (AgentHello's interfaces), and before those
+// protocol 2 appended too (want_facts, facts). See VersionOneHellosDecodeSoTheVersionsCanBeCompared.
+std::vector<size_t> EarlierVersionCuts(const Message& message) {
+  if (std::holds_alternative<Hello>(message)) return {1};
   if (const auto* hello = std::get_if<AgentHello>(&message)) {
-    size_t bytes = 4;
-    for (const HostFact& fact : hello->facts) {
-      bytes += 12 + fact.key.size() + fact.value.size() + fact.source.size();
+    size_t version_three = 4;
+    for (const InterfaceAddress& interface : hello->interfaces) {
+      version_three += 8 + interface.name.size() + interface.address.size();
     }
-    return bytes;
+    size_t version_two = 4;
+    for (const HostFact& fact : hello->facts) {
+      version_two += 12 + fact.key.size() + fact.value.size() + fact.source.size();
+    }
+    return {version_three, version_three + version_two};
   }
-  return 0;
+  return {};
 }
 
 TEST(AgentProtocol, ShortenedFieldsAreMalformed) {
   for (const Message& message : SampleMessages()) {
     std::string frame = EncodeFrame(message);
     for (size_t cut = 1; cut + 5 <= frame.size(); ++cut) {
-      if (cut == VersionTwoFieldBytes(message)) continue;
+      std::vector<size_t> earlier = EarlierVersionCuts(message);
+      if (std::find(earlier.begin(), earlier.end(), cut) != earlier.end()) continue;
       std::string body = frame.substr(4, frame.size() - 4 - cut);
       if (body.empty()) continue;
       ByteWriter header;
@@ -152,6 +160,21 @@ TEST(AgentProtocol, VersionOneHellosDecodeSoTheVersionsCanBeCompared) {
   decoded = DecodeMessage(static_cast<uint8_t>(MessageType::kAgentHello), agent_hello.data());
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
   EXPECT_EQ(decoded.value(), Message(AgentHello{1, "0.1.0", "server1", 7, 29500}));
+}
+
+TEST(AgentProtocol, AnInterfaceCountBeyondTheFrameIsMalformed) {
+  ByteWriter fields;
+  fields.Bytes(kMagic);
+  fields.U32(kProtocolVersion);
+  fields.Bytes("0.1.0");
+  fields.Bytes("server1");
+  fields.I32(7);
+  fields.U16(29500);
+  fields.U32(0);     // no facts
+  fields.U32(1000);  // interfaces, but no bytes for them
+  StatusOr<Message> decoded = DecodeMessage(static_cast<uint8_t>(MessageType::kAgentHello), fields.data());
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.status().message(), "malformed AgentHello message");
 }
 
 TEST(AgentProtocol, AFactCountBeyondTheFrameIsMalformed) {

@@ -34,6 +34,14 @@ inline constexpr const char* kRendezvousPort = "HVDRUN_RENDEZVOUS_PORT";
 inline constexpr const char* kSecret = "HVDRUN_SECRET";
 // The address of this rank's host on the network the job uses; backends listen there.
 inline constexpr const char* kHostAddr = "HVDRUN_HOST_ADDR";
+// With --network-interface: the interfaces named, comma-separated ("eth0,ib0"); each host's
+// traffic uses the first of them it has. Under --mpi, `hvdrun-agent --mpi-rank` sets
+// HVDRUN_HOST_ADDR from it on the rank's own host.
+inline constexpr const char* kNetworkInterfaces = "HVDRUN_NETWORK_INTERFACES";
+// With --network-interface, the same list under the names NCCL and PyTorch's Gloo read, so that
+// a program's own NCCL or torch.distributed traffic takes the chosen interfaces too.
+inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
+inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
 // With --mpi: the job's hosts and how many ranks each runs, in rank order (host-major), in -H's
 // syntax ("localhost:4"). hvdrun gives it to mpirun, which passes it to every `hvdrun-agent
 // --mpi-rank`; the agent derives its rank's place from it and checks it against mpirun's own.

@@ -1,10 +1,22 @@
 #include "common/rank_environment.h"
 
 #include "common/env_names.h"
+#include "common/network_interfaces.h"
 
 namespace hvdrun {
 
 std::string HostAddress(const std::string& host) { return host == "localhost" ? "127.0.0.1" : host; }
+
+void SetEnvironmentValue(std::vector<std::string>& env, const char* name, const std::string& value) {
+  std::string prefix = std::string(name) + "=";
+  for (std::string& entry : env) {
+    if (entry.rfind(prefix, 0) == 0) {
+      entry = prefix + value;
+      return;
+    }
+  }
+  env.push_back(prefix + value);
+}
 
 std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank,
                                               const JobEnvironment& job) {
@@ -31,6 +43,12 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
     set(env::kRendezvousAddr, job.rendezvous_addr);
     set_int(env::kRendezvousPort, job.rendezvous_port);
     set(env::kSecret, job.secret);
+  }
+  if (!job.network_interfaces.empty()) {
+    std::string names = JoinInterfaceNames(job.network_interfaces);
+    set(env::kNetworkInterfaces, names);
+    set(env::kNcclSocketIfname, names);
+    set(env::kGlooSocketIfname, names);
   }
 
   set_int(env::kHorovodRank, place.rank);

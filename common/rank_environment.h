@@ -22,6 +22,8 @@ struct JobEnvironment {
   std::string rendezvous_addr;
   uint16_t rendezvous_port = 0;
   std::string secret;
+  // --network-interface's names; empty without it.
+  std::vector<std::string> network_interfaces;
   std::vector<std::string> exports;  // NAME=VALUE, applied last so that a user's -x wins
 };
 
@@ -29,6 +31,9 @@ struct JobEnvironment {
 // loopback for "localhost", so that the name cannot resolve to an IPv6 address that a program
 // listening on IPv4 does not serve.
 std::string HostAddress(const std::string& host);
+
+// Replaces the value of `name` among NAME=VALUE `env` entries, or appends it when unset.
+void SetEnvironmentValue(std::vector<std::string>& env, const char* name, const std::string& value);
 
 // NAME=VALUE entries for `rank`.
 std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank,

@@ -73,6 +73,27 @@ TEST(RankEnvironment, BackendJobsGetTheRendezvousServiceAndSecret) {
   EXPECT_EQ(env["HVDRUN_HOST_ADDR"], "127.0.0.1");
 }
 
+TEST(RankEnvironment, NetworkInterfacesReachHvdrunNcclAndGloo) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"localhost", 1}}, 1);
+  ASSERT_TRUE(assignment.ok());
+  JobEnvironment job;
+  std::map<std::string, std::string> env = AsMap(BuildRankEnvironment(assignment.value(), 0, job));
+  EXPECT_FALSE(env.contains("HVDRUN_NETWORK_INTERFACES"));
+  EXPECT_FALSE(env.contains("NCCL_SOCKET_IFNAME"));
+  job.network_interfaces = {"ib0", "eth0"};
+  env = AsMap(BuildRankEnvironment(assignment.value(), 0, job));
+  EXPECT_EQ(env["HVDRUN_NETWORK_INTERFACES"], "ib0,eth0");
+  EXPECT_EQ(env["NCCL_SOCKET_IFNAME"], "ib0,eth0");
+  EXPECT_EQ(env["GLOO_SOCKET_IFNAME"], "ib0,eth0");
+}
+
+TEST(RankEnvironment, SetEnvironmentValueReplacesOrAppends) {
+  std::vector<std::string> env = {"A=1", "AB=2"};
+  SetEnvironmentValue(env, "A", "3");
+  SetEnvironmentValue(env, "C", "");
+  EXPECT_EQ(env, (std::vector<std::string>{"A=3", "AB=2", "C="}));
+}
+
 TEST(RankEnvironment, UserExportsComeLastSoTheyWin) {
   StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"localhost", 1}}, 1);
   ASSERT_TRUE(assignment.ok());

@@ -4,6 +4,8 @@
 //
 //   hvdrun/started/<rank>   "PID PGID": the rank's pid and its process group, once it runs
 //   hvdrun/exit/<rank>      EncodeRankExitRecord's bytes, once it has ended or could not start
+//   hvdrun/master_addr      with --network-interface: rank 0's host's address on the chosen
+//                           interface, which every rank gets as MASTER_ADDR
 #ifndef HVDRUN_COMMON_RANK_EXIT_RECORD_H_
 #define HVDRUN_COMMON_RANK_EXIT_RECORD_H_
 
@@ -18,6 +20,7 @@ namespace hvdrun {
 
 inline constexpr std::string_view kRankStartedKeyPrefix = "hvdrun/started/";
 inline constexpr std::string_view kRankExitKeyPrefix = "hvdrun/exit/";
+inline constexpr const char* kMasterAddrKey = "hvdrun/master_addr";
 
 std::string RankStartedKey(int rank);
 std::string RankExitKey(int rank);

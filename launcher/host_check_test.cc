@@ -31,11 +31,13 @@ TEST(HostCheck, TableHasARowPerFactAndPerNic) {
   EXPECT_EQ(FormatHostCheck(Answered("server1", "mpirun (Open MPI) 4.1.4")),
             "server1: ok\n"
             "  ssh          ok (10.0.0.1)\n"
-            "  agent        hvdrun-agent 0.1.0 (protocol 2, pid 42)\n"
-            "  kernel       Linux 6.1.0 x86_64\n"
-            "  nics         eth0 10.0.0.1/24, 10000 Mb/s, mlx5_core\n"
-            "               eth1 (no address), speed unknown, virtual\n"
-            "  mpi          mpirun (Open MPI) 4.1.4\n");
+            "  agent        hvdrun-agent 0.1.0 (protocol " +
+                std::to_string(protocol::kProtocolVersion) +
+                ", pid 42)\n"
+                "  kernel       Linux 6.1.0 x86_64\n"
+                "  nics         eth0 10.0.0.1/24, 10000 Mb/s, mlx5_core\n"
+                "               eth1 (no address), speed unknown, virtual\n"
+                "  mpi          mpirun (Open MPI) 4.1.4\n");
 }
 
 TEST(HostCheck, AFailedHostShowsItsError) {

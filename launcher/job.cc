@@ -15,6 +15,7 @@
 #include "common/env_names.h"
 #include "common/exit_codes.h"
 #include "common/job_secret.h"
+#include "common/network_interfaces.h"
 #include "common/rank_environment.h"
 #include "common/version.h"
 #include "launcher/host_facts_file.h"
@@ -75,17 +76,27 @@ int Job::Run() {
     any_remote_ = any_remote_ || !RunsHere(host.host, host.user);
   }
   if (options_.backend) secret_ = NewJobSecret();
+  if (options_.backend && !options_.network_interfaces.empty()) {
+    StatusOr<std::string> address = ThisMachineInterfaceAddress(options_.network_interfaces);
+    if (!address.ok()) {
+      std::fprintf(stderr, "hvdrun: %s\n", address.status().message().c_str());
+      return kExitUsage;
+    }
+    job_address_ = std::move(address).value();
+    Verbose("job network: the rendezvous service listens on " + job_address_ + " (--network-interface)");
+  }
   // With remote hosts the service must listen on the address they reach this machine by, known
-  // once their SSH connections are up: SendLaunch starts it then.
+  // once their SSH connections are up (unless --network-interface chose it): SendLaunch starts it
+  // then.
   if (options_.backend && !any_remote_) {
-    StatusOr<std::unique_ptr<RendezvousServer>> server = StartJobRendezvous(secret_);
+    if (job_address_.empty()) job_address_ = kRendezvousAddress;
+    StatusOr<std::unique_ptr<RendezvousServer>> server = StartJobRendezvous(secret_, job_address_);
     if (!server.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", server.status().message().c_str());
       return kExitLaunchFailure;
     }
     rendezvous_ = std::move(server).value();
-    Verbose("rendezvous service on " + std::string(kRendezvousAddress) + ":" +
-            std::to_string(rendezvous_->port()));
+    Verbose("rendezvous service on " + job_address_ + ":" + std::to_string(rendezvous_->port()));
   }
   if (!StartAgents()) {
     ShutDownAgents();
@@ -186,6 +197,11 @@ void Job::SendLaunch() {
     }
   }
   if (start_failed_) return;
+  if (!options_.network_interfaces.empty() && !ChooseHostAddresses()) {
+    start_failed_ = true;
+    start_failure_code_ = kExitUsage;
+    return;
+  }
   if (any_remote_ && !StartRemoteJobRendezvous()) {
     start_failed_ = true;
     return;
@@ -196,9 +212,10 @@ void Job::SendLaunch() {
   job.master_addr = JobAddressOf(rank0_agent);
   job.master_port = rank0_agent.hello.free_port;
   job.exports = options_.exports;
+  job.network_interfaces = options_.network_interfaces;
   if (rendezvous_) {
     job.backend = std::string(BackendName(*options_.backend));
-    job.rendezvous_addr = any_remote_ ? job_address_ : kRendezvousAddress;
+    job.rendezvous_addr = job_address_;
     job.rendezvous_port = rendezvous_->port();
     job.secret = secret_;
   }
@@ -211,7 +228,9 @@ void Job::SendLaunch() {
     launch.kill_grace_ms = static_cast<uint32_t>(kKillGrace.count());
     for (int rank : agent.ranks) {
       std::vector<std::string> env = BuildRankEnvironment(assignment_, rank, job);
-      if (any_remote_) SetHostAddress(env, JobAddressOf(agent));
+      if (any_remote_ || !options_.network_interfaces.empty()) {
+        SetEnvironmentValue(env, env::kHostAddr, JobAddressOf(agent));
+      }
       launch.ranks.push_back(protocol::RankLaunch{rank, options_.command, std::move(env), working_dir});
     }
     agent.connection->Send(launch);
@@ -422,12 +441,31 @@ bool Job::AllRanksEnded() const {
 }
 
 int Job::Report() {
-  if (start_failed_) return kExitLaunchFailure;
+  if (start_failed_) return start_failure_code_ != 0 ? start_failure_code_ : kExitLaunchFailure;
   return ReportJobEnd(outcomes_, first_failure_, interrupt_signal_, output_);
+}
+
+bool Job::ChooseHostAddresses() {
+  bool chosen = true;
+  for (HostAgent& agent : agents_) {
+    StatusOr<std::string> address =
+        ChooseInterfaceAddress(agent.hello.interfaces, options_.network_interfaces, agent.connection->host());
+    if (!address.ok()) {
+      std::fprintf(stderr, "hvdrun: --network-interface: %s\n", address.status().message().c_str());
+      agent.start_failed = true;
+      chosen = false;
+      continue;
+    }
+    agent.interface_address = std::move(address).value();
+    Verbose("host " + agent.connection->host() + ": job traffic on " + agent.interface_address +
+            " (--network-interface)");
+  }
+  return chosen;
 }
 
 bool Job::StartRemoteJobRendezvous() {
   for (const HostAgent& agent : agents_) {
+    if (!job_address_.empty()) break;  // chosen by --network-interface
     if (!agent.remote()) continue;
     job_address_ = agent.connection->transport()->local_address();
     Verbose("job network: the hosts reach this machine at " + job_address_ + " (the local end of the SSH " +
@@ -446,18 +484,9 @@ bool Job::StartRemoteJobRendezvous() {
 }
 
 std::string Job::JobAddressOf(const HostAgent& agent) const {
+  if (!agent.interface_address.empty()) return agent.interface_address;
   if (agent.remote()) return agent.connection->transport()->remote_address();
   return any_remote_ ? job_address_ : HostAddress(agent.connection->host());
-}
-
-void Job::SetHostAddress(std::vector<std::string>& env, const std::string& address) {
-  std::string prefix = std::string(env::kHostAddr) + "=";
-  for (std::string& entry : env) {
-    if (entry.rfind(prefix, 0) == 0) {
-      entry = prefix + address;
-      return;
-    }
-  }
 }
 
 void Job::Verbose(const std::string& line) const {

@@ -51,6 +51,8 @@ class Job {
     // Its start failed, and that was reported.
     bool start_failed = false;
     protocol::AgentHello hello;
+    // With --network-interface: the host's address on the chosen interface (from `hello`).
+    std::string interface_address;
     Clock::time_point last_heard;
   };
 
@@ -78,13 +80,15 @@ class Job {
   // Prints the summary of the ranks' reports and, with --results, writes the results directory.
   Status CollectResults();
   void Verbose(const std::string& line) const;
-  // With remote hosts: takes the job's address (the local end of the first SSH connection) and
-  // starts the rendezvous service there. False (printed) when the service cannot start.
+  // With remote hosts: takes the job's address (the local end of the first SSH connection, unless
+  // --network-interface chose it) and starts the rendezvous service there. False (printed) when
+  // the service cannot start.
   bool StartRemoteJobRendezvous();
+  // With --network-interface: each host's address on the first of the interfaces it has. False
+  // (one line per host without any of them, printed) when a host has none.
+  bool ChooseHostAddresses();
   // The address by which the job's other hosts reach `agent`'s host (MASTER_ADDR, HVDRUN_HOST_ADDR).
   std::string JobAddressOf(const HostAgent& agent) const;
-  // Replaces the value of HVDRUN_HOST_ADDR in a rank's environment.
-  static void SetHostAddress(std::vector<std::string>& env, const std::string& address);
 
   LaunchOptions options_;
   std::string job_id_;
@@ -99,11 +103,13 @@ class Job {
 
   Clock::time_point start_deadline_;
   Clock::time_point last_heartbeat_sent_;
-  // Whether a host is not this machine, and then the address its hosts reach this one by.
+  // Whether a host is not this machine, and then the address its hosts reach this one by (also
+  // chosen by --network-interface); the rendezvous service listens there.
   bool any_remote_ = false;
   std::string job_address_;
   bool launched_ = false;
   bool start_failed_ = false;
+  int start_failure_code_ = 0;  // the exit code of a failed start: kExitLaunchFailure unless set
   bool stopping_ = false;
   int first_failure_ = -1;
   int interrupt_signal_ = 0;

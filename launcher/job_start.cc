@@ -2,11 +2,14 @@
 
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <random>
+
+#include "common/network_interfaces.h"
 
 namespace hvdrun {
 
@@ -33,6 +36,14 @@ StatusOr<std::unique_ptr<RendezvousServer>> StartJobRendezvous(const std::string
   StatusOr<std::unique_ptr<RendezvousServer>> server = RendezvousServer::Start(
       address, secret, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
   return server;  // its errors already say "rendezvous: ", its log lines "hvdrun: rendezvous: "
+}
+
+StatusOr<std::string> ThisMachineInterfaceAddress(const std::vector<std::string>& names) {
+  char name[256] = {};
+  std::string host = ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
+  StatusOr<std::string> address = ChooseInterfaceAddress(ListInterfaceAddresses(), names, host);
+  if (!address.ok()) return Status::Error("--network-interface: " + address.status().message());
+  return address;
 }
 
 StatusOr<UniqueFd> WatchJobSignals() {

@@ -32,6 +32,10 @@ std::string NewJobId();
 StatusOr<std::unique_ptr<RendezvousServer>> StartJobRendezvous(
     const std::string& secret, const std::string& address = kRendezvousAddress);
 
+// With --network-interface: this machine's address on the first of `names` it has, where the
+// rendezvous service listens. The error starts "--network-interface: host <this host's name>: ".
+StatusOr<std::string> ThisMachineInterfaceAddress(const std::vector<std::string>& names);
+
 // Blocks SIGINT, SIGTERM, SIGHUP and SIGCHLD in the calling thread and returns a non-blocking
 // signalfd that reads them; ignores SIGPIPE. Call it before starting any thread (threads inherit
 // the mask; a thread that does not block them would take them instead of the signalfd). Children

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/hostfile.h"
+#include "common/network_interfaces.h"
 #include "common/version.h"
 #include "launcher/mpi_command.h"
 #include "launcher/shell_words.h"
@@ -158,6 +159,12 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
                "Check the hosts: start each one's agent, print its facts (OS, kernel, CPUs, memory, NICs, "
                "GPUs, MPI/Gloo/NCCL/CUDA versions), start no rank; exit 0 when every host answers with the "
                "same versions");
+  std::vector<std::string> interface_texts;
+  app.add_option("--network-interface,--network-interfaces", interface_texts,
+                 "Network interface for the job's traffic (rendezvous, MASTER_ADDR, Gloo, NCCL, MPI); "
+                 "repeatable or comma-separated: each host uses the first it has. Default: the interface "
+                 "the hosts reach this machine by")
+      ->allow_extra_args(false);
   app.add_option("-x", exports, "Export NAME (hvdrun's value) or NAME=VALUE to every rank; repeatable")
       ->allow_extra_args(false);
 
@@ -253,6 +260,23 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     return usage_error("-np: give the number of processes (or hosts with -H or --hostfile)");
   }
   if (options.num_proc == 0) options.num_proc = TotalSlots(options.hosts);
+
+  for (const std::string& text : interface_texts) {
+    if (text.empty() || text.back() == ',') {
+      return usage_error("--network-interface '" + text + "': an empty interface name");
+    }
+    std::stringstream names(text);
+    for (std::string name; std::getline(names, name, ',');) {
+      if (!IsValidInterfaceName(name)) {
+        return usage_error("--network-interface '" + text + "': '" + name +
+                           "' is not an interface name (1 to 15 characters, no '/', ':' or spaces)");
+      }
+      if (std::find(options.network_interfaces.begin(), options.network_interfaces.end(), name) ==
+          options.network_interfaces.end()) {
+        options.network_interfaces.push_back(name);
+      }
+    }
+  }
 
   for (const std::string& entry : exports) {
     size_t equals = entry.find('=');

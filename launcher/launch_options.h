@@ -45,6 +45,10 @@ struct LaunchOptions {
   std::string results_dir;  // --results; empty: no results directory
   // --check: start every host's agent, print its facts and start no rank (launcher/host_check.h).
   bool check = false;
+  // --network-interface (repeatable, or comma-separated as horovodrun's --network-interfaces): on
+  // every host, the job's traffic (rendezvous, MASTER_ADDR, the backends) uses the address of the
+  // first of these interfaces the host has. Empty: hvdrun's choice (launcher/job.h).
+  std::vector<std::string> network_interfaces;
   // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value).
   std::vector<std::string> exports;
   std::vector<std::string> command;

@@ -145,6 +145,16 @@ TEST(LaunchOptions, EachBackendFlag) {
   EXPECT_FALSE(parsed.options->backend.has_value());
 }
 
+TEST(LaunchOptions, NetworkInterfacesRepeatedOrCommaSeparated) {
+  ParsedCommandLine parsed =
+      Parse({"-np", "2", "--network-interface", "ib0", "--network-interfaces", "eth0,ib0,enp1s0", "prog"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->network_interfaces, (std::vector<std::string>{"ib0", "eth0", "enp1s0"}));
+  parsed = Parse({"-np", "2", "prog"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_TRUE(parsed.options->network_interfaces.empty());
+}
+
 struct BadCase {
   std::vector<std::string> args;
   const char* error;
@@ -189,6 +199,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "--mpi-args: unterminated ' quote"},
         BadCase{{"-np", "1", "--mpi", "--mpi-args", "\"-x", "true"}, "--mpi-args: unterminated \" quote"},
         BadCase{{"-np", "1", "--mpi", "--mpi-args"}, "--mpi-args: needs a value"},
+        BadCase{{"-np", "1", "--network-interface", "eth0,", "true"},
+                "--network-interface 'eth0,': an empty interface name"},
+        BadCase{{"-np", "1", "--network-interface", "eth0:1", "true"},
+                "--network-interface 'eth0:1': 'eth0:1' is not an interface name (1 to 15 characters, no "
+                "'/', ':' or spaces)"},
         BadCase{{"-np", "1", "--mpi", "-x", "HVDRUN_SECRET=00", "true"},
                 "-x HVDRUN_SECRET: with --mpi, hvdrun-agent needs hvdrun's own value of HVDRUN_SECRET, so "
                 "it cannot be exported"}));

@@ -6,6 +6,7 @@
 
 #include "common/env_names.h"
 #include "common/host_spec.h"
+#include "common/network_interfaces.h"
 
 namespace hvdrun {
 namespace {
@@ -146,7 +147,15 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
       argv.emplace_back(word);
     }
     argv.push_back(SshArgs(options.ssh, options.start_timeout_s));
-  } else {
+  }
+  if (!options.network_interfaces.empty()) {
+    std::string names = JoinInterfaceNames(options.network_interfaces);
+    for (const char* parameter : {"btl_tcp_if_include", "oob_tcp_if_include"}) {
+      argv.emplace_back("-mca");
+      argv.emplace_back(parameter);
+      argv.push_back(names);
+    }
+  } else if (!host.remote_hosts) {
     for (const char* word : {"-mca", "btl_tcp_if_include", "lo"}) argv.emplace_back(word);
   }
   size_t most_ranks_on_a_host = 0;
@@ -167,6 +176,12 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
       {env::kTorchMasterPort, job.master_port != 0 ? std::to_string(job.master_port) : ""},
       {env::kMpiLayout, layout},
   };
+  if (!options.network_interfaces.empty()) {
+    std::string names = JoinInterfaceNames(options.network_interfaces);
+    for (const char* name : {env::kNetworkInterfaces, env::kNcclSocketIfname, env::kGlooSocketIfname}) {
+      exported.emplace_back(name, names);
+    }
+  }
   for (const std::string& entry : options.exports) {
     size_t equals = entry.find('=');
     std::string name = entry.substr(0, equals);

@@ -2,7 +2,8 @@
 // the job's layout, the options, the job's values and the machine hvdrun runs on.
 //
 //   mpirun [--allow-run-as-root] --tag-output -np N -H host:ranks,... -bind-to none -map-by slot
-//          -mca pml ob1 -mca btl ^openib (-mca btl_tcp_if_include lo | <ssh settings>)
+//          -mca pml ob1 -mca btl ^openib [<ssh settings>]
+//          (-mca btl_tcp_if_include I -mca oob_tcp_if_include I | -mca btl_tcp_if_include lo)
 //          [-mca mpi_yield_when_idle 1] -x NAME ... [--mpi-args words] <hvdrun-agent> --mpi-rank --
 //          command...
 //
@@ -18,12 +19,14 @@
 // command line, --dry-run's included (Open MPI sends the values to its remote daemons over its own
 // TCP connections, not on their ssh command lines).
 //
-// When every host is this machine, mpirun's TCP traffic stays on the loopback interface (`lo`).
-// With hosts that are not, mpirun starts its daemon on each of them with `ssh` (Open MPI's own
+// With --network-interface I (a comma-separated list when repeated), Open MPI's traffic between
+// ranks (btl) and between its daemons (oob) uses those interfaces only, as horovodrun sets them;
+// the ranks get HVDRUN_NETWORK_INTERFACES, NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME too. Without
+// it, when every host is this machine, mpirun's TCP traffic stays on the loopback interface
+// (`lo`); with hosts that are not, Open MPI uses every interface but loopback (its default).
+// mpirun starts its daemon on each host that is not this machine with `ssh` (Open MPI's own
 // launcher), given the settings of hvdrun's --ssh-* flags as `-mca plm_rsh_args`, and directly from
-// this machine (`plm_rsh_no_tree_spawn`: the key and known_hosts need exist here only); no TCP
-// interface is chosen, so Open MPI uses every interface but loopback (its default), and
-// `--mpi-args "-mca btl_tcp_if_include eth0"` narrows that where a host has several.
+// this machine (`plm_rsh_no_tree_spawn`: the key and known_hosts need exist here only).
 #ifndef HVDRUN_LAUNCHER_MPI_COMMAND_H_
 #define HVDRUN_LAUNCHER_MPI_COMMAND_H_
 

@@ -262,6 +262,31 @@ TEST(MpiCommand, RemoteHostsGetHvdrunsSshSettingsAndNoLoopbackInterface) {
             "-o BatchMode=yes -o StrictHostKeyChecking=accept-new -o ConnectTimeout=20");
 }
 
+TEST(MpiCommand, NetworkInterfacesNarrowOpenMpisTrafficOnEveryHost) {
+  LaunchOptions options = Options({"true"});
+  options.network_interfaces = {"eth0", "ib0"};
+  for (bool remote : {false, true}) {
+    MpiCommand command = BuildMpiCommand(remote ? Assign({{"server1", 2}}, 2) : Assign({{"localhost", 2}}, 2),
+                                         options, Job(), "hvdrun-agent", {.remote_hosts = remote});
+    const Words& argv = command.argv;
+    for (const char* parameter : {"btl_tcp_if_include", "oob_tcp_if_include"}) {
+      auto found = std::find(argv.begin(), argv.end(), parameter);
+      ASSERT_NE(found, argv.end()) << parameter;
+      EXPECT_EQ(*(found - 1), "-mca");
+      EXPECT_EQ(*(found + 1), "eth0,ib0");
+      EXPECT_EQ(std::count(argv.begin(), argv.end(), parameter), 1);
+    }
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "lo"), 0) << "the loopback default is replaced";
+    for (const char* name : {"HVDRUN_NETWORK_INTERFACES", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"}) {
+      Words names = ExportedNames(argv);
+      EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+      EXPECT_NE(std::find(command.env.begin(), command.env.end(), std::string(name) + "=eth0,ib0"),
+                command.env.end())
+          << name;
+    }
+  }
+}
+
 TEST(MpiCommand, SshValuesWithASpaceAndPerHostUsersAreRefused) {
   SshOptions ssh;
   EXPECT_TRUE(CheckMpiSshOptions(ssh).ok());

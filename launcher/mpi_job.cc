@@ -197,15 +197,26 @@ int MpiJob::Run() {
   signals_ = std::move(signals).value();
   secret_ = NewJobSecret();
   std::string job_address = kRendezvousAddress;
+  if (!options_.network_interfaces.empty()) {
+    StatusOr<std::string> address = ThisMachineInterfaceAddress(options_.network_interfaces);
+    if (!address.ok()) {
+      std::fprintf(stderr, "hvdrun: %s\n", address.status().message().c_str());
+      return kExitUsage;
+    }
+    job_address = std::move(address).value();
+    Verbose("job network: the rendezvous service listens on " + job_address + " (--network-interface)");
+  }
   if (remote_hosts) {
     StatusOr<std::string> address = RemoteJobAddress(assignment_, remote_host);
     if (!address.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", address.status().message().c_str());
       return kExitLaunchFailure;
     }
-    job_address = std::move(address).value();
-    Verbose("job network: the hosts reach this machine at " + job_address +
-            " (the local address of the route to " + remote_host + ")");
+    if (options_.network_interfaces.empty()) {
+      job_address = std::move(address).value();
+      Verbose("job network: the hosts reach this machine at " + job_address +
+              " (the local address of the route to " + remote_host + ")");
+    }
   }
   StatusOr<std::unique_ptr<RendezvousServer>> server = StartJobRendezvous(secret_, job_address);
   if (!server.ok()) {
@@ -232,6 +243,9 @@ int MpiJob::Run() {
     }
     job.master_addr = FormatIpv4(address.value());
   }
+  // With --network-interface, each rank's agent replaces MASTER_ADDR with rank 0's address on
+  // the interface, and HVDRUN_HOST_ADDR with its own (agent/mpi_rank.h).
+  job.network_interfaces = options_.network_interfaces;
   job.master_port = FindFreePort();
   job.rendezvous_addr = job_address;
   job.rendezvous_port = rendezvous_->port();

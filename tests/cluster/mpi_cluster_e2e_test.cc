@@ -189,6 +189,42 @@ TEST_F(MpiClusterTest, CollectivesOverMpiGiveTheRightResultsAcrossHosts) {
   EXPECT_TRUE(Contains(result.stdout_text, "hvdrun: 4 ranks reported")) << result;
 }
 
+TEST_F(MpiClusterTest, NetworkInterfaceMovesRendezvousRanksAndOpenMpiOntoThatNetwork) {
+  const std::string script =
+      "echo \"rank=$HVDRUN_RANK addr=$HVDRUN_HOST_ADDR master=$MASTER_ADDR "
+      "rendezvous=$HVDRUN_RENDEZVOUS_ADDR "
+      "nccl=$NCCL_SOCKET_IFNAME\"";
+  ProcessResult result =
+      HvdrunMpi({"-np", "4", "-H", kHosts, "--network-interface", "data0", "--verbose", "sh", "-c", script});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) +
+                       " addr=" + c().server(rank / 2 + 1).data_address +
+                       " master=" + c().server(1).data_address +
+                       " rendezvous=" + c().launcher().data_address + " nccl=data0";
+    EXPECT_TRUE(Contains(result.stdout_text, line + "\n")) << line << "\n" << result;
+  }
+  EXPECT_TRUE(Contains(result.stderr_text, "-mca btl_tcp_if_include data0 -mca oob_tcp_if_include data0"))
+      << result;
+
+  // Open MPI's own traffic, held to data0, carries the collectives.
+  result =
+      HvdrunMpi({"-np", "4", "-H", kHosts, "--network-interface", "data0", HVDRUN_TEST_COLLECTIVES_PATH});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_TRUE(Contains(result.stdout_text, "results, 0 failed")) << result;
+  EXPECT_FALSE(Contains(result.stdout_text, "MISMATCH")) << result;
+}
+
+TEST_F(MpiClusterTest, AnInterfaceThisMachineLacksIsAUsageError) {
+  ProcessResult result = HvdrunMpi({"-np", "4", "-H", kHosts, "--network-interface", "ib0", "true"});
+  EXPECT_EQ(result.exit_code, 2) << result;
+  EXPECT_EQ(result.stderr_text,
+            "hvdrun: --network-interface: host launcher: no network interface named ib0 with an "
+            "IPv4 address (it has lo 127.0.0.1, eth0 " +
+                c().launcher().address + ", data0 " + c().launcher().data_address + ")\n")
+      << result;
+}
+
 TEST_F(MpiClusterTest, BenchAllreduceAcrossHostsHasNoError) {
   ProcessResult result = HvdrunMpi({"-np", "4", "-H", kHosts, StagedProgram("hvdrun-bench"), "-b", "1K", "-e",
                                     "1M", "-f", "32", "--iters", "3", "--warmup", "1"});

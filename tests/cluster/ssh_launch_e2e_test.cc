@@ -188,8 +188,11 @@ TEST_F(SshLaunchTest, CheckPrintsEachHostsFactsAndWritesThem) {
     std::string table = name + ": ok\n  ssh          ok (" + c().server(host).address + ")\n";
     EXPECT_NE(result.stdout_text.find(table), std::string::npos) << table << result;
     EXPECT_NE(result.stdout_text.find("  hostname     " + name + "\n"), std::string::npos) << result;
-    // The host's own NIC and address, read on the host.
-    EXPECT_NE(result.stdout_text.find("  nics         eth0 " + c().server(host).address + "/"),
+    // The host's own NICs and addresses, read on the host, one row each (in name order).
+    EXPECT_NE(result.stdout_text.find("  nics         data0 " + c().server(host).data_address + "/"),
+              std::string::npos)
+        << result;
+    EXPECT_NE(result.stdout_text.find("\n               eth0 " + c().server(host).address + "/"),
               std::string::npos)
         << result;
     std::string facts = e2e::ReadFileBytes(dir.path() + "/hosts/" + name + ".json");
@@ -250,6 +253,60 @@ TEST_F(SshLaunchTest, GlooCollectivesRunAcrossHosts) {
   EXPECT_NE(result.stderr_text.find("rendezvous service on " + c().launcher().address + ":"),
             std::string::npos)
       << result;
+}
+
+TEST_F(SshLaunchTest, NetworkInterfaceMovesTheJobsTrafficOntoThatNetwork) {
+  ProcessResult result = Hvdrun(e2e::Concat(
+      {{"-np", "4", "-H", "server1:2,server2:2", "--gloo", "--network-interface", "ib0,data0", "--verbose"},
+       SshFlags(),
+       {"sh", "-c",
+        "echo \"rank=$HVDRUN_RANK addr=$HVDRUN_HOST_ADDR master=$MASTER_ADDR "
+        "rendezvous=$HVDRUN_RENDEZVOUS_ADDR "
+        "nccl=$NCCL_SOCKET_IFNAME gloo=$GLOO_SOCKET_IFNAME\""}}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) +
+                       " addr=" + c().server(rank / 2 + 1).data_address +
+                       " master=" + c().server(1).data_address +
+                       " rendezvous=" + c().launcher().data_address + " nccl=ib0,data0 gloo=ib0,data0";
+    EXPECT_NE(result.stdout_text.find(line + "\n"), std::string::npos) << line << "\n" << result;
+  }
+  EXPECT_NE(result.stderr_text.find("host server2: job traffic on " + c().server(2).data_address),
+            std::string::npos)
+      << result;
+
+  // Gloo's pairs connect between the ranks' data0 addresses.
+  result = Hvdrun(e2e::Concat({{"-np", "4", "-H", "server1:1,server2:1,server3:1,server4:1", "--gloo",
+                                "--network-interface", "data0", "--verbose"},
+                               SshFlags(),
+                               {HVDRUN_TEST_COLLECTIVES_PATH}}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("results, 0 failed"), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("rendezvous service on " + c().launcher().data_address + ":"),
+            std::string::npos)
+      << result;
+}
+
+TEST_F(SshLaunchTest, AHostWithoutTheInterfaceIsAUsageErrorNamingIt) {
+  const ClusterHost& server2 = c().server(2);
+  ASSERT_EQ(c().Exec(server2, {"ip", "addr", "flush", "dev", server2.data_interface}, milliseconds(5'000))
+                .exit_code,
+            0);
+  ProcessResult result = Hvdrun(e2e::Concat(
+      {{"-np", "2", "-H", "server1:1,server2:1", "--network-interface", "data0"}, SshFlags(), {"true"}}));
+  ProcessResult restored =
+      c().Exec(server2, {"ip", "addr", "add", server2.data_address + "/24", "dev", server2.data_interface},
+               milliseconds(5'000));
+  ASSERT_EQ(restored.exit_code, 0) << restored;
+  EXPECT_EQ(result.exit_code, 2) << result;
+  EXPECT_NE(
+      result.stderr_text.find("hvdrun: --network-interface: host server2: no network interface named data0 "
+                              "with an IPv4 address (it has lo 127.0.0.1, eth0 " +
+                              server2.address + ")\n"),
+      std::string::npos)
+      << result;
+  EXPECT_EQ(result.stderr_text.find("server1"), std::string::npos) << result;
+  EXPECT_TRUE(WaitForNoLeftovers("true", milliseconds(5'000)).empty());
 }
 
 TEST_F(SshLaunchTest, AHostWhoseLinkIsCutFailsTheJobWithinTheHeartbeatTimeout) {

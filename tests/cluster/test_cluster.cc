@@ -29,6 +29,10 @@ constexpr int kLauncherHostByte = 1;
 constexpr int kFirstServerHostByte = 11;
 constexpr char kBridge[] = "br0";
 constexpr char kHostInterface[] = "eth0";
+// The second network: the same host numbers in 10.78.0.0/24, on interface data0 and bridge br1.
+constexpr char kDataAddressPrefix[] = "10.78.0.";
+constexpr char kDataBridge[] = "br1";
+constexpr char kDataInterface[] = "data0";
 // How long every sshd of a cluster has to listen, from the start of the first.
 constexpr std::chrono::milliseconds kSshdStartTimeout{10'000};
 // sshd's privilege separation directory (Debian's build); sshd refuses to start without it.
@@ -161,10 +165,9 @@ Status TestCluster::BringUp(int servers) {
   if (!reaper.ok()) return reaper.status();
   reaper_.emplace(std::move(reaper).value());
 
-  launcher_ = MakeHost("launcher", kAddressPrefix + std::to_string(kLauncherHostByte));
+  launcher_ = MakeHost("launcher", kLauncherHostByte);
   for (int k = 0; k < servers; ++k) {
-    ClusterHost server =
-        MakeHost("server" + std::to_string(k + 1), kAddressPrefix + std::to_string(kFirstServerHostByte + k));
+    ClusterHost server = MakeHost("server" + std::to_string(k + 1), kFirstServerHostByte + k);
     server.sshd = SshdFiles::In(server.dir);
     servers_.push_back(std::move(server));
   }
@@ -174,13 +177,16 @@ Status TestCluster::BringUp(int servers) {
   return CheckNoDefaultRoute();
 }
 
-ClusterHost TestCluster::MakeHost(const std::string& name, const std::string& address) const {
+ClusterHost TestCluster::MakeHost(const std::string& name, int host_byte) const {
   ClusterHost host;
   host.name = name;
   host.netns = NetnsName(run_id_, name);
-  host.address = address;
+  host.address = kAddressPrefix + std::to_string(host_byte);
   host.interface = kHostInterface;
   host.switch_port = "sw-" + name;
+  host.data_address = kDataAddressPrefix + std::to_string(host_byte);
+  host.data_interface = kDataInterface;
+  host.data_switch_port = "dsw-" + name;
   host.dir = run_dir_ + "/" + name;
   return host;
 }
@@ -194,10 +200,12 @@ Status TestCluster::Ip(const std::vector<std::string>& args) const {
 }
 
 Status TestCluster::BuildNetwork() {
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{"netns", "add", switch_netns_},
-                                             {"-n", switch_netns_, "link", "add", kBridge, "type", "bridge"},
-                                             {"-n", switch_netns_, "link", "set", kBridge, "up"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"netns", "add", switch_netns_},
+           {"-n", switch_netns_, "link", "add", kBridge, "type", "bridge"},
+           {"-n", switch_netns_, "link", "set", kBridge, "up"},
+           {"-n", switch_netns_, "link", "add", kDataBridge, "type", "bridge"},
+           {"-n", switch_netns_, "link", "set", kDataBridge, "up"}}) {
     if (Status status = Ip(args); !status.ok()) return status;
   }
   std::vector<const ClusterHost*> hosts = {&launcher_};
@@ -211,6 +219,12 @@ Status TestCluster::BuildNetwork() {
              {"-n", switch_netns_, "link", "set", host->switch_port, "master", kBridge, "up"},
              {"-n", host->netns, "addr", "add", host->address + kPrefixLength, "dev", host->interface},
              {"-n", host->netns, "link", "set", host->interface, "up"},
+             {"-n", switch_netns_, "link", "add", host->data_switch_port, "type", "veth", "peer", "name",
+              host->data_interface, "netns", host->netns},
+             {"-n", switch_netns_, "link", "set", host->data_switch_port, "master", kDataBridge, "up"},
+             {"-n", host->netns, "addr", "add", host->data_address + kPrefixLength, "dev",
+              host->data_interface},
+             {"-n", host->netns, "link", "set", host->data_interface, "up"},
              {"-n", host->netns, "link", "set", "lo", "up"}}) {
       if (Status status = Ip(args); !status.ok()) return status;
     }

@@ -7,6 +7,9 @@
 //     bridge port `sw-<host>` in the switch. The machine's own namespace gets no new interface;
 //   - addresses in 10.77.0.0/24: launcher 10.77.0.1, serverK 10.77.0.(10+K). No namespace has a
 //     default route (Create checks), so no packet can leave the machine;
+//   - a second network, as a lab's data network beside its management one: a second bridge and
+//     per host a second veth pair, `data0` inside the host (bridge port `dsw-<host>`), with the same
+//     host numbers in 10.78.0.0/24. Host names resolve to the first network's addresses only;
 //   - /etc/netns/<netns>/hosts for every host, naming every host, which `ip netns exec` mounts on
 //     /etc/hosts: the same names resolve in every host;
 //   - per run, in RunDir(): a user key (ed25519) that every sshd accepts for root, a host key per
@@ -48,6 +51,10 @@ struct ClusterHost {
   std::string interface;
   // The other end: a port of the bridge, in the switch namespace; CutLink sets it down.
   std::string switch_port;
+  // The same on the second network: "10.78.0.x", "data0", and its bridge port.
+  std::string data_address;
+  std::string data_interface;
+  std::string data_switch_port;
   // A directory for the host's files: RunDir()/<name>.
   std::string dir;
   // A server's sshd files, in `dir`; empty for the launcher.
@@ -155,7 +162,8 @@ class TestCluster {
   Status CheckNoDefaultRoute() const;
   // Runs `ip args...`; an error names the run.
   Status Ip(const std::vector<std::string>& args) const;
-  ClusterHost MakeHost(const std::string& name, const std::string& address) const;
+  // `host_byte`: the last byte of the host's address on both networks.
+  ClusterHost MakeHost(const std::string& name, int host_byte) const;
 
   std::string run_id_;
   std::string run_dir_;

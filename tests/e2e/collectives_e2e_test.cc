@@ -74,6 +74,17 @@ INSTANTIATE_TEST_SUITE_P(WorldSizes, CollectivesTest, testing::Values(1, 2, 3, 4
                            return std::to_string(param.param) + "Ranks";
                          });
 
+TEST(NetworkInterfaceTest, LoopbackCarriesTheJobWhenNamed) {
+  ProcessResult result = RunHvdrun(
+      {"-np", "2", "--gloo", "--network-interface", "lo", "--verbose", HVDRUN_TEST_COLLECTIVES_PATH});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("results, 0 failed"), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("rendezvous service on 127.0.0.1:"), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("host localhost: job traffic on 127.0.0.1 (--network-interface)"),
+            std::string::npos)
+      << result;
+}
+
 TEST(BenchTest, SweepsSizesAndWritesTheJsonTheIssueAsksFor) {
   ScratchDir dir;
   std::string json_path = dir.path() + "/bench.json";

@@ -109,7 +109,19 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"ExportUnsetVariable",
                   {"-x", "HVDRUN_E2E_NEVER_SET", "-np", "1", kCommand},
                   {"HVDRUN_E2E_NEVER_SET"}},
-        UsageCase{"StartTimeoutZero", {"--start-timeout", "0", "-np", "1", kCommand}, {"--start-timeout"}}),
+        UsageCase{"StartTimeoutZero", {"--start-timeout", "0", "-np", "1", kCommand}, {"--start-timeout"}},
+        UsageCase{"NetworkInterfaceBadName",
+                  {"--network-interface", "eth0/1", "-np", "1", kCommand},
+                  {"--network-interface", "eth0/1"}},
+        UsageCase{"NetworkInterfaceNotOnThisMachine",
+                  {"--network-interface", "hvdrun-none0", "--gloo", "-np", "2", kCommand},
+                  {"--network-interface", "no network interface named hvdrun-none0", "lo 127.0.0.1"}},
+        UsageCase{"NetworkInterfaceNotOnThisMachineUnderMpi",
+                  {"--network-interface", "hvdrun-none0", "--mpi", "-np", "2", kCommand},
+                  {"--network-interface", "no network interface named hvdrun-none0"}},
+        UsageCase{"NetworkInterfaceNotOnTheRanksHost",
+                  {"--network-interface", "hvdrun-none0", "-np", "2", kCommand},
+                  {"--network-interface", "host localhost", "no network interface named hvdrun-none0"}}),
     [](const testing::TestParamInfo<UsageCase>& test_info) { return test_info.param.name; });
 
 }  // namespace
