@@ -107,10 +107,12 @@ EnvironmentTable BuildEnvironmentTable(const ExperimentResults& results,
     for (const auto& [host, facts] : reported) {
       auto it = facts.facts.find(key);
       if (it == facts.facts.end()) continue;
+      Fact fact = it->second;
+      if (std::string(key) == "nics") fact.value = NicModels(fact.value);  // hvdrun lists every interface
       auto same = std::find_if(values.begin(), values.end(),
-                               [&](const auto& entry) { return entry.first.value == it->second.value; });
+                               [&](const auto& entry) { return entry.first.value == fact.value; });
       if (same == values.end()) {
-        values.push_back({it->second, {host}});
+        values.push_back({fact, {host}});
       } else {
         same->second.push_back(host);
       }

@@ -68,6 +68,25 @@ TEST(EnvironmentTable, HostFactsOfTheRunsComeFirst) {
   EXPECT_EQ(rows[1].item, "NIC model and count");
 }
 
+TEST(EnvironmentTable, HvdrunsInterfaceListsBecomeNicModelsAndCounts) {
+  ExperimentResults results = WithOneRun();
+  HostFacts server1 = Facts("server1", "none", "nvidia-smi");
+  server1.facts["nics"] = {
+      "eth0 10.0.0.11/24, 25000 Mb/s, mlx5_core; eth1 (no address), 25000 Mb/s, mlx5_core; "
+      "veth0 (no address), 10000 Mb/s, virtual",
+      "/sys/class/net, getifaddrs"};
+  HostFacts server2 = server1;
+  server2.host = "server2";
+  server2.facts["nics"].value =
+      "eth0 10.0.0.12/24, 25000 Mb/s, mlx5_core; eth1 (no address), 25000 Mb/s, mlx5_core";
+  results.cells[0].runs[0].host_facts = {{"/r/hosts/server1.json", server1},
+                                         {"/r/hosts/server2.json", server2}};
+  EnvironmentTable table = BuildEnvironmentTable(results, [] { return HostFacts{}; });
+  ASSERT_NE(Row(table.rows, "NIC model and count"), nullptr);
+  // Both hosts have the same NICs, though their addresses and virtual interfaces differ.
+  EXPECT_EQ(Row(table.rows, "NIC model and count")->value, "2 × mlx5_core (25000 Mb/s)");
+}
+
 TEST(EnvironmentTable, WithoutStoredFactsThisMachineIsReadAndSaidSo) {
   ExperimentResults results = WithOneRun();
   int probes = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "lab/child_process.h"
@@ -288,6 +289,39 @@ StatusOr<HostFacts> HostFactsFromJson(const nlohmann::json& json, const std::str
     }
   }
   return host;
+}
+
+std::string NicModels(const std::string& nics) {
+  // The kinds an interface without a device reports instead of a driver (agent/host_probe.cc).
+  static const std::set<std::string> kVirtual = {"virtual", "bridge", "vlan", "bond",     "team",  "vxlan",
+                                                 "macvlan", "ipvlan", "veth", "tun",      "dummy", "ifb",
+                                                 "gre",     "geneve", "dsa",  "wireguard"};
+  std::vector<std::string> models;
+  int virtual_interfaces = 0;
+  size_t start = 0;
+  while (start <= nics.size()) {
+    size_t end = nics.find("; ", start);
+    std::string entry = nics.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    // "name addresses, speed, driver"
+    size_t driver_at = entry.rfind(", ");
+    size_t speed_at = driver_at == std::string::npos || driver_at == 0 ? std::string::npos
+                                                                       : entry.rfind(", ", driver_at - 1);
+    if (speed_at == std::string::npos) return nics;
+    std::string speed = entry.substr(speed_at + 2, driver_at - speed_at - 2);
+    std::string driver = entry.substr(driver_at + 2);
+    bool known_speed = speed.size() > 5 && speed.compare(speed.size() - 5, 5, " Mb/s") == 0;
+    if (!known_speed && speed != "speed unknown") return nics;
+    if (kVirtual.contains(driver)) {
+      ++virtual_interfaces;
+    } else {
+      models.push_back(known_speed ? driver + " (" + speed + ")" : driver);
+    }
+    if (end == std::string::npos) break;
+    start = end + 2;
+  }
+  if (!models.empty()) return CountedList(models);
+  return "none (" + std::to_string(virtual_interfaces) + " virtual interface" +
+         (virtual_interfaces == 1 ? "" : "s") + ")";
 }
 
 }  // namespace hvdrun::lab

@@ -50,6 +50,11 @@ StatusOr<HostFacts> HostFactsFromJson(const nlohmann::json& json, const std::str
 std::string DefineValue(const std::string& header_text, const std::string& name);
 // "2 × A, 1 × B": identical names counted, in first-seen order.
 std::string CountedList(const std::vector<std::string>& names);
+// The lab's "NIC model and count" from the "nics" fact hvdrun's agent reports, a list of every
+// interface but lo ("eth0 10.0.0.1/24, 10000 Mb/s, mlx5_core; veth1 (no address), 10000 Mb/s,
+// virtual"): the physical ones counted by driver and speed ("2 × mlx5_core (100000 Mb/s)"),
+// virtual ones (veth, bridge, vlan, bond, ...) left out. Any other text is returned unchanged.
+std::string NicModels(const std::string& nics);
 
 }  // namespace hvdrun::lab
 

@@ -20,6 +20,21 @@ TEST(HostFacts, CountedList) {
   EXPECT_EQ(CountedList({}), "");
 }
 
+TEST(HostFacts, NicModelsCountPhysicalInterfacesByDriverAndSpeed) {
+  EXPECT_EQ(
+      NicModels("eth0 10.0.0.1/24 fe80::1/64, 100000 Mb/s, mlx5_core; eth1 (no address), 100000 Mb/s, "
+                "mlx5_core; eno1 192.168.1.5/24, 1000 Mb/s, e1000e; br0 10.1.0.1/16, speed unknown, bridge; "
+                "veth3 (no address), 10000 Mb/s, virtual; ib0 (no address), speed unknown, ib_ipoib"),
+      "2 × mlx5_core (100000 Mb/s), 1 × e1000e (1000 Mb/s), 1 × ib_ipoib");
+  EXPECT_EQ(NicModels("data0 10.78.0.11/24, 10000 Mb/s, virtual; eth0 10.77.0.11/24, 10000 Mb/s, virtual"),
+            "none (2 virtual interfaces)");
+  EXPECT_EQ(NicModels("ifb0 (no address), speed unknown, virtual"), "none (1 virtual interface)");
+  // What is not hvdrun's list (the lab's own probe, "none") stays as it is.
+  EXPECT_EQ(NicModels("none"), "none");
+  EXPECT_EQ(NicModels("1 × virtio_net (PCI 1af4:1041)"), "1 × virtio_net (PCI 1af4:1041)");
+  EXPECT_EQ(NicModels("2 × mlx5_core, 1 × e1000e"), "2 × mlx5_core, 1 × e1000e");
+}
+
 TEST(HostFacts, JsonRoundTripAndPlainStrings) {
   HostFacts host;
   host.host = "server1";
