@@ -22,10 +22,25 @@ case "${1:-}" in
           if grep -qxF "$PWD/$file" <<<"$compiled"; then echo "$file"; fi
         done
     }
+    # Each file's output is kept apart and only the failing files' findings are printed, together
+    # at the end, where a CI log's tail shows them (the "N warnings generated" lines are dropped).
+    out_dir=$(mktemp -d)
+    trap 'rm -rf "$out_dir"' EXIT
+    export clang_tidy build_dir out_dir
+    # shellcheck disable=SC2016  # expanded by the bash that xargs starts
+    tidy_one='log="$out_dir/$(printf %s "$1" | tr / _).log"
+      "$clang_tidy" --quiet -p "$build_dir" "${@:2}" "$1" >"$log" 2>&1 || echo "$1" >>"$out_dir/failed"'
     # The static analyzer runs on the programs' code; tests get every other check, at half the cost.
-    sources ! -name '*_test.cc' | xargs -r -P "$(nproc)" -n 1 "$clang_tidy" --quiet -p "$build_dir"
-    sources -name '*_test.cc' |
-      xargs -r -P "$(nproc)" -n 1 "$clang_tidy" --quiet -p "$build_dir" --checks='-clang-analyzer-*' 
+    sources ! -name '*_test.cc' | xargs -r -P "$(nproc)" -I{} bash -c "$tidy_one" _ {}
+    sources -name '*_test.cc' | xargs -r -P "$(nproc)" -I{} bash -c "$tidy_one" _ {} --checks='-clang-analyzer-*'
+    if [ -s "$out_dir/failed" ]; then
+      echo "clang-tidy: findings in $(wc -l <"$out_dir/failed") file(s):"
+      sort "$out_dir/failed" | while read -r file; do
+        grep -v ' warnings\? generated\.$' "$out_dir/$(printf %s "$file" | tr / _).log" || true
+      done
+      exit 1
+    fi
+    echo "clang-tidy: no findings"
     ;;
   format)
     clang_format=$2
