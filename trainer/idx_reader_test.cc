@@ -22,8 +22,8 @@ std::string ReadError(const std::string& path) {
 
 TEST(IdxReaderTest, ReadsAGzippedImageArray) {
   ScratchDir dir;
-  std::vector<uint8_t> values;
-  for (int i = 0; i < 2 * 3 * 4; ++i) values.push_back(static_cast<uint8_t>(i * 10));
+  std::vector<uint8_t> values(size_t{2} * 3 * 4);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>(i * 10);
   std::string path = dir.path() + "/images.gz";
   ASSERT_TRUE(WriteGzipFile(path, IdxBytes({2, 3, 4}, values)));
   StatusOr<IdxArray> array = ReadIdxFile(path);

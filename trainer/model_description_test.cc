@@ -90,7 +90,7 @@ TEST(ModelDescriptionTest, Vgg16ClassifierTakesTheSevenBySevenPool) {
   EXPECT_EQ(d.parameters[4].name, "features.5.weight");
   EXPECT_EQ(d.parameters[25].name, "features.28.bias");
   EXPECT_EQ(d.parameters[26].name, "classifier.0.weight");
-  EXPECT_EQ(d.parameters[26].shape, (std::vector<int64_t>{4096, 512 * 7 * 7}));
+  EXPECT_EQ(d.parameters[26].shape, (std::vector<int64_t>{4096, int64_t{512} * 7 * 7}));
   EXPECT_EQ(d.parameters[28].name, "classifier.3.weight");
   EXPECT_EQ(d.buffer_tensors, 0);
 }
@@ -107,9 +107,9 @@ TEST(ModelDescriptionTest, FmnistCnnCountsFollowItsLayers) {
   EXPECT_EQ(d.parameter_count, (c.conv1_channels * 25 + c.conv1_channels) +
                                    (c.conv2_channels * c.conv1_channels * 25 + c.conv2_channels) +
                                    (flat * c.hidden_units + c.hidden_units) + (c.hidden_units * 10 + 10));
-  EXPECT_EQ(d.multiply_accumulates, 28 * 28 * c.conv1_channels * 25 +
-                                        14 * 14 * c.conv2_channels * c.conv1_channels * 25 +
-                                        flat * c.hidden_units + c.hidden_units * 10);
+  const int64_t conv1 = int64_t{28} * 28 * c.conv1_channels * 25;
+  const int64_t conv2 = int64_t{14} * 14 * c.conv2_channels * c.conv1_channels * 25;
+  EXPECT_EQ(d.multiply_accumulates, conv1 + conv2 + flat * c.hidden_units + c.hidden_units * 10);
 }
 
 TEST(ModelDescriptionTest, EveryModelMapsImagesToClassScores) {

@@ -11,6 +11,7 @@ namespace {
 ParsedTrainerCommandLine Parse(std::vector<std::string> args) {
   args.insert(args.begin(), "hvdrun-trainer");
   std::vector<const char*> argv;
+  argv.reserve(args.size());
   for (const std::string& arg : args) argv.push_back(arg.c_str());
   return ParseTrainerCommandLine(static_cast<int>(argv.size()), argv.data());
 }
