@@ -19,14 +19,16 @@ esac
 bash scripts/install-deps.sh
 jobs=$(nproc)
 
+# Each mode sets every option it depends on, so that the other mode's cached settings in the same
+# build directory (a Release build without tests, or warnings as errors) never carry over.
 if [ "$mode" = test ]; then
-  cmake -S . -B "$build_dir" -G Ninja -DHVDRUN_WERROR=ON
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHVDRUN_BUILD_TESTS=ON -DHVDRUN_WERROR=ON
   cmake --build "$build_dir" -j "$jobs"
   ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 1200
   exit
 fi
 
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF -DHVDRUN_WERROR=OFF
 cmake --build "$build_dir" -j "$jobs"
 cmake --install "$build_dir" --prefix "$build_dir/stage" >/dev/null
 bin=$build_dir/stage/bin
