@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/line_splitter.h"
 #include "common/agent_protocol.h"
 #include "common/file_descriptor.h"
+#include "common/line_splitter.h"
 
 namespace hvdrun {
 

@@ -176,7 +176,7 @@ TEST(RendezvousProtocol, HugeCountsDoNotAllocate) {
 }
 
 // Random bytes and randomly corrupted frames must give an error or a message, never a crash;
-// under the sanitizer build this also checks every read and allocation (fuzz/ goes further).
+// under the sanitizer build this also checks every read and allocation (tests/fuzz/ goes further).
 TEST(RendezvousProtocol, RandomGarbageNeverCrashes) {
   std::mt19937 random(20261122);
   std::vector<std::string> frames;

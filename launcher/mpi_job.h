@@ -42,8 +42,8 @@
 #include <utility>
 #include <vector>
 
-#include "agent/line_splitter.h"
 #include "common/file_descriptor.h"
+#include "common/line_splitter.h"
 #include "common/rank_assignment.h"
 #include "launcher/failure_report.h"
 #include "launcher/launch_options.h"

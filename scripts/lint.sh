@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source_dirs=()
-for dir in common agent launcher runtime bench trainer lab tests; do
+for dir in common agent launcher runtime examples lab tests; do
   if [ -d "$dir" ]; then source_dirs+=("$dir"); fi
 done
 
@@ -44,7 +44,7 @@ case "${1:-}" in
     ;;
   format)
     clang_format=$2
-    find "${source_dirs[@]}" fuzz \( -name '*.cc' -o -name '*.h' \) | sort |
+    find "${source_dirs[@]}" \( -name '*.cc' -o -name '*.h' \) | sort |
       xargs "$clang_format" --dry-run --Werror
     ;;
   *)

@@ -1,0 +1,377 @@
+// hvdrun-bench: the communication benchmark bundled with hvdrun. Under `hvdrun --gloo` (or --mpi,
+// --nccl) every rank runs it; it sweeps message sizes like nccl-tests and, per size, times the
+// runtime's allreduce (and with --baseline the backend library's own call), checks the result
+// against the value every rank can compute, and prints time, algbw and busbw on rank 0. With the
+// nccl backend the buffers are device memory, filled from and checked in host memory.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#ifdef HVDRUN_BENCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "examples/bench/size_sweep.h"
+#include "hvdrun/runtime.h"
+
+namespace hvdrun {
+namespace {
+
+struct BenchOptions {
+  std::string min_size = "8";
+  std::string max_size = "64M";
+  size_t factor = 2;
+  int iters = 20;
+  int warmup = 5;
+  std::string dtype = "float32";
+  std::string op = "sum";
+  bool baseline = false;
+  std::string json_path;
+};
+
+struct SizeResult {
+  size_t bytes = 0;
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  double max_error = 0;
+  double baseline_time_us = -1;  // negative: not measured
+  double baseline_busbw_gbps = 0;
+};
+
+// One benchmark buffer: host memory, or device memory (for the nccl backend, whose collectives take
+// device pointers) on the calling thread's current device, filled from and read back into host
+// memory.
+class BenchBuffer {
+ public:
+  static StatusOr<std::unique_ptr<BenchBuffer>> Allocate(bool on_device, size_t bytes) {
+    std::unique_ptr<BenchBuffer> buffer(new BenchBuffer(bytes));
+    if (!on_device) {
+      buffer->host_.resize(bytes);
+      return buffer;
+    }
+#ifdef HVDRUN_BENCH_HAVE_CUDA
+    if (cudaError_t error = cudaMalloc(&buffer->device_, bytes); error != cudaSuccess) {
+      return Status::Error("cudaMalloc of " + std::to_string(bytes) +
+                           " bytes failed: " + cudaGetErrorString(error));
+    }
+    return buffer;
+#else
+    return Status::Error(
+        "the nccl backend needs device buffers, and this hvdrun-bench was built without CUDA (rebuild hvdrun "
+        "where the CUDA toolkit and NCCL are found)");
+#endif
+  }
+
+  ~BenchBuffer() {
+#ifdef HVDRUN_BENCH_HAVE_CUDA
+    if (device_ != nullptr) cudaFree(device_);
+#endif
+  }
+  BenchBuffer(const BenchBuffer&) = delete;
+  BenchBuffer& operator=(const BenchBuffer&) = delete;
+
+  void* data() { return device_ != nullptr ? device_ : host_.data(); }
+
+  // Copies `host`, as many bytes as the buffer holds, into the buffer.
+  Status Upload(const std::vector<char>& host) {
+    if (device_ == nullptr) {
+      std::copy(host.begin(), host.end(), host_.begin());
+      return Status::Ok();
+    }
+#ifdef HVDRUN_BENCH_HAVE_CUDA
+    if (cudaError_t error = cudaMemcpy(device_, host.data(), bytes_, cudaMemcpyHostToDevice);
+        error != cudaSuccess) {
+      return Status::Error(std::string("copying to the device failed: ") + cudaGetErrorString(error));
+    }
+#endif
+    return Status::Ok();
+  }
+
+  // The buffer's bytes, in host memory.
+  StatusOr<std::vector<char>> Download() const {
+    if (device_ == nullptr) return host_;
+    std::vector<char> host(bytes_);
+#ifdef HVDRUN_BENCH_HAVE_CUDA
+    if (cudaError_t error = cudaMemcpy(host.data(), device_, bytes_, cudaMemcpyDeviceToHost);
+        error != cudaSuccess) {
+      return Status::Error(std::string("copying from the device failed: ") + cudaGetErrorString(error));
+    }
+#endif
+    return host;
+  }
+
+ private:
+  explicit BenchBuffer(size_t bytes) : bytes_(bytes) {}
+
+  size_t bytes_;
+  std::vector<char> host_;
+  void* device_ = nullptr;
+};
+
+// Makes the device the nccl backend uses for this rank (local_rank % devices) current on this
+// thread, so that BenchBuffer allocates there.
+Status SelectRankDevice(const Runtime& runtime) {
+#ifdef HVDRUN_BENCH_HAVE_CUDA
+  int devices = 0;
+  if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices <= 0) {
+    return Status::Error(std::string("no CUDA device for the benchmark's buffers (cudaGetDeviceCount: ") +
+                         (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices") + ")");
+  }
+  const int device = runtime.local_rank() % devices;
+  if (cudaError_t error = cudaSetDevice(device); error != cudaSuccess) {
+    return Status::Error("cudaSetDevice(" + std::to_string(device) +
+                         ") failed: " + cudaGetErrorString(error));
+  }
+  return Status::Ok();
+#else
+  (void)runtime;
+  return Status::Error(
+      "the nccl backend needs device buffers, and this hvdrun-bench was built without CUDA (rebuild hvdrun "
+      "where the CUDA toolkit and NCCL are found)");
+#endif
+}
+
+// The value rank `rank` contributes at element `index`: small integers, so that every op's
+// expected result is known exactly on every rank without communication.
+double Contribution(int rank, size_t index) {
+  return static_cast<double>((rank + 1) * static_cast<int>(index % 7 + 1));
+}
+
+double Expected(ReduceOp op, DataType type, int ranks, size_t index) {
+  double k = static_cast<double>(index % 7 + 1);
+  double n = ranks;
+  switch (op) {
+    case ReduceOp::kSum:
+      return k * n * (n + 1) / 2;
+    case ReduceOp::kAverage: {
+      double average = k * n * (n + 1) / 2 / n;
+      bool integer = type == DataType::kInt32 || type == DataType::kInt64;
+      return integer ? std::trunc(average) : average;
+    }
+    case ReduceOp::kMin:
+      return k;
+    case ReduceOp::kMax:
+      return k * n;
+  }
+  return 0;
+}
+
+// Seconds per call of each of `collectives`, each called `iters` times after `warmup` untimed
+// calls. With several, the timed calls are interleaved in rounds (a few calls of the first, then
+// of the second, ...), so that a burst of load on a shared machine slows them alike and their
+// ratio stays meaningful. Every timed stretch starts with all ranks together.
+StatusOr<std::vector<double>> TimeInterleaved(Runtime& runtime, int warmup, int iters,
+                                              const std::vector<std::function<Status()>>& collectives) {
+  for (const auto& collective : collectives) {
+    for (int i = 0; i < warmup; ++i) {
+      if (Status status = collective(); !status.ok()) return status;
+    }
+  }
+  constexpr int kRounds = 5;
+  const int rounds = std::min(kRounds, iters);
+  std::vector<double> seconds(collectives.size(), 0.0);
+  for (int round = 0; round < rounds; ++round) {
+    const int calls = iters / rounds + (round < iters % rounds ? 1 : 0);
+    for (size_t c = 0; c < collectives.size(); ++c) {
+      if (Status status = runtime.Barrier(); !status.ok()) return status;
+      auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) {
+        if (Status status = collectives[c](); !status.ok()) return status;
+      }
+      seconds[c] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  for (double& total : seconds) total /= iters;
+  return seconds;
+}
+
+// Times the runtime's allreduce in place (as the baseline's raw call is, and as a training step's
+// gradient buffers are), then checks one more call on fresh data against the expected values.
+StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, DataType type, ReduceOp op,
+                                 size_t bytes) {
+  size_t count = bytes / DataTypeSize(type);
+  std::vector<double> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = Contribution(runtime.rank(), i);
+  std::vector<char> input(bytes);
+  ConvertFromDouble(type, values.data(), input.data(), count);
+  const bool on_device = runtime.backend() == BackendKind::kNccl;
+  StatusOr<std::unique_ptr<BenchBuffer>> buffer = BenchBuffer::Allocate(on_device, bytes);
+  if (!buffer.ok()) return buffer.status();
+  StatusOr<std::unique_ptr<BenchBuffer>> baseline_buffer = BenchBuffer::Allocate(on_device, bytes);
+  if (!baseline_buffer.ok()) return baseline_buffer.status();
+  if (Status status = buffer.value()->Upload(input); !status.ok()) return status;
+  if (Status status = baseline_buffer.value()->Upload(input); !status.ok()) return status;
+  void* data = buffer.value()->data();
+  void* baseline_data = baseline_buffer.value()->data();
+
+  std::vector<std::function<Status()>> collectives = {
+      [&] { return runtime.Allreduce(data, data, count, type, op); }};
+  if (options.baseline) {
+    collectives.emplace_back([&] { return runtime.BaselineAllreduce(baseline_data, count, type, op); });
+  }
+  StatusOr<std::vector<double>> seconds =
+      TimeInterleaved(runtime, options.warmup, options.iters, collectives);
+  if (!seconds.ok()) return seconds.status();
+
+  SizeResult result;
+  result.bytes = bytes;
+  result.time_us = seconds.value()[0] * 1e6;
+  result.algbw_gbps = AlgorithmBandwidth(bytes, seconds.value()[0]);
+  result.busbw_gbps = AllreduceBusBandwidth(result.algbw_gbps, runtime.size());
+  if (options.baseline) {
+    result.baseline_time_us = seconds.value()[1] * 1e6;
+    result.baseline_busbw_gbps =
+        AllreduceBusBandwidth(AlgorithmBandwidth(bytes, seconds.value()[1]), runtime.size());
+  }
+
+  if (Status status = buffer.value()->Upload(input); !status.ok()) return status;
+  if (Status status = runtime.Allreduce(data, data, count, type, op); !status.ok()) return status;
+  StatusOr<std::vector<char>> output = buffer.value()->Download();
+  if (!output.ok()) return output.status();
+  std::vector<double> got(count);
+  ConvertToDouble(type, output.value().data(), got.data(), count);
+  for (size_t i = 0; i < count; ++i) {
+    result.max_error = std::max(result.max_error, std::abs(got[i] - Expected(op, type, runtime.size(), i)));
+  }
+  return result;
+}
+
+nlohmann::json ToJson(const SizeResult& r) {
+  nlohmann::json entry = {{"bytes", r.bytes},
+                          {"time_us", r.time_us},
+                          {"algbw_gbps", r.algbw_gbps},
+                          {"busbw_gbps", r.busbw_gbps},
+                          {"max_error", r.max_error}};
+  if (r.baseline_time_us >= 0) {
+    entry["baseline_time_us"] = r.baseline_time_us;
+    entry["baseline_busbw_gbps"] = r.baseline_busbw_gbps;
+  }
+  return entry;
+}
+
+void PrintRow(const SizeResult& r, bool baseline) {
+  std::printf("%12zu %12.1f %10.3f %10.3f %10.2g", r.bytes, r.time_us, r.algbw_gbps, r.busbw_gbps,
+              r.max_error);
+  if (baseline) {
+    double ratio = r.baseline_busbw_gbps > 0 ? r.busbw_gbps / r.baseline_busbw_gbps : 0;
+    std::printf(" %12.1f %10.3f %8.2f", r.baseline_time_us, r.baseline_busbw_gbps, ratio);
+  }
+  std::printf("\n");
+}
+
+int Run(const BenchOptions& options) {
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "hvdrun-bench: %s\n", message.c_str());
+    return 1;
+  };
+  std::optional<DataType> type = ParseDataType(options.dtype);
+  if (!type) return fail("--dtype: unknown type '" + options.dtype + "'");
+  std::optional<ReduceOp> op = ParseReduceOp(options.op);
+  if (!op) return fail("--op: unknown operation '" + options.op + "'");
+  StatusOr<size_t> min_bytes = ParseByteSize(options.min_size);
+  if (!min_bytes.ok()) return fail("-b: " + min_bytes.status().message());
+  StatusOr<size_t> max_bytes = ParseByteSize(options.max_size);
+  if (!max_bytes.ok()) return fail("-e: " + max_bytes.status().message());
+  StatusOr<std::vector<size_t>> sizes =
+      SweepSizes(min_bytes.value(), max_bytes.value(), options.factor, DataTypeSize(*type));
+  if (!sizes.ok()) return fail(sizes.status().message());
+
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment();
+  if (!runtime.ok()) return fail(runtime.status().message());
+  Runtime& rt = *runtime.value();
+  if (rt.backend() == BackendKind::kNccl) {
+    if (Status status = SelectRankDevice(rt); !status.ok()) {
+      return fail("rank " + std::to_string(rt.rank()) + ": " + status.message());
+    }
+  }
+  bool printer = rt.rank() == 0;
+  if (printer) {
+    std::printf("# hvdrun-bench: allreduce, backend %s, %d ranks, %s, %s, %d iterations after %d warm-up\n",
+                std::string(BackendName(rt.backend())).c_str(), rt.size(), options.dtype.c_str(),
+                options.op.c_str(), options.iters, options.warmup);
+    std::printf("%12s %12s %10s %10s %10s", "bytes", "time_us", "algbw", "busbw", "max_error");
+    if (options.baseline) std::printf(" %12s %10s %8s", "raw_time_us", "raw_busbw", "ratio");
+    std::printf("\n");
+  }
+  nlohmann::json results = nlohmann::json::array();
+  SizeResult largest;
+  for (size_t bytes : sizes.value()) {
+    StatusOr<SizeResult> result = MeasureSize(rt, options, *type, *op, bytes);
+    if (!result.ok()) return fail("rank " + std::to_string(rt.rank()) + ": " + result.status().message());
+    if (printer) {
+      PrintRow(result.value(), options.baseline);
+      std::fflush(stdout);
+    }
+    results.push_back(ToJson(result.value()));
+    largest = result.value();
+  }
+  // The figures hvdrun aggregates over ranks: those of the largest size.
+  nlohmann::json summary = {{"bytes", largest.bytes},
+                            {"time_us", largest.time_us},
+                            {"busbw_gbps", largest.busbw_gbps},
+                            {"max_error", largest.max_error}};
+  if (options.baseline) {
+    summary["baseline_time_us"] = largest.baseline_time_us;
+    summary["baseline_busbw_gbps"] = largest.baseline_busbw_gbps;
+  }
+  nlohmann::json document = {{"backend", BackendName(rt.backend())},
+                             {"ranks", rt.size()},
+                             {"rank", rt.rank()},
+                             {"dtype", options.dtype},
+                             {"op", options.op},
+                             {"results", results},
+                             {"summary", summary}};
+  if (Status status = rt.SendReport(document.dump()); !status.ok()) return fail(status.message());
+  if (printer && !options.json_path.empty()) {
+    document.erase("rank");
+    std::string temporary = options.json_path + ".tmp";
+    std::ofstream(temporary) << document.dump(2) << "\n";
+    if (std::rename(temporary.c_str(), options.json_path.c_str()) != 0) {
+      return fail("--json: cannot write '" + options.json_path + "'");
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace hvdrun
+
+int main(int argc, char** argv) {
+  try {
+    hvdrun::BenchOptions options;
+    CLI::App app("hvdrun-bench: allreduce bandwidth over message sizes, run under hvdrun", "hvdrun-bench");
+    app.add_option("-b,--min-bytes", options.min_size, "Smallest message size (K, M, G suffixes; default 8)");
+    app.add_option("-e,--max-bytes", options.max_size, "Largest message size (default 64M)");
+    app.add_option("-f,--step-factor", options.factor, "Multiply the size by this each step (default 2)");
+    app.add_option("--iters", options.iters, "Timed iterations per size (default 20)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--warmup", options.warmup, "Untimed iterations before each size (default 5)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--dtype", options.dtype,
+                   "float32, float64, float16, bfloat16, int32 or int64 (default float32)");
+    app.add_option("--op", options.op, "sum, average, min or max (default sum)");
+    app.add_flag("--baseline", options.baseline,
+                 "Also time the backend library's own allreduce, in the same run");
+    app.add_option("--json", options.json_path, "Rank 0 writes the results to this JSON file");
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+      if (error.get_exit_code() == 0) return app.exit(error);
+      std::fprintf(stderr, "hvdrun-bench: %s\n", error.what());
+      return 2;
+    }
+    return hvdrun::Run(options);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "hvdrun-bench: %s\n", error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,54 @@
+#include "examples/trainer/data_parallel_group.h"
+
+#include <algorithm>
+
+#include <ATen/ATen.h>
+#include <torch/cuda.h>
+
+#include "common/env_names.h"
+
+namespace hvdrun::trainer {
+
+StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::FromEnvironment(
+    const std::function<const char*(const char*)>& lookup) {
+  auto group = std::make_unique<DataParallelGroup>();
+  if (lookup(env::kRank) == nullptr) return group;
+  if (lookup(env::kBackend) == nullptr) {
+    return Status::Error(std::string(env::kBackend) +
+                         " is not set: hvdrun started this rank without a backend; run hvdrun with --gloo "
+                         "(or --mpi, --nccl)");
+  }
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment();
+  if (!runtime.ok()) return runtime.status();
+  group->owned_ = std::move(runtime).value();
+  group->runtime_ = group->owned_.get();
+  return group;
+}
+
+std::string DataParallelGroup::backend_name() const {
+  return runtime_ != nullptr ? std::string(BackendName(runtime_->backend())) : "none";
+}
+
+Status DataParallelGroup::SumAcrossRanks(std::vector<double>& values) {
+  if (runtime_ == nullptr || values.empty()) return Status::Ok();
+  if (staging_gpu_ < 0) {
+    return runtime_->Allreduce(values.data(), values.data(), values.size(), DataType::kFloat64,
+                               ReduceOp::kSum);
+  }
+  at::Tensor staged =
+      at::tensor(values, at::kDouble).to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(staging_gpu_)));
+  torch::cuda::synchronize(staging_gpu_);  // the runtime reads it on a stream of its own
+  Status status = runtime_->Allreduce(staged.data_ptr(), staged.data_ptr(), values.size(), DataType::kFloat64,
+                                      ReduceOp::kSum);
+  if (!status.ok()) return status;
+  at::Tensor host = staged.to(at::kCPU);
+  std::copy(host.data_ptr<double>(), host.data_ptr<double>() + host.numel(), values.begin());
+  return Status::Ok();
+}
+
+Status DataParallelGroup::SendReport(const std::string& json) {
+  if (runtime_ == nullptr) return Status::Ok();
+  return runtime_->SendReport(json);
+}
+
+}  // namespace hvdrun::trainer

@@ -1,0 +1,126 @@
+#include "examples/trainer/gradient_reducer.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <torch/cuda.h>
+
+#include <string>
+#include <utility>
+
+#include "examples/trainer/tensor_data_type.h"
+
+namespace hvdrun::trainer {
+namespace {
+
+// Gradients are averaged, so only floating-point parameters can be reduced.
+DataType RuntimeType(const at::Tensor& tensor) {
+  std::optional<DataType> type = TensorDataType(tensor);
+  TORCH_CHECK(type && *type != DataType::kInt32 && *type != DataType::kInt64,
+              "GradientReducer: parameters of type ", tensor.scalar_type(), " cannot be averaged");
+  return *type;
+}
+
+}  // namespace
+
+GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> parameters, bool buffers_on_device)
+    : runtime_(runtime), parameters_(std::move(parameters)), buffers_on_device_(buffers_on_device) {
+  const size_t count = parameters_.size();
+  if (runtime_ == nullptr) return;  // one process, nothing to reduce
+  for (const at::Tensor& parameter : parameters_) {
+    bytes_per_step_ += parameter.numel() * static_cast<int64_t>(parameter.element_size());
+  }
+  ready_.assign(count, false);
+  started_.assign(count, false);
+  handles_.resize(count);
+  for (size_t k = 0; k < count; ++k) launch_order_.push_back(count - 1 - k);
+  for (size_t i = 0; i < count; ++i) {
+    const at::Tensor& parameter = parameters_[i];
+    RuntimeType(parameter);  // refuses a type the runtime cannot average, before any step
+    at::Device device = buffers_on_device_ ? parameter.device() : at::Device(at::kCPU);
+    buffers_.push_back(at::empty(parameter.sizes(), parameter.options().device(device).requires_grad(false)));
+    hook_ids_.push_back(
+        parameter.register_hook([this, i](const at::Tensor& gradient) { OnGradientReady(i, gradient); }));
+  }
+}
+
+GradientReducer::~GradientReducer() {
+  for (size_t i = 0; i < hook_ids_.size(); ++i) parameters_[i].remove_hook(hook_ids_[i]);
+  // A step abandoned half-way (an exception in backward) may still have reductions writing into
+  // the buffers.
+  for (size_t i = 0; i < started_.size(); ++i) {
+    if (started_[i]) (void)handles_[i].Wait();
+  }
+}
+
+void GradientReducer::OnGradientReady(size_t index, const at::Tensor& gradient) {
+  TORCH_CHECK(!ready_[index], "GradientReducer: parameter ", index,
+              " got a second gradient before FinishStep (one backward pass per step)");
+  at::NoGradGuard no_grad;
+  buffers_[index].copy_(gradient);
+  ready_[index] = true;
+  StartReadyReductions();
+}
+
+void GradientReducer::StartReadyReductions() {
+  while (next_launch_ < launch_order_.size() && ready_[launch_order_[next_launch_]]) {
+    StartReduction(launch_order_[next_launch_]);
+    ++next_launch_;
+  }
+}
+
+void GradientReducer::StartReduction(size_t index) {
+  at::Tensor& buffer = buffers_[index];
+  // The runtime reads device memory on its own stream: the copy into the buffer must be done.
+  if (buffer.is_cuda()) torch::cuda::synchronize(buffer.device().index());
+  handles_[index] =
+      runtime_->AllreduceAsync(buffer.data_ptr(), buffer.data_ptr(), static_cast<size_t>(buffer.numel()),
+                               RuntimeType(buffer), ReduceOp::kAverage);
+  started_[index] = true;
+}
+
+Status GradientReducer::FinishStep() {
+  last_wait_ = std::chrono::duration<double>(0);
+  if (runtime_ == nullptr) return Status::Ok();
+  started_during_backward_ = static_cast<int>(next_launch_);
+  {
+    at::NoGradGuard no_grad;
+    for (size_t position = next_launch_; position < launch_order_.size(); ++position) {
+      const size_t index = launch_order_[position];
+      if (!ready_[index]) {
+        const at::Tensor& gradient = parameters_[index].grad();
+        if (gradient.defined()) {
+          buffers_[index].copy_(gradient);
+        } else {
+          buffers_[index].zero_();
+        }
+        ready_[index] = true;
+      }
+    }
+  }
+  StartReadyReductions();
+
+  const auto wait_start = std::chrono::steady_clock::now();
+  Status first_error;
+  for (size_t index : launch_order_) {
+    Status status = handles_[index].Wait();
+    if (!status.ok() && first_error.ok()) first_error = status;
+  }
+  last_wait_ = std::chrono::steady_clock::now() - wait_start;
+  ready_.assign(ready_.size(), false);
+  started_.assign(started_.size(), false);
+  next_launch_ = 0;
+  if (!first_error.ok()) return first_error;
+
+  at::NoGradGuard no_grad;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    at::Tensor& gradient = parameters_[i].mutable_grad();
+    if (gradient.defined()) {
+      gradient.copy_(buffers_[i]);
+    } else {
+      gradient = buffers_[i].to(parameters_[i].device(), /*non_blocking=*/false, /*copy=*/true);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace hvdrun::trainer

@@ -1,0 +1,87 @@
+// GradientReducer: averages a model's gradients over the ranks of a data-parallel group while
+// backward still runs, as Horovod's DistributedOptimizer and PyTorch's DDP do.
+//
+// A hook on each parameter copies its gradient, as soon as autograd has computed it, into a
+// buffer of the reducer and starts an asynchronous average (Runtime::AllreduceAsync) of that
+// buffer; FinishStep() waits for every one and writes the averages into the parameters' .grad(),
+// before the optimizer's step. Communication of the later layers' gradients so overlaps the
+// computation of the earlier layers'.
+//
+// Order: every rank must start the same collectives in the same order (hvdrun/runtime.h), but
+// hooks fire in whatever order autograd finishes gradients. The reducer therefore starts them in a
+// fixed order — reverse registration order, the order backward mostly produces them — each as soon
+// as it and every gradient before it in that order is ready, so an early gradient waits for at most
+// a few others. A parameter that got no gradient in a step is reduced at FinishStep (as zeros, or
+// its .grad() if it has one), so that the ranks stay in step.
+//
+// This is where tensor fusion plugs in: OnGradientReady hands one tensor at a time to the runtime;
+// a fusion buffer would pack consecutive ready gradients and start one collective per buffer.
+//
+// Threading: the hooks run on autograd's thread for the device, FinishStep on the thread that
+// called backward(), after backward() returned; the two never overlap. Not otherwise thread-safe.
+// The reducer must outlive every backward pass through its parameters, and is neither copyable
+// nor movable (the hooks point at it); its destructor removes the hooks.
+#ifndef HVDRUN_EXAMPLES_TRAINER_GRADIENT_REDUCER_H_
+#define HVDRUN_EXAMPLES_TRAINER_GRADIENT_REDUCER_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "hvdrun/runtime.h"
+#include "hvdrun/status.h"
+
+namespace hvdrun::trainer {
+
+class GradientReducer {
+ public:
+  // `parameters`: float32 tensors that require gradients, in registration order. `runtime` must
+  // outlive the reducer; null means a group of one: nothing is reduced, FinishStep returns at once.
+  // Buffers are on the CPU, or on the parameters' device when `buffers_on_device` (a backend such
+  // as NCCL that reduces device memory).
+  GradientReducer(Runtime* runtime, std::vector<at::Tensor> parameters, bool buffers_on_device);
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  // Starts the reductions that did not start during backward, waits for all of them, and replaces
+  // each parameter's gradient by its average over the ranks. The first failure is returned (the
+  // runtime is then broken, hvdrun/runtime.h). Call once per backward pass.
+  Status FinishStep();
+
+  // Bytes of gradients one step reduces (float32 elements × 4); 0 without a runtime.
+  int64_t bytes_per_step() const { return bytes_per_step_; }
+  // Time FinishStep spent waiting for collectives in the last step: communication that did not
+  // overlap with computation.
+  std::chrono::duration<double> last_wait() const { return last_wait_; }
+  // Number of parameters whose reduction had started before FinishStep was called in the last
+  // step: how many overlapped with backward.
+  int started_during_backward() const { return started_during_backward_; }
+
+ private:
+  // The hook: copies parameter `index`'s gradient into its buffer and starts what is now startable.
+  void OnGradientReady(size_t index, const at::Tensor& gradient);
+  // Starts, in launch order, every reduction whose gradient and predecessors are ready.
+  void StartReadyReductions();
+  void StartReduction(size_t index);
+
+  Runtime* runtime_;
+  std::vector<at::Tensor> parameters_;
+  std::vector<at::Tensor> buffers_;   // one per parameter, contiguous, the reduction's in and out
+  std::vector<unsigned> hook_ids_;    // per parameter, to remove the hooks
+  std::vector<size_t> launch_order_;  // parameter indices in the order reductions start
+  std::vector<bool> ready_;           // per parameter: its buffer holds this step's gradient
+  std::vector<bool> started_;         // per parameter: handles_[i] is this step's reduction
+  std::vector<CollectiveHandle> handles_;
+  size_t next_launch_ = 0;  // position in launch_order_ of the next reduction to start
+  bool buffers_on_device_ = false;
+  int64_t bytes_per_step_ = 0;
+  std::chrono::duration<double> last_wait_{0};
+  int started_during_backward_ = 0;
+};
+
+}  // namespace hvdrun::trainer
+
+#endif  // HVDRUN_EXAMPLES_TRAINER_GRADIENT_REDUCER_H_

@@ -1,0 +1,139 @@
+#include "examples/trainer/trainer_report.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace hvdrun::trainer {
+namespace {
+
+nlohmann::json Settings(const RunSettings& s) {
+  nlohmann::json settings = {{"model", s.model},
+                             {"mode", s.synthetic ? "synthetic" : "dataset"},
+                             {"backend", s.backend},
+                             {"ranks", s.ranks},
+                             {"device", s.device},
+                             {"threads", s.threads},
+                             {"batch_size", s.batch_size},
+                             {"image_size", s.image_size},
+                             {"lr", s.lr},
+                             {"lr_scaled_by_ranks", s.lr_scaled},
+                             {"lr_schedule", s.synthetic ? "constant" : "cosine"},
+                             {"momentum", s.momentum},
+                             {"seed", s.seed}};
+  if (s.synthetic) {
+    settings["warmup_steps"] = s.warmup_steps;
+    settings["steps"] = s.steps;
+  } else {
+    settings["epochs"] = s.epochs;
+    settings["data_dir"] = s.data_dir;
+    settings["train_examples_per_rank"] = s.train_examples_per_rank;
+  }
+  return settings;
+}
+
+nlohmann::json Epochs(const TrainingResult& result) {
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const EpochRecord& e : result.epochs) {
+    epochs.push_back({{"epoch", e.epoch},
+                      {"train_loss", e.train_loss},
+                      {"test_accuracy", e.test_accuracy},
+                      {"test_examples", e.test_examples},
+                      {"seconds", e.seconds}});
+  }
+  return epochs;
+}
+
+nlohmann::json TestAccuracy(const TrainingResult& result) {
+  return result.test_accuracy ? nlohmann::json(*result.test_accuracy) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& result) {
+  const StepSummary mine = SummarizeSteps(result.steps);
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepRecord& step : result.steps) {
+    steps.push_back({{"compute_s", step.compute_s},
+                     {"comm_wait_s", step.comm_wait_s},
+                     {"step_s", step.step_s},
+                     {"img_per_sec", step.img_per_sec()},
+                     {"loss", step.loss}});
+  }
+  // The figures hvdrun aggregates over ranks (mean, min, max): this rank's own, and the group's,
+  // which are equal on every rank.
+  nlohmann::json summary = {{"step_time_s", mine.mean_step_s},
+                            {"compute_time_s", mine.mean_compute_s},
+                            {"comm_wait_s", mine.mean_comm_wait_s},
+                            {"img_per_sec", mine.img_per_sec},
+                            {"img_per_sec_total", result.group.img_per_sec_total},
+                            {"bytes_reduced", result.bytes_reduced},
+                            {"wall_s", result.wall_s}};
+  if (result.test_accuracy) summary["test_accuracy"] = *result.test_accuracy;
+  if (!result.epochs.empty()) summary["train_loss"] = result.epochs.back().train_loss;
+
+  nlohmann::json report = Settings(settings);
+  report["program"] = "hvdrun-trainer";
+  report["rank"] = settings.rank;
+  report["local_rank"] = settings.local_rank;
+  report["steps_run"] = result.steps_run;
+  report["timed_steps"] = steps;
+  report["epochs_run"] = Epochs(result);
+  report["bytes_reduced_per_step"] = result.bytes_reduced_per_step;
+  report["bytes_reduced"] = result.bytes_reduced;
+  report["parameter_tensors"] = result.parameter_tensors;
+  report["reductions_overlapped_with_backward"] = result.overlapped_reductions;
+  report["test_accuracy"] = TestAccuracy(result);
+  report["parameter_checksum"] = result.parameter_checksum;
+  report["summary"] = summary;
+  return report;
+}
+
+nlohmann::json RunDocument(const RunSettings& settings, const TrainingResult& result) {
+  nlohmann::json document = Settings(settings);
+  document["step_time_s"] = result.group.step_time_s;
+  document["comm_wait_s"] = result.group.comm_wait_s;
+  document["img_per_sec_per_rank"] = result.group.img_per_sec_per_rank;
+  document["img_per_sec_total"] = result.group.img_per_sec_total;
+  document["test_accuracy"] = TestAccuracy(result);
+  document["epochs_run"] = Epochs(result);
+  document["bytes_reduced_per_step"] = result.bytes_reduced_per_step;
+  document["parameter_checksum"] = result.parameter_checksum;
+  document["wall_s"] = result.wall_s;
+  return document;
+}
+
+Status WriteJsonFile(const std::string& path, const nlohmann::json& document) {
+  const std::string text = document.dump(2) + "\n";
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  auto failure = [&](const std::string& file, int error) {
+    ::unlink(temporary.c_str());
+    return Status::Error("--json: cannot write '" + file + "': " + std::strerror(error));
+  };
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Error("--json: cannot write '" + temporary + "': " + std::strerror(errno));
+  size_t written = 0;
+  while (written < text.size()) {
+    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int error = errno;
+      ::close(fd);
+      return failure(temporary, error);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    int error = errno;
+    ::close(fd);
+    return failure(temporary, error);
+  }
+  if (::close(fd) != 0) return failure(temporary, errno);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) return failure(path, errno);
+  return Status::Ok();
+}
+
+}  // namespace hvdrun::trainer
