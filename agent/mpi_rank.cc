@@ -33,7 +33,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Agent mode's kill grace (launcher/job.cc): the most a rank gets between SIGTERM and SIGKILL.
+// Agent mode's kill grace (launcher/agent_launcher.cc): the most a rank gets between SIGTERM and SIGKILL.
 constexpr std::chrono::milliseconds kMaxKillGrace{1000};
 // Open MPI's default odls_base_sigkill_timeout.
 constexpr std::chrono::milliseconds kDefaultSigkillTimeout{1000};
@@ -107,9 +107,10 @@ class MpiRankRunner {
   void HandleSignal(const signalfd_siginfo& info);
   void RecordEnd(int wait_status);
   void SendExitRecord(std::unique_ptr<RendezvousClient> client);
-  // With --network-interface: sets HVDRUN_HOST_ADDR and MASTER_ADDR in the rank's `env`.
-  Status UseNetworkInterfaces(RendezvousClient& client, const RankAssignment& assignment,
-                              std::vector<std::string>& env) const;
+  // Places this host on the job's network (job_.host_networks) by the rule hvdrun applies to the
+  // hosts it can see (common/network_interfaces.h), and with --network-interface takes MASTER_ADDR
+  // from rank 0's agent (or, on rank 0, gives it).
+  Status PlaceOnNetwork(RendezvousClient& client, const RankAssignment& assignment);
   // After a stop by mpirun: waits for mpirun's SIGKILL to the group, for a bounded time, while
   // mpirun lives.
   void AwaitMpirunsKill();
@@ -180,11 +181,10 @@ int MpiRankRunner::Run() {
   protocol::RankLaunch launch;
   launch.rank = rank_;
   launch.argv = command_;
-  launch.env = BuildRankEnvironment(assignment.value(), rank_, job_);
-  if (!job_.network_interfaces.empty()) {
-    Status status = UseNetworkInterfaces(*client.value(), assignment.value(), launch.env);
-    if (!status.ok()) return SetupFailed(status.message());
+  if (Status placed = PlaceOnNetwork(*client.value(), assignment.value()); !placed.ok()) {
+    return SetupFailed(placed.message());
   }
+  launch.env = BuildRankEnvironment(assignment.value(), rank_, job_);
   record_.exit.rank = rank_;
   SpawnedRank spawned = SpawnRank(launch, {.capture = OutputCapture::kInherit, .own_process_group = false});
   if (spawned.pid < 0) {
@@ -298,21 +298,28 @@ void MpiRankRunner::AwaitMpirunsKill() {
   }
 }
 
-Status MpiRankRunner::UseNetworkInterfaces(RendezvousClient& client, const RankAssignment& assignment,
-                                           std::vector<std::string>& env) const {
-  const std::string& host = assignment.hosts()[assignment.placement(rank_).host_index].host;
-  StatusOr<std::string> address =
-      ChooseInterfaceAddress(ListInterfaceAddresses(), job_.network_interfaces, host);
-  if (!address.ok()) return Status::Error("--network-interface: " + address.status().message());
-  SetEnvironmentValue(env, env::kHostAddr, address.value());
+Status MpiRankRunner::PlaceOnNetwork(RendezvousClient& client, const RankAssignment& assignment) {
+  const int host_index = assignment.placement(rank_).host_index;
+  const std::string& host = assignment.hosts()[host_index].host;
+  // A job on several hosts reaches this one at the address its traffic to hvdrun's rendezvous
+  // service leaves from (hvdrun cannot see this host's interfaces under mpirun); a job all on
+  // this machine keeps the host's own name, as hvdrun does.
+  StatusOr<std::string> seen = HostAddress(host);
+  if (assignment.hosts().size() > 1) seen = LocalAddressToward(job_.rendezvous_addr);
+  if (!seen.ok()) return Status::Error("rendezvous: " + seen.status().message());
+  StatusOr<HostNetwork> network =
+      ChooseHostNetwork(ListInterfaceAddresses(), job_.network_interfaces, seen.value(), host);
+  if (!network.ok()) return Status::Error("--network-interface: " + network.status().message());
+  job_.host_networks.assign(assignment.hosts().size(), HostNetwork{});
+  job_.host_networks[host_index] = network.value();
+  if (job_.network_interfaces.empty()) return Status::Ok();
   if (rank_ == 0) {
-    if (Status status = client.Set(kMasterAddrKey, address.value()); !status.ok()) return status;
-    SetEnvironmentValue(env, env::kTorchMasterAddr, address.value());
-    return Status::Ok();
+    job_.master_addr = network.value().address;
+    return client.Set(kMasterAddrKey, job_.master_addr);
   }
   StatusOr<std::string> master = client.Get(kMasterAddrKey, kConnectTimeout);
   if (!master.ok()) return Status::Error("MASTER_ADDR from rank 0's agent: " + master.status().message());
-  SetEnvironmentValue(env, env::kTorchMasterAddr, master.value());
+  job_.master_addr = std::move(master).value();
   return Status::Ok();
 }
 

@@ -8,10 +8,12 @@
 //  - connects to hvdrun's rendezvous service (also before starting anything), starts the command
 //    as agent mode does (rank_spawner.h: stdin from /dev/null, SIGKILL when the agent dies) with the
 //    agent's stdout and stderr, which mpirun tags, and records the rank's pid and process group;
-//  - with --network-interface (HVDRUN_NETWORK_INTERFACES), gives the rank its host's address on
-//    the chosen interface as HVDRUN_HOST_ADDR, and rank 0's as MASTER_ADDR: rank 0's agent puts
-//    it in the store (common/rank_exit_record.h), since hvdrun cannot see a remote host's
-//    interfaces under mpirun;
+//  - places its host on the job's network by the rule hvdrun applies to the hosts whose
+//    interfaces it sees (common/network_interfaces.h), since under mpirun it cannot see them: the
+//    host's address is the local end of the route to hvdrun's rendezvous service, or with
+//    --network-interface (HVDRUN_NETWORK_INTERFACES) its address on the chosen interface, and rank
+//    0's there becomes every rank's MASTER_ADDR (rank 0's agent puts it in the store,
+//    common/rank_exit_record.h);
 //  - keeps the rank in the agent's own process group. Open MPI signals the process group of each
 //    process it starts, and when it stops a job it SIGKILLs those groups as soon as one of its
 //    processes exits (its odls_base_sigkill_timeout wait, 1 s, ends early on the first exit; seen

@@ -35,11 +35,14 @@ inline constexpr const char* kSecret = "HVDRUN_SECRET";
 // The address of this rank's host on the network the job uses; backends listen there.
 inline constexpr const char* kHostAddr = "HVDRUN_HOST_ADDR";
 // With --network-interface: the interfaces named, comma-separated ("eth0,ib0"); each host's
-// traffic uses the first of them it has. Under --mpi, `hvdrun-agent --mpi-rank` sets
-// HVDRUN_HOST_ADDR from it on the rank's own host.
+// traffic uses the first of them it has. Under --mpi, `hvdrun-agent --mpi-rank` applies it on the
+// rank's own host.
 inline constexpr const char* kNetworkInterfaces = "HVDRUN_NETWORK_INTERFACES";
 // With --network-interface, the same list under the names NCCL and PyTorch's Gloo read, so that
-// a program's own NCCL or torch.distributed traffic takes the chosen interfaces too.
+// a program's own NCCL or torch.distributed traffic takes the chosen interfaces too. Without it, in
+// a job on several hosts, the interface that holds the rank's host's job address (unless the user
+// set them in hvdrun's environment): torch's Gloo and NCCL's bootstrap otherwise bind to what the
+// host's name resolves to, which Debian's /etc/hosts maps to 127.0.1.1.
 inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
 inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
 // With --mpi: the job's hosts and how many ranks each runs, in rank order (host-major), in -H's

@@ -1,5 +1,7 @@
 #include "common/rank_environment.h"
 
+#include <algorithm>
+
 #include "common/env_names.h"
 #include "common/network_interfaces.h"
 
@@ -37,7 +39,10 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
   set_int(env::kCrossSize, place.cross_size);
   set(env::kHostname, host);
   set(env::kJobId, job.job_id);
-  set(env::kHostAddr, HostAddress(host));
+  const HostNetwork* network = place.host_index < static_cast<int>(job.host_networks.size())
+                                   ? &job.host_networks[place.host_index]
+                                   : nullptr;
+  set(env::kHostAddr, network != nullptr && !network->address.empty() ? network->address : HostAddress(host));
   if (!job.backend.empty()) {
     set(env::kBackend, job.backend);
     set(env::kRendezvousAddr, job.rendezvous_addr);
@@ -49,6 +54,12 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
     set(env::kNetworkInterfaces, names);
     set(env::kNcclSocketIfname, names);
     set(env::kGlooSocketIfname, names);
+  } else if (num_hosts > 1 && network != nullptr && !network->interface.empty()) {
+    for (const char* name : {env::kNcclSocketIfname, env::kGlooSocketIfname}) {
+      if (std::find(job.user_variables.begin(), job.user_variables.end(), name) == job.user_variables.end()) {
+        set(name, network->interface);
+      }
+    }
   }
 
   set_int(env::kHorovodRank, place.rank);

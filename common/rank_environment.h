@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/network_interfaces.h"
 #include "common/rank_assignment.h"
 
 namespace hvdrun {
@@ -22,8 +23,18 @@ struct JobEnvironment {
   std::string rendezvous_addr;
   uint16_t rendezvous_port = 0;
   std::string secret;
-  // --network-interface's names; empty without it.
+  // --network-interface's names; empty without it. They become HVDRUN_NETWORK_INTERFACES and
+  // every rank's NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME.
   std::vector<std::string> network_interfaces;
+  // Each host's place on the job's network, by host index (common/network_interfaces.h): its
+  // HVDRUN_HOST_ADDR and, for a job on several hosts without --network-interface, the interface
+  // its ranks' NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME name (torch's Gloo and NCCL otherwise bind
+  // to what the host name resolves to, 127.0.1.1 on Debian). A host without an entry, or with an
+  // empty address, gets HostAddress(its name) and no interface.
+  std::vector<HostNetwork> host_networks;
+  // Names of the variables the user set in hvdrun's own environment: the interface defaults above
+  // leave them alone.
+  std::vector<std::string> user_variables;
   std::vector<std::string> exports;  // NAME=VALUE, applied last so that a user's -x wins
 };
 

@@ -87,6 +87,43 @@ TEST(RankEnvironment, NetworkInterfacesReachHvdrunNcclAndGloo) {
   EXPECT_EQ(env["GLOO_SOCKET_IFNAME"], "ib0,eth0");
 }
 
+TEST(RankEnvironment, EachHostsNetworkGivesItsAddressAndOnSeveralHostsItsInterface) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"server1", 1}, {"server2", 1}}, 2);
+  ASSERT_TRUE(assignment.ok());
+  JobEnvironment job;
+  job.host_networks = {{"10.0.0.1", "eth0"}, {"10.0.0.2", "enp1s0"}};
+  std::map<std::string, std::string> env = AsMap(BuildRankEnvironment(assignment.value(), 1, job));
+  EXPECT_EQ(env["HVDRUN_HOST_ADDR"], "10.0.0.2");
+  EXPECT_EQ(env["GLOO_SOCKET_IFNAME"], "enp1s0");
+  EXPECT_EQ(env["NCCL_SOCKET_IFNAME"], "enp1s0");
+  EXPECT_FALSE(env.contains("HVDRUN_NETWORK_INTERFACES"));
+
+  // What the user set in hvdrun's environment is left alone.
+  job.user_variables = {"GLOO_SOCKET_IFNAME"};
+  env = AsMap(BuildRankEnvironment(assignment.value(), 1, job));
+  EXPECT_FALSE(env.contains("GLOO_SOCKET_IFNAME"));
+  EXPECT_EQ(env["NCCL_SOCKET_IFNAME"], "enp1s0");
+
+  // A host whose address no interface holds gets no interface name; one without a network entry
+  // gets its name's address.
+  job.host_networks = {{"10.0.0.1", "eth0"}, {"203.0.113.9", ""}};
+  env = AsMap(BuildRankEnvironment(assignment.value(), 1, job));
+  EXPECT_EQ(env["HVDRUN_HOST_ADDR"], "203.0.113.9");
+  EXPECT_FALSE(env.contains("NCCL_SOCKET_IFNAME"));
+  job.host_networks.clear();
+  EXPECT_EQ(AsMap(BuildRankEnvironment(assignment.value(), 1, job))["HVDRUN_HOST_ADDR"], "server2");
+}
+
+TEST(RankEnvironment, OnOneHostTheInterfaceIsNotNamed) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"localhost", 2}}, 2);
+  ASSERT_TRUE(assignment.ok());
+  JobEnvironment job;
+  job.host_networks = {{"127.0.0.1", "lo"}};
+  std::map<std::string, std::string> env = AsMap(BuildRankEnvironment(assignment.value(), 1, job));
+  EXPECT_EQ(env["HVDRUN_HOST_ADDR"], "127.0.0.1");
+  EXPECT_FALSE(env.contains("GLOO_SOCKET_IFNAME"));
+}
+
 TEST(RankEnvironment, SetEnvironmentValueReplacesOrAppends) {
   std::vector<std::string> env = {"A=1", "AB=2"};
   SetEnvironmentValue(env, "A", "3");

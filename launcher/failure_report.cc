@@ -96,6 +96,24 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
   return report.str();
 }
 
+int ChooseFirstFailure(const std::vector<RankOutcome>& ranks, bool interrupted) {
+  auto earlier = [](const RankOutcome& a, const RankOutcome& b) {
+    if (a.end_unix_ns != 0 && b.end_unix_ns != 0) return a.end_unix_ns < b.end_unix_ns;
+    return a.heard < b.heard;
+  };
+  auto earliest = [&](auto&& eligible) {
+    const RankOutcome* best = nullptr;
+    for (const RankOutcome& outcome : ranks) {
+      if (!outcome.Failed() || !eligible(outcome)) continue;
+      if (best == nullptr || earlier(outcome, *best)) best = &outcome;
+    }
+    return best != nullptr ? best->rank : -1;
+  };
+  int first = earliest([](const RankOutcome& o) { return !o.stop_requested; });
+  if (first < 0 && !interrupted) first = earliest([](const RankOutcome& o) { return !o.stopped_by_hvdrun; });
+  return first;
+}
+
 int ReportJobEnd(const std::vector<RankOutcome>& ranks, int first_failure, int interrupt_signal,
                  const OutputRouter& output) {
   if (first_failure >= 0) {

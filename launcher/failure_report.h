@@ -2,6 +2,7 @@
 #ifndef HVDRUN_LAUNCHER_FAILURE_REPORT_H_
 #define HVDRUN_LAUNCHER_FAILURE_REPORT_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,22 @@ struct RankOutcome {
   int pid = 0;  // 0 until the agent reports the rank started
   bool exited = false;
   protocol::RankExited exit;       // valid when exited
-  bool stopped_by_hvdrun = false;  // it ended after hvdrun began stopping the job
+  bool stopped_by_hvdrun = false;  // it ended by the signals of hvdrun's stop of the job
   std::string lost_reason;         // set when the rank's agent vanished before reporting its end
+  bool stop_requested = false;     // it had been told to stop before it ended or was lost
+  uint64_t end_unix_ns = 0;        // when it ended, by its host's clock; 0 when unknown
+  int heard = -1;                  // the order in which its end (or loss) reached hvdrun; -1 before
 
   bool Failed() const {
     return !lost_reason.empty() || (exited && (exit.exit_code != 0 || exit.signal != 0));
   }
 };
+
+// The job's first failure, a rank, or -1 for none: among the ranks that failed before anything
+// told them to stop, the one that ended first (by end_unix_ns where both are known, else by the
+// order hvdrun heard of them); without such a rank and without an interrupt (`interrupted`), the
+// earliest failure that hvdrun's stop did not cause.
+int ChooseFirstFailure(const std::vector<RankOutcome>& ranks, bool interrupted);
 
 // "SIGSEGV" for 11; "signal 99" for a number without a name.
 std::string SignalName(int signal);

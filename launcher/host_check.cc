@@ -4,24 +4,15 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <map>
-#include <memory>
 
 #include "common/exit_codes.h"
 #include "common/version.h"
-#include "launcher/agent_connection.h"
+#include "launcher/agent_launcher.h"
 #include "launcher/host_facts_file.h"
-#include "launcher/local_host.h"
 
 namespace hvdrun {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// How long agents get to exit once their stdin is closed, before they are killed.
-constexpr std::chrono::milliseconds kAgentExitWait{3000};
 
 std::string Row(const std::string& label, const std::string& value) {
   std::string padded = "  " + label;
@@ -36,65 +27,23 @@ std::string FactValue(const protocol::AgentHello& hello, const std::string& key)
   return "unknown";
 }
 
-struct CheckedHost {
-  HostCheckResult result;
-  std::unique_ptr<AgentConnection> connection;
-  bool done = false;
+// Each host's failure, as the launcher reports it; --check starts no rank.
+class CheckEvents : public RankEvents {
+ public:
+  explicit CheckEvents(size_t hosts) : errors_(hosts) {}
+  const std::string& error(int host_index) const { return errors_[host_index]; }
+
+  void StartFailed(int host_index, const std::string& reason, int /*exit_code*/) override {
+    if (host_index >= 0 && errors_[host_index].empty()) errors_[host_index] = reason;
+  }
+  void RankStarted(int /*rank*/, int /*pid*/) override {}
+  void RankOutput(const protocol::RankOutput& /*output*/) override {}
+  void RankEnded(const RankEnd& /*end*/) override {}
+  void RankLost(int /*rank*/, const std::string& /*reason*/, bool /*stop_requested*/) override {}
+
+ private:
+  std::vector<std::string> errors_;
 };
-
-// Reads what `host`'s agent sent; marks it done once it answered, failed or closed its stream.
-void ReadAgent(CheckedHost& host) {
-  std::vector<protocol::Message> messages;
-  Status status = host.connection->ReadMessages(&messages);
-  for (protocol::Message& message : messages) {
-    if (host.done) break;
-    if (auto* hello = std::get_if<protocol::AgentHello>(&message)) {
-      host.result.hello = std::move(*hello);
-      host.done = true;
-    } else if (auto* error = std::get_if<protocol::AgentError>(&message)) {
-      host.result.error = host.connection->Stage() + ": " + error->message;
-      host.done = true;
-    }
-  }
-  if (host.done) return;
-  if (!status.ok()) {
-    host.result.error = host.connection->Stage() + ": protocol error: " + status.message();
-    host.done = true;
-  } else if (host.connection->stream_closed()) {
-    host.result.error = host.connection->Stage() + ": " + host.connection->EndReason();
-    host.done = true;
-  }
-}
-
-// Closes every agent's stdin and waits for them to exit, killing those that do not.
-void ShutDown(std::vector<CheckedHost>& hosts) {
-  for (CheckedHost& host : hosts) {
-    if (host.connection) host.connection->CloseInput();
-  }
-  Clock::time_point deadline = Clock::now() + kAgentExitWait;
-  bool killed = false;
-  while (true) {
-    bool all_reaped = true;
-    std::vector<pollfd> fds;
-    for (CheckedHost& host : hosts) {
-      int status = 0;
-      if (!host.connection || host.connection->Reap(&status)) continue;
-      all_reaped = false;
-      if (!host.connection->stream_closed()) fds.push_back({host.connection->read_fd(), POLLIN, 0});
-      if (killed) continue;
-      if (Clock::now() >= deadline) host.connection->Kill();
-    }
-    if (all_reaped) return;
-    killed = killed || Clock::now() >= deadline;
-    ::poll(fds.data(), fds.size(), 50);
-    // Keep reading, so that no agent blocks on a full pipe.
-    for (CheckedHost& host : hosts) {
-      if (!host.connection || host.connection->stream_closed()) continue;
-      std::vector<protocol::Message> ignored;
-      (void)host.connection->ReadMessages(&ignored);
-    }
-  }
-}
 
 }  // namespace
 
@@ -153,76 +102,46 @@ std::vector<std::string> VersionMismatches(const std::vector<HostCheckResult>& r
 
 int RunHostCheck(const LaunchOptions& options, const std::string& local_agent_path) {
   ::signal(SIGPIPE, SIG_IGN);  // an agent that is gone shows as the end of its stream
-  Clock::time_point deadline = Clock::now() + std::chrono::seconds(options.start_timeout_s);
-  std::vector<CheckedHost> hosts;
-  for (const HostSlots& entry : options.hosts) {
-    CheckedHost host;
-    host.result.host = entry.host;
-    bool local = RunsHere(entry.host, entry.user);
-    SshOptions ssh = options.ssh;
-    if (!entry.user.empty()) ssh.user = entry.user;  // user@host overrides --ssh-user
-    StatusOr<std::unique_ptr<AgentConnection>> connection =
-        local ? AgentConnection::StartLocal(entry.host, local_agent_path)
-              : AgentConnection::StartRemote(entry.host, ssh, options.remote_agent_path, deadline);
-    if (!connection.ok()) {
-      std::string message = connection.status().message();
-      std::string prefix = "host " + entry.host + ": ";
-      host.result.error = message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
-      host.done = true;
-    } else {
-      host.connection = std::move(connection).value();
-      protocol::Hello hello;
-      hello.hvdrun_version = kVersion;
-      hello.want_facts = true;  // no heartbeats: the agent answers, then waits for its stdin to close
-      host.connection->Send(hello);
-    }
-    hosts.push_back(std::move(host));
+  // Every host is checked, whatever -np places on it.
+  int slots = 0;
+  for (const HostSlots& entry : options.hosts) slots += entry.slots;
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign(options.hosts, slots);
+  if (!assignment.ok()) {
+    std::fprintf(stderr, "hvdrun: %s\n", assignment.status().message().c_str());
+    return kExitUsage;
   }
-
-  while (Clock::now() < deadline) {
+  const std::vector<HostRanks>& hosts = assignment.value().hosts();
+  AgentLauncher launcher(options, local_agent_path, AgentLauncher::Purpose::kCheck);
+  CheckEvents events(hosts.size());
+  launcher.Reach(assignment.value(), &events);
+  while (!launcher.Reached()) {
     std::vector<pollfd> fds;
-    std::vector<CheckedHost*> owners;
-    for (CheckedHost& host : hosts) {
-      if (host.done) continue;
-      fds.push_back({host.connection->read_fd(), POLLIN, 0});
-      owners.push_back(&host);
-    }
-    if (fds.empty()) break;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<int64_t>(left, 0, 1000))) <= 0) continue;
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) ReadAgent(*owners[i]);
-    }
+    launcher.AddPollFds(fds);
+    if (::poll(fds.data(), fds.size(), launcher.PollTimeoutMs()) < 0) continue;
+    launcher.Service(fds.data(), fds.size());
   }
-  for (CheckedHost& host : hosts) {
-    if (!host.done) {
-      host.result.error = host.connection->Stage() + ": no answer within " +
-                          std::to_string(options.start_timeout_s) + " s (--start-timeout)";
-    } else if (host.result.error.empty() &&
-               host.result.hello.protocol_version != protocol::kProtocolVersion) {
-      host.result.error = "agent start: version mismatch: its hvdrun-agent is " +
-                          host.result.hello.hvdrun_version + " (protocol " +
-                          std::to_string(host.result.hello.protocol_version) + "), this hvdrun is " +
-                          kVersion + " (protocol " + std::to_string(protocol::kProtocolVersion) +
-                          "); install the same hvdrun on every host";
+  std::vector<HostCheckResult> checked;
+  for (int i = 0; i < static_cast<int>(hosts.size()); ++i) {
+    HostCheckResult result;
+    result.host = hosts[i].host;
+    result.error = events.error(i);
+    if (const protocol::AgentHello* hello = launcher.hello(i); hello != nullptr && result.error.empty()) {
+      result.hello = *hello;
+      result.ssh = launcher.remote(i) ? "ok (" + launcher.host(i).address + ")" : "local (no SSH)";
     }
-    if (host.result.error.empty()) {
-      host.result.ssh = host.connection->remote()
-                            ? "ok (" + host.connection->transport()->remote_address() + ")"
-                            : "local (no SSH)";
-    }
+    checked.push_back(std::move(result));
   }
-  ShutDown(hosts);
+  launcher.ShutDown();
 
   std::vector<HostCheckResult> results;
   bool failed = false;
-  for (CheckedHost& host : hosts) {
-    std::fputs(FormatHostCheck(host.result).c_str(), stdout);
-    if (!host.result.error.empty()) {
-      std::fprintf(stderr, "hvdrun: host %s: %s\n", host.result.host.c_str(), host.result.error.c_str());
+  for (HostCheckResult& result : checked) {
+    std::fputs(FormatHostCheck(result).c_str(), stdout);
+    if (!result.error.empty()) {
+      std::fprintf(stderr, "hvdrun: host %s: %s\n", result.host.c_str(), result.error.c_str());
       failed = true;
     }
-    results.push_back(host.result);
+    results.push_back(std::move(result));
   }
   std::fflush(stdout);
   if (!options.results_dir.empty()) {

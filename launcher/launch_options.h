@@ -35,7 +35,7 @@ struct LaunchOptions {
   std::string working_dir;
   bool verbose = false;
   // The collective backend the ranks use (--gloo, --mpi, --nccl); hvdrun then runs its rendezvous
-  // service. With kMpi, mpirun starts the ranks instead of hvdrun's agents (launcher/mpi_job.h).
+  // service. With kMpi, mpirun starts the ranks instead of hvdrun's agents (launcher/mpirun_launcher.h).
   std::optional<BackendKind> backend;
   // --dry-run, with --mpi only: print the mpirun command and start nothing.
   bool dry_run = false;
@@ -47,7 +47,7 @@ struct LaunchOptions {
   bool check = false;
   // --network-interface (repeatable, or comma-separated as horovodrun's --network-interfaces): on
   // every host, the job's traffic (rendezvous, MASTER_ADDR, the backends) uses the address of the
-  // first of these interfaces the host has. Empty: hvdrun's choice (launcher/job.h).
+  // first of these interfaces the host has. Empty: hvdrun's choice (launcher/job_run.h).
   std::vector<std::string> network_interfaces;
   // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value).
   std::vector<std::string> exports;

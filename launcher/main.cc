@@ -1,17 +1,18 @@
-// hvdrun: the launcher. Parses the command line, then runs the job: with hvdrun's agents
-// (launcher/job.h), or with --mpi under mpirun (launcher/mpi_job.h); or, with --check, checks the
-// hosts (launcher/host_check.h).
+// hvdrun: the launcher. Parses the command line, then runs the job (launcher/job_run.h) with
+// hvdrun's agents (launcher/agent_launcher.h), or with --mpi under mpirun
+// (launcher/mpirun_launcher.h); or, with --check, checks the hosts (launcher/host_check.h).
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 
-#include "common/exit_codes.h"
+#include "launcher/agent_launcher.h"
 #include "launcher/host_check.h"
-#include "launcher/job.h"
+#include "launcher/job_run.h"
 #include "launcher/launch_options.h"
-#include "launcher/mpi_job.h"
+#include "launcher/mpirun_launcher.h"
 
 namespace {
 
@@ -36,11 +37,15 @@ int main(int argc, char** argv) {
     if (!parsed.error.empty()) std::fprintf(stderr, "hvdrun: %s\n", parsed.error.c_str());
     return parsed.exit_code;
   }
-  if (parsed.options->check) return hvdrun::RunHostCheck(*parsed.options, LocalAgentPath());
-  if (parsed.options->backend == hvdrun::BackendKind::kMpi) {
-    hvdrun::MpiJob job(std::move(*parsed.options), LocalAgentPath());
-    return job.Run();
+  hvdrun::LaunchOptions& options = *parsed.options;
+  if (options.check) return hvdrun::RunHostCheck(options, LocalAgentPath());
+  std::unique_ptr<hvdrun::RankLauncher> launcher;
+  if (options.backend == hvdrun::BackendKind::kMpi) {
+    if (options.dry_run) return hvdrun::PrintMpirunCommand(options, LocalAgentPath());
+    launcher = std::make_unique<hvdrun::MpirunLauncher>(options, LocalAgentPath());
+  } else {
+    launcher = std::make_unique<hvdrun::AgentLauncher>(options, LocalAgentPath());
   }
-  hvdrun::Job job(std::move(*parsed.options), LocalAgentPath());
+  hvdrun::JobRun job(std::move(options), std::move(launcher));
   return job.Run();
 }

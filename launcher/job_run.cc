@@ -1,0 +1,345 @@
+#include "launcher/job_run.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include "common/env_names.h"
+#include "common/exit_codes.h"
+#include "common/job_secret.h"
+#include "common/network_interfaces.h"
+#include "launcher/host_facts_file.h"
+#include "launcher/results_writer.h"
+
+namespace hvdrun {
+namespace {
+
+// Where the rendezvous service listens when every host of a job is this machine.
+constexpr const char* kLoopbackAddress = "127.0.0.1";
+
+std::string NewJobId() {
+  std::random_device random;
+  char id[17];
+  std::snprintf(id, sizeof(id), "%08x%08x", random(), random());
+  return id;
+}
+
+std::string WorkingDirectory() {
+  std::vector<char> buffer(4096);
+  while (::getcwd(buffer.data(), buffer.size()) == nullptr && errno == ERANGE) {
+    buffer.resize(buffer.size() * 2);
+  }
+  return buffer.data();
+}
+
+std::string ThisHostName() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
+}
+
+bool IsStopSignal(int signal) {
+  return signal == SIGTERM || signal == SIGKILL || signal == SIGINT || signal == SIGHUP;
+}
+
+// The variables hvdrun would set by default that the user set in hvdrun's own environment.
+std::vector<std::string> UserSetVariables() {
+  std::vector<std::string> set;
+  for (const char* name : {env::kGlooSocketIfname, env::kNcclSocketIfname}) {
+    if (std::getenv(name) != nullptr) set.emplace_back(name);
+  }
+  return set;
+}
+
+}  // namespace
+
+JobRun::JobRun(LaunchOptions options, std::unique_ptr<RankLauncher> launcher,
+               std::unique_ptr<JobSignals> signals)
+    : options_(std::move(options)),
+      launcher_(std::move(launcher)),
+      signals_(std::move(signals)),
+      output_(stdout, stderr) {}
+
+JobRun::~JobRun() = default;
+
+int JobRun::Run() {
+  if (!Prepare()) return start_failure_code_;
+  launcher_->Reach(assignment_, this);
+  while (!launcher_->Reached() && !stopping_) PollOnce();
+  if (launcher_->Reached() && !start_failed_ && !stopping_) {
+    launched_ = DecideNetwork() && StartRendezvous() && Launch();
+  }
+  while (launched_ && !launcher_->Done()) PollOnce();
+  launcher_->ShutDown();
+  output_.Flush();
+  return Conclude();
+}
+
+bool JobRun::Prepare() {
+  start_failure_code_ = kExitUsage;
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign(options_.hosts, options_.num_proc);
+  if (!assignment.ok()) {
+    std::fprintf(stderr, "hvdrun: %s\n", assignment.status().message().c_str());
+    return false;
+  }
+  assignment_ = std::move(assignment).value();
+  if (!options_.output_dir.empty()) {
+    if (Status status = output_.OpenRankFiles(options_.output_dir, assignment_.size()); !status.ok()) {
+      std::fprintf(stderr, "hvdrun: %s\n", status.message().c_str());
+      return false;
+    }
+  }
+  // The check of this machine's interface comes before anything starts: the rendezvous service
+  // will listen there.
+  if (options_.backend && !options_.network_interfaces.empty()) {
+    StatusOr<HostNetwork> here =
+        ChooseHostNetwork(ListInterfaceAddresses(), options_.network_interfaces, "", ThisHostName());
+    if (!here.ok()) {
+      std::fprintf(stderr, "hvdrun: --network-interface: %s\n", here.status().message().c_str());
+      return false;
+    }
+    job_address_ = here.value().address;
+  }
+  for (const RankPlacement& place : assignment_.ranks()) {
+    RankOutcome outcome;
+    outcome.rank = place.rank;
+    outcome.host = assignment_.hosts()[place.host_index].host;
+    outcomes_.push_back(outcome);
+  }
+  job_id_ = NewJobId();
+  start_failure_code_ = kExitLaunchFailure;
+  // Before the rendezvous service's thread starts, which inherits the blocked signals.
+  if (signals_ == nullptr) {
+    StatusOr<std::unique_ptr<JobSignals>> signals = WatchProcessSignals();
+    if (!signals.ok()) {
+      std::fprintf(stderr, "hvdrun: %s\n", signals.status().message().c_str());
+      return false;
+    }
+    signals_ = std::move(signals).value();
+  }
+  if (options_.backend) secret_ = NewJobSecret();
+  start_failure_code_ = 0;
+  return true;
+}
+
+bool JobRun::DecideNetwork() {
+  const int hosts = static_cast<int>(assignment_.hosts().size());
+  bool any_remote = false;
+  for (int i = 0; i < hosts; ++i) any_remote = any_remote || !launcher_->host(i).this_machine;
+  // Where the hosts reach this machine: on --network-interface's interface (Prepare chose it), on
+  // loopback when every host is this machine, else where the launcher found the route to them.
+  if (!job_address_.empty()) {
+    Verbose("job network: the rendezvous service listens on " + job_address_ + " (--network-interface)");
+  } else if (!any_remote) {
+    job_address_ = kLoopbackAddress;
+  } else {
+    RankLauncher::LocalAddress local = launcher_->LocalAddressTowardHosts();
+    job_address_ = local.address;
+    Verbose("job network: the hosts reach this machine at " + job_address_ + " (" + local.how + ")");
+  }
+  bool placed = true;
+  host_networks_.assign(hosts, HostNetwork{});
+  for (int i = 0; i < hosts; ++i) {
+    const ReachedHost& reached = launcher_->host(i);
+    const std::string& name = assignment_.hosts()[i].host;
+    // A job all on this machine keeps each host's own name (an address, "localhost" as loopback).
+    std::string seen = !reached.this_machine ? reached.address
+                       : any_remote          ? job_address_
+                                             : HostAddress(name);
+    if (!options_.network_interfaces.empty() && !reached.interfaces_known) {
+      // The host's own agent applies the rule (under mpirun); until then, it is where it was reached.
+      host_networks_[i].address = seen;
+      continue;
+    }
+    StatusOr<HostNetwork> network =
+        ChooseHostNetwork(reached.interfaces, options_.network_interfaces, seen, name);
+    if (!network.ok()) {
+      StartFailed(-1, "--network-interface: " + network.status().message(), kExitUsage);
+      placed = false;
+      continue;
+    }
+    host_networks_[i] = std::move(network).value();
+    if (!options_.network_interfaces.empty()) {
+      Verbose("host " + name + ": job traffic on " + host_networks_[i].address + " (--network-interface)");
+    }
+  }
+  return placed;
+}
+
+bool JobRun::StartRendezvous() {
+  if (!options_.backend) return true;
+  StatusOr<std::unique_ptr<RendezvousServer>> server = RendezvousServer::Start(
+      job_address_, secret_, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  if (!server.ok()) {
+    // Its errors already say "rendezvous: ", its log lines "hvdrun: rendezvous: ".
+    StartFailed(-1, server.status().message(), kExitLaunchFailure);
+    return false;
+  }
+  rendezvous_ = std::move(server).value();
+  Verbose("rendezvous service on " + job_address_ + ":" + std::to_string(rendezvous_->port()));
+  return true;
+}
+
+bool JobRun::Launch() {
+  const int rank0_host = assignment_.placement(0).host_index;
+  JobLaunch launch;
+  JobEnvironment& job = launch.environment;
+  job.job_id = job_id_;
+  job.master_addr = host_networks_[rank0_host].address;
+  job.master_port = launcher_->host(rank0_host).free_port;
+  job.exports = options_.exports;
+  job.network_interfaces = options_.network_interfaces;
+  job.host_networks = host_networks_;
+  job.user_variables = UserSetVariables();
+  if (rendezvous_) {
+    job.backend = std::string(BackendName(*options_.backend));
+    job.rendezvous_addr = job_address_;
+    job.rendezvous_port = rendezvous_->port();
+    job.secret = secret_;
+  }
+  launch.command = options_.command;
+  launch.working_dir = options_.working_dir.empty() ? WorkingDirectory() : options_.working_dir;
+  launch.rendezvous = rendezvous_.get();
+  Verbose("job " + job_id_ + ": " + std::to_string(assignment_.size()) + " ranks on " +
+          std::to_string(assignment_.hosts().size()) + " hosts; MASTER_ADDR=" + job.master_addr +
+          " MASTER_PORT=" + std::to_string(job.master_port));
+  if (Status status = launcher_->Launch(launch); !status.ok()) {
+    StartFailed(-1, status.message(), kExitLaunchFailure);
+    return false;
+  }
+  return true;
+}
+
+void JobRun::PollOnce() {
+  std::vector<pollfd> fds = {{signals_->fd(), POLLIN, 0}};
+  launcher_->AddPollFds(fds);
+  if (::poll(fds.data(), fds.size(), launcher_->PollTimeoutMs()) < 0) {
+    for (pollfd& fd : fds) fd.revents = 0;  // EINTR: nothing is ready
+  }
+  if (fds[0].revents != 0) HandleSignals();
+  launcher_->Service(fds.data() + 1, fds.size() - 1);
+  output_.Flush();
+}
+
+void JobRun::HandleSignals() {
+  for (int sig : signals_->Take()) {
+    if (sig == SIGCHLD) {
+      launcher_->ChildExited();
+      continue;
+    }
+    if (interrupt_signal_ != 0 && sig == SIGINT) {
+      std::fprintf(stderr, "hvdrun: second interrupt: killing every rank now\n");
+      launcher_->Stop(RankLauncher::StopMode::kNow);
+      continue;
+    }
+    if (interrupt_signal_ == 0) {
+      interrupt_signal_ = sig;
+      std::fprintf(stderr, "hvdrun: %s received: stopping every rank\n", SignalName(sig).c_str());
+    }
+    BeginStop();
+  }
+}
+
+void JobRun::BeginStop() {
+  if (stopping_) return;
+  stopping_ = true;
+  launcher_->Stop(RankLauncher::StopMode::kGraceful);
+}
+
+int JobRun::Conclude() {
+  const bool interrupted = interrupt_signal_ != 0;
+  const int first_failure = ChooseFirstFailure(outcomes_, interrupted);
+  const bool every_rank_succeeded =
+      launched_ &&
+      std::none_of(outcomes_.begin(), outcomes_.end(), [](const RankOutcome& o) { return o.Failed(); });
+  RankLauncher::Ending ending = launcher_->Finish(
+      {.failure_found = first_failure >= 0 || interrupted, .every_rank_succeeded = every_rank_succeeded});
+  int exit_code = 0;
+  if (start_failed_) {
+    exit_code = start_failure_code_;
+  } else if (ending.started_no_rank && !interrupted) {
+    std::fprintf(stderr, "hvdrun: %s before starting any rank (its messages are above)\n",
+                 ending.description.c_str());
+    exit_code = ending.exit_code;
+  } else if (ending.failed && every_rank_succeeded && !interrupted) {
+    std::fprintf(stderr, "hvdrun: %s, although every rank exited with 0 (its messages are above)\n",
+                 ending.description.c_str());
+    exit_code = ending.exit_code;
+  } else {
+    exit_code = ReportJobEnd(outcomes_, first_failure, interrupt_signal_, output_);
+  }
+
+  Status status = PublishResults(rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{},
+                                 assignment_, options_, job_id_);
+  // Each host's facts, as its agent gathered them (DIR/hosts/<host>.json).
+  const int hosts = launcher_->Reached() && !options_.results_dir.empty()
+                        ? static_cast<int>(assignment_.hosts().size())
+                        : 0;
+  for (int i = 0; status.ok() && i < hosts; ++i) {
+    const ReachedHost& host = launcher_->host(i);
+    if (host.facts.empty()) continue;
+    status = WriteHostFactsFile(options_.results_dir, assignment_.hosts()[i].host, host.facts);
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "hvdrun: %s\n", status.message().c_str());
+    if (exit_code == 0) exit_code = kExitResults;
+  }
+  return exit_code;
+}
+
+void JobRun::StartFailed(int host_index, const std::string& reason, int exit_code) {
+  if (host_index >= 0) {
+    std::fprintf(stderr, "hvdrun: host %s: %s\n", assignment_.hosts()[host_index].host.c_str(),
+                 reason.c_str());
+  } else {
+    std::fprintf(stderr, "hvdrun: %s\n", reason.c_str());
+  }
+  if (!start_failed_) start_failure_code_ = exit_code;
+  start_failed_ = true;
+}
+
+void JobRun::RankStarted(int rank, int pid) {
+  outcomes_[rank].pid = pid;
+  Verbose("rank " + std::to_string(rank) + " started on " + outcomes_[rank].host + ", pid " +
+          std::to_string(pid));
+}
+
+void JobRun::RankOutput(const protocol::RankOutput& output) { output_.Write(output); }
+
+void JobRun::RankEnded(const RankEnd& end) {
+  RankOutcome& outcome = outcomes_[end.exit.rank];
+  if (outcome.exited || !outcome.lost_reason.empty()) return;
+  outcome.exited = true;
+  outcome.exit = end.exit;
+  if (end.pid > 0) outcome.pid = end.pid;
+  outcome.stop_requested = end.stop_requested;
+  outcome.end_unix_ns = end.end_unix_ns;
+  outcome.heard = ends_heard_++;
+  // Ended by the stop's own signals: stopped. Failing on its own while stopping: failed.
+  outcome.stopped_by_hvdrun = end.stop_requested && IsStopSignal(end.exit.signal);
+  Verbose(
+      "rank " + std::to_string(outcome.rank) + " ended: " +
+      (end.exit.signal != 0 ? SignalName(end.exit.signal) : "exit " + std::to_string(end.exit.exit_code)));
+  if (outcome.Failed() && !end.stop_requested) BeginStop();
+}
+
+void JobRun::RankLost(int rank, const std::string& reason, bool stop_requested) {
+  RankOutcome& outcome = outcomes_[rank];
+  if (outcome.exited || !outcome.lost_reason.empty()) return;
+  outcome.lost_reason = reason;
+  outcome.stop_requested = stop_requested;
+  outcome.stopped_by_hvdrun = stop_requested;
+  outcome.heard = ends_heard_++;
+  if (!stop_requested) BeginStop();
+}
+
+void JobRun::Verbose(const std::string& line) const {
+  if (options_.verbose) std::fprintf(stderr, "hvdrun: %s\n", line.c_str());
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,101 @@
+// JobRun: one run of a command over the planned ranks, from the command line's plan to hvdrun's
+// exit code, whichever way the ranks are started (launcher/rank_launcher.h).
+//
+// Run():
+//  - places the ranks (a plan that cannot be placed is exit 2), opens --output-filename's files,
+//    takes over the signals (JobSignals), and makes the job's identity and secret;
+//  - has the launcher reach every host. A host that fails gets its one line, the others are still
+//    waited for (each launcher bounds that by --start-timeout), and the job ends with the code of
+//    the first such failure;
+//  - decides, in this one place, where the job lives on the network: the address the hosts reach
+//    this machine by (where the rendezvous service listens), and each host's address and interface
+//    (common/network_interfaces.h's rule); a host without a --network-interface is exit 2;
+//  - starts the rendezvous service when the job has a backend, and launches the ranks;
+//  - routes their output (OutputRouter) until every rank has ended. The first rank that fails stops
+//    the job: every other rank is stopped (SIGTERM, SIGKILL after a grace period). SIGINT, SIGTERM
+//    or SIGHUP to hvdrun stops the job the same way; a second SIGINT kills every rank at once;
+//  - reports how the job ended (launcher/failure_report.h: the first failure's line or table, the
+//    interrupt, or the launcher's own failure) and publishes the ranks' reports, the results
+//    directory and each host's facts (launcher/results_writer.h). When Run() returns, everything
+//    the launcher started has ended.
+//
+// The first failure is the failing rank that ended, or was lost, before anything told it to stop,
+// earliest first (by the ranks' own clocks when the launcher knows them, else in the order the
+// ends arrived); without one, and without an interrupt, the earliest failure hvdrun did not cause.
+//
+// Not thread-safe; one JobRun runs at a time (it takes over the process's signals).
+#ifndef HVDRUN_LAUNCHER_JOB_RUN_H_
+#define HVDRUN_LAUNCHER_JOB_RUN_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/rank_assignment.h"
+#include "launcher/failure_report.h"
+#include "launcher/job_signals.h"
+#include "launcher/launch_options.h"
+#include "launcher/output_router.h"
+#include "launcher/rank_launcher.h"
+#include "launcher/rendezvous_server.h"
+
+namespace hvdrun {
+
+class JobRun : private RankEvents {
+ public:
+  // `signals`: the signals the job reacts to; nullptr takes over the process's own (JobSignals).
+  JobRun(LaunchOptions options, std::unique_ptr<RankLauncher> launcher,
+         std::unique_ptr<JobSignals> signals = nullptr);
+  ~JobRun() override;
+  JobRun(const JobRun&) = delete;
+  JobRun& operator=(const JobRun&) = delete;
+
+  // Returns hvdrun's exit code (common/exit_codes.h, or the first failing rank's code).
+  int Run();
+
+ private:
+  // Run()'s steps; each returns false when the job cannot go on (the reason printed).
+  bool Prepare();
+  bool DecideNetwork();
+  bool StartRendezvous();
+  bool Launch();
+  int Conclude();
+
+  // One round of the event loop: signals, then the launcher.
+  void PollOnce();
+  void HandleSignals();
+  void BeginStop();
+  void Verbose(const std::string& line) const;
+
+  // RankEvents.
+  void StartFailed(int host_index, const std::string& reason, int exit_code) override;
+  void RankStarted(int rank, int pid) override;
+  void RankOutput(const protocol::RankOutput& output) override;
+  void RankEnded(const RankEnd& end) override;
+  void RankLost(int rank, const std::string& reason, bool stop_requested) override;
+
+  LaunchOptions options_;
+  std::unique_ptr<RankLauncher> launcher_;
+  std::unique_ptr<JobSignals> signals_;
+  RankAssignment assignment_;
+  OutputRouter output_;
+  std::string job_id_;
+  std::string secret_;  // the job secret; never printed or stored
+  std::unique_ptr<RendezvousServer> rendezvous_;
+
+  // Decided by DecideNetwork.
+  std::string job_address_;  // where the hosts reach this machine; the rendezvous service's
+  std::vector<HostNetwork> host_networks_;
+
+  std::vector<RankOutcome> outcomes_;
+  int ends_heard_ = 0;  // numbers the ends (and losses) in the order they arrive
+  bool start_failed_ = false;
+  int start_failure_code_ = 0;
+  bool launched_ = false;
+  bool stopping_ = false;
+  int interrupt_signal_ = 0;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_JOB_RUN_H_
