@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/agent_protocol.h"
+#include "common/wait_status.h"  // SignalName, for the report and its callers
 #include "launcher/output_router.h"
 
 namespace hvdrun {
@@ -23,9 +24,6 @@ struct RankOutcome {
     return !lost_reason.empty() || (exited && (exit.exit_code != 0 || exit.signal != 0));
   }
 };
-
-// "SIGSEGV" for 11; "signal 99" for a number without a name.
-std::string SignalName(int signal);
 
 // The exit code hvdrun uses for a failed rank: its own code, or 128+N for signal N.
 int ExitCodeOf(const RankOutcome& outcome);
