@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "lab/child_process.h"
+#include "common/command_output.h"
 #include "lab/whole_file.h"
 
 namespace hvdrun::lab {
