@@ -13,10 +13,10 @@
 #include <cstring>
 
 #include "agent/descendants.h"
-#include "agent/host_probe.h"
 #include "agent/rank_spawner.h"
 #include "common/exit_codes.h"
 #include "common/free_port.h"
+#include "common/host_facts.h"
 #include "common/network_interfaces.h"
 #include "common/version.h"
 
@@ -188,7 +188,10 @@ void Agent::HandleHello(const protocol::Hello& hello) {
   reply.hostname = HostName();
   reply.pid = static_cast<int32_t>(::getpid());
   reply.free_port = FindFreePort();
-  if (hello.want_facts) reply.facts = ProbeHostFacts();
+  if (hello.want_facts) {
+    reply.facts = ProbeHostFacts();
+    reply.facts.push_back({"hvdrun_agent", std::string("hvdrun-agent ") + kVersion, "built in"});
+  }
   reply.interfaces = ListInterfaceAddresses();
   Send(reply);
 }

@@ -1,13 +1,17 @@
-// SpawnRank: starts one rank's program the way hvdrun promises.
+// SpawnRank: starts one rank's program the way hvdrun promises, through SpawnProcess
+// (common/process_spawner.h).
 //
 // The program runs in a new process group of its own (so that the agent can stop it and
-// everything it started with one killpg; under mpirun it stays in the agent's, see SpawnOptions),
-// with stdin from /dev/null, stdout and stderr on fresh pipes (or the agent's own, with
-// OutputCapture::kInherit), default signal dispositions and an empty signal mask, the launch's environment
-// entries set on top of the agent's environment, and the launch's working directory. argv is passed to execvp
-// unchanged: no shell sees it. The rank also gets SIGKILL if the agent dies.
+// everything it started with one killpg; under mpirun it stays in the agent's, see
+// RankSpawnOptions), with stdin from /dev/null, stdout and stderr on fresh pipes (or the agent's
+// own, with OutputCapture::kInherit), default signal dispositions and an empty signal mask, the
+// launch's environment entries set on top of the agent's environment, and the launch's working
+// directory. argv is passed as execvp would pass it: no shell sees it, and a name without '/' is
+// looked up in the PATH of the rank's environment. The rank gets SIGKILL if the agent dies.
 //
-// Not thread-safe: it forks, and the agent is single-threaded.
+// The agent reaps its ranks itself (waitpid(-1), as their subreaper): a SpawnedRank holds a pid,
+// not a ChildProcess. Not thread-safe: the parent-death signal follows the calling thread, and the
+// agent is single-threaded.
 #ifndef HVDRUN_AGENT_RANK_SPAWNER_H_
 #define HVDRUN_AGENT_RANK_SPAWNER_H_
 
@@ -26,8 +30,8 @@ struct SpawnedRank {
   pid_t pid = -1;
   UniqueFd stdout_fd;  // non-blocking read ends; invalid with OutputCapture::kInherit
   UniqueFd stderr_fd;
-  // Set when the program could not be started; `error` then says why in one line. A child that
-  // failed its exec has already been reaped.
+  // Set when the program could not be started; `error` then says why in one line (docs/protocol.md,
+  // RankExited). A child that failed its exec has already been reaped.
   protocol::SpawnError spawn_error = protocol::SpawnError::kNone;
   std::string error;
 };
@@ -37,7 +41,7 @@ enum class OutputCapture {
   kInherit,  // the agent's own stdout and stderr (under mpirun, which tags and forwards them)
 };
 
-struct SpawnOptions {
+struct RankSpawnOptions {
   OutputCapture capture = OutputCapture::kPipes;
   // Whether the rank leads a new process group (agent mode), or stays in the agent's: under
   // mpirun, which signals the process group of each process it started, so that its SIGKILL
@@ -45,7 +49,7 @@ struct SpawnOptions {
   bool own_process_group = true;
 };
 
-SpawnedRank SpawnRank(const protocol::RankLaunch& launch, const SpawnOptions& options = {});
+SpawnedRank SpawnRank(const protocol::RankLaunch& launch, const RankSpawnOptions& options = {});
 
 }  // namespace hvdrun
 

@@ -8,7 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "lab/child_process.h"
+#include "common/process_spawner.h"
+#include "common/wait_status.h"
 #include "lab/whole_file.h"
 
 namespace hvdrun::lab {
@@ -112,13 +113,18 @@ StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
   RunRecord record;
   record.started_at = UtcNow();
   record.command = args;
-  ChildOptions child_options;
+  // hvdrun leads a process group of its own, so that a Ctrl-C at the terminal reaches only
+  // hvdrun-lab, which passes it on; it gets SIGTERM when hvdrun-lab dies (and stops its ranks).
+  const std::string stderr_path = run_dir.value() + "/stderr.log";
+  SpawnOptions child_options;
   child_options.argv = argv;
   child_options.working_dir = run_dir.value();
-  child_options.stdout_path = run_dir.value() + "/stdout.log";
-  child_options.stderr_path = run_dir.value() + "/stderr.log";
+  child_options.stdout_spec = StdioSpec::File(run_dir.value() + "/stdout.log");
+  child_options.stderr_spec = StdioSpec::File(stderr_path);
+  child_options.own_process_group = true;
+  child_options.parent_death_signal = SIGTERM;
   const auto start = std::chrono::steady_clock::now();
-  StatusOr<ChildProcess> started = ChildProcess::Start(child_options);
+  StatusOr<ChildProcess> started = SpawnProcess(child_options);
   if (!started.ok()) {
     store_.DiscardRun(cell.id, repeat);
     return started.status();
@@ -166,7 +172,7 @@ StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
     seconds << std::chrono::duration<double>(options_.timeout).count();
     record.error = "timed out after " + seconds.str() + " s (the experiment's timeout); hvdrun was stopped";
   } else if (record.exit_code != 0) {
-    std::string why = HvdrunErrorLine(child_options.stderr_path);
+    std::string why = HvdrunErrorLine(stderr_path);
     record.error = "hvdrun ended with " + DescribeWaitStatus(*wait_status) + (why.empty() ? "" : ": " + why);
   } else {
     record.error =

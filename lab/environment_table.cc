@@ -8,20 +8,22 @@
 namespace hvdrun::lab {
 namespace {
 
-const char* FactLabel(const std::string& key) {
-  static const std::map<std::string, const char*> kLabels = {{"nics", "NIC model and count"},
-                                                             {"gpus", "GPU model and count"},
-                                                             {"gpu_connection", "GPU connection"},
-                                                             {"os", "OS"},
-                                                             {"gpu_driver", "GPU driver"},
-                                                             {"framework", "Framework and version"},
-                                                             {"cuda", "CUDA"},
-                                                             {"nccl", "NCCL"},
-                                                             {"mpi", "MPI"},
-                                                             {"cpu", "CPU model and count"},
-                                                             {"kernel", "Kernel"}};
-  auto it = kLabels.find(key);
-  return it == kLabels.end() ? "" : it->second;
+// The facts the table shows, in its order, with their labels.
+constexpr std::pair<const char*, const char*> kRows[] = {{"nics", "NIC model and count"},
+                                                         {"gpus", "GPU model and count"},
+                                                         {"gpu_connection", "GPU connection"},
+                                                         {"os", "OS"},
+                                                         {"gpu_driver", "GPU driver"},
+                                                         {"framework", "Framework and version"},
+                                                         {"cuda", "CUDA"},
+                                                         {"nccl", "NCCL"},
+                                                         {"mpi", "MPI"},
+                                                         {"cpu", "CPU model and count"},
+                                                         {"kernel", "Kernel"}};
+
+// The value as the table shows it: hvdrun's list of interfaces becomes NIC models and counts.
+std::string Shown(const std::string& key, const std::string& value) {
+  return key == "nics" ? NicModels(value) : value;
 }
 
 EnvironmentRow ServersRow(const ExperimentResults& results) {
@@ -56,7 +58,7 @@ std::optional<EnvironmentRow> ReportedFramework(const ExperimentResults& results
     for (const StoredRun& run : stored.runs) {
       for (const RankReport& rank : run.ranks) {
         if (rank.framework.empty()) continue;
-        return EnvironmentRow{FactLabel("framework"), rank.framework,
+        return EnvironmentRow{"Framework and version", rank.framework,
                               "rank " + std::to_string(rank.rank) + "'s report in cells/" + stored.cell.id +
                                   "/repeat-" + std::to_string(run.repeat)};
       }
@@ -97,7 +99,7 @@ EnvironmentTable BuildEnvironmentTable(const ExperimentResults& results,
     return *fallback;
   };
   std::optional<EnvironmentRow> framework = ReportedFramework(results);
-  for (const char* key : kFactKeys) {
+  for (const auto& [key, label] : kRows) {
     if (std::string(key) == "framework" && framework) {
       rows.push_back(*framework);
       continue;
@@ -108,7 +110,7 @@ EnvironmentTable BuildEnvironmentTable(const ExperimentResults& results,
       auto it = facts.facts.find(key);
       if (it == facts.facts.end()) continue;
       Fact fact = it->second;
-      if (std::string(key) == "nics") fact.value = NicModels(fact.value);  // hvdrun lists every interface
+      fact.value = Shown(key, fact.value);
       auto same = std::find_if(values.begin(), values.end(),
                                [&](const auto& entry) { return entry.first.value == fact.value; });
       if (same == values.end()) {
@@ -121,10 +123,9 @@ EnvironmentTable BuildEnvironmentTable(const ExperimentResults& results,
       const HostFacts& facts = fallback_facts();
       auto it = facts.facts.find(key);
       if (it != facts.facts.end()) {
-        rows.push_back({FactLabel(key), it->second.value, it->second.source});
+        rows.push_back({label, Shown(key, it->second.value), it->second.source});
       } else {
-        rows.push_back(
-            {FactLabel(key), "not recorded", "in neither the runs' host facts nor environment.json"});
+        rows.push_back({label, "not recorded", "in neither the runs' host facts nor environment.json"});
       }
       continue;
     }
@@ -136,7 +137,7 @@ EnvironmentTable BuildEnvironmentTable(const ExperimentResults& results,
       value += (value.empty() ? "" : "; ") + fact.value + (values.size() > 1 ? " (" + names + ")" : "");
       source += (source.empty() ? "" : "; ") + fact.source + " (" + names + ")";
     }
-    rows.push_back({FactLabel(key), value, "hvdrun host facts: " + source});
+    rows.push_back({label, value, "hvdrun host facts: " + source});
   }
   if (used_fallback && results.environment) table.note = results.environment_note;
   return table;

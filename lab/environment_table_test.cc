@@ -39,7 +39,7 @@ TEST(EnvironmentTable, HostFactsOfTheRunsComeFirst) {
   StoredRun& run = results.cells[0].runs[0];
   run.host_facts = {{"/r/hvdrun/hosts/server1.json", Facts("server1", "4 × H100", "hosts/server1.json")},
                     {"/r/hvdrun/hosts/server2.json", Facts("server2", "4 × A100", "hosts/server2.json")}};
-  HostFacts environment = Facts("lab-machine", "none found", "nvidia-smi");
+  HostFacts environment = Facts("lab-machine", "not found", "nvidia-smi");
   environment.facts["mpi"] = {"mpirun (Open MPI) 4.1.4", "mpirun --version, environment.json"};
   results.environment = environment;
   RankReport report;
@@ -70,7 +70,7 @@ TEST(EnvironmentTable, HostFactsOfTheRunsComeFirst) {
 
 TEST(EnvironmentTable, HvdrunsInterfaceListsBecomeNicModelsAndCounts) {
   ExperimentResults results = WithOneRun();
-  HostFacts server1 = Facts("server1", "none", "nvidia-smi");
+  HostFacts server1 = Facts("server1", "not found", "nvidia-smi");
   server1.facts["nics"] = {
       "eth0 10.0.0.11/24, 25000 Mb/s, mlx5_core; eth1 (no address), 25000 Mb/s, mlx5_core; "
       "veth0 (no address), 10000 Mb/s, virtual",
@@ -87,18 +87,31 @@ TEST(EnvironmentTable, HvdrunsInterfaceListsBecomeNicModelsAndCounts) {
   EXPECT_EQ(Row(table.rows, "NIC model and count")->value, "2 × mlx5_core (25000 Mb/s)");
 }
 
+TEST(EnvironmentTable, EnvironmentJsonsInterfaceListsBecomeNicModelsToo) {
+  ExperimentResults results = WithOneRun();
+  HostFacts environment = Facts("lab-machine", "not found", "nvidia-smi");
+  environment.facts["nics"] = {
+      "eth0 10.0.0.5/24, 1000 Mb/s, e1000e; docker0 (no address), speed unknown, bridge",
+      "/sys/class/net, getifaddrs"};
+  results.environment = environment;
+  EnvironmentTable table = BuildEnvironmentTable(results, [] { return HostFacts{}; });
+  ASSERT_NE(Row(table.rows, "NIC model and count"), nullptr);
+  EXPECT_EQ(Row(table.rows, "NIC model and count")->value, "1 × e1000e (1000 Mb/s)");
+  EXPECT_EQ(Row(table.rows, "NIC model and count")->source, "/sys/class/net, getifaddrs");
+}
+
 TEST(EnvironmentTable, WithoutStoredFactsThisMachineIsReadAndSaidSo) {
   ExperimentResults results = WithOneRun();
   int probes = 0;
   EnvironmentTable table = BuildEnvironmentTable(results, [&] {
     ++probes;
-    HostFacts facts = Facts("here", "none found", "nvidia-smi");
+    HostFacts facts = Facts("here", "not found", "nvidia-smi");
     return facts;
   });
   const std::vector<EnvironmentRow>& rows = table.rows;
   EXPECT_EQ(probes, 1);
   ASSERT_NE(Row(rows, "GPU model and count"), nullptr);
-  EXPECT_EQ(Row(rows, "GPU model and count")->value, "none found");
+  EXPECT_EQ(Row(rows, "GPU model and count")->value, "not found");
   EXPECT_EQ(Row(rows, "GPU model and count")->source, "nvidia-smi, read now");
   EXPECT_EQ(Row(rows, "MPI")->value, "not recorded");
   EXPECT_EQ(

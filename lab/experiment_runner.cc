@@ -1,12 +1,12 @@
 #include "lab/experiment_runner.h"
 
 #include <signal.h>
-#include <string.h>
 
 #include <cstdint>
 #include <ctime>
 #include <vector>
 
+#include "common/wait_status.h"
 #include "lab/cell_runner.h"
 #include "lab/experiment_results.h"
 #include "lab/run_store.h"
@@ -28,11 +28,6 @@ std::string UtcNow() {
   char text[32];
   std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
-}
-
-std::string SignalName(int signal) {
-  const char* name = ::sigabbrev_np(signal);
-  return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(signal);
 }
 
 Status WriteExperimentFiles(const RunStore& store, const ExperimentConfig& config, const Matrix& matrix,

@@ -2,25 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "common/host_facts.h"
+
 namespace hvdrun::lab {
 namespace {
 
-TEST(HostFacts, DefineValue) {
-  const std::string header =
-      "#ifndef X\n#define NCCL_MAJOR 2\n#  define NCCL_MINOR 28 // minor\n#define CUDA_VERSION 12040\n";
-  EXPECT_EQ(DefineValue(header, "NCCL_MAJOR"), "2");
-  EXPECT_EQ(DefineValue(header, "NCCL_MINOR"), "28");
-  EXPECT_EQ(DefineValue(header, "CUDA_VERSION"), "12040");
-  EXPECT_EQ(DefineValue(header, "NCCL_PATCH"), "");
-  EXPECT_EQ(DefineValue(header, "NCCL"), "");
-}
-
-TEST(HostFacts, CountedList) {
-  EXPECT_EQ(CountedList({"H100", "H100", "A100", "H100"}), "3 × H100, 1 × A100");
-  EXPECT_EQ(CountedList({}), "");
-}
-
-TEST(HostFacts, NicModelsCountPhysicalInterfacesByDriverAndSpeed) {
+TEST(LabHostFacts, NicModelsCountPhysicalInterfacesByDriverAndSpeed) {
   EXPECT_EQ(
       NicModels("eth0 10.0.0.1/24 fe80::1/64, 100000 Mb/s, mlx5_core; eth1 (no address), 100000 Mb/s, "
                 "mlx5_core; eno1 192.168.1.5/24, 1000 Mb/s, e1000e; br0 10.1.0.1/16, speed unknown, bridge; "
@@ -29,13 +16,13 @@ TEST(HostFacts, NicModelsCountPhysicalInterfacesByDriverAndSpeed) {
   EXPECT_EQ(NicModels("data0 10.78.0.11/24, 10000 Mb/s, virtual; eth0 10.77.0.11/24, 10000 Mb/s, virtual"),
             "none (2 virtual interfaces)");
   EXPECT_EQ(NicModels("ifb0 (no address), speed unknown, virtual"), "none (1 virtual interface)");
-  // What is not hvdrun's list (the lab's own probe, "none") stays as it is.
-  EXPECT_EQ(NicModels("none"), "none");
+  // What is not hvdrun's list (an older hvdrun-lab's own probe, "not found") stays as it is.
+  EXPECT_EQ(NicModels("not found"), "not found");
   EXPECT_EQ(NicModels("1 × virtio_net (PCI 1af4:1041)"), "1 × virtio_net (PCI 1af4:1041)");
   EXPECT_EQ(NicModels("2 × mlx5_core, 1 × e1000e"), "2 × mlx5_core, 1 × e1000e");
 }
 
-TEST(HostFacts, JsonRoundTripAndPlainStrings) {
+TEST(LabHostFacts, JsonRoundTripAndPlainStrings) {
   HostFacts host;
   host.host = "server1";
   host.gpu_count = 4;
@@ -58,19 +45,36 @@ TEST(HostFacts, JsonRoundTripAndPlainStrings) {
   EXPECT_FALSE(HostFactsFromJson(nlohmann::json::array(), "x").ok());
 }
 
-TEST(HostFacts, ProbesThisMachine) {
+TEST(LabHostFacts, AreTheProbesFactsByKey) {
+  HostFacts host = HostFactsOf({{"hostname", "server1", "gethostname"},
+                                {"gpus", "2 × NVIDIA H100", "nvidia-smi"},
+                                {"gpu_count", "2", "nvidia-smi"}});
+  EXPECT_EQ(host.host, "server1");
+  EXPECT_EQ(host.gpu_count, 2);
+  EXPECT_EQ(host.facts["gpus"].value, "2 × NVIDIA H100");
+  EXPECT_EQ(host.facts["gpus"].source, "nvidia-smi");
+  EXPECT_EQ(HostFactsOf({{"hostname", kFactNotFound, "gethostname failed"}}).host, "localhost");
+}
+
+TEST(LabHostFacts, ProbesThisMachine) {
   HostFacts host = ProbeLocalHost();
   EXPECT_FALSE(host.host.empty());
-  for (const char* key : kFactKeys) {
+  for (const char* key : kHostFactKeys) {
     ASSERT_EQ(host.facts.count(key), 1u) << key;
     EXPECT_FALSE(host.facts[key].value.empty()) << key;
     EXPECT_FALSE(host.facts[key].source.empty()) << key;
   }
   EXPECT_EQ(host.facts["os"].source, "/etc/os-release");
   EXPECT_EQ(host.facts["kernel"].value.rfind("Linux ", 0), 0u) << host.facts["kernel"].value;
+  EXPECT_EQ(std::to_string(host.gpu_count), host.facts["gpu_count"].value);
   MachineFacts machine = MachineFactsOf(host);
   EXPECT_EQ(machine.gpus, host.gpu_count);
   EXPECT_EQ(machine.gpus_source, host.facts["gpus"].source);
+  // Its JSON form reads back as it was.
+  StatusOr<HostFacts> back = HostFactsFromJson(HostFactsToJson(host), "environment.json");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->facts.size(), host.facts.size());
+  EXPECT_EQ(back->gpu_count, host.gpu_count);
 }
 
 }  // namespace

@@ -1,11 +1,8 @@
 #include "launcher/agent_connection.h"
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 namespace hvdrun {
 namespace {
@@ -19,65 +16,37 @@ std::string Excerpt(std::string_view bytes) {
 
 }  // namespace
 
-AgentConnection::AgentConnection(std::string host, pid_t pid, UniqueFd to_agent, UniqueFd from_agent)
-    : host_(std::move(host)), pid_(pid), to_agent_(std::move(to_agent)), from_agent_(std::move(from_agent)) {}
+AgentConnection::AgentConnection(std::string host, ChildProcess agent, UniqueFd to_agent, UniqueFd from_agent)
+    : host_(std::move(host)),
+      agent_(std::move(agent)),
+      to_agent_(std::move(to_agent)),
+      from_agent_(std::move(from_agent)) {}
 
 AgentConnection::~AgentConnection() {
-  if (remote_) {
-    CloseInput();
-    remote_.reset();  // drops the connection and waits for its thread
-    return;
-  }
-  if (!reaped_) {
-    CloseInput();
-    Kill();
-    ::waitpid(pid_, nullptr, 0);
-  }
+  CloseInput();
+  // A remote agent's connection is dropped (and its thread waited for); a local agent that has not
+  // been reaped is killed with its process group and reaped by ~ChildProcess.
+  remote_.reset();
 }
 
 StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartLocal(const std::string& host,
                                                                        const std::string& agent_path) {
-  Pipe to_agent;
-  Pipe from_agent;
-  if (!MakePipe(&to_agent) || !MakePipe(&from_agent)) {
-    return Status::Error("host " + host + ": agent start: cannot create pipes: " + std::strerror(errno));
+  SpawnOptions options;
+  options.argv = {agent_path};
+  options.stdin_spec = StdioSpec::Pipe();
+  options.stdout_spec = StdioSpec::Pipe();
+  options.own_process_group = true;
+  SpawnFailure failure;
+  StatusOr<ChildProcess> agent = SpawnProcess(options, &failure);
+  if (!agent.ok()) {
+    std::string hint =
+        failure.step == SpawnStep::kExec ? " (install hvdrun-agent beside hvdrun or in PATH)" : "";
+    return Status::Error("host " + host + ": agent start: " + agent.status().message() + hint);
   }
-  // The exec status pipe tells a missing agent program apart from an agent that started.
-  Pipe exec_status;
-  if (!MakePipe(&exec_status)) {
-    return Status::Error("host " + host + ": agent start: cannot create pipes: " + std::strerror(errno));
-  }
-  pid_t pid = ::fork();
-  if (pid < 0) return Status::Error("host " + host + ": agent start: fork failed: " + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
-    ::dup2(to_agent.read.get(), STDIN_FILENO);
-    ::dup2(from_agent.write.get(), STDOUT_FILENO);
-    ::execlp(agent_path.c_str(), agent_path.c_str(), static_cast<char*>(nullptr));
-    int error = errno;
-    ssize_t ignored = ::write(exec_status.write.get(), &error, sizeof(error));
-    (void)ignored;
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  exec_status.write.Reset();
-  int exec_error = 0;
-  ssize_t n;
-  do {
-    n = ::read(exec_status.read.get(), &exec_error, sizeof(exec_error));
-  } while (n < 0 && errno == EINTR);
-  if (n == sizeof(exec_error)) {
-    ::waitpid(pid, nullptr, 0);
-    return Status::Error("host " + host + ": agent start: cannot run '" + agent_path + "': " +
-                         std::strerror(exec_error) + " (install hvdrun-agent beside hvdrun or in PATH)");
-  }
-  SetNonBlocking(from_agent.read.get());
+  UniqueFd to_agent = std::move(agent->stdin_pipe());
+  UniqueFd from_agent = std::move(agent->stdout_pipe());
   return std::unique_ptr<AgentConnection>(
-      new AgentConnection(host, pid, std::move(to_agent.write), std::move(from_agent.read)));
+      new AgentConnection(host, std::move(agent).value(), std::move(to_agent), std::move(from_agent)));
 }
 
 StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartRemote(
@@ -89,7 +58,7 @@ StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartRemote(
       SshAgentTransport::Start(host, ssh_options, agent_path, deadline, &to_agent, &from_agent);
   if (!transport.ok()) return Status::Error("host " + host + ": " + transport.status().message());
   std::unique_ptr<AgentConnection> connection(
-      new AgentConnection(host, -1, std::move(to_agent), std::move(from_agent)));
+      new AgentConnection(host, ChildProcess(), std::move(to_agent), std::move(from_agent)));
   connection->remote_ = std::move(transport).value();
   return connection;
 }
@@ -133,15 +102,13 @@ Status AgentConnection::ReadMessages(std::vector<protocol::Message>* messages) {
 }
 
 bool AgentConnection::Reap(int* wait_status) {
-  if (reaped_) return true;
   if (remote_) {
     *wait_status = 0;
-    reaped_ = remote_->finished();
-    return reaped_;
+    return remote_->finished();
   }
-  pid_t result = ::waitpid(pid_, wait_status, WNOHANG);
-  if (result == pid_ || (result < 0 && errno == ECHILD)) reaped_ = true;
-  return reaped_;
+  std::optional<int> status = agent_.Poll();
+  if (status) *wait_status = *status;
+  return status.has_value();
 }
 
 void AgentConnection::Kill() {
@@ -149,7 +116,7 @@ void AgentConnection::Kill() {
     remote_->Abort();
     return;
   }
-  if (!reaped_) ::killpg(pid_, SIGKILL);
+  agent_.KillGroup();
 }
 
 }  // namespace hvdrun

@@ -19,6 +19,7 @@
 
 #include "common/agent_protocol.h"
 #include "common/file_descriptor.h"
+#include "common/process_spawner.h"
 #include "common/status.h"
 #include "launcher/ssh_agent_transport.h"
 #include "launcher/ssh_options.h"
@@ -40,7 +41,7 @@ class AgentConnection {
 
   const std::string& host() const { return host_; }
   // The local agent's pid; -1 for a remote agent.
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return agent_.pid(); }
   bool remote() const { return remote_ != nullptr; }
   // The remote agent's SSH connection (nullptr for a local agent).
   const SshAgentTransport* transport() const { return remote_.get(); }
@@ -63,19 +64,18 @@ class AgentConnection {
   void CloseInput() { to_agent_.Reset(); }
 
   // Reaps the agent if it has exited; returns true once it has. `wait_status` gets waitpid's status
-  // (0 for a remote agent, whose SSH connection has then ended).
+  // (0 for a remote agent, whose SSH connection has then ended), each time it is asked.
   bool Reap(int* wait_status);
   // SIGKILL to the agent's process group, for an agent that does not exit when asked; for a remote
   // agent, drops its SSH connection (its sshd closes the agent's stdin, and it stops its ranks).
   void Kill();
 
  private:
-  AgentConnection(std::string host, pid_t pid, UniqueFd to_agent, UniqueFd from_agent);
+  AgentConnection(std::string host, ChildProcess agent, UniqueFd to_agent, UniqueFd from_agent);
 
   std::string host_;
-  pid_t pid_;
+  ChildProcess agent_;  // the local agent; no child for a remote one
   std::unique_ptr<SshAgentTransport> remote_;
-  bool reaped_ = false;
   UniqueFd to_agent_;
   UniqueFd from_agent_;
   protocol::FrameDecoder decoder_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <sstream>
 
 #include "common/exit_codes.h"
@@ -33,11 +32,6 @@ std::string Pad(const std::string& text, size_t width) {
 }
 
 }  // namespace
-
-std::string SignalName(int signal) {
-  const char* abbrev = ::sigabbrev_np(signal);
-  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
-}
 
 int ExitCodeOf(const RankOutcome& outcome) {
   if (!outcome.exited) return 1;

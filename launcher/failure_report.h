@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/agent_protocol.h"
+#include "common/wait_status.h"  // SignalName, for the report and its callers
 #include "launcher/output_router.h"
 
 namespace hvdrun {
@@ -33,9 +34,6 @@ struct RankOutcome {
 // order hvdrun heard of them); without such a rank and without an interrupt (`interrupted`), the
 // earliest failure that hvdrun's stop did not cause.
 int ChooseFirstFailure(const std::vector<RankOutcome>& ranks, bool interrupted);
-
-// "SIGSEGV" for 11; "signal 99" for a number without a name.
-std::string SignalName(int signal);
 
 // The exit code hvdrun uses for a failed rank: its own code, or 128+N for signal N.
 int ExitCodeOf(const RankOutcome& outcome);

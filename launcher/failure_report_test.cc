@@ -19,12 +19,6 @@ RankOutcome Exited(int rank, int code, int signal, bool stopped) {
   return outcome;
 }
 
-TEST(FailureReport, SignalNames) {
-  EXPECT_EQ(SignalName(SIGSEGV), "SIGSEGV");
-  EXPECT_EQ(SignalName(SIGKILL), "SIGKILL");
-  EXPECT_EQ(SignalName(0), "signal 0");
-}
-
 TEST(FailureReport, ExitCodeIsTheRanksOr128PlusSignal) {
   EXPECT_EQ(ExitCodeOf(Exited(0, 7, 0, false)), 7);
   EXPECT_EQ(ExitCodeOf(Exited(0, 0, SIGSEGV, false)), 139);

@@ -1,5 +1,5 @@
 // The per-host files of a results directory (docs/results.md): DIR/hosts/<host>.json holds the facts
-// that host's agent gathered (agent/host_probe.h), in the form hvdrun-lab reads
+// that host's agent gathered (common/host_facts.h), in the form hvdrun-lab reads
 // (lab/host_facts.h: {"host", "gpu_count", "facts": {key: {"value", "source"}}}). <host> is the
 // host as -H or the hostfile names it, without a user. Written whole or not at all, like every
 // results file.

@@ -1,39 +1,30 @@
-#include "agent/host_probe.h"
+#include "common/host_facts.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
 
-#include "common/file_descriptor.h"
-#include "common/version.h"
-
-extern char** environ;  // NOLINT(readability-identifier-naming): POSIX's name
+#include "common/command_output.h"
 
 namespace hvdrun {
 namespace {
 
 namespace fs = std::filesystem;
 using protocol::HostFact;
+
+HostFact NotFound(const std::string& key, const std::string& why) { return {key, kFactNotFound, why}; }
 
 std::string Trim(const std::string& text) {
   size_t begin = text.find_first_not_of(" \t\r\n\"");
@@ -49,6 +40,7 @@ std::string ReadText(const std::string& path) {
   return in ? text.str() : "";
 }
 
+// The non-empty lines of `text`, trimmed.
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -70,45 +62,46 @@ std::string Field(const std::string& text, const std::string& key) {
   return "";
 }
 
-// The value of `#define NAME VALUE` in header text; "" when absent.
-std::string DefineValue(const std::string& header, const std::string& name) {
-  std::smatch match;
-  std::regex define("^[ \t]*#[ \t]*define[ \t]+" + name + "[ \t]+([^ \t\r\n/]+)");
-  for (const std::string& line : Lines(header)) {
-    if (std::regex_search(line, match, define)) return match[1].str();
+// The first file of `paths` that can be read, with its text; {"", ""} when none can.
+std::pair<std::string, std::string> FirstReadable(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    std::string text = ReadText(path);
+    if (!text.empty()) return {path, text};
   }
-  return "";
+  return {"", ""};
 }
 
 HostFact ProbeHostname() {
   char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return {"hostname", "unknown", "gethostname failed"};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return NotFound("hostname", "gethostname failed");
   return {"hostname", name, "gethostname"};
 }
 
 HostFact ProbeOs() {
   std::string name = Field(ReadText("/etc/os-release"), "PRETTY_NAME");
-  if (name.empty()) return {"os", "unknown", "/etc/os-release has no PRETTY_NAME"};
+  if (name.empty()) return NotFound("os", "/etc/os-release has no PRETTY_NAME");
   return {"os", name, "/etc/os-release"};
 }
 
 HostFact ProbeKernel() {
   utsname name{};
-  if (::uname(&name) != 0) return {"kernel", "unknown", "uname failed"};
+  if (::uname(&name) != 0) return NotFound("kernel", "uname failed");
   return {"kernel", std::string(name.sysname) + " " + name.release + " " + name.machine, "uname"};
 }
 
 HostFact ProbeCpu() {
   std::string model = Field(ReadText("/proc/cpuinfo"), "model name");
   int64_t cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-  std::string value =
-      (model.empty() ? "unknown model" : model) + ", " + std::to_string(cores) + " logical cores";
-  return {"cpu", value, "/proc/cpuinfo, sysconf(_SC_NPROCESSORS_ONLN)"};
+  std::string count = std::to_string(cores) + " logical cores";
+  if (model.empty() && cores <= 0) return NotFound("cpu", "/proc/cpuinfo has no model name; sysconf failed");
+  if (model.empty()) return {"cpu", count, "sysconf(_SC_NPROCESSORS_ONLN); /proc/cpuinfo has no model name"};
+  if (cores <= 0) return {"cpu", model, "/proc/cpuinfo; sysconf(_SC_NPROCESSORS_ONLN) failed"};
+  return {"cpu", model + ", " + count, "/proc/cpuinfo, sysconf(_SC_NPROCESSORS_ONLN)"};
 }
 
 HostFact ProbeMemory() {
   std::string total = Field(ReadText("/proc/meminfo"), "MemTotal");  // "131072000 kB"
-  if (total.empty()) return {"memory", "unknown", "/proc/meminfo has no MemTotal"};
+  if (total.empty()) return NotFound("memory", "/proc/meminfo has no MemTotal");
   double gib = std::strtod(total.c_str(), nullptr) / (1024.0 * 1024.0);
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f GiB", gib);
@@ -163,71 +156,86 @@ HostFact ProbeNics() {
     value += (value.empty() ? "" : "; ") +
              DescribeNic(name, addresses[name], Trim(ReadText((dir / "speed").string())), driver);
   }
-  if (value.empty()) return {"nics", "none", "/sys/class/net lists only lo"};
+  if (value.empty()) return NotFound("nics", "/sys/class/net lists only lo");
   return {"nics", value, "/sys/class/net, getifaddrs"};
 }
 
-std::vector<HostFact> ProbeGpus() {
-  StatusOr<std::string> smi = CaptureCommand(
-      {"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"}, kCommandTimeout);
+struct GpuFacts {
+  HostFact gpus;
+  int count = 0;
+  HostFact connection;
+  HostFact driver;
+};
+
+// From nvidia-smi; where it cannot answer, from the kernel driver's /proc/driver/nvidia.
+GpuFacts ProbeGpus() {
+  GpuFacts facts;
+  StatusOr<std::string> smi = CaptureOutput(
+      {"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"}, kFactCommandTimeout);
   std::vector<std::string> models;
-  std::string driver;
   if (smi.ok()) {
+    std::string driver;
     for (const std::string& line : Lines(smi.value())) {
       size_t comma = line.rfind(',');
       models.push_back(Trim(line.substr(0, comma)));
       if (comma != std::string::npos) driver = Trim(line.substr(comma + 1));
     }
-  }
-  if (models.empty()) {
-    std::string why = smi.ok() ? "nvidia-smi listed no GPU" : smi.status().message();
-    return {{"gpus", "none", why}, {"gpu_count", "0", why}, {"gpu_driver", "none", why}};
-  }
-  std::vector<std::pair<std::string, int>> counted;
-  for (const std::string& model : models) {
-    auto it = std::find_if(counted.begin(), counted.end(), [&](const auto& c) { return c.first == model; });
-    if (it == counted.end()) {
-      counted.emplace_back(model, 1);
-    } else {
-      ++it->second;
+    if (!models.empty()) {
+      std::string source = "nvidia-smi --query-gpu=name,driver_version";
+      facts.gpus = {"gpus", CountedList(models), source};
+      facts.driver = driver.empty() ? NotFound("gpu_driver", "nvidia-smi named no driver version")
+                                    : HostFact{"gpu_driver", "NVIDIA " + driver, source};
     }
   }
-  std::string listed;
-  for (const auto& [model, count] : counted) {
-    listed += (listed.empty() ? "" : ", ") + std::to_string(count) + " × " + model;
+  if (models.empty()) {
+    std::error_code error;
+    for (const fs::directory_entry& entry : fs::directory_iterator("/proc/driver/nvidia/gpus", error)) {
+      std::string model = Field(ReadText((entry.path() / "information").string()), "Model");
+      if (!model.empty()) models.push_back(model);
+    }
+    std::string why = smi.ok() ? "nvidia-smi listed no GPU" : smi.status().message();
+    facts.gpus = models.empty()
+                     ? NotFound("gpus", why + "; no /proc/driver/nvidia/gpus")
+                     : HostFact{"gpus", CountedList(models), "/proc/driver/nvidia/gpus (" + why + ")"};
+    std::vector<std::string> version = Lines(ReadText("/proc/driver/nvidia/version"));
+    facts.driver = version.empty() ? NotFound("gpu_driver", why + "; no /proc/driver/nvidia/version")
+                                   : HostFact{"gpu_driver", version[0], "/proc/driver/nvidia/version"};
   }
-  std::string source = "nvidia-smi --query-gpu=name,driver_version";
-  return {{"gpus", listed, source},
-          {"gpu_count", std::to_string(models.size()), source},
-          {"gpu_driver", "NVIDIA " + driver, source}};
+  facts.count = static_cast<int>(models.size());
+  if (facts.count == 0) {
+    facts.connection = NotFound("gpu_connection", "no GPU: " + facts.gpus.source);
+  } else if (facts.count == 1) {
+    facts.connection = {"gpu_connection", "one GPU: no GPU-to-GPU link", facts.gpus.source};
+  } else {
+    StatusOr<std::string> topology = CaptureOutput({"nvidia-smi", "topo", "-m"}, kFactCommandTimeout);
+    if (!topology.ok()) {
+      facts.connection = NotFound("gpu_connection", topology.status().message());
+    } else {
+      bool nvlink = std::regex_search(topology.value(), std::regex(R"(\bNV[0-9]+\b)"));
+      facts.connection = {"gpu_connection", nvlink ? "NVLink" : "PCIe (no NVLink between GPUs)",
+                          "nvidia-smi topo -m"};
+    }
+  }
+  return facts;
 }
 
 HostFact ProbeMpi() {
-  StatusOr<std::string> output = CaptureCommand({"mpirun", "--version"}, kCommandTimeout);
-  if (!output.ok()) return {"mpi", "not installed", output.status().message()};
+  StatusOr<std::string> output = CaptureOutput({"mpirun", "--version"}, kFactCommandTimeout);
+  if (!output.ok()) return NotFound("mpi", output.status().message());
   std::vector<std::string> lines = Lines(output.value());
-  if (lines.empty()) return {"mpi", "unknown", "mpirun --version printed nothing"};
+  if (lines.empty()) return NotFound("mpi", "'mpirun --version' printed nothing");
   return {"mpi", lines[0], "mpirun --version"};
 }
 
 HostFact ProbeGloo() {
   for (const char* package : {"libgloo-dev", "libgloo0"}) {
     StatusOr<std::string> version =
-        CaptureCommand({"dpkg-query", "-W", "-f=${Version}", package}, kCommandTimeout);
+        CaptureOutput({"dpkg-query", "-W", "-f=${Version}", package}, kFactCommandTimeout);
     if (version.ok() && !Trim(version.value()).empty()) {
       return {"gloo", "Gloo " + Trim(version.value()), std::string("dpkg-query -W ") + package};
     }
   }
-  return {"gloo", "not installed", "dpkg-query knows no libgloo-dev or libgloo0"};
-}
-
-// The first file of `paths` that can be read, with its text.
-std::pair<std::string, std::string> FirstReadable(const std::vector<std::string>& paths) {
-  for (const std::string& path : paths) {
-    std::string text = ReadText(path);
-    if (!text.empty()) return {path, text};
-  }
-  return {"", ""};
+  return NotFound("gloo", "dpkg-query knows no libgloo-dev or libgloo0");
 }
 
 HostFact ProbeNccl() {
@@ -251,17 +259,26 @@ HostFact ProbeNccl() {
       }
     }
   }
-  return {"nccl", "not installed", "no nccl.h and no libnccl.so.X.Y.Z"};
+  return NotFound("nccl", "no nccl.h and no libnccl.so.X.Y.Z");
 }
 
 HostFact ProbeCuda() {
   auto [path, header] = FirstReadable({"/usr/local/cuda/include/cuda.h", "/usr/include/cuda.h"});
   std::string version = DefineValue(header, "CUDA_VERSION");
-  if (version.empty()) {
-    return {"cuda", "not installed", "no cuda.h in /usr/local/cuda/include or /usr/include"};
-  }
+  if (version.empty()) return NotFound("cuda", "no cuda.h in /usr/local/cuda/include or /usr/include");
   int number = std::atoi(version.c_str());
   return {"cuda", "CUDA " + std::to_string(number / 1000) + "." + std::to_string(number % 1000 / 10), path};
+}
+
+HostFact ProbeFramework() {
+  auto [path, header] = FirstReadable({"/usr/include/torch/csrc/api/include/torch/version.h",
+                                       "/usr/local/include/torch/csrc/api/include/torch/version.h"});
+  std::string major = DefineValue(header, "TORCH_VERSION_MAJOR");
+  if (major.empty()) return NotFound("framework", "no libtorch headers (torch/version.h)");
+  return {"framework",
+          "libtorch " + major + "." + DefineValue(header, "TORCH_VERSION_MINOR") + "." +
+              DefineValue(header, "TORCH_VERSION_PATCH"),
+          path};
 }
 
 }  // namespace
@@ -271,7 +288,7 @@ std::string DescribeNic(const std::string& name, const std::vector<std::string>&
   std::string entry = name;
   for (const std::string& address : addresses) entry += " " + address;
   if (addresses.empty()) entry += " (no address)";
-  // /sys/class/net/<nic>/speed: Mb/s; -1 or unreadable (EINVAL) when the link is down or virtual.
+  // /sys/class/net/<nic>/speed: -1 or unreadable (EINVAL) when the link is down or virtual.
   char* end = nullptr;
   int64_t speed = std::strtoll(speed_text.c_str(), &end, 10);
   bool known = !speed_text.empty() && end != nullptr && *end == '\0' && speed > 0;
@@ -279,69 +296,41 @@ std::string DescribeNic(const std::string& name, const std::vector<std::string>&
   return entry + ", " + driver;
 }
 
-StatusOr<std::string> CaptureCommand(const std::vector<std::string>& argv,
-                                     std::chrono::milliseconds timeout) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    return Status::Error(argv[0] + ": pipe failed: " + std::strerror(errno));
+std::string DefineValue(const std::string& header_text, const std::string& name) {
+  std::regex define("^[ \t]*#[ \t]*define[ \t]+" + name + "[ \t]+([^ \t\r\n/]+)");
+  std::smatch match;
+  std::istringstream in(header_text);
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, match, define)) return match[1].str();
   }
-  UniqueFd read_end(pipe_fds[0]);
-  UniqueFd write_end(pipe_fds[1]);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int spawn_error = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  write_end.Reset();
-  if (spawn_error != 0) return Status::Error(argv[0] + " not found (" + std::strerror(spawn_error) + ")");
+  return "";
+}
 
-  std::string output;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool timed_out = false;
-  while (true) {
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
+std::string CountedList(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, int>> counted;
+  for (const std::string& name : names) {
+    auto it =
+        std::find_if(counted.begin(), counted.end(), [&](const auto& entry) { return entry.first == name; });
+    if (it == counted.end()) {
+      counted.emplace_back(name, 1);
+    } else {
+      ++it->second;
     }
-    pollfd fd{read_end.get(), POLLIN, 0};
-    int ready = ::poll(&fd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;  // the deadline is checked above
-    char buffer[4096];
-    ssize_t n = ::read(read_end.get(), buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    output.append(buffer, static_cast<size_t>(n));
   }
-  if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  std::string out;
+  for (const auto& [name, count] : counted) {
+    out += (out.empty() ? "" : ", ") + std::to_string(count) + " × " + name;
   }
-  if (timed_out) {
-    return Status::Error(argv[0] + " did not finish within " + std::to_string(timeout.count()) + " ms");
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return Status::Error(argv[0] + " not found");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Status::Error(argv[0] + " failed (status " + std::to_string(status) + ")");
-  }
-  return output;
+  return out;
 }
 
 std::vector<HostFact> ProbeHostFacts() {
   std::vector<HostFact> facts = {ProbeHostname(), ProbeOs(),     ProbeKernel(),
                                  ProbeCpu(),      ProbeMemory(), ProbeNics()};
-  for (HostFact& fact : ProbeGpus()) facts.push_back(std::move(fact));
-  for (HostFact fact : {ProbeMpi(), ProbeGloo(), ProbeNccl(), ProbeCuda()}) facts.push_back(std::move(fact));
-  facts.push_back({"hvdrun_agent", std::string("hvdrun-agent ") + kVersion, "built in"});
+  GpuFacts gpus = ProbeGpus();
+  HostFact count{"gpu_count", std::to_string(gpus.count), gpus.gpus.source};
+  facts.insert(facts.end(), {gpus.gpus, count, gpus.connection, gpus.driver});
+  facts.insert(facts.end(), {ProbeMpi(), ProbeGloo(), ProbeNccl(), ProbeCuda(), ProbeFramework()});
   return facts;
 }
 
