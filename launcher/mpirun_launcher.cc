@@ -1,29 +1,25 @@
 #include "launcher/mpirun_launcher.h"
 
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstring>
+#include <optional>
 #include <thread>
 
 #include "common/exit_codes.h"
 #include "common/free_port.h"
 #include "common/network_interfaces.h"
+#include "common/process_spawner.h"
 #include "common/rank_exit_record.h"
 #include "launcher/failure_report.h"
 #include "launcher/local_host.h"
 #include "launcher/rendezvous_server.h"
 #include "launcher/shell_words.h"
-
-extern char** environ;  // NOLINT(readability-identifier-naming): POSIX's name
 
 namespace hvdrun {
 namespace {
@@ -38,28 +34,6 @@ constexpr std::chrono::milliseconds kDrainWait{2000};
 // After hvdrun has killed mpirun, how long the agent of a started rank without an exit record
 // still has to leave one: such an agent kills its rank at once (agent/mpi_rank.h).
 constexpr std::chrono::milliseconds kRecordWait{2000};
-
-// The environment mpirun runs with: hvdrun's own, with `entries` (NAME=VALUE) set on top.
-std::vector<std::string> MpirunEnvironment(const std::vector<std::string>& entries) {
-  std::vector<std::string> env;
-  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string text(*entry);
-    bool replaced = std::any_of(entries.begin(), entries.end(),
-                                [&](const std::string& e) { return name_of(e) == name_of(text); });
-    if (!replaced) env.push_back(std::move(text));
-  }
-  env.insert(env.end(), entries.begin(), entries.end());
-  return env;
-}
-
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  pointers.reserve(strings.size() + 1);
-  for (std::string& text : strings) pointers.push_back(text.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
 
 // The rank a record's key names ("hvdrun/exit/3" -> 3), or -1.
 int RankOfKey(const std::string& key, std::string_view prefix) {
@@ -120,12 +94,8 @@ int PrintMpirunCommand(const LaunchOptions& options, const std::string& local_ag
 MpirunLauncher::MpirunLauncher(const LaunchOptions& options, std::string local_agent_path)
     : options_(options), agent_path_(std::move(local_agent_path)) {}
 
-MpirunLauncher::~MpirunLauncher() {
-  if (mpirun_pid_ > 0 && !mpirun_reaped_) {
-    ::killpg(mpirun_pid_, SIGKILL);
-    ::waitpid(mpirun_pid_, nullptr, 0);
-  }
-}
+// A started mpirun that was not reaped is SIGKILLed with its group and reaped by ChildProcess.
+MpirunLauncher::~MpirunLauncher() = default;
 
 void MpirunLauncher::Reach(const RankAssignment& assignment, RankEvents* events) {
   events_ = events;
@@ -175,67 +145,31 @@ Status MpirunLauncher::Launch(const JobLaunch& launch) {
   MpiCommand command = BuildMpiCommand(assignment_, options_, job, agent_path_, ThisLaunchHost(assignment_));
   Verbose("running: " + ShellJoin(command.argv));
   if (Status status = StartMpirun(command); !status.ok()) return status;
-  Verbose("mpirun started (pid " + std::to_string(mpirun_pid_) + ")");
+  Verbose("mpirun started (pid " + std::to_string(mpirun_.pid()) + ")");
   return Status::Ok();
 }
 
 Status MpirunLauncher::StartMpirun(const MpiCommand& command) {
-  // Everything the child needs is prepared before fork: hvdrun has other threads, so the child may
-  // only make async-signal-safe calls.
-  std::vector<std::string> argv = command.argv;
-  std::vector<std::string> env = MpirunEnvironment(command.env);
-  std::vector<char*> argv_pointers = CStrings(argv);
-  std::vector<char*> env_pointers = CStrings(env);
-  Pipe out;
-  Pipe err;
-  Pipe exec_status;  // tells a missing mpirun apart from one that started
-  if (!MakePipe(&out) || !MakePipe(&err) || !MakePipe(&exec_status)) {
-    return Status::Error(std::string("--mpi: cannot create pipes for mpirun: ") + std::strerror(errno));
+  SpawnOptions spawn;
+  spawn.argv = command.argv;
+  spawn.env_mode = EnvironmentMode::kInheritWith;
+  spawn.env = command.env;
+  spawn.stdout_spec = StdioSpec::Pipe();
+  spawn.stderr_spec = StdioSpec::Pipe();
+  // Its own group, so that a Ctrl-C reaches hvdrun alone and hvdrun stops mpirun in order; a
+  // SIGKILLed hvdrun still stops mpirun, which then stops the ranks.
+  spawn.own_process_group = true;
+  spawn.parent_death_signal = SIGTERM;
+  SpawnFailure failure;
+  StatusOr<ChildProcess> started = SpawnProcess(spawn, &failure);
+  if (!started.ok()) {
+    std::string hint =
+        failure.step == SpawnStep::kExec ? " (install Open MPI's mpirun: apt-get install openmpi-bin)" : "";
+    return Status::Error("--mpi: " + started.status().message() + hint);
   }
-  const pid_t hvdrun_pid = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    return Status::Error(std::string("--mpi: cannot start mpirun: fork failed: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    // A SIGKILLed hvdrun still stops mpirun, which then stops the ranks.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != hvdrun_pid) ::_exit(127);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
-    int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(out.write.get(), STDOUT_FILENO);
-    ::dup2(err.write.get(), STDERR_FILENO);
-    ::execvpe(argv_pointers[0], argv_pointers.data(), env_pointers.data());
-    int error = errno;
-    ssize_t ignored = ::write(exec_status.write.get(), &error, sizeof(error));
-    (void)ignored;
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  mpirun_pid_ = pid;
-  out.write.Reset();
-  err.write.Reset();
-  exec_status.write.Reset();
-  int exec_error = 0;
-  ssize_t n;
-  do {
-    n = ::read(exec_status.read.get(), &exec_error, sizeof(exec_error));
-  } while (n < 0 && errno == EINTR);
-  if (n == sizeof(exec_error)) {
-    ::waitpid(pid, nullptr, 0);
-    mpirun_pid_ = -1;
-    return Status::Error("--mpi: cannot run 'mpirun': " + std::string(std::strerror(exec_error)) +
-                         " (install Open MPI's mpirun: apt-get install openmpi-bin)");
-  }
-  SetNonBlocking(out.read.get());
-  SetNonBlocking(err.read.get());
-  out_.fd = std::move(out.read);
-  err_.fd = std::move(err.read);
+  mpirun_ = std::move(started).value();
+  out_.fd = std::move(mpirun_.stdout_pipe());
+  err_.fd = std::move(mpirun_.stderr_pipe());
   return Status::Ok();
 }
 
@@ -261,21 +195,23 @@ void MpirunLauncher::Service(const pollfd* fds, size_t count) {
 }
 
 void MpirunLauncher::ChildExited() {
-  if (mpirun_pid_ > 0 && !mpirun_reaped_ && ::waitpid(mpirun_pid_, &mpirun_status_, WNOHANG) == mpirun_pid_) {
+  if (mpirun_.pid() <= 0 || mpirun_reaped_) return;
+  if (std::optional<int> status = mpirun_.Poll()) {
+    mpirun_status_ = *status;
     mpirun_reaped_ = true;
     drain_deadline_ = Clock::now() + kDrainWait;
   }
 }
 
 void MpirunLauncher::Stop(StopMode mode) {
-  if (mpirun_pid_ <= 0) return;
+  if (mpirun_.pid() <= 0) return;
   stop_sent_ = true;
   if (mode == StopMode::kGraceful) {
-    if (!mpirun_reaped_) ::kill(mpirun_pid_, SIGTERM);
+    mpirun_.Signal(SIGTERM);
     return;
   }
   // The agents see mpirun die and SIGKILL their ranks; those already known are killed here too.
-  if (!mpirun_reaped_) ::killpg(mpirun_pid_, SIGKILL);
+  if (!mpirun_reaped_) mpirun_.KillGroup();
   KillUnfinishedRanks();
   killed_ranks_ = true;
 }
@@ -355,10 +291,10 @@ void MpirunLauncher::KillUnfinishedRanks() {
 }
 
 void MpirunLauncher::ShutDown() {
-  if (mpirun_pid_ <= 0) return;  // never started
+  if (mpirun_.pid() <= 0) return;  // never started
   if (!mpirun_reaped_) {
-    // Only after Stop(kNow) or a failed start of the loop: mpirun has been asked to end.
-    ::waitpid(mpirun_pid_, &mpirun_status_, 0);
+    // JobRun's loop ends once mpirun is reaped; this is for a loop that ended otherwise.
+    mpirun_status_ = mpirun_.Wait();
     mpirun_reaped_ = true;
   }
   FinishOutput();
@@ -432,7 +368,7 @@ void MpirunLauncher::ReportRecords() {
 
 RankLauncher::Ending MpirunLauncher::Finish(const Verdict& verdict) {
   Ending ending;
-  if (mpirun_pid_ <= 0) return ending;  // never started
+  if (mpirun_.pid() <= 0) return ending;  // never started
   const bool mpirun_failed = !WIFEXITED(mpirun_status_) || WEXITSTATUS(mpirun_status_) != 0;
   // mpirun's own account is needed where hvdrun has none.
   const bool hvdrun_explains = verdict.failure_found || (verdict.every_rank_succeeded && !mpirun_failed);

@@ -35,6 +35,7 @@
 
 #include "common/file_descriptor.h"
 #include "common/line_splitter.h"
+#include "common/process_spawner.h"
 #include "launcher/launch_options.h"
 #include "launcher/mpi_command.h"
 #include "launcher/mpirun_banner_filter.h"
@@ -104,7 +105,7 @@ class MpirunLauncher : public RankLauncher {
   Stream err_;
   std::vector<Stream*> polled_;  // the stream of each descriptor AddPollFds added, in order
 
-  pid_t mpirun_pid_ = -1;  // also its process group id
+  ChildProcess mpirun_;  // leads its own process group
   bool mpirun_reaped_ = false;
   int mpirun_status_ = 0;  // waitpid's status, once reaped
   Clock::time_point drain_deadline_;
