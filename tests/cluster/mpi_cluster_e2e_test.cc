@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/cluster/cluster_test.h"
 #include "tests/cluster/test_cluster.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
@@ -30,59 +31,25 @@ using std::chrono::milliseconds;
 constexpr milliseconds kRunTimeout{60'000};
 constexpr char kHosts[] = "server1:2,server2:2";
 
-std::string StagedProgram(const std::string& name) { return std::string(HVDRUN_TEST_BIN_DIR) + "/" + name; }
-
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// /proc/<pid>/comm: the program's name, "" once it is gone.
-std::string ProgramName(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  std::getline(in, name);
-  return name;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-class MpiClusterTest : public testing::Test {
+class MpiClusterTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() {
-    if (!TestCluster::UnusableReason().empty()) return;
-    StatusOr<std::unique_ptr<TestCluster>> cluster = TestCluster::Create(2);
-    if (!cluster.ok()) {
-      create_error_ = new std::string(cluster.status().message());
-      return;
-    }
-    cluster_ = std::move(cluster).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-    delete create_error_;
-    create_error_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (std::string reason = TestCluster::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
-    ASSERT_EQ(create_error_, nullptr) << *create_error_;
-    ASSERT_NE(cluster_, nullptr);
-  }
+  static void SetUpTestSuite() { CreateCluster(2); }
 
   // Every test leaves the cluster as it found it: its sshds only.
   void TearDown() override {
-    if (cluster_ == nullptr) return;
-    std::vector<pid_t> left = WaitForNothingLeft(milliseconds(10'000));
+    if (!has_cluster()) return;
+    std::vector<pid_t> left = WaitUntilNone(
+        [&](pid_t pid) {
+          return std::none_of(c().servers().begin(), c().servers().end(),
+                              [&](const ClusterHost& host) { return host.sshd_pid == pid; });
+        },
+        milliseconds(10'000));
     EXPECT_TRUE(left.empty()) << "left running in the cluster:\n" << e2e::DescribeProcesses(left);
   }
-
-  const TestCluster& c() const { return *cluster_; }
 
   // hvdrun --mpi with the options that reach the cluster's servers: its user key, its known_hosts,
   // the staged agent.
@@ -92,61 +59,21 @@ class MpiClusterTest : public testing::Test {
                         args});
   }
 
-  // Runs hvdrun --mpi in the launcher's namespace, without an ssh-agent.
+  // Runs hvdrun --mpi in the launcher's namespace.
   ProcessResult HvdrunMpi(const std::vector<std::string>& args) const {
-    e2e::ProcessOptions options;
-    options.unset_env = {"SSH_AUTH_SOCK"};
-    return c().Exec(c().launcher(), MpiArgv(args), kRunTimeout, options);
-  }
-
-  // Processes in the cluster other than the servers' sshds (mpirun, ssh, orted, agents, ranks).
-  std::vector<pid_t> NotSshd() const {
-    std::vector<pid_t> left;
-    for (pid_t pid : c().PidsInCluster()) {
-      bool sshd = std::any_of(c().servers().begin(), c().servers().end(),
-                              [&](const ClusterHost& host) { return host.sshd_pid == pid; });
-      if (!sshd) left.push_back(pid);
-    }
-    return left;
+    return RunInLauncher(MpiArgv(args), kRunTimeout);
   }
 
   // hvdrun --mpi running `sleep 60` as 4 ranks on 2 hosts, in the launcher's namespace.
   e2e::RunningProcess StartSleepingRanks() const {
-    e2e::ProcessOptions options;
-    options.unset_env = {"SSH_AUTH_SOCK"};
-    return c().Start(c().launcher(), MpiArgv({"-np", "4", "-H", kHosts, "sleep", "60"}), options);
+    return StartInLauncher(MpiArgv({"-np", "4", "-H", kHosts, "sleep", "60"}));
   }
 
-  // Waits until `count` processes named sleep run on the servers; false after 20 s.
+  // Waits until `count` ranks sleep on the servers; false after 20 s.
   bool WaitForSleepingRanks(size_t count) const {
-    auto deadline = std::chrono::steady_clock::now() + milliseconds(20'000);
-    while (std::chrono::steady_clock::now() < deadline) {
-      size_t sleeping = 0;
-      for (const ClusterHost& host : c().servers()) {
-        for (pid_t pid : c().PidsIn(host)) sleeping += ProgramName(pid) == "sleep" ? 1 : 0;
-      }
-      if (sleeping >= count) return true;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return false;
+    return WaitForPrograms("sleep", count, milliseconds(20'000));
   }
-
-  std::vector<pid_t> WaitForNothingLeft(milliseconds timeout) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<pid_t> left = NotSshd();
-    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(50));
-      left = NotSshd();
-    }
-    return left;
-  }
-
-  static TestCluster* cluster_;
-  static std::string* create_error_;
 };
-
-TestCluster* MpiClusterTest::cluster_ = nullptr;
-std::string* MpiClusterTest::create_error_ = nullptr;
 
 TEST_F(MpiClusterTest, FourRanksOnTwoHostsGetTheirPlaceAndTheirTaggedOutput) {
   const std::string script =

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/cluster/cluster_test.h"
 #include "tests/cluster/test_cluster.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
@@ -28,57 +29,11 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kRunTimeout{40'000};
 
-std::string AgentPath() { return std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-agent"; }
+std::string AgentPath() { return StagedProgram("hvdrun-agent"); }
 
-// /proc/<pid>/comm: the program's name, "" once it is gone.
-std::string ProgramName(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  std::getline(in, name);
-  return name;
-}
-
-// The processes of the cluster named `name` (as /proc/<pid>/comm shows it).
-std::vector<pid_t> ProgramsIn(const std::vector<pid_t>& pids, const std::string& name) {
-  std::vector<pid_t> found;
-  for (pid_t pid : pids) {
-    if (ProgramName(pid) == name) found.push_back(pid);
-  }
-  return found;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-class SshLaunchTest : public testing::Test {
+class SshLaunchTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() {
-    if (!TestCluster::UnusableReason().empty()) return;
-    StatusOr<std::unique_ptr<TestCluster>> cluster = TestCluster::Create(4);
-    if (!cluster.ok()) {
-      create_error_ = new std::string(cluster.status().message());
-      return;
-    }
-    cluster_ = std::move(cluster).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-    delete create_error_;
-    create_error_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (std::string reason = TestCluster::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
-    ASSERT_EQ(create_error_, nullptr) << *create_error_;
-    ASSERT_NE(cluster_, nullptr);
-  }
-
-  const TestCluster& c() const { return *cluster_; }
+  static void SetUpTestSuite() { CreateCluster(4); }
 
   // hvdrun's options that reach the cluster's servers: its user key, its known_hosts, the agent.
   std::vector<std::string> SshFlags(const std::string& known_hosts = "") const {
@@ -90,49 +45,21 @@ class SshLaunchTest : public testing::Test {
             AgentPath()};
   }
 
-  // Runs the installed hvdrun in the launcher's namespace, without an ssh-agent.
+  // Runs the installed hvdrun in the launcher's namespace.
   ProcessResult Hvdrun(const std::vector<std::string>& args, milliseconds timeout = kRunTimeout) const {
-    e2e::ProcessOptions options;
-    options.unset_env = {"SSH_AUTH_SOCK"};
-    return c().Exec(c().launcher(), e2e::Concat({{e2e::HvdrunPath()}, args}), timeout, options);
-  }
-
-  // hvdrun-agent and rank processes (`rank_program`) left in any server.
-  std::vector<pid_t> Leftovers(const std::string& rank_program) const {
-    std::vector<pid_t> all = c().PidsInCluster();
-    std::vector<pid_t> left = ProgramsIn(all, "hvdrun-agent");
-    std::vector<pid_t> ranks = ProgramsIn(all, rank_program);
-    left.insert(left.end(), ranks.begin(), ranks.end());
-    return left;
-  }
-
-  // Waits until `count` processes named `program` run in the cluster; false after `timeout`.
-  bool WaitForPrograms(const std::string& program, size_t count, milliseconds timeout) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (ProgramsIn(c().PidsInCluster(), program).size() >= count) return true;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return false;
+    return RunInLauncher(e2e::Concat({{e2e::HvdrunPath()}, args}), timeout);
   }
 
   // Waits until no agent or `rank_program` runs in the cluster; returns what is left.
   std::vector<pid_t> WaitForNoLeftovers(const std::string& rank_program, milliseconds timeout) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<pid_t> left = Leftovers(rank_program);
-    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(50));
-      left = Leftovers(rank_program);
-    }
-    return left;
+    return WaitUntilNone(
+        [&](pid_t pid) {
+          std::string name = ProgramName(pid);
+          return name == "hvdrun-agent" || name == rank_program;
+        },
+        timeout);
   }
-
-  static TestCluster* cluster_;
-  static std::string* create_error_;
 };
-
-TestCluster* SshLaunchTest::cluster_ = nullptr;
-std::string* SshLaunchTest::create_error_ = nullptr;
 
 TEST_F(SshLaunchTest, EightRanksOnFourHostsGetTheirPlaceAndTheirHostsAddress) {
   ProcessResult result = Hvdrun(e2e::Concat(
@@ -311,15 +238,11 @@ TEST_F(SshLaunchTest, AHostWithoutTheInterfaceIsAUsageErrorNamingIt) {
 
 TEST_F(SshLaunchTest, AHostWhoseLinkIsCutFailsTheJobWithinTheHeartbeatTimeout) {
   const ClusterHost& cut = c().server(3);
-  e2e::ProcessOptions options;
-  options.unset_env = {"SSH_AUTH_SOCK"};
   e2e::RunningProcess hvdrun =
-      c().Start(c().launcher(),
-                e2e::Concat({{e2e::HvdrunPath(), "-np", "4", "-H", "server1:1,server2:1,server3:1,server4:1",
-                              "--heartbeat-timeout", "3"},
-                             SshFlags(),
-                             {"sleep", "60"}}),
-                options);
+      StartInLauncher(e2e::Concat({{e2e::HvdrunPath(), "-np", "4", "-H",
+                                    "server1:1,server2:1,server3:1,server4:1", "--heartbeat-timeout", "3"},
+                                   SshFlags(),
+                                   {"sleep", "60"}}));
   e2e::KillOnScopeExit guard;
   guard.Add(hvdrun.pid());
   ASSERT_TRUE(WaitForPrograms("sleep", 4, milliseconds(20'000)));
@@ -340,14 +263,10 @@ TEST_F(SshLaunchTest, AHostWhoseLinkIsCutFailsTheJobWithinTheHeartbeatTimeout) {
 }
 
 TEST_F(SshLaunchTest, SigkillOfTheLauncherLeavesNoAgentAndNoRankWithinFiveSeconds) {
-  e2e::ProcessOptions options;
-  options.unset_env = {"SSH_AUTH_SOCK"};
-  e2e::RunningProcess hvdrun =
-      c().Start(c().launcher(),
-                e2e::Concat({{e2e::HvdrunPath(), "-np", "8", "-H", "server1:2,server2:2,server3:2,server4:2"},
-                             SshFlags(),
-                             {"sleep", "60"}}),
-                options);
+  e2e::RunningProcess hvdrun = StartInLauncher(
+      e2e::Concat({{e2e::HvdrunPath(), "-np", "8", "-H", "server1:2,server2:2,server3:2,server4:2"},
+                   SshFlags(),
+                   {"sleep", "60"}}));
   e2e::KillOnScopeExit guard;
   guard.Add(hvdrun.pid());
   ASSERT_TRUE(WaitForPrograms("sleep", 8, milliseconds(20'000)));
