@@ -43,6 +43,22 @@ std::vector<std::string> Lines(const std::string& text) {
 
 std::string StagedProgram(const std::string& name) { return std::string(HVDRUN_TEST_BIN_DIR) + "/" + name; }
 
+std::vector<std::string> WithBindMount(const std::string& source, const std::string& target,
+                                       const std::vector<std::string>& argv) {
+  std::vector<std::string> wrapped = {"unshare",
+                                      "--mount",
+                                      "--propagation",
+                                      "private",
+                                      "--",
+                                      "/bin/sh",
+                                      "-c",
+                                      "mount --bind \"$0\" \"$1\" && shift && exec \"$@\"",
+                                      source,
+                                      target};
+  wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+  return wrapped;
+}
+
 void ClusterTest::CreateCluster(int servers) {
   if (!TestCluster::UnusableReason().empty()) return;
   StatusOr<std::unique_ptr<TestCluster>> cluster = TestCluster::Create(servers);

@@ -34,6 +34,11 @@ std::vector<std::string> Lines(const std::string& text);
 // A program of the staged install, beside the installed hvdrun: "hvdrun-agent", "hvdrun-bench".
 std::string StagedProgram(const std::string& name);
 
+// `argv` run in a mount namespace of its own in which `source` is bind-mounted over `target`
+// (both directories): what the program sees there, no other process does.
+std::vector<std::string> WithBindMount(const std::string& source, const std::string& target,
+                                       const std::vector<std::string>& argv);
+
 class ClusterTest : public testing::Test {
  protected:
   // For SetUpTestSuite: builds the suite's cluster of `servers` servers, as root.

@@ -1,10 +1,13 @@
 // hvdrun over SSH on the test cluster (docs/testing-cluster.md): the installed hvdrun runs in the
 // launcher's namespace and starts the staged hvdrun-agent on servers 1..4 through their sshd.
 // Covered: placement and environment of 8 ranks on 4 hosts, Gloo collectives across hosts, a host
-// whose link is cut, a launcher killed by SIGKILL, and each start-up failure's one line.
+// whose link is cut, a launcher killed by SIGKILL, each start-up failure's one line, and, on a
+// cluster of 8 servers, the host keys of hosts reached at once recorded for a user without ~/.ssh.
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -370,6 +373,65 @@ TEST_F(SshLaunchTest, EveryFailingHostGetsItsOwnLine) {
   ASSERT_EQ(lines.size(), 2u) << result;
   EXPECT_EQ(lines[0].rfind("hvdrun: host server2: host key: ", 0), 0u) << result;
   EXPECT_EQ(lines[1].rfind("hvdrun: host server4: host key: ", 0), 0u) << result;
+}
+
+}  // namespace
+}  // namespace hvdrun::cluster
+
+namespace hvdrun::cluster {
+namespace {
+
+// A first run for a user without ~/.ssh, accepting new host keys: hvdrun reaches every host at
+// once, and each host's thread records its key in the ~/.ssh/known_hosts that libssh creates.
+class NewHostKeysTest : public ClusterTest {
+ protected:
+  static void SetUpTestSuite() { CreateCluster(kHosts); }
+
+  static constexpr int kHosts = 8;
+  static constexpr int kRounds = 5;
+};
+
+// `argv` with every mkdir(2) of it slowed by 200 ms (strace's fault injection), as on a loaded NFS
+// home: hosts that reach the host-key stage together then also create ~/.ssh together, which
+// without serialized recording fails with EEXIST for all but one of them (an unslowed mkdir leaves
+// a window of microseconds that a test rarely hits).
+std::vector<std::string> WithSlowMkdir(const std::vector<std::string>& argv) {
+  return e2e::Concat({{"strace", "--seccomp-bpf", "-f", "-qq", "-o", "/dev/null", "-e", "trace=mkdir", "-e",
+                       "inject=mkdir:delay_enter=200ms"},
+                      argv});
+}
+
+TEST_F(NewHostKeysTest, HostsReachedAtOnceEachRecordTheirKeyOnce) {
+  const passwd* user = ::getpwuid(::getuid());
+  ASSERT_NE(user, nullptr);
+  const std::string home = user->pw_dir;
+  for (const std::string& needed : {e2e::HvdrunPath(), c().user_key()}) {
+    ASSERT_NE(needed.rfind(home + "/", 0), 0u) << needed << " is under " << home << ", which this test hides";
+  }
+  std::string hosts;
+  for (const ClusterHost& server : c().servers()) hosts += (hosts.empty() ? "" : ",") + server.name;
+  e2e::ScratchDir dir;
+  for (int round = 1; round <= kRounds; ++round) {
+    // A home directory without .ssh, mounted over the user's own for hvdrun alone (libssh finds
+    // ~ by the user's passwd entry, not by $HOME).
+    std::string fresh = dir.path() + "/home-" + std::to_string(round);
+    ASSERT_EQ(::mkdir(fresh.c_str(), 0700), 0);
+    ProcessResult result = RunInLauncher(
+        WithBindMount(fresh, home,
+                      WithSlowMkdir({e2e::HvdrunPath(), "-H", hosts, "--ssh-accept-new-host-keys", "-i",
+                                     c().user_key(), "--agent-path", AgentPath(), "true"})),
+        kRunTimeout);
+    ASSERT_EQ(result.exit_code, 0) << "round " << round << ": " << result;
+    std::vector<std::string> recorded = Lines(e2e::ReadFileBytes(fresh + "/.ssh/known_hosts"));
+    EXPECT_EQ(recorded.size(), static_cast<size_t>(kHosts)) << "round " << round;
+    for (const ClusterHost& server : c().servers()) {
+      std::string known = c().KnownHostsLine(server);
+      std::string line = server.name + known.substr(known.find(' '));
+      EXPECT_EQ(std::count(recorded.begin(), recorded.end(), line), 1)
+          << "round " << round << ": " << line << " in\n"
+          << e2e::ReadFileBytes(fresh + "/.ssh/known_hosts");
+    }
+  }
 }
 
 }  // namespace
