@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "common/exit_codes.h"
 #include "launcher/host_check.h"
@@ -35,6 +36,12 @@ int main(int argc, char** argv) {
   if (!parsed.options) {
     if (!parsed.error.empty()) std::fprintf(stderr, "hvdrun: %s\n", parsed.error.c_str());
     return parsed.exit_code;
+  }
+  // Without --agent-path, a host whose PATH has no hvdrun-agent is given this machine's own (labs
+  // share one install prefix or an NFS home).
+  if (std::string local_agent = LocalAgentPath();
+      !parsed.options->remote_agent_path_given && local_agent.find('/') != std::string::npos) {
+    parsed.options->ssh.agent_fallback_path = local_agent;
   }
   if (parsed.options->check) return hvdrun::RunHostCheck(*parsed.options, LocalAgentPath());
   if (parsed.options->backend == hvdrun::BackendKind::kMpi) {

@@ -12,8 +12,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "launcher/shell_words.h"
-
 namespace hvdrun {
 namespace {
 
@@ -70,11 +68,6 @@ const char* StageName(SshStage stage) {
       return "agent start";
   }
   return "agent start";
-}
-
-std::string RemoteAgentCommand(const std::string& agent_path) {
-  std::string agent = ShellQuote(agent_path);
-  return "command -v " + agent + " >/dev/null 2>&1 || exit 127; exec " + agent;
 }
 
 StatusOr<std::unique_ptr<SshSession>> SshSession::Create(const std::string& host, const SshOptions& options) {

@@ -27,10 +27,6 @@ namespace hvdrun {
 enum class SshStage { kResolve, kConnect, kHostKey, kAuth, kAgentStart };
 const char* StageName(SshStage stage);
 
-// The remote shell command that starts the agent: exit status 127 when `agent_path` is not found
-// (the shell's own message is silenced, so hvdrun can say it in one line), else exec's the agent.
-std::string RemoteAgentCommand(const std::string& agent_path);
-
 class SshSession {
  public:
   using Clock = std::chrono::steady_clock;

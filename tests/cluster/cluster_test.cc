@@ -91,6 +91,19 @@ e2e::RunningProcess ClusterTest::StartInLauncher(const std::vector<std::string>&
   return c().Start(c().launcher(), argv, WithoutSshAgent());
 }
 
+testing::AssertionResult ClusterTest::NotInPath(const ClusterHost& host, const std::string& program) const {
+  // The shell's answer, or "-" when it finds nothing: ssh's own failures exit with 255.
+  e2e::ProcessResult result = RunInLauncher(c().SshArgv(host, "command -v " + program + " || echo -"),
+                                            std::chrono::milliseconds(15'000));
+  std::vector<std::string> lines = Lines(result.stdout_text);
+  if (result.exit_code != 0 || lines.empty()) {
+    return testing::AssertionFailure() << "ssh to " << host.name << " failed: " << result;
+  }
+  if (lines.back() == "-") return testing::AssertionSuccess();
+  return testing::AssertionFailure() << host.name << "'s PATH has " << program << " (" << lines.back()
+                                     << "), which this test needs it without";
+}
+
 bool ClusterTest::WaitForPrograms(const std::string& program, size_t count,
                                   std::chrono::milliseconds timeout) const {
   auto deadline = std::chrono::steady_clock::now() + timeout;

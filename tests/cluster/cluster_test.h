@@ -57,6 +57,10 @@ class ClusterTest : public testing::Test {
   // The same, left running.
   e2e::RunningProcess StartInLauncher(const std::vector<std::string>& argv) const;
 
+  // Success when `host`'s shell, for the user the cluster logs in as, finds no `program` in its PATH
+  // (`command -v` over ssh); otherwise says where it found it, or how ssh failed.
+  testing::AssertionResult NotInPath(const ClusterHost& host, const std::string& program) const;
+
   // Waits until `count` processes named `program` run in the cluster; false after `timeout`.
   bool WaitForPrograms(const std::string& program, size_t count, std::chrono::milliseconds timeout) const;
 

@@ -3,13 +3,16 @@
 // with the cluster's user key and known_hosts; each daemon runs the staged hvdrun-agent --mpi-rank
 // for its ranks. Covered: placement, environment and tagged output of 4 ranks on 2 hosts, MPI
 // collectives across hosts (hvdrun-test-collectives, hvdrun-bench), a failing rank's report, a
-// SIGKILLed launcher, a second interrupt, a host name that does not resolve, and that nothing is
-// left running in any namespace after each.
+// SIGKILLed launcher, a second interrupt, a host name that does not resolve, the agent found at
+// this machine's agent path without --agent-path, and that nothing is left running in any
+// namespace after each.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -21,6 +24,7 @@
 #include "tests/cluster/test_cluster.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
+#include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun::cluster {
 namespace {
@@ -52,11 +56,17 @@ class MpiClusterTest : public ClusterTest {
   }
 
   // hvdrun --mpi with the options that reach the cluster's servers: its user key, its known_hosts,
-  // the staged agent.
-  std::vector<std::string> MpiArgv(const std::vector<std::string>& args) const {
-    return e2e::Concat({{e2e::HvdrunPath(), "--mpi", "--ssh-known-hosts", c().known_hosts(), "-i",
-                         c().user_key(), "--agent-path", StagedProgram("hvdrun-agent")},
-                        args});
+  // and the staged agent (`hvdrun` at `hvdrun_path`, without --agent-path, finds the one beside it).
+  std::vector<std::string> MpiArgv(const std::vector<std::string>& args,
+                                   const std::string& hvdrun_path = "") const {
+    std::vector<std::string> argv = {hvdrun_path.empty() ? e2e::HvdrunPath() : hvdrun_path,
+                                     "--mpi",
+                                     "--ssh-known-hosts",
+                                     c().known_hosts(),
+                                     "-i",
+                                     c().user_key()};
+    if (hvdrun_path.empty()) argv.insert(argv.end(), {"--agent-path", StagedProgram("hvdrun-agent")});
+    return e2e::Concat({argv, args});
   }
 
   // Runs hvdrun --mpi in the launcher's namespace.
@@ -201,6 +211,46 @@ TEST_F(MpiClusterTest, ASecondInterruptKillsEveryRankOnEveryHost) {
   EXPECT_EQ(result.exit_code, 130) << result;
   EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: second interrupt: killing every rank now\n")) << result;
   // TearDown checks that nothing is left.
+}
+
+TEST_F(MpiClusterTest, WithoutAgentPathTheRanksFindThisMachinesAgentElseSayWhereTheyLooked) {
+  ASSERT_TRUE(NotInPath(c().server(1), "hvdrun-agent"));
+  // The servers share this machine's file system: the staged agent beside hvdrun is theirs too.
+  const std::string script = "echo \"rank=$HVDRUN_RANK host=$(hostname)\"";
+  ProcessResult found =
+      RunInLauncher(MpiArgv({"-np", "4", "-H", kHosts, "sh", "-c", script}, e2e::HvdrunPath()), kRunTimeout);
+  ASSERT_EQ(found.exit_code, 0) << found;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) +
+                       " host=server" + std::to_string(rank / 2 + 1) + "\n";
+    EXPECT_TRUE(Contains(found.stdout_text, line)) << line << found;
+  }
+
+  // The staged install where only the launcher sees it (mounted in hvdrun's own mount namespace).
+  e2e::ScratchDir dir;
+  std::string prefix = dir.path() + "/hvdrun";
+  ASSERT_EQ(::mkdir(prefix.c_str(), 0755), 0);
+  std::filesystem::path bin_dir(HVDRUN_TEST_BIN_DIR);
+  std::string bin = prefix + "/" + bin_dir.filename().string();
+  ProcessResult nowhere =
+      RunInLauncher(WithBindMount(bin_dir.parent_path().string(), prefix,
+                                  MpiArgv({"-np", "4", "-H", kHosts, "true"}, bin + "/hvdrun")),
+                    kRunTimeout);
+  // The first host whose ranks find no agent ends the job; each of those ranks says where it looked.
+  EXPECT_EQ(nowhere.exit_code, 3) << nowhere;
+  EXPECT_TRUE(Contains(nowhere.stderr_text, "]<stderr>:hvdrun: host server")) << nowhere;
+  EXPECT_TRUE(
+      Contains(nowhere.stderr_text,
+               ": agent start: 'hvdrun-agent' was found neither in the host's PATH nor at this machine's "
+               "agent path '" +
+                   bin +
+                   "/hvdrun-agent' (exit status 127); install hvdrun-agent in one of those places or give "
+                   "--agent-path\n"))
+      << nowhere;
+  EXPECT_TRUE(
+      Contains(nowhere.stderr_text,
+               "hvdrun: mpirun exited with code 127 before starting any rank (its messages are above)\n"))
+      << nowhere;
 }
 
 TEST_F(MpiClusterTest, AHostNameThatDoesNotResolveFailsBeforeMpirunStarts) {

@@ -1,8 +1,9 @@
 // hvdrun over SSH on the test cluster (docs/testing-cluster.md): the installed hvdrun runs in the
 // launcher's namespace and starts the staged hvdrun-agent on servers 1..4 through their sshd.
 // Covered: placement and environment of 8 ranks on 4 hosts, Gloo collectives across hosts, a host
-// whose link is cut, a launcher killed by SIGKILL, each start-up failure's one line, and, on a
-// cluster of 8 servers, the host keys of hosts reached at once recorded for a user without ~/.ssh.
+// whose link is cut, a launcher killed by SIGKILL, each start-up failure's one line, the agent found
+// at this machine's agent path without --agent-path, and, on a cluster of 8 servers, the host keys
+// of hosts reached at once recorded for a user without ~/.ssh.
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -356,6 +358,39 @@ TEST_F(SshLaunchTest, AMissingAgentIsNamed) {
                                  c().user_key(), "--agent-path", "/nonexistent/hvdrun-agent", "true"});
   ExpectOneLine(result,
                 "hvdrun: host server1: agent start: '/nonexistent/hvdrun-agent' was not found on the host");
+}
+
+TEST_F(SshLaunchTest, WithoutAgentPathAHostLackingItInItsPathRunsThisMachinesAgent) {
+  // The servers share this machine's file system, so the staged hvdrun's agent path is theirs too.
+  ASSERT_TRUE(NotInPath(c().server(1), "hvdrun-agent"));
+  ProcessResult result =
+      Hvdrun({"-np", "2", "-H", "server1,server2", "--ssh-known-hosts", c().known_hosts(), "-i",
+              c().user_key(), "sh", "-c", "echo \"rank=$HVDRUN_RANK host=$(hostname)\""});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("[0]<stdout>:rank=0 host=server1\n"), std::string::npos) << result;
+  EXPECT_NE(result.stdout_text.find("[1]<stdout>:rank=1 host=server2\n"), std::string::npos) << result;
+}
+
+TEST_F(SshLaunchTest, AHostWithTheAgentNowhereGetsOneLineNamingBothPlaces) {
+  ASSERT_TRUE(NotInPath(c().server(1), "hvdrun-agent"));
+  // hvdrun, and its agent beside it, where only the launcher sees them: the staged install mounted
+  // on an empty directory in a mount namespace of hvdrun's own.
+  e2e::ScratchDir dir;
+  std::string prefix = dir.path() + "/hvdrun";
+  ASSERT_EQ(::mkdir(prefix.c_str(), 0755), 0);
+  std::string stage = std::filesystem::path(HVDRUN_TEST_BIN_DIR).parent_path().string();
+  std::string bin = std::filesystem::path(HVDRUN_TEST_BIN_DIR).filename().string();
+  ProcessResult result =
+      RunInLauncher(WithBindMount(stage, prefix,
+                                  {prefix + "/" + bin + "/hvdrun", "-H", "server1", "--ssh-known-hosts",
+                                   c().known_hosts(), "-i", c().user_key(), "true"}),
+                    kRunTimeout);
+  ExpectOneLine(result,
+                "hvdrun: host server1: agent start: 'hvdrun-agent' was found neither in the host's PATH nor "
+                "at this machine's agent path '" +
+                    prefix + "/" + bin +
+                    "/hvdrun-agent' (exit status 127); install hvdrun-agent in one of those places or "
+                    "give --agent-path");
 }
 
 TEST_F(SshLaunchTest, EveryFailingHostGetsItsOwnLine) {
