@@ -133,7 +133,8 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       "--ssh-accept-new-host-keys", options.ssh.accept_new_host_keys,
       "Trust hosts missing from known_hosts and record their keys (a changed key is always refused)");
   app.add_option("--agent-path", options.remote_agent_path,
-                 "hvdrun-agent on the remote hosts (default: hvdrun-agent in their PATH)");
+                 "hvdrun-agent on the remote hosts (default: hvdrun-agent in their PATH, else the path of "
+                 "this machine's hvdrun-agent)");
   app.add_option("--cwd", options.working_dir,
                  "Working directory of the ranks on every host (default: hvdrun's)");
   bool gloo = false;
@@ -221,6 +222,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     if (!port.ok()) return usage_error(port.status().message());
     options.ssh.port = port.value();
   }
+  options.remote_agent_path_given = app.count("--agent-path") > 0;
   if (!options.ssh.identity_file.empty() && ::access(options.ssh.identity_file.c_str(), R_OK) != 0) {
     return usage_error("--ssh-identity-file: cannot read '" + options.ssh.identity_file +
                        "': " + std::strerror(errno));

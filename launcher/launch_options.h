@@ -29,8 +29,11 @@ struct LaunchOptions {
   int heartbeat_timeout_s = 30;
   // How hosts that are not this machine are reached (--ssh-* flags).
   SshOptions ssh;
-  // --agent-path: hvdrun-agent on hosts that are not this machine; default: found in their PATH.
+  // --agent-path: hvdrun-agent on hosts that are not this machine. Default: found in their PATH,
+  // else at this machine's own agent path (ssh.agent_fallback_path, which main.cc sets when the
+  // flag is not given); a given path is the only one tried.
   std::string remote_agent_path = "hvdrun-agent";
+  bool remote_agent_path_given = false;
   // --cwd: the ranks' working directory on every host; empty: hvdrun's own.
   std::string working_dir;
   bool verbose = false;

@@ -47,6 +47,7 @@ TEST(LaunchOptions, SshFlags) {
   EXPECT_EQ(options.ssh.known_hosts, "kh");
   EXPECT_TRUE(options.ssh.accept_new_host_keys);
   EXPECT_EQ(options.remote_agent_path, "/opt/hvdrun-agent");
+  EXPECT_TRUE(options.remote_agent_path_given);
   EXPECT_EQ(options.working_dir, "/data");
   EXPECT_EQ(options.heartbeat_timeout_s, 5);
   EXPECT_EQ(options.command, (std::vector<std::string>{"./train"}));
@@ -58,7 +59,16 @@ TEST(LaunchOptions, SshFlagDefaults) {
   EXPECT_EQ(parsed.options->ssh.port, 0);
   EXPECT_FALSE(parsed.options->ssh.accept_new_host_keys);
   EXPECT_EQ(parsed.options->remote_agent_path, "hvdrun-agent");
+  EXPECT_FALSE(parsed.options->remote_agent_path_given);
+  EXPECT_TRUE(parsed.options->ssh.agent_fallback_path.empty());
   EXPECT_EQ(parsed.options->heartbeat_timeout_s, 30);
+}
+
+TEST(LaunchOptions, AnAgentPathGivenAsTheDefaultNameStillCountsAsGiven) {
+  ParsedCommandLine parsed = Parse({"-H", "server1:2", "--agent-path", "hvdrun-agent", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->remote_agent_path, "hvdrun-agent");
+  EXPECT_TRUE(parsed.options->remote_agent_path_given);
 }
 
 TEST(LaunchOptions, BadSshFlagValuesAreUsageErrors) {

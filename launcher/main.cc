@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "launcher/agent_launcher.h"
 #include "launcher/host_check.h"
@@ -38,13 +39,19 @@ int main(int argc, char** argv) {
     return parsed.exit_code;
   }
   hvdrun::LaunchOptions& options = *parsed.options;
-  if (options.check) return hvdrun::RunHostCheck(options, LocalAgentPath());
+  const std::string local_agent = LocalAgentPath();
+  // Without --agent-path, a host whose PATH has no hvdrun-agent is given this machine's own (labs
+  // share one install prefix or an NFS home).
+  if (!options.remote_agent_path_given && local_agent.find('/') != std::string::npos) {
+    options.ssh.agent_fallback_path = local_agent;
+  }
+  if (options.check) return hvdrun::RunHostCheck(options, local_agent);
   std::unique_ptr<hvdrun::RankLauncher> launcher;
   if (options.backend == hvdrun::BackendKind::kMpi) {
-    if (options.dry_run) return hvdrun::PrintMpirunCommand(options, LocalAgentPath());
-    launcher = std::make_unique<hvdrun::MpirunLauncher>(options, LocalAgentPath());
+    if (options.dry_run) return hvdrun::PrintMpirunCommand(options, local_agent);
+    launcher = std::make_unique<hvdrun::MpirunLauncher>(options, local_agent);
   } else {
-    launcher = std::make_unique<hvdrun::AgentLauncher>(options, LocalAgentPath());
+    launcher = std::make_unique<hvdrun::AgentLauncher>(options, local_agent);
   }
   hvdrun::JobRun job(std::move(options), std::move(launcher));
   return job.Run();

@@ -7,6 +7,8 @@
 #include "common/env_names.h"
 #include "common/host_spec.h"
 #include "common/network_interfaces.h"
+#include "launcher/remote_agent_command.h"
+#include "launcher/shell_words.h"
 
 namespace hvdrun {
 namespace {
@@ -21,6 +23,17 @@ bool IsLoopbackName(const std::string& host) {
   in_addr address{};
   return host == "localhost" ||
          (::inet_pton(AF_INET, host.c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127);
+}
+
+// The words that start the agent for each rank when mpirun runs them on hosts that are not this
+// machine: the agent path, else the fallback (launcher/remote_agent_command.h); a host with neither
+// prints the line hvdrun prints for it over SSH, naming the host by its own name. The agent's
+// arguments follow these words, as "$@" of the shell ($0 is the agent path).
+std::vector<std::string> RemoteAgentWords(const std::string& agent_path, const std::string& fallback_path) {
+  std::string say_missing = "echo " + ShellQuote("hvdrun: host ") + "\"$(uname -n)\"" +
+                            ShellQuote(": agent start: " + AgentNotFoundReason(agent_path, fallback_path)) +
+                            " >&2";
+  return {"/bin/sh", "-c", RemoteAgentCommand(agent_path, fallback_path, "\"$@\"", say_missing), agent_path};
 }
 
 // The words of Open MPI's plm_rsh_args: hvdrun's --ssh-* settings as ssh(1) options. BatchMode:
@@ -201,7 +214,12 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
   }
 
   argv.insert(argv.end(), options.mpi_args.begin(), options.mpi_args.end());
-  argv.push_back(agent_path);
+  if (host.remote_hosts && !options.ssh.agent_fallback_path.empty()) {
+    std::vector<std::string> words = RemoteAgentWords(agent_path, options.ssh.agent_fallback_path);
+    argv.insert(argv.end(), words.begin(), words.end());
+  } else {
+    argv.push_back(agent_path);
+  }
   argv.emplace_back("--mpi-rank");
   argv.emplace_back("--");
   argv.insert(argv.end(), options.command.begin(), options.command.end());

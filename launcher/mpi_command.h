@@ -27,6 +27,12 @@
 // mpirun starts its daemon on each host that is not this machine with `ssh` (Open MPI's own
 // launcher), given the settings of hvdrun's --ssh-* flags as `-mca plm_rsh_args`, and directly from
 // this machine (`plm_rsh_no_tree_spawn`: the key and known_hosts need exist here only).
+//
+// mpirun runs one program path on every host. With hosts that are not this machine and
+// options.ssh.agent_fallback_path set (no --agent-path given), that program is `/bin/sh -c
+// <RemoteAgentCommand> hvdrun-agent`: each host runs hvdrun-agent from its PATH when it has it there,
+// else this machine's agent path, as hvdrun's own SSH start does (launcher/remote_agent_command.h);
+// a host with neither prints hvdrun's line for it (tagged as its rank's stderr) and exits 127.
 #ifndef HVDRUN_LAUNCHER_MPI_COMMAND_H_
 #define HVDRUN_LAUNCHER_MPI_COMMAND_H_
 

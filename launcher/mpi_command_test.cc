@@ -1,9 +1,14 @@
 #include "launcher/mpi_command.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
+
+#include "launcher/shell_words.h"
 
 namespace hvdrun {
 namespace {
@@ -260,6 +265,59 @@ TEST(MpiCommand, RemoteHostsGetHvdrunsSshSettingsAndNoLoopbackInterface) {
              .argv;
   EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "plm_rsh_args") + 1),
             "-o BatchMode=yes -o StrictHostKeyChecking=accept-new -o ConnectTimeout=20");
+}
+
+// The words from the agent's program (the agent, or the shell that finds it) to the end.
+Words RankProgram(const Words& argv) {
+  auto mpi_rank = std::find(argv.begin(), argv.end(), "--mpi-rank");
+  auto shell = std::find(argv.begin(), mpi_rank, "/bin/sh");
+  return Words(shell != mpi_rank ? shell : mpi_rank - 1, argv.end());
+}
+
+TEST(MpiCommand, WithoutAgentPathRemoteHostsFallBackToThisMachinesAgentPath) {
+  LaunchOptions options = Options({"prog", "a b"});
+  options.ssh.agent_fallback_path = "/opt/hvdrun/bin/hvdrun-agent";
+  Words program = RankProgram(
+      BuildMpiCommand(Assign({{"server1", 2}}, 2), options, Job(), "hvdrun-agent", {.remote_hosts = true})
+          .argv);
+  ASSERT_EQ(program.size(), 8u) << ShellJoin(program);
+  EXPECT_EQ(program[0], "/bin/sh");
+  EXPECT_EQ(program[1], "-c");
+  EXPECT_EQ(Words(program.begin() + 3, program.end()),
+            (Words{"hvdrun-agent", "--mpi-rank", "--", "prog", "a b"}));
+
+  // Run where neither place exists, the shell says so in hvdrun's words and exits 127.
+  options.ssh.agent_fallback_path = "/nonexistent/hvdrun-agent";
+  program = RankProgram(BuildMpiCommand(Assign({{"server1", 2}}, 2), options, Job(), "no-such-hvdrun-agent",
+                                        {.remote_hosts = true})
+                            .argv);
+  std::string line = ShellJoin(program) + " 2>&1";
+  FILE* pipe = ::popen(line.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buffer[1024];
+  std::string output(buffer, std::fread(buffer, 1, sizeof(buffer), pipe));
+  int status = ::pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 127) << status;
+  char name[256] = {};
+  ASSERT_EQ(::gethostname(name, sizeof(name) - 1), 0);
+  EXPECT_EQ(output,
+            "hvdrun: host " + std::string(name) +
+                ": agent start: 'no-such-hvdrun-agent' was found neither in the host's PATH nor at this "
+                "machine's agent path '/nonexistent/hvdrun-agent' (exit status 127); install hvdrun-agent "
+                "in one of those places or give --agent-path\n");
+}
+
+TEST(MpiCommand, AGivenAgentPathOrOnlyThisMachineRunsTheAgentItself) {
+  LaunchOptions options = Options({"prog"});
+  Words given = RankProgram(BuildMpiCommand(Assign({{"server1", 2}}, 2), options, Job(),
+                                            "/opt/a/hvdrun-agent", {.remote_hosts = true})
+                                .argv);
+  EXPECT_EQ(given, (Words{"/opt/a/hvdrun-agent", "--mpi-rank", "--", "prog"}));
+  options.ssh.agent_fallback_path = "/opt/hvdrun/bin/hvdrun-agent";
+  Words local = RankProgram(
+      BuildMpiCommand(Assign({{"localhost", 2}}, 2), options, Job(), "/opt/hvdrun/bin/hvdrun-agent", {})
+          .argv);
+  EXPECT_EQ(local, (Words{"/opt/hvdrun/bin/hvdrun-agent", "--mpi-rank", "--", "prog"}));
 }
 
 TEST(MpiCommand, NetworkInterfacesNarrowOpenMpisTrafficOnEveryHost) {

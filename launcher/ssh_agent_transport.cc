@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "launcher/remote_agent_command.h"
+
 namespace hvdrun {
 
 StatusOr<std::unique_ptr<SshAgentTransport>> SshAgentTransport::Start(
@@ -20,6 +22,7 @@ StatusOr<std::unique_ptr<SshAgentTransport>> SshAgentTransport::Start(
   SetNonBlocking(output.read.get());
   SetNonBlocking(transport->wake_.read.get());
   transport->agent_path_ = agent_path;
+  transport->fallback_path_ = options.agent_fallback_path;
   transport->input_ = std::move(input.read);
   transport->output_ = std::move(output.write);
   SshAgentTransport* self = transport.get();
@@ -110,7 +113,8 @@ void SshAgentTransport::Run(const std::string& host, const SshOptions& options, 
   if (Status status = session.Authenticate(); !status.ok()) return fail(status);
   stage_ = SshStage::kAgentStart;
   if (aborted()) return;
-  if (Status status = session.OpenChannel(RemoteAgentCommand(agent_path)); !status.ok()) return fail(status);
+  std::string command = RemoteAgentCommand(agent_path, fallback_path_, "", "");
+  if (Status status = session.OpenChannel(command); !status.ok()) return fail(status);
   Pump(session.channel(), session.socket_fd());
 }
 
@@ -167,11 +171,9 @@ std::string SshAgentTransport::ExitReason(int exit_status) const {
     case 0:
       return "the agent exited unexpectedly";
     case 127:
-      return "'" + agent_path_ +
-             "' was not found on the host (exit status 127); install hvdrun-agent in its PATH "
-             "or give --agent-path";
+      return AgentNotFoundReason(agent_path_, fallback_path_);
     case 126:
-      return "'" + agent_path_ + "' cannot be executed on the host (exit status 126)";
+      return AgentNotExecutableReason(agent_path_, fallback_path_);
     case -1:
       return "the agent ended without an exit status (killed by a signal, or the connection closed)";
     default:

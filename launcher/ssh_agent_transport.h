@@ -38,10 +38,10 @@ class SshAgentTransport {
     std::string reason;
   };
 
-  // Starts reaching `host`'s agent (`agent_path`, a path or a name in the remote PATH); the SSH
-  // connection must be up by `deadline`. `to_agent` receives the pipe end the launcher writes
-  // frames to, `from_agent` the non-blocking end it reads frames from. Fails only when pipes or
-  // the thread cannot be made.
+  // Starts reaching `host`'s agent (`agent_path`, a path or a name in the remote PATH, else
+  // options.agent_fallback_path when set); the SSH connection must be up by `deadline`.
+  // `to_agent` receives the pipe end the launcher writes frames to, `from_agent` the non-blocking
+  // end it reads frames from. Fails only when pipes or the thread cannot be made.
   static StatusOr<std::unique_ptr<SshAgentTransport>> Start(const std::string& host,
                                                             const SshOptions& options,
                                                             const std::string& agent_path,
@@ -74,6 +74,7 @@ class SshAgentTransport {
   std::string ExitReason(int exit_status) const;
 
   std::string agent_path_;
+  std::string fallback_path_;  // SshOptions::agent_fallback_path
   std::atomic<SshStage> stage_{SshStage::kResolve};
   std::atomic<bool> finished_{false};
   std::atomic<bool> aborted_{false};

@@ -22,6 +22,11 @@ struct SshOptions {
   // --ssh-accept-new-host-keys: a host missing from known_hosts is trusted and recorded there.
   // A host whose key differs from the recorded one is refused whatever this says.
   bool accept_new_host_keys = false;
+  // This machine's own hvdrun-agent (an absolute path), started on a host whose PATH has no
+  // hvdrun-agent: labs often share one install prefix or an NFS home (Open MPI's mpirun, run by its
+  // absolute path, tries its own prefix on the other hosts the same way). hvdrun sets it only when
+  // --agent-path is not given (launcher/main.cc); empty: the agent path alone is tried.
+  std::string agent_fallback_path;
 };
 
 }  // namespace hvdrun

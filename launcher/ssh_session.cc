@@ -12,12 +12,17 @@
 #include <cerrno>
 #include <cstring>
 
-#include "launcher/shell_words.h"
-
 namespace hvdrun {
 namespace {
 
 std::once_flag ssh_init_once;
+
+// Held by every session of the process from checking a host's key against known_hosts to recording
+// a new one. Recording (libssh's ssh_session_update_known_hosts) creates the file's directory when
+// the file cannot be opened for want of it, which fails with EEXIST when another thread made it in
+// between, and appends a line that another thread's check could read half-written. Under the lock
+// each check reads the file as the previous recording closed it.
+std::mutex known_hosts_mutex;
 
 std::string SshError(ssh_session session) { return ssh_get_error(session); }
 
@@ -63,11 +68,6 @@ const char* StageName(SshStage stage) {
       return "agent start";
   }
   return "agent start";
-}
-
-std::string RemoteAgentCommand(const std::string& agent_path) {
-  std::string agent = ShellQuote(agent_path);
-  return "command -v " + agent + " >/dev/null 2>&1 || exit 127; exec " + agent;
 }
 
 StatusOr<std::unique_ptr<SshSession>> SshSession::Create(const std::string& host, const SshOptions& options) {
@@ -223,6 +223,7 @@ Status SshSession::Connect(Clock::time_point deadline) {
 }
 
 Status SshSession::VerifyHostKey() {
+  std::lock_guard<std::mutex> lock(known_hosts_mutex);
   ssh_known_hosts_e state = ssh_session_is_known_server(session_);
   std::string fingerprint = ServerKeyFingerprint(session_);
   switch (state) {

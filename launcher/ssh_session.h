@@ -5,7 +5,8 @@
 //
 // The TCP connection is made here (not by libssh), so that a name that does not resolve, a refused
 // connection and a timeout are told apart, and so that another thread can break a blocked session
-// with Abort(). Apart from Abort(), a session is used by one thread at a time.
+// with Abort(). Apart from Abort(), a session is used by one thread at a time; sessions on other
+// threads may run their stages at the same time (VerifyHostKey serializes what they share).
 #ifndef HVDRUN_LAUNCHER_SSH_SESSION_H_
 #define HVDRUN_LAUNCHER_SSH_SESSION_H_
 
@@ -26,10 +27,6 @@ namespace hvdrun {
 enum class SshStage { kResolve, kConnect, kHostKey, kAuth, kAgentStart };
 const char* StageName(SshStage stage);
 
-// The remote shell command that starts the agent: exit status 127 when `agent_path` is not found
-// (the shell's own message is silenced, so hvdrun can say it in one line), else exec's the agent.
-std::string RemoteAgentCommand(const std::string& agent_path);
-
 class SshSession {
  public:
   using Clock = std::chrono::steady_clock;
@@ -46,6 +43,8 @@ class SshSession {
   // Stage connect: TCP to the resolved addresses in turn, then the SSH handshake, by `deadline`.
   Status Connect(Clock::time_point deadline);
   // Stage host key: the server's key against known_hosts (see SshOptions::accept_new_host_keys).
+  // One session of the process at a time checks and records, so that hosts reached at once for a
+  // user without ~/.ssh each get their key recorded, once, and a check sees every earlier record.
   Status VerifyHostKey();
   // Stage auth: public keys from the ssh-agent, the identity file, the default keys.
   Status Authenticate();

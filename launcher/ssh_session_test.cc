@@ -37,13 +37,6 @@ class RefusingPort {
   int port_ = 0;
 };
 
-TEST(SshSessionTest, RemoteAgentCommandQuotesThePathAndExitsWith127WhenItIsMissing) {
-  EXPECT_EQ(RemoteAgentCommand("hvdrun-agent"),
-            "command -v hvdrun-agent >/dev/null 2>&1 || exit 127; exec hvdrun-agent");
-  EXPECT_EQ(RemoteAgentCommand("/opt/my dir/it's"),
-            "command -v '/opt/my dir/it'\\''s' >/dev/null 2>&1 || exit 127; exec '/opt/my dir/it'\\''s'");
-}
-
 TEST(SshSessionTest, StagesHaveTheNamesErrorsUse) {
   EXPECT_STREQ(StageName(SshStage::kResolve), "resolve");
   EXPECT_STREQ(StageName(SshStage::kConnect), "connect");

@@ -19,8 +19,9 @@ packages=(
   libyaml-cpp-dev chromium
   # tests and lint; python3-torch runs the torch.distributed env:// contract test
   libgtest-dev clang-tidy clang-format python3-torch
-  # the multi-host test cluster: network namespaces, each with its own sshd
-  iproute2 openssh-server openssh-client
+  # the multi-host test cluster: network namespaces, each with its own sshd; strace slows the
+  # launcher's mkdir in the test of host keys recorded by hosts reached at once
+  iproute2 openssh-server openssh-client strace
 )
 
 missing=()

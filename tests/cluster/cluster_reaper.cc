@@ -13,8 +13,7 @@
 #include <vector>
 
 #include "tests/cluster/cluster_run.h"
-
-extern char** environ;
+#include "tests/cluster/detached_spawn.h"
 
 namespace hvdrun::cluster {
 namespace {
@@ -36,29 +35,13 @@ StatusOr<ClusterReaper> ClusterReaper::Start(const std::string& program, const s
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, reaper_end.get(), STDIN_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t no_signals;
-  sigemptyset(&no_signals);
-  sigset_t all_signals;
-  sigfillset(&all_signals);
-  posix_spawnattr_setsigmask(&attributes, &no_signals);
-  posix_spawnattr_setsigdefault(&attributes, &all_signals);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args = {program, "reap", run_id};
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  int error = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environ);
+  StatusOr<pid_t> pid = SpawnDetached({program, "reap", run_id}, actions, Detach::kSession);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (error != 0) {
+  if (!pid.ok()) {
     return Status::Error("test cluster " + run_id + ": cannot start the reaper '" + program +
-                         "': " + std::strerror(error) + " (build the hvdrun-test-cluster target)");
+                         "': " + pid.status().message() + " (build the hvdrun-test-cluster target)");
   }
-  return ClusterReaper(pid, std::move(owner_end));
+  return ClusterReaper(pid.value(), std::move(owner_end));
 }
 
 ClusterReaper::ClusterReaper(ClusterReaper&& other) noexcept

@@ -3,16 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <thread>
 
+#include "tests/cluster/detached_spawn.h"
 #include "tests/e2e/scratch_dir.h"
-
-extern char** environ;
 
 namespace hvdrun::cluster {
 namespace {
@@ -75,31 +73,13 @@ StatusOr<HostSshd> HostSshd::Start(const std::string& host, const std::vector<st
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, files.log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
                                    0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t no_signals;
-  sigemptyset(&no_signals);
-  sigset_t all_signals;
-  sigfillset(&all_signals);
-  posix_spawnattr_setsigmask(&attributes, &no_signals);
-  posix_spawnattr_setsigdefault(&attributes, &all_signals);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args = argv;
-  std::vector<char*> pointers;
-  pointers.reserve(args.size() + 1);
-  for (std::string& arg : args) pointers.push_back(arg.data());
-  pointers.push_back(nullptr);
-  pid_t pid = -1;
-  int error = ::posix_spawn(&pid, args[0].c_str(), &actions, &attributes, pointers.data(), environ);
+  StatusOr<pid_t> pid = SpawnDetached(argv, actions, Detach::kProcessGroup);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (error != 0) {
-    return Status::Error("test host " + host + ": cannot start sshd ('" + args[0] +
-                         "'): " + std::strerror(error));
+  if (!pid.ok()) {
+    return Status::Error("test host " + host + ": cannot start sshd ('" + argv.front() +
+                         "'): " + pid.status().message());
   }
-  return HostSshd(host, files, pid);
+  return HostSshd(host, files, pid.value());
 }
 
 HostSshd::~HostSshd() { Kill(); }

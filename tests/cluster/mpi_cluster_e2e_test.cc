@@ -3,13 +3,16 @@
 // with the cluster's user key and known_hosts; each daemon runs the staged hvdrun-agent --mpi-rank
 // for its ranks. Covered: placement, environment and tagged output of 4 ranks on 2 hosts, MPI
 // collectives across hosts (hvdrun-test-collectives, hvdrun-bench), a failing rank's report, a
-// SIGKILLed launcher, a second interrupt, a host name that does not resolve, and that nothing is
-// left running in any namespace after each.
+// SIGKILLed launcher, a second interrupt, a host name that does not resolve, the agent found at
+// this machine's agent path without --agent-path, and that nothing is left running in any
+// namespace after each.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -17,9 +20,11 @@
 #include <thread>
 #include <vector>
 
+#include "tests/cluster/cluster_test.h"
 #include "tests/cluster/test_cluster.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
+#include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun::cluster {
 namespace {
@@ -30,123 +35,55 @@ using std::chrono::milliseconds;
 constexpr milliseconds kRunTimeout{60'000};
 constexpr char kHosts[] = "server1:2,server2:2";
 
-std::string StagedProgram(const std::string& name) { return std::string(HVDRUN_TEST_BIN_DIR) + "/" + name; }
-
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// /proc/<pid>/comm: the program's name, "" once it is gone.
-std::string ProgramName(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  std::getline(in, name);
-  return name;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-class MpiClusterTest : public testing::Test {
+class MpiClusterTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() {
-    if (!TestCluster::UnusableReason().empty()) return;
-    StatusOr<std::unique_ptr<TestCluster>> cluster = TestCluster::Create(2);
-    if (!cluster.ok()) {
-      create_error_ = new std::string(cluster.status().message());
-      return;
-    }
-    cluster_ = std::move(cluster).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-    delete create_error_;
-    create_error_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (std::string reason = TestCluster::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
-    ASSERT_EQ(create_error_, nullptr) << *create_error_;
-    ASSERT_NE(cluster_, nullptr);
-  }
+  static void SetUpTestSuite() { CreateCluster(2); }
 
   // Every test leaves the cluster as it found it: its sshds only.
   void TearDown() override {
-    if (cluster_ == nullptr) return;
-    std::vector<pid_t> left = WaitForNothingLeft(milliseconds(10'000));
+    if (!has_cluster()) return;
+    std::vector<pid_t> left = WaitUntilNone(
+        [&](pid_t pid) {
+          return std::none_of(c().servers().begin(), c().servers().end(),
+                              [&](const ClusterHost& host) { return host.sshd_pid == pid; });
+        },
+        milliseconds(10'000));
     EXPECT_TRUE(left.empty()) << "left running in the cluster:\n" << e2e::DescribeProcesses(left);
   }
 
-  const TestCluster& c() const { return *cluster_; }
-
   // hvdrun --mpi with the options that reach the cluster's servers: its user key, its known_hosts,
-  // the staged agent.
-  std::vector<std::string> MpiArgv(const std::vector<std::string>& args) const {
-    return e2e::Concat({{e2e::HvdrunPath(), "--mpi", "--ssh-known-hosts", c().known_hosts(), "-i",
-                         c().user_key(), "--agent-path", StagedProgram("hvdrun-agent")},
-                        args});
+  // and the staged agent (`hvdrun` at `hvdrun_path`, without --agent-path, finds the one beside it).
+  std::vector<std::string> MpiArgv(const std::vector<std::string>& args,
+                                   const std::string& hvdrun_path = "") const {
+    std::vector<std::string> argv = {hvdrun_path.empty() ? e2e::HvdrunPath() : hvdrun_path,
+                                     "--mpi",
+                                     "--ssh-known-hosts",
+                                     c().known_hosts(),
+                                     "-i",
+                                     c().user_key()};
+    if (hvdrun_path.empty()) argv.insert(argv.end(), {"--agent-path", StagedProgram("hvdrun-agent")});
+    return e2e::Concat({argv, args});
   }
 
-  // Runs hvdrun --mpi in the launcher's namespace, without an ssh-agent.
+  // Runs hvdrun --mpi in the launcher's namespace.
   ProcessResult HvdrunMpi(const std::vector<std::string>& args) const {
-    e2e::ProcessOptions options;
-    options.unset_env = {"SSH_AUTH_SOCK"};
-    return c().Exec(c().launcher(), MpiArgv(args), kRunTimeout, options);
-  }
-
-  // Processes in the cluster other than the servers' sshds (mpirun, ssh, orted, agents, ranks).
-  std::vector<pid_t> NotSshd() const {
-    std::vector<pid_t> left;
-    for (pid_t pid : c().PidsInCluster()) {
-      bool sshd = std::any_of(c().servers().begin(), c().servers().end(),
-                              [&](const ClusterHost& host) { return host.sshd_pid == pid; });
-      if (!sshd) left.push_back(pid);
-    }
-    return left;
+    return RunInLauncher(MpiArgv(args), kRunTimeout);
   }
 
   // hvdrun --mpi running `sleep 60` as 4 ranks on 2 hosts, in the launcher's namespace.
   e2e::RunningProcess StartSleepingRanks() const {
-    e2e::ProcessOptions options;
-    options.unset_env = {"SSH_AUTH_SOCK"};
-    return c().Start(c().launcher(), MpiArgv({"-np", "4", "-H", kHosts, "sleep", "60"}), options);
+    return StartInLauncher(MpiArgv({"-np", "4", "-H", kHosts, "sleep", "60"}));
   }
 
-  // Waits until `count` processes named sleep run on the servers; false after 20 s.
+  // Waits until `count` ranks sleep on the servers; false after 20 s.
   bool WaitForSleepingRanks(size_t count) const {
-    auto deadline = std::chrono::steady_clock::now() + milliseconds(20'000);
-    while (std::chrono::steady_clock::now() < deadline) {
-      size_t sleeping = 0;
-      for (const ClusterHost& host : c().servers()) {
-        for (pid_t pid : c().PidsIn(host)) sleeping += ProgramName(pid) == "sleep" ? 1 : 0;
-      }
-      if (sleeping >= count) return true;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return false;
+    return WaitForPrograms("sleep", count, milliseconds(20'000));
   }
-
-  std::vector<pid_t> WaitForNothingLeft(milliseconds timeout) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<pid_t> left = NotSshd();
-    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(50));
-      left = NotSshd();
-    }
-    return left;
-  }
-
-  static TestCluster* cluster_;
-  static std::string* create_error_;
 };
-
-TestCluster* MpiClusterTest::cluster_ = nullptr;
-std::string* MpiClusterTest::create_error_ = nullptr;
 
 TEST_F(MpiClusterTest, FourRanksOnTwoHostsGetTheirPlaceAndTheirTaggedOutput) {
   const std::string script =
@@ -274,6 +211,46 @@ TEST_F(MpiClusterTest, ASecondInterruptKillsEveryRankOnEveryHost) {
   EXPECT_EQ(result.exit_code, 130) << result;
   EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: second interrupt: killing every rank now\n")) << result;
   // TearDown checks that nothing is left.
+}
+
+TEST_F(MpiClusterTest, WithoutAgentPathTheRanksFindThisMachinesAgentElseSayWhereTheyLooked) {
+  ASSERT_TRUE(NotInPath(c().server(1), "hvdrun-agent"));
+  // The servers share this machine's file system: the staged agent beside hvdrun is theirs too.
+  const std::string script = "echo \"rank=$HVDRUN_RANK host=$(hostname)\"";
+  ProcessResult found =
+      RunInLauncher(MpiArgv({"-np", "4", "-H", kHosts, "sh", "-c", script}, e2e::HvdrunPath()), kRunTimeout);
+  ASSERT_EQ(found.exit_code, 0) << found;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) +
+                       " host=server" + std::to_string(rank / 2 + 1) + "\n";
+    EXPECT_TRUE(Contains(found.stdout_text, line)) << line << found;
+  }
+
+  // The staged install where only the launcher sees it (mounted in hvdrun's own mount namespace).
+  e2e::ScratchDir dir;
+  std::string prefix = dir.path() + "/hvdrun";
+  ASSERT_EQ(::mkdir(prefix.c_str(), 0755), 0);
+  std::filesystem::path bin_dir(HVDRUN_TEST_BIN_DIR);
+  std::string bin = prefix + "/" + bin_dir.filename().string();
+  ProcessResult nowhere =
+      RunInLauncher(WithBindMount(bin_dir.parent_path().string(), prefix,
+                                  MpiArgv({"-np", "4", "-H", kHosts, "true"}, bin + "/hvdrun")),
+                    kRunTimeout);
+  // The first host whose ranks find no agent ends the job; each of those ranks says where it looked.
+  EXPECT_EQ(nowhere.exit_code, 3) << nowhere;
+  EXPECT_TRUE(Contains(nowhere.stderr_text, "]<stderr>:hvdrun: host server")) << nowhere;
+  EXPECT_TRUE(
+      Contains(nowhere.stderr_text,
+               ": agent start: 'hvdrun-agent' was found neither in the host's PATH nor at this machine's "
+               "agent path '" +
+                   bin +
+                   "/hvdrun-agent' (exit status 127); install hvdrun-agent in one of those places or give "
+                   "--agent-path\n"))
+      << nowhere;
+  EXPECT_TRUE(
+      Contains(nowhere.stderr_text,
+               "hvdrun: mpirun exited with code 127 before starting any rank (its messages are above)\n"))
+      << nowhere;
 }
 
 TEST_F(MpiClusterTest, AHostNameThatDoesNotResolveFailsBeforeMpirunStarts) {

@@ -1,13 +1,18 @@
 // hvdrun over SSH on the test cluster (docs/testing-cluster.md): the installed hvdrun runs in the
 // launcher's namespace and starts the staged hvdrun-agent on servers 1..4 through their sshd.
 // Covered: placement and environment of 8 ranks on 4 hosts, Gloo collectives across hosts, a host
-// whose link is cut, a launcher killed by SIGKILL, and each start-up failure's one line.
+// whose link is cut, a launcher killed by SIGKILL, each start-up failure's one line, the agent found
+// at this machine's agent path without --agent-path, and, on a cluster of 8 servers, the host keys
+// of hosts reached at once recorded for a user without ~/.ssh.
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -15,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/cluster/cluster_test.h"
 #include "tests/cluster/test_cluster.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
@@ -28,57 +34,11 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kRunTimeout{40'000};
 
-std::string AgentPath() { return std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-agent"; }
+std::string AgentPath() { return StagedProgram("hvdrun-agent"); }
 
-// /proc/<pid>/comm: the program's name, "" once it is gone.
-std::string ProgramName(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  std::getline(in, name);
-  return name;
-}
-
-// The processes of the cluster named `name` (as /proc/<pid>/comm shows it).
-std::vector<pid_t> ProgramsIn(const std::vector<pid_t>& pids, const std::string& name) {
-  std::vector<pid_t> found;
-  for (pid_t pid : pids) {
-    if (ProgramName(pid) == name) found.push_back(pid);
-  }
-  return found;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-class SshLaunchTest : public testing::Test {
+class SshLaunchTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() {
-    if (!TestCluster::UnusableReason().empty()) return;
-    StatusOr<std::unique_ptr<TestCluster>> cluster = TestCluster::Create(4);
-    if (!cluster.ok()) {
-      create_error_ = new std::string(cluster.status().message());
-      return;
-    }
-    cluster_ = std::move(cluster).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-    delete create_error_;
-    create_error_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (std::string reason = TestCluster::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
-    ASSERT_EQ(create_error_, nullptr) << *create_error_;
-    ASSERT_NE(cluster_, nullptr);
-  }
-
-  const TestCluster& c() const { return *cluster_; }
+  static void SetUpTestSuite() { CreateCluster(4); }
 
   // hvdrun's options that reach the cluster's servers: its user key, its known_hosts, the agent.
   std::vector<std::string> SshFlags(const std::string& known_hosts = "") const {
@@ -90,49 +50,21 @@ class SshLaunchTest : public testing::Test {
             AgentPath()};
   }
 
-  // Runs the installed hvdrun in the launcher's namespace, without an ssh-agent.
+  // Runs the installed hvdrun in the launcher's namespace.
   ProcessResult Hvdrun(const std::vector<std::string>& args, milliseconds timeout = kRunTimeout) const {
-    e2e::ProcessOptions options;
-    options.unset_env = {"SSH_AUTH_SOCK"};
-    return c().Exec(c().launcher(), e2e::Concat({{e2e::HvdrunPath()}, args}), timeout, options);
-  }
-
-  // hvdrun-agent and rank processes (`rank_program`) left in any server.
-  std::vector<pid_t> Leftovers(const std::string& rank_program) const {
-    std::vector<pid_t> all = c().PidsInCluster();
-    std::vector<pid_t> left = ProgramsIn(all, "hvdrun-agent");
-    std::vector<pid_t> ranks = ProgramsIn(all, rank_program);
-    left.insert(left.end(), ranks.begin(), ranks.end());
-    return left;
-  }
-
-  // Waits until `count` processes named `program` run in the cluster; false after `timeout`.
-  bool WaitForPrograms(const std::string& program, size_t count, milliseconds timeout) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (ProgramsIn(c().PidsInCluster(), program).size() >= count) return true;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return false;
+    return RunInLauncher(e2e::Concat({{e2e::HvdrunPath()}, args}), timeout);
   }
 
   // Waits until no agent or `rank_program` runs in the cluster; returns what is left.
   std::vector<pid_t> WaitForNoLeftovers(const std::string& rank_program, milliseconds timeout) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<pid_t> left = Leftovers(rank_program);
-    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(50));
-      left = Leftovers(rank_program);
-    }
-    return left;
+    return WaitUntilNone(
+        [&](pid_t pid) {
+          std::string name = ProgramName(pid);
+          return name == "hvdrun-agent" || name == rank_program;
+        },
+        timeout);
   }
-
-  static TestCluster* cluster_;
-  static std::string* create_error_;
 };
-
-TestCluster* SshLaunchTest::cluster_ = nullptr;
-std::string* SshLaunchTest::create_error_ = nullptr;
 
 TEST_F(SshLaunchTest, EightRanksOnFourHostsGetTheirPlaceAndTheirHostsAddress) {
   ProcessResult result = Hvdrun(e2e::Concat(
@@ -311,15 +243,11 @@ TEST_F(SshLaunchTest, AHostWithoutTheInterfaceIsAUsageErrorNamingIt) {
 
 TEST_F(SshLaunchTest, AHostWhoseLinkIsCutFailsTheJobWithinTheHeartbeatTimeout) {
   const ClusterHost& cut = c().server(3);
-  e2e::ProcessOptions options;
-  options.unset_env = {"SSH_AUTH_SOCK"};
   e2e::RunningProcess hvdrun =
-      c().Start(c().launcher(),
-                e2e::Concat({{e2e::HvdrunPath(), "-np", "4", "-H", "server1:1,server2:1,server3:1,server4:1",
-                              "--heartbeat-timeout", "3"},
-                             SshFlags(),
-                             {"sleep", "60"}}),
-                options);
+      StartInLauncher(e2e::Concat({{e2e::HvdrunPath(), "-np", "4", "-H",
+                                    "server1:1,server2:1,server3:1,server4:1", "--heartbeat-timeout", "3"},
+                                   SshFlags(),
+                                   {"sleep", "60"}}));
   e2e::KillOnScopeExit guard;
   guard.Add(hvdrun.pid());
   ASSERT_TRUE(WaitForPrograms("sleep", 4, milliseconds(20'000)));
@@ -340,14 +268,10 @@ TEST_F(SshLaunchTest, AHostWhoseLinkIsCutFailsTheJobWithinTheHeartbeatTimeout) {
 }
 
 TEST_F(SshLaunchTest, SigkillOfTheLauncherLeavesNoAgentAndNoRankWithinFiveSeconds) {
-  e2e::ProcessOptions options;
-  options.unset_env = {"SSH_AUTH_SOCK"};
-  e2e::RunningProcess hvdrun =
-      c().Start(c().launcher(),
-                e2e::Concat({{e2e::HvdrunPath(), "-np", "8", "-H", "server1:2,server2:2,server3:2,server4:2"},
-                             SshFlags(),
-                             {"sleep", "60"}}),
-                options);
+  e2e::RunningProcess hvdrun = StartInLauncher(
+      e2e::Concat({{e2e::HvdrunPath(), "-np", "8", "-H", "server1:2,server2:2,server3:2,server4:2"},
+                   SshFlags(),
+                   {"sleep", "60"}}));
   e2e::KillOnScopeExit guard;
   guard.Add(hvdrun.pid());
   ASSERT_TRUE(WaitForPrograms("sleep", 8, milliseconds(20'000)));
@@ -436,6 +360,39 @@ TEST_F(SshLaunchTest, AMissingAgentIsNamed) {
                 "hvdrun: host server1: agent start: '/nonexistent/hvdrun-agent' was not found on the host");
 }
 
+TEST_F(SshLaunchTest, WithoutAgentPathAHostLackingItInItsPathRunsThisMachinesAgent) {
+  // The servers share this machine's file system, so the staged hvdrun's agent path is theirs too.
+  ASSERT_TRUE(NotInPath(c().server(1), "hvdrun-agent"));
+  ProcessResult result =
+      Hvdrun({"-np", "2", "-H", "server1,server2", "--ssh-known-hosts", c().known_hosts(), "-i",
+              c().user_key(), "sh", "-c", "echo \"rank=$HVDRUN_RANK host=$(hostname)\""});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("[0]<stdout>:rank=0 host=server1\n"), std::string::npos) << result;
+  EXPECT_NE(result.stdout_text.find("[1]<stdout>:rank=1 host=server2\n"), std::string::npos) << result;
+}
+
+TEST_F(SshLaunchTest, AHostWithTheAgentNowhereGetsOneLineNamingBothPlaces) {
+  ASSERT_TRUE(NotInPath(c().server(1), "hvdrun-agent"));
+  // hvdrun, and its agent beside it, where only the launcher sees them: the staged install mounted
+  // on an empty directory in a mount namespace of hvdrun's own.
+  e2e::ScratchDir dir;
+  std::string prefix = dir.path() + "/hvdrun";
+  ASSERT_EQ(::mkdir(prefix.c_str(), 0755), 0);
+  std::string stage = std::filesystem::path(HVDRUN_TEST_BIN_DIR).parent_path().string();
+  std::string bin = std::filesystem::path(HVDRUN_TEST_BIN_DIR).filename().string();
+  ProcessResult result =
+      RunInLauncher(WithBindMount(stage, prefix,
+                                  {prefix + "/" + bin + "/hvdrun", "-H", "server1", "--ssh-known-hosts",
+                                   c().known_hosts(), "-i", c().user_key(), "true"}),
+                    kRunTimeout);
+  ExpectOneLine(result,
+                "hvdrun: host server1: agent start: 'hvdrun-agent' was found neither in the host's PATH nor "
+                "at this machine's agent path '" +
+                    prefix + "/" + bin +
+                    "/hvdrun-agent' (exit status 127); install hvdrun-agent in one of those places or "
+                    "give --agent-path");
+}
+
 TEST_F(SshLaunchTest, EveryFailingHostGetsItsOwnLine) {
   e2e::ScratchDir dir;
   std::string known_hosts = dir.path() + "/known_hosts";
@@ -451,6 +408,65 @@ TEST_F(SshLaunchTest, EveryFailingHostGetsItsOwnLine) {
   ASSERT_EQ(lines.size(), 2u) << result;
   EXPECT_EQ(lines[0].rfind("hvdrun: host server2: host key: ", 0), 0u) << result;
   EXPECT_EQ(lines[1].rfind("hvdrun: host server4: host key: ", 0), 0u) << result;
+}
+
+}  // namespace
+}  // namespace hvdrun::cluster
+
+namespace hvdrun::cluster {
+namespace {
+
+// A first run for a user without ~/.ssh, accepting new host keys: hvdrun reaches every host at
+// once, and each host's thread records its key in the ~/.ssh/known_hosts that libssh creates.
+class NewHostKeysTest : public ClusterTest {
+ protected:
+  static void SetUpTestSuite() { CreateCluster(kHosts); }
+
+  static constexpr int kHosts = 8;
+  static constexpr int kRounds = 5;
+};
+
+// `argv` with every mkdir(2) of it slowed by 200 ms (strace's fault injection), as on a loaded NFS
+// home: hosts that reach the host-key stage together then also create ~/.ssh together, which
+// without serialized recording fails with EEXIST for all but one of them (an unslowed mkdir leaves
+// a window of microseconds that a test rarely hits).
+std::vector<std::string> WithSlowMkdir(const std::vector<std::string>& argv) {
+  return e2e::Concat({{"strace", "--seccomp-bpf", "-f", "-qq", "-o", "/dev/null", "-e", "trace=mkdir", "-e",
+                       "inject=mkdir:delay_enter=200ms"},
+                      argv});
+}
+
+TEST_F(NewHostKeysTest, HostsReachedAtOnceEachRecordTheirKeyOnce) {
+  const passwd* user = ::getpwuid(::getuid());
+  ASSERT_NE(user, nullptr);
+  const std::string home = user->pw_dir;
+  for (const std::string& needed : {e2e::HvdrunPath(), c().user_key()}) {
+    ASSERT_NE(needed.rfind(home + "/", 0), 0u) << needed << " is under " << home << ", which this test hides";
+  }
+  std::string hosts;
+  for (const ClusterHost& server : c().servers()) hosts += (hosts.empty() ? "" : ",") + server.name;
+  e2e::ScratchDir dir;
+  for (int round = 1; round <= kRounds; ++round) {
+    // A home directory without .ssh, mounted over the user's own for hvdrun alone (libssh finds
+    // ~ by the user's passwd entry, not by $HOME).
+    std::string fresh = dir.path() + "/home-" + std::to_string(round);
+    ASSERT_EQ(::mkdir(fresh.c_str(), 0700), 0);
+    ProcessResult result = RunInLauncher(
+        WithBindMount(fresh, home,
+                      WithSlowMkdir({e2e::HvdrunPath(), "-H", hosts, "--ssh-accept-new-host-keys", "-i",
+                                     c().user_key(), "--agent-path", AgentPath(), "true"})),
+        kRunTimeout);
+    ASSERT_EQ(result.exit_code, 0) << "round " << round << ": " << result;
+    std::vector<std::string> recorded = Lines(e2e::ReadFileBytes(fresh + "/.ssh/known_hosts"));
+    EXPECT_EQ(recorded.size(), static_cast<size_t>(kHosts)) << "round " << round;
+    for (const ClusterHost& server : c().servers()) {
+      std::string known = c().KnownHostsLine(server);
+      std::string line = server.name + known.substr(known.find(' '));
+      EXPECT_EQ(std::count(recorded.begin(), recorded.end(), line), 1)
+          << "round " << round << ": " << line << " in\n"
+          << e2e::ReadFileBytes(fresh + "/.ssh/known_hosts");
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+#include "tests/cluster/detached_spawn.h"
+
+#include <signal.h>
+
+#include <cstdint>
+#include <cstring>
+
+extern char** environ;
+
+namespace hvdrun::cluster {
+
+StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& argv, const posix_spawn_file_actions_t& actions,
+                              Detach detach) {
+  if (argv.empty()) return Status::Error("empty command");
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t no_signals;
+  sigemptyset(&no_signals);
+  sigset_t all_signals;
+  sigfillset(&all_signals);
+  posix_spawnattr_setsigmask(&attributes, &no_signals);
+  posix_spawnattr_setsigdefault(&attributes, &all_signals);
+  int flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (detach == Detach::kProcessGroup) {
+    posix_spawnattr_setpgroup(&attributes, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  } else {
+    flags |= POSIX_SPAWN_SETSID;
+  }
+  posix_spawnattr_setflags(&attributes, static_cast<int16_t>(flags));
+  std::vector<std::string> args = argv;
+  std::vector<char*> pointers;
+  pointers.reserve(args.size() + 1);
+  for (std::string& arg : args) pointers.push_back(arg.data());
+  pointers.push_back(nullptr);
+  pid_t pid = -1;
+  int error = ::posix_spawn(&pid, pointers[0], &actions, &attributes, pointers.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  if (error != 0) return Status::Error(std::strerror(error));
+  return pid;
+}
+
+}  // namespace hvdrun::cluster
