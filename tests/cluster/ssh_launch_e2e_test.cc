@@ -170,6 +170,27 @@ TEST_F(SshLaunchTest, CheckFailsWithCodeFiveWhenVersionsDiffer) {
   EXPECT_NE(result.stderr_text.find("'mpirun (Open MPI) 9.9.9' on server2\n"), std::string::npos) << result;
 }
 
+// Debian maps a machine's own name to 127.0.1.1, and torch's Gloo binds to what the host name
+// resolves to: without GLOO_SOCKET_IFNAME naming the interface of the host's job address, the ranks
+// of an env:// program on two hosts would connect to each other's loopback and fail.
+TEST_F(SshLaunchTest, AnUnmodifiedTorchDistributedProgramRunsAcrossHostsWhoseNamesResolveToLoopback) {
+  ASSERT_TRUE(c().ResolveOwnNamesToLoopback().ok());
+  ProcessResult resolved = RunInLauncher(c().SshArgv(c().server(1), "getent hosts server1"), kRunTimeout);
+  ASSERT_EQ(resolved.stdout_text.rfind("127.0.1.1", 0), 0u) << resolved;
+
+  ProcessResult result = Hvdrun(e2e::Concat({{"-np", "4", "-H", "server1:2,server2:2", "--verbose"},
+                                             SshFlags(),
+                                             {"/usr/bin/python3", HVDRUN_TORCH_DISTRIBUTED_PY}}),
+                                milliseconds(90'000));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  // Ranks 0..3: all_reduce of rank+1, broadcast from rank 3, all_gather of rank squared.
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) +
+                       " of 4 local " + std::to_string(rank % 2) + ": sum 10 broadcast 1003 gather 0,1,4,9";
+    EXPECT_NE(result.stdout_text.find(line + "\n"), std::string::npos) << line << "\n" << result;
+  }
+}
+
 TEST_F(SshLaunchTest, GlooCollectivesRunAcrossHosts) {
   ProcessResult result = Hvdrun(
       e2e::Concat({{"-np", "4", "-H", "server1:1,server2:1,server3:1,server4:1", "--gloo", "--verbose"},

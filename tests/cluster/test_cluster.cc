@@ -397,6 +397,20 @@ Status TestCluster::RestoreLink(const ClusterHost& host) const {
   return Ip({"-n", switch_netns_, "link", "set", host.switch_port, "up"});
 }
 
+Status TestCluster::ResolveOwnNamesToLoopback() const {
+  for (const ClusterHost& server : servers_) {
+    const std::string path = NetnsEtcDir(server.netns) + "/hosts";
+    std::string hosts = e2e::ReadFileBytes(path);
+    const std::string entry = server.address + "\t" + server.name + "\n";
+    size_t at = hosts.find(entry);
+    if (at == std::string::npos) return Status::Error(path + " has no line for " + server.name);
+    hosts.replace(at, entry.size(), "127.0.1.1\t" + server.name + "\n");
+    // Truncated and written, not replaced: a bind mount of the file holds its inode.
+    if (Status status = WriteTextFile(path, hosts); !status.ok()) return status;
+  }
+  return Status::Ok();
+}
+
 std::vector<pid_t> TestCluster::PidsIn(const ClusterHost& host) const { return PidsInNetns(host.netns); }
 
 std::vector<pid_t> TestCluster::PidsInCluster() const {

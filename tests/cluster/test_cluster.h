@@ -136,6 +136,12 @@ class TestCluster {
   Status CutLink(const ClusterHost& host) const;
   Status RestoreLink(const ClusterHost& host) const;
 
+  // Makes each server's /etc/hosts map the server's own name to 127.0.1.1, as Debian's installer
+  // writes it (the other hosts' names keep their addresses): a program that binds to what its
+  // host's name resolves to then listens on loopback only. The files are rewritten in place, so
+  // that what already runs in the namespaces (sshd, and what it starts) sees the change.
+  Status ResolveOwnNamesToLoopback() const;
+
   // The processes running inside `host`'s namespace (`ip netns pids`).
   std::vector<pid_t> PidsIn(const ClusterHost& host) const;
   // The processes running inside any namespace of the cluster.
