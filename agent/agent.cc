@@ -19,6 +19,7 @@
 #include "common/host_facts.h"
 #include "common/network_interfaces.h"
 #include "common/version.h"
+#include "common/wait_status.h"
 
 namespace hvdrun {
 namespace {
@@ -247,12 +248,9 @@ void Agent::ReapChildren() {
     rank.err_fd.Reset();
     protocol::RankExited exited;
     exited.rank = rank.rank;
-    if (WIFSIGNALED(status)) {
-      exited.signal = WTERMSIG(status);
-      exited.exit_code = 128 + exited.signal;
-    } else {
-      exited.exit_code = WEXITSTATUS(status);
-    }
+    ExitStatus end = ExitStatus::FromWaitStatus(status);
+    exited.exit_code = end.exit_code;
+    exited.signal = end.signal;
     Send(exited);
   }
 }

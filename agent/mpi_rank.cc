@@ -26,6 +26,7 @@
 #include "common/job_secret.h"
 #include "common/network_interfaces.h"
 #include "common/rank_exit_record.h"
+#include "common/wait_status.h"
 #include "runtime/rendezvous/rendezvous_client.h"
 
 namespace hvdrun {
@@ -249,8 +250,9 @@ void MpiRankRunner::WaitForRank() {
 
 void MpiRankRunner::RecordEnd(int wait_status) {
   rank_ended_ = true;
-  record_.exit.signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
-  record_.exit.exit_code = WIFSIGNALED(wait_status) ? 128 + record_.exit.signal : WEXITSTATUS(wait_status);
+  ExitStatus end = ExitStatus::FromWaitStatus(wait_status);
+  record_.exit.signal = end.signal;
+  record_.exit.exit_code = end.exit_code;
   record_.end_unix_ns = UnixNanos();
 }
 

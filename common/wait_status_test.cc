@@ -28,5 +28,17 @@ TEST(WaitStatus, DescribesExitsAndSignals) {
   EXPECT_EQ(DescribeWaitStatus(0x137f), "ended");  // stopped by SIGSTOP
 }
 
+TEST(WaitStatus, AnExitStatusGivesTheShellsCodeForASignal) {
+  ExitStatus exited = ExitStatus::FromWaitStatus(Exited(3));
+  EXPECT_EQ(exited.exit_code, 3);
+  EXPECT_EQ(exited.signal, 0);
+  EXPECT_FALSE(exited.succeeded());
+  ExitStatus killed = ExitStatus::FromWaitStatus(Signaled(SIGKILL));
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+  EXPECT_EQ(killed.signal, SIGKILL);
+  EXPECT_EQ(killed.Describe(), "killed by SIGKILL");
+  EXPECT_TRUE(ExitStatus::FromWaitStatus(Exited(0)).succeeded());
+}
+
 }  // namespace
 }  // namespace hvdrun

@@ -2,7 +2,6 @@
 
 #include <sched.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "common/network_interfaces.h"
 #include "common/process_spawner.h"
 #include "common/rank_exit_record.h"
+#include "common/wait_status.h"
 #include "launcher/failure_report.h"
 #include "launcher/local_host.h"
 #include "launcher/rendezvous_server.h"
@@ -197,7 +197,7 @@ void MpirunLauncher::Service(const pollfd* fds, size_t count) {
 void MpirunLauncher::ChildExited() {
   if (mpirun_.pid() <= 0 || mpirun_reaped_) return;
   if (std::optional<int> status = mpirun_.Poll()) {
-    mpirun_status_ = *status;
+    mpirun_end_ = ExitStatus::FromWaitStatus(*status);
     mpirun_reaped_ = true;
     drain_deadline_ = Clock::now() + kDrainWait;
   }
@@ -294,7 +294,7 @@ void MpirunLauncher::ShutDown() {
   if (mpirun_.pid() <= 0) return;  // never started
   if (!mpirun_reaped_) {
     // JobRun's loop ends once mpirun is reaped; this is for a loop that ended otherwise.
-    mpirun_status_ = mpirun_.Wait();
+    mpirun_end_ = ExitStatus::FromWaitStatus(mpirun_.Wait());
     mpirun_reaped_ = true;
   }
   FinishOutput();
@@ -313,7 +313,7 @@ void MpirunLauncher::ReportRecords() {
   };
   // mpirun that exited has seen every agent end. Agents that outlived a killed mpirun are still
   // stopping their ranks; their records follow, or hvdrun kills what is left of them.
-  if (WIFSIGNALED(mpirun_status_) && !killed_ranks_) {
+  if (mpirun_end_.signal != 0 && !killed_ranks_) {
     Clock::time_point deadline = Clock::now() + kRecordWait;
     while (unfinished() && Clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -369,7 +369,7 @@ void MpirunLauncher::ReportRecords() {
 RankLauncher::Ending MpirunLauncher::Finish(const Verdict& verdict) {
   Ending ending;
   if (mpirun_.pid() <= 0) return ending;  // never started
-  const bool mpirun_failed = !WIFEXITED(mpirun_status_) || WEXITSTATUS(mpirun_status_) != 0;
+  const bool mpirun_failed = !mpirun_end_.succeeded();
   // mpirun's own account is needed where hvdrun has none.
   const bool hvdrun_explains = verdict.failure_found || (verdict.every_rank_succeeded && !mpirun_failed);
   PrintMpirunLines(banners_.Finish(hvdrun_explains));
@@ -379,15 +379,14 @@ RankLauncher::Ending MpirunLauncher::Finish(const Verdict& verdict) {
     ending.exit_code = kExitLaunchFailure;
   } else if (mpirun_failed) {
     ending.failed = true;
-    ending.exit_code =
-        WIFEXITED(mpirun_status_) ? WEXITSTATUS(mpirun_status_) : 128 + WTERMSIG(mpirun_status_);
+    ending.exit_code = mpirun_end_.exit_code;
   }
   return ending;
 }
 
 std::string MpirunLauncher::MpirunEnd() const {
-  if (WIFSIGNALED(mpirun_status_)) return "mpirun was killed by " + SignalName(WTERMSIG(mpirun_status_));
-  return "mpirun exited with code " + std::to_string(WEXITSTATUS(mpirun_status_));
+  if (mpirun_end_.signal != 0) return "mpirun was killed by " + SignalName(mpirun_end_.signal);
+  return "mpirun exited with code " + std::to_string(mpirun_end_.exit_code);
 }
 
 void MpirunLauncher::Verbose(const std::string& line) const {

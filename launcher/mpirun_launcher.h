@@ -36,6 +36,7 @@
 #include "common/file_descriptor.h"
 #include "common/line_splitter.h"
 #include "common/process_spawner.h"
+#include "common/wait_status.h"
 #include "launcher/launch_options.h"
 #include "launcher/mpi_command.h"
 #include "launcher/mpirun_banner_filter.h"
@@ -107,7 +108,7 @@ class MpirunLauncher : public RankLauncher {
 
   ChildProcess mpirun_;  // leads its own process group
   bool mpirun_reaped_ = false;
-  int mpirun_status_ = 0;  // waitpid's status, once reaped
+  ExitStatus mpirun_end_;  // once reaped
   Clock::time_point drain_deadline_;
   bool stop_sent_ = false;
   bool killed_ranks_ = false;  // hvdrun SIGKILLed every started rank's group
