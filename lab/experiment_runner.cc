@@ -7,10 +7,10 @@
 #include <ctime>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "lab/cell_runner.h"
 #include "lab/experiment_results.h"
 #include "lab/run_store.h"
-#include "lab/whole_file.h"
 
 namespace hvdrun::lab {
 namespace {

@@ -6,8 +6,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include "common/atomic_file.h"
 #include "common/version.h"
-#include "lab/whole_file.h"
 
 namespace hvdrun::lab {
 namespace {

@@ -52,12 +52,14 @@ TEST_F(ResultsWriterTest, WritesPlanReportsAndSummary) {
   }
 }
 
-TEST_F(ResultsWriterTest, AtomicWriteReplacesWholeFile) {
+TEST_F(ResultsWriterTest, AFileThatCannotBeWrittenIsNamedAsAResultsFile) {
   std::filesystem::create_directories(dir_);
   std::string path = (dir_ / "f.json").string();
-  ASSERT_TRUE(WriteFileAtomically(path, "first version, longer").ok());
-  ASSERT_TRUE(WriteFileAtomically(path, "second").ok());
-  EXPECT_EQ(ReadFile(path), "second");
+  ASSERT_TRUE(WriteResultsFile(path, "whole").ok());
+  EXPECT_EQ(ReadFile(path), "whole");
+  std::string missing = (dir_ / "no" / "f.json").string();
+  EXPECT_EQ(WriteResultsFile(missing, "x").message(),
+            "--results: cannot write '" + missing + "': No such file or directory");
 }
 
 TEST_F(ResultsWriterTest, UnwritableDirectoryIsNamed) {
