@@ -4,13 +4,13 @@
 #include <string.h>
 
 #include <cstdint>
-#include <ctime>
 #include <vector>
 
 #include "common/atomic_file.h"
 #include "lab/cell_runner.h"
 #include "lab/experiment_results.h"
 #include "lab/run_store.h"
+#include "lab/utc_time.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -21,15 +21,6 @@ struct PlannedRun {
   std::string note;  // why a run that exists is made again
 };
 
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 std::string SignalName(int signal) {
   const char* name = ::sigabbrev_np(signal);
   return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(signal);
@@ -38,7 +29,7 @@ std::string SignalName(int signal) {
 Status WriteExperimentFiles(const RunStore& store, const ExperimentConfig& config, const Matrix& matrix,
                             const ExperimentRunOptions& options) {
   nlohmann::json environment = HostFactsToJson(options.local_facts);
-  environment["probed_at"] = UtcNow();
+  environment["probed_at"] = UtcNow(UtcFormat::kIso8601);
   std::vector<std::pair<std::string, std::string>> files = {
       {"experiment.json", ExperimentToJson(config, matrix).dump(2) + "\n"},
       {"experiment.yaml", options.experiment_text},
