@@ -24,13 +24,6 @@ Status CheckCount(std::string_view what, size_t count) {
                        " elements per call; split it");
 }
 
-// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
-bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  const auto a_begin = reinterpret_cast<uintptr_t>(a);
-  const auto b_begin = reinterpret_cast<uintptr_t>(b);
-  return a_begin < b_begin + b_bytes && b_begin < a_begin + a_bytes;
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<Backend>> MpiBackend::Create(const BackendContext& context) {
@@ -102,7 +95,7 @@ Status MpiBackend::Allgather(const void* send, void* recv, size_t count, DataTyp
   const void* source = send;
   if (send == own_block) {
     source = MPI_IN_PLACE;
-  } else if (Overlap(send, bytes, recv, bytes * static_cast<size_t>(size_))) {
+  } else if (BuffersOverlap(send, bytes, recv, bytes * static_cast<size_t>(size_))) {
     std::memmove(own_block, send, bytes);
     source = MPI_IN_PLACE;
   }
