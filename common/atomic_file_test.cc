@@ -1,47 +1,39 @@
 #include "common/atomic_file.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun {
 namespace {
 
 namespace fs = std::filesystem;
 
+using e2e::ReadFileBytes;
+
 class AtomicFileTest : public ::testing::Test {
  protected:
-  void SetUp() override { fs::create_directories(dir_); }
-  void TearDown() override { fs::remove_all(dir_); }
-
   size_t EntriesInDir() const {
     size_t entries = 0;
     for ([[maybe_unused]] const fs::directory_entry& entry : fs::directory_iterator(dir_)) ++entries;
     return entries;
   }
 
-  static std::string ReadBack(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    return contents.str();
-  }
-
-  const fs::path dir_ = fs::temp_directory_path() / ("hvdrun_atomic_file_" + std::to_string(::getpid()));
+  e2e::ScratchDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(AtomicFileTest, WritesAndReplacesWholeFiles) {
   const std::string path = (dir_ / "f.json").string();
   ASSERT_TRUE(WriteFileAtomically(path, "first version, longer").ok());
-  EXPECT_EQ(ReadBack(path), "first version, longer");
+  EXPECT_EQ(ReadFileBytes(path), "first version, longer");
   ASSERT_TRUE(WriteFileAtomically(path, std::string("sec\0nd", 6)).ok());
-  EXPECT_EQ(ReadBack(path), std::string("sec\0nd", 6));
+  EXPECT_EQ(ReadFileBytes(path), std::string("sec\0nd", 6));
   ASSERT_TRUE(WriteFileAtomically(path, "").ok());
-  EXPECT_EQ(ReadBack(path), "");
+  EXPECT_EQ(ReadFileBytes(path), "");
   EXPECT_EQ(EntriesInDir(), 1U) << "a temporary file was left behind";
 }
 

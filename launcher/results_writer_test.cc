@@ -4,18 +4,13 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun {
 namespace {
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+std::string ReadFile(const std::filesystem::path& path) { return e2e::ReadFileBytes(path.string()); }
 
 class ResultsWriterTest : public testing::Test {
  protected:

@@ -1,32 +1,24 @@
 #include "examples/shared/atomic_file.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun::examples {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadBack(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
 TEST(ExamplesAtomicFileTest, WritesWholeFilesAndLeavesNoTemporary) {
-  const fs::path dir = fs::temp_directory_path() / ("hvdrun_examples_atomic_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const e2e::ScratchDir scratch;
+  const fs::path dir = scratch.path();
   const std::string path = (dir / "run.json").string();
   ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 1}\n").ok());
   ASSERT_TRUE(WriteFileAtomically(path, "{}\n").ok());
-  EXPECT_EQ(ReadBack(path), "{}\n");
+  EXPECT_EQ(e2e::ReadFileBytes(path), "{}\n");
 
   fs::create_directory(dir / "taken");
   const std::string taken = (dir / "taken").string();
@@ -37,7 +29,6 @@ TEST(ExamplesAtomicFileTest, WritesWholeFilesAndLeavesNoTemporary) {
   size_t entries = 0;
   for ([[maybe_unused]] const fs::directory_entry& entry : fs::directory_iterator(dir)) ++entries;
   EXPECT_EQ(entries, 2U) << "a temporary file was left behind";
-  fs::remove_all(dir);
 }
 
 }  // namespace
