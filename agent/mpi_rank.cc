@@ -10,16 +10,17 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <sstream>
 
 #include "agent/descendants.h"
 #include "agent/rank_spawner.h"
 #include "common/env_names.h"
+#include "common/environment_reader.h"
 #include "common/exit_codes.h"
 #include "common/file_descriptor.h"
 #include "common/host_spec.h"
@@ -27,6 +28,7 @@
 #include "common/network_interfaces.h"
 #include "common/rank_exit_record.h"
 #include "common/wait_status.h"
+#include "common/whole_number.h"
 #include "runtime/rendezvous/rendezvous_client.h"
 
 namespace hvdrun {
@@ -48,28 +50,13 @@ constexpr std::chrono::milliseconds kMpirunKillSlack{1000};
 constexpr std::chrono::milliseconds kConnectTimeout{10'000};
 constexpr std::chrono::milliseconds kConnectTimeoutWhileStopping{500};
 
-std::string NotSetError(const char* name) {
-  return std::string(name) +
-         " is not set: hvdrun-agent --mpi-rank runs under the mpirun that hvdrun --mpi starts";
-}
+// How the agent's variables come to be set, for the error that says one is missing.
+constexpr const char* kMissingHint = "hvdrun-agent --mpi-rank runs under the mpirun that hvdrun --mpi starts";
 
-StatusOr<std::string> Required(const EnvLookup& lookup, const char* name) {
-  const char* value = lookup(name);
-  if (value == nullptr || *value == '\0') return Status::Error(NotSetError(name));
-  return std::string(value);
-}
-
-StatusOr<int> RequiredInt(const EnvLookup& lookup, const char* name, int min, int max) {
-  StatusOr<std::string> text = Required(lookup, name);
-  if (!text.ok()) return text.status();
-  int value = 0;
-  const std::string& digits = text.value();
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || ptr != digits.data() + digits.size() || value < min || value > max) {
-    return Status::Error(std::string(name) + "='" + digits + "' is not a whole number from " +
-                         std::to_string(min) + " to " + std::to_string(max));
-  }
-  return value;
+StatusOr<int> RequiredInt(const EnvironmentReader& env, const char* name, int min, int max) {
+  StatusOr<int64_t> value = env.RequiredWholeNumber(name, min, max);
+  if (!value.ok()) return value.status();
+  return static_cast<int>(value.value());
 }
 
 uint64_t UnixNanos() {
@@ -160,18 +147,19 @@ Status MpiRankRunner::SetUpSignals() {
 
 int MpiRankRunner::Run() {
   auto lookup = [](const char* name) -> const char* { return std::getenv(name); };
+  const EnvironmentReader env(lookup, kMissingHint);
   if (Status status = SetUpSignals(); !status.ok()) return SetupFailed(status.message());
   StatusOr<MpiPlacement> placement = ReadMpiPlacement(lookup);
   if (!placement.ok()) return SetupFailed(placement.status().message());
   rank_ = placement.value().rank;
-  StatusOr<std::string> layout = Required(lookup, env::kMpiLayout);
+  StatusOr<std::string> layout = env.Required(env::kMpiLayout);
   if (!layout.ok()) return SetupFailed(layout.status().message());
   StatusOr<RankAssignment> assignment = CheckMpiPlacement(layout.value(), placement.value());
   if (!assignment.ok()) return SetupFailed(assignment.status().message());
   StatusOr<JobEnvironment> job = ReadMpiJobEnvironment(lookup);
   if (!job.ok()) return SetupFailed(job.status().message());
   job_ = std::move(job).value();
-  sigkill_timeout_ = MpiSigkillTimeout(lookup(env::kOmpiSigkillTimeout));
+  sigkill_timeout_ = MpiSigkillTimeout(env.Find(env::kOmpiSigkillTimeout));
   grace_ = MpiKillGrace(sigkill_timeout_);
 
   // Connected before the rank starts, so that a job whose records cannot reach hvdrun runs nothing.
@@ -352,18 +340,19 @@ void MpiRankRunner::SendExitRecord(std::unique_ptr<RendezvousClient> client) {
 }  // namespace
 
 StatusOr<MpiPlacement> ReadMpiPlacement(const EnvLookup& lookup) {
+  const EnvironmentReader env(lookup, kMissingHint);
   constexpr int kMaxRanks = 1 << 20;
   MpiPlacement placement;
-  StatusOr<int> size = RequiredInt(lookup, env::kOmpiSize, 1, kMaxRanks);
+  StatusOr<int> size = RequiredInt(env, env::kOmpiSize, 1, kMaxRanks);
   if (!size.ok()) return size.status();
   placement.size = size.value();
-  StatusOr<int> rank = RequiredInt(lookup, env::kOmpiRank, 0, placement.size - 1);
+  StatusOr<int> rank = RequiredInt(env, env::kOmpiRank, 0, placement.size - 1);
   if (!rank.ok()) return rank.status();
   placement.rank = rank.value();
-  StatusOr<int> local_size = RequiredInt(lookup, env::kOmpiLocalSize, 1, placement.size);
+  StatusOr<int> local_size = RequiredInt(env, env::kOmpiLocalSize, 1, placement.size);
   if (!local_size.ok()) return local_size.status();
   placement.local_size = local_size.value();
-  StatusOr<int> local_rank = RequiredInt(lookup, env::kOmpiLocalRank, 0, placement.local_size - 1);
+  StatusOr<int> local_rank = RequiredInt(env, env::kOmpiLocalRank, 0, placement.local_size - 1);
   if (!local_rank.ok()) return local_rank.status();
   placement.local_rank = local_rank.value();
   return placement;
@@ -394,12 +383,13 @@ StatusOr<RankAssignment> CheckMpiPlacement(const std::string& layout, const MpiP
 }
 
 StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup) {
+  const EnvironmentReader env(lookup, kMissingHint);
   JobEnvironment job;
   for (auto [name, field] :
        {std::pair{env::kJobId, &job.job_id}, std::pair{env::kBackend, &job.backend},
         std::pair{env::kRendezvousAddr, &job.rendezvous_addr}, std::pair{env::kSecret, &job.secret},
         std::pair{env::kTorchMasterAddr, &job.master_addr}}) {
-    StatusOr<std::string> value = Required(lookup, name);
+    StatusOr<std::string> value = env.Required(name);
     if (!value.ok()) return value.status();
     *field = std::move(value).value();
   }
@@ -407,13 +397,13 @@ StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup) {
     return Status::Error(std::string(env::kSecret) +
                          " is not a job secret (64 lower-case hexadecimal digits)");
   }
-  StatusOr<int> port = RequiredInt(lookup, env::kRendezvousPort, 1, 65535);
+  StatusOr<int> port = RequiredInt(env, env::kRendezvousPort, 1, 65535);
   if (!port.ok()) return port.status();
   job.rendezvous_port = static_cast<uint16_t>(port.value());
-  StatusOr<int> master_port = RequiredInt(lookup, env::kTorchMasterPort, 0, 65535);
+  StatusOr<int> master_port = RequiredInt(env, env::kTorchMasterPort, 0, 65535);
   if (!master_port.ok()) return master_port.status();
   job.master_port = static_cast<uint16_t>(master_port.value());
-  if (const char* names = lookup(env::kNetworkInterfaces); names != nullptr) {
+  if (const char* names = env.Find(env::kNetworkInterfaces); names != nullptr) {
     std::stringstream list(names);
     for (std::string name; std::getline(list, name, ',');) {
       if (!IsValidInterfaceName(name)) {
@@ -428,11 +418,9 @@ StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup) {
 
 std::chrono::milliseconds MpiSigkillTimeout(const char* sigkill_timeout) {
   if (sigkill_timeout == nullptr) return kDefaultSigkillTimeout;
-  const char* end = sigkill_timeout + std::strlen(sigkill_timeout);
-  int seconds = 0;
-  auto [ptr, ec] = std::from_chars(sigkill_timeout, end, seconds);
-  if (ec != std::errc() || ptr != end || seconds < 0 || ptr == sigkill_timeout) return kDefaultSigkillTimeout;
-  return std::chrono::seconds(seconds);
+  const ParsedWholeNumber seconds = ParseWholeNumber(sigkill_timeout, 0, std::numeric_limits<int>::max());
+  if (!seconds.ok()) return kDefaultSigkillTimeout;
+  return std::chrono::seconds(seconds.value);
 }
 
 std::chrono::milliseconds MpiKillGrace(std::chrono::milliseconds sigkill_timeout) {

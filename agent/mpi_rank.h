@@ -36,18 +36,15 @@
 #define HVDRUN_AGENT_MPI_RANK_H_
 
 #include <chrono>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "common/environment_reader.h"
 #include "common/rank_assignment.h"
 #include "common/rank_environment.h"
 #include "common/status.h"
 
 namespace hvdrun {
-
-// Looks a variable up: its value, or nullptr when unset (std::getenv in production).
-using EnvLookup = std::function<const char*(const char*)>;
 
 // Where mpirun placed this process.
 struct MpiPlacement {

@@ -1,8 +1,9 @@
 #include "common/host_spec.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
+
+#include "common/whole_number.h"
 
 namespace hvdrun {
 namespace {
@@ -22,11 +23,8 @@ bool IsIpv6Char(char c) {
 
 // Parses a positive slot count; returns 0 when `text` is not one.
 int ParseSlots(std::string_view text) {
-  int value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value <= 0 || value > kMaxSlots) return 0;
-  return value;
+  const ParsedWholeNumber slots = ParseWholeNumber(text, 1, kMaxSlots);
+  return slots.ok() ? static_cast<int>(slots.value) : 0;
 }
 
 Status TokenError(size_t position, std::string_view token, std::string_view problem) {

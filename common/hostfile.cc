@@ -1,11 +1,13 @@
 #include "common/hostfile.h"
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+
+#include "common/whole_number.h"
 
 namespace hvdrun {
 namespace {
@@ -24,11 +26,8 @@ std::vector<std::string_view> SplitWords(std::string_view line) {
 
 // Parses the value of `key=value`; returns 0 when it is not a positive whole number.
 int ParseCount(std::string_view text) {
-  int value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value <= 0) return 0;
-  return value;
+  const ParsedWholeNumber count = ParseWholeNumber(text, 1, std::numeric_limits<int>::max());
+  return count.ok() ? static_cast<int>(count.value) : 0;
 }
 
 }  // namespace

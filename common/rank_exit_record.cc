@@ -1,8 +1,9 @@
 #include "common/rank_exit_record.h"
 
-#include <charconv>
+#include <limits>
 
 #include "common/byte_codec.h"
+#include "common/whole_number.h"
 
 namespace hvdrun {
 namespace {
@@ -20,19 +21,24 @@ std::string EncodeRankStartedRecord(const RankStartedRecord& record) {
   return std::to_string(record.pid) + " " + std::to_string(record.process_group);
 }
 
+int RankOfRecordKey(std::string_view key, std::string_view prefix) {
+  if (!key.starts_with(prefix)) return -1;
+  const ParsedWholeNumber rank =
+      ParseWholeNumber(key.substr(prefix.size()), 0, std::numeric_limits<int>::max());
+  return rank.ok() ? static_cast<int>(rank.value) : -1;
+}
+
 StatusOr<RankStartedRecord> DecodeRankStartedRecord(std::string_view text) {
-  RankStartedRecord record;
-  const char* end = text.data() + text.size();
-  auto [after_pid, pid_error] = std::from_chars(text.data(), end, record.pid);
-  bool ok = pid_error == std::errc() && after_pid != end && *after_pid == ' ';
-  if (ok) {
-    auto [after_group, group_error] = std::from_chars(after_pid + 1, end, record.process_group);
-    ok = group_error == std::errc() && after_group == end;
-  }
-  if (!ok || record.pid <= 0 || record.process_group <= 0) {
+  const size_t space = text.find(' ');
+  constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max();
+  const ParsedWholeNumber pid = ParseWholeNumber(text.substr(0, space), 1, kMaxId);
+  const ParsedWholeNumber group = space == std::string_view::npos
+                                      ? ParsedWholeNumber{}
+                                      : ParseWholeNumber(text.substr(space + 1), 1, kMaxId);
+  if (space == std::string_view::npos || !pid.ok() || !group.ok()) {
     return Status::Error("malformed start record of " + std::to_string(text.size()) + " bytes");
   }
-  return record;
+  return RankStartedRecord{static_cast<int32_t>(pid.value), static_cast<int32_t>(group.value)};
 }
 
 std::string EncodeRankExitRecord(const RankExitRecord& record) {

@@ -24,6 +24,9 @@ inline constexpr const char* kMasterAddrKey = "hvdrun/master_addr";
 
 std::string RankStartedKey(int rank);
 std::string RankExitKey(int rank);
+// The rank that a record's key names after `prefix` ("hvdrun/exit/3" -> 3); -1 when the key is not
+// `prefix` followed by a rank.
+int RankOfRecordKey(std::string_view key, std::string_view prefix);
 
 struct RankStartedRecord {
   int32_t pid = 0;

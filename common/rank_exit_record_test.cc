@@ -20,6 +20,12 @@ RankExitRecord SampleRecord() {
 TEST(RankExitRecord, KeysNameTheRank) {
   EXPECT_EQ(RankStartedKey(3), "hvdrun/started/3");
   EXPECT_EQ(RankExitKey(17), "hvdrun/exit/17");
+  EXPECT_EQ(RankOfRecordKey(RankExitKey(17), kRankExitKeyPrefix), 17);
+  EXPECT_EQ(RankOfRecordKey(RankStartedKey(0), kRankStartedKeyPrefix), 0);
+  for (const char* other : {"hvdrun/exit/", "hvdrun/exit/x", "hvdrun/exit/-1", "hvdrun/exit/3 ",
+                            "hvdrun/started/3", "hvdrun/exit/99999999999"}) {
+    EXPECT_EQ(RankOfRecordKey(other, kRankExitKeyPrefix), -1) << other;
+  }
 }
 
 TEST(RankExitRecord, StartRecordsAreTwoNumbers) {

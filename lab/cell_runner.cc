@@ -2,14 +2,15 @@
 
 #include <signal.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/process_spawner.h"
 #include "common/wait_status.h"
+#include "lab/utc_time.h"
 #include "lab/whole_file.h"
 
 namespace hvdrun::lab {
@@ -19,15 +20,6 @@ constexpr std::chrono::milliseconds kPollInterval{100};
 // Where, inside a run's directory, hvdrun writes (relative: hvdrun runs in the run's directory).
 constexpr const char* kHvdrunResults = "hvdrun";
 constexpr const char* kRankLogs = "logs";
-
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 // hvdrun's line that says why it failed: its last `hvdrun:` line other than the figures' heading.
 std::string HvdrunErrorLine(const std::string& stderr_path) {
@@ -111,7 +103,7 @@ StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
   }
 
   RunRecord record;
-  record.started_at = UtcNow();
+  record.started_at = UtcNow(UtcFormat::kIso8601);
   record.command = args;
   // hvdrun leads a process group of its own, so that a Ctrl-C at the terminal reaches only
   // hvdrun-lab, which passes it on; it gets SIGTERM when hvdrun-lab dies (and stops its ranks).

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +18,7 @@
 #include <tuple>
 
 #include "common/hostfile.h"
+#include "common/whole_number.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -61,14 +61,6 @@ bool IsVariableName(std::string_view name) {
 bool IsPlainBoolean(const YAML::Node& node) {
   static const std::set<std::string> kBooleans = {"true", "True", "TRUE", "false", "False", "FALSE"};
   return node.Tag() == "?" && kBooleans.count(node.Scalar()) > 0;
-}
-
-std::optional<int64_t> ParseWholeNumber(const std::string& text) {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
 }
 
 std::optional<double> ParseNumber(const std::string& text) {
@@ -246,13 +238,13 @@ class Parser {
                                 int64_t max) const {
     StatusOr<std::string> text = ScalarText(node, what);
     if (!text.ok()) return text.status();
-    std::optional<int64_t> value = ParseWholeNumber(text.value());
-    if (!value || *value < min || *value > max) {
+    const ParsedWholeNumber value = ParseWholeNumber(text.value(), min, max);
+    if (!value.ok()) {
       return Status::Error(Where(node).Prefix() + what + ": '" + text.value() +
                            "' is not a whole number from " + std::to_string(min) + " to " +
                            std::to_string(max));
     }
-    return *value;
+    return value.value;
   }
 
   StatusOr<double> PositiveNumber(const YAML::Node& node, const std::string& what, double max) const {

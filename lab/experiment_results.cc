@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <string_view>
 
 #include "common/version.h"
+#include "common/whole_number.h"
 #include "lab/whole_file.h"
 
 namespace hvdrun::lab {
@@ -103,9 +106,15 @@ StoredRun ReadRun(const std::string& run_dir, int repeat, const RunRecord& recor
   }
   std::vector<std::pair<int, std::string>> rank_files;
   for (const fs::directory_entry& entry : fs::directory_iterator(hvdrun_dir + "/ranks", error)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind("rank-", 0) != 0 || entry.path().extension() != ".json") continue;
-    rank_files.emplace_back(std::atoi(name.c_str() + 5), entry.path().string());
+    const std::string name = entry.path().filename().string();
+    const std::string_view file = name;
+    constexpr std::string_view kPrefix = "rank-";
+    constexpr std::string_view kSuffix = ".json";
+    if (!file.starts_with(kPrefix) || !file.ends_with(kSuffix)) continue;
+    const ParsedWholeNumber rank =
+        ParseWholeNumber(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()), 0,
+                         std::numeric_limits<int>::max());
+    if (rank.ok()) rank_files.emplace_back(static_cast<int>(rank.value), entry.path().string());
   }
   std::sort(rank_files.begin(), rank_files.end());
   for (const auto& [rank, path] : rank_files) {

@@ -3,14 +3,14 @@
 #include <signal.h>
 
 #include <cstdint>
-#include <ctime>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/wait_status.h"
 #include "lab/cell_runner.h"
 #include "lab/experiment_results.h"
 #include "lab/run_store.h"
-#include "lab/whole_file.h"
+#include "lab/utc_time.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -21,19 +21,10 @@ struct PlannedRun {
   std::string note;  // why a run that exists is made again
 };
 
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 Status WriteExperimentFiles(const RunStore& store, const ExperimentConfig& config, const Matrix& matrix,
                             const ExperimentRunOptions& options) {
   nlohmann::json environment = HostFactsToJson(options.local_facts);
-  environment["probed_at"] = UtcNow();
+  environment["probed_at"] = UtcNow(UtcFormat::kIso8601);
   std::vector<std::pair<std::string, std::string>> files = {
       {"experiment.json", ExperimentToJson(config, matrix).dump(2) + "\n"},
       {"experiment.yaml", options.experiment_text},

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 
+#include "common/atomic_file.h"
 #include "common/version.h"
-#include "lab/whole_file.h"
+#include "lab/utc_time.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -300,15 +300,6 @@ std::string Title(const std::string& axis) {
   return axis == "fusion_threshold" ? "Tensor fusion" : axis == "compression" ? "Gradient compression" : axis;
 }
 
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M UTC", &utc);
-  return text;
-}
-
 struct RunCounts {
   int cells = 0;
   int skipped = 0;
@@ -381,8 +372,8 @@ std::string RenderMarkdown(const ExperimentResults& results, const ReportTables&
   RunCounts counts = CountRuns(runs, results);
   std::string md = "# " + results.name + "\n\n";
   if (!results.description.empty()) md += results.description + "\n\n";
-  md += SummaryLine(results, counts) + " Written by hvdrun-lab " + kVersion + " on " + UtcNow() + " from `" +
-        results.dir + "`.\n\n";
+  md += SummaryLine(results, counts) + " Written by hvdrun-lab " + kVersion + " on " +
+        UtcNow(UtcFormat::kReport) + " from `" + results.dir + "`.\n\n";
   md += "## Speedup\n\n";
   if (std::string constant = ConstantAxes(results); !constant.empty()) {
     md += "Every cell: " + constant + ".\n\n";
@@ -434,7 +425,8 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
   html += "<h1>" + EscapeXml(results.name) + "</h1>\n";
   if (!results.description.empty()) html += "<p>" + EscapeXml(results.description) + "</p>\n";
   html += "<p class=\"note\">" + EscapeXml(SummaryLine(results, counts)) + " Written by hvdrun-lab " +
-          kVersion + " on " + UtcNow() + " from <code>" + EscapeXml(results.dir) + "</code>.</p>\n";
+          kVersion + " on " + UtcNow(UtcFormat::kReport) + " from <code>" + EscapeXml(results.dir) +
+          "</code>.</p>\n";
   html += "<h2>Speedup</h2>\n";
   if (std::string constant = ConstantAxes(results); !constant.empty()) {
     html += "<p>Every cell: " + EscapeXml(constant) + ".</p>\n";

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/atomic_file.h"
 #include "lab/whole_file.h"
 
 namespace hvdrun::lab {
@@ -117,17 +118,18 @@ Status RunStore::CommitRun(const std::string& cell_id, int repeat, const RunReco
       !status.ok()) {
     return status;
   }
-  // Swapped, when an earlier run is there, so that a complete run is under the name at every instant.
+  // Swapped, when an earlier run is there, so that a complete run is under the name at every instant;
+  // either way the run is in place for good once the cell's directory is synced.
   if (::renameat2(AT_FDCWD, partial.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) == 0) {
     std::error_code ignored;
     fs::remove_all(partial, ignored);
-    return Status::Ok();
+    return SyncDirectory(CellDir(cell_id));
   }
   if (errno != ENOENT) return Status::Error("cannot replace '" + final_dir + "': " + std::strerror(errno));
   if (::rename(partial.c_str(), final_dir.c_str()) != 0) {
     return Status::Error("cannot rename '" + partial + "' to '" + final_dir + "': " + std::strerror(errno));
   }
-  return Status::Ok();
+  return SyncDirectory(CellDir(cell_id));
 }
 
 void RunStore::DiscardRun(const std::string& cell_id, int repeat) const {

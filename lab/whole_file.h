@@ -1,6 +1,6 @@
-// Whole files: read in one piece, and written so that a reader sees the old file or the new one,
-// never a part (a temporary file in the same directory, synced, then renamed over the name).
-// Errors read "cannot write 'PATH': REASON".
+// ReadWholeFile: a file read in one piece, for hvdrun-lab's experiment files, run records and logs.
+// Errors read "cannot read 'PATH': REASON". Files are written with WriteFileAtomically
+// (common/atomic_file.h), so a reader sees a whole file or none.
 #ifndef HVDRUN_LAB_WHOLE_FILE_H_
 #define HVDRUN_LAB_WHOLE_FILE_H_
 
@@ -9,8 +9,6 @@
 #include "common/status.h"
 
 namespace hvdrun::lab {
-
-Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 StatusOr<std::string> ReadWholeFile(const std::string& path);
 

@@ -5,13 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <sstream>
 
 #include "common/hostfile.h"
 #include "common/network_interfaces.h"
 #include "common/version.h"
+#include "common/whole_number.h"
 #include "launcher/mpi_command.h"
 #include "launcher/shell_words.h"
 
@@ -70,18 +70,14 @@ StatusOr<size_t> SplitOptions(const CLI::App& app, std::vector<std::string>& arg
 }
 
 // Parses a flag's whole-number value in [min, max]; the error names the flag as the user knows it.
-StatusOr<int> ParseWholeNumber(const std::string& flag, const std::string& text, int min, int max) {
-  int value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
-    return Status::Error(flag + ": '" + text + "' is not a whole number");
-  }
-  if (ec == std::errc::result_out_of_range || value < min || value > max) {
+StatusOr<int> ParseFlagWholeNumber(const std::string& flag, const std::string& text, int min, int max) {
+  const ParsedWholeNumber number = ParseWholeNumber(text, min, max);
+  if (number.out_of_range()) {
     return Status::Error(flag + ": " + text + " is out of range (" + std::to_string(min) + " to " +
                          std::to_string(max) + ")");
   }
-  return value;
+  if (!number.ok()) return Status::Error(flag + ": '" + text + "' is not a whole number");
+  return static_cast<int>(number.value);
 }
 
 }  // namespace
@@ -203,22 +199,22 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     return result;
   };
   if (app.count("--num-proc") > 0) {
-    StatusOr<int> num_proc = ParseWholeNumber("-np", num_proc_text, 1, 1 << 20);
+    StatusOr<int> num_proc = ParseFlagWholeNumber("-np", num_proc_text, 1, 1 << 20);
     if (!num_proc.ok()) return usage_error(num_proc.status().message());
     options.num_proc = num_proc.value();
   }
   if (app.count("--start-timeout") > 0) {
-    StatusOr<int> timeout = ParseWholeNumber("--start-timeout", start_timeout_text, 1, 86400);
+    StatusOr<int> timeout = ParseFlagWholeNumber("--start-timeout", start_timeout_text, 1, 86400);
     if (!timeout.ok()) return usage_error(timeout.status().message());
     options.start_timeout_s = timeout.value();
   }
   if (app.count("--heartbeat-timeout") > 0) {
-    StatusOr<int> timeout = ParseWholeNumber("--heartbeat-timeout", heartbeat_timeout_text, 1, 86400);
+    StatusOr<int> timeout = ParseFlagWholeNumber("--heartbeat-timeout", heartbeat_timeout_text, 1, 86400);
     if (!timeout.ok()) return usage_error(timeout.status().message());
     options.heartbeat_timeout_s = timeout.value();
   }
   if (app.count("--ssh-port") > 0) {
-    StatusOr<int> port = ParseWholeNumber("--ssh-port", ssh_port_text, 1, 65535);
+    StatusOr<int> port = ParseFlagWholeNumber("--ssh-port", ssh_port_text, 1, 65535);
     if (!port.ok()) return usage_error(port.status().message());
     options.ssh.port = port.value();
   }

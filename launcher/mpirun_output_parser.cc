@@ -1,6 +1,8 @@
 #include "launcher/mpirun_output_parser.h"
 
-#include <charconv>
+#include <limits>
+
+#include "common/whole_number.h"
 
 namespace hvdrun {
 namespace {
@@ -53,13 +55,11 @@ MpirunOutputParser::Match MpirunOutputParser::MatchTag(size_t pos, size_t* lengt
   }
   if (match != Match::kTag) return match;
   if (!job_.empty() && job != job_) return Match::kNo;
-  int tagged_rank = 0;
-  auto [end, error] =
-      std::from_chars(rank_digits.data(), rank_digits.data() + rank_digits.size(), tagged_rank);
-  if (error != std::errc()) return Match::kNo;
+  const ParsedWholeNumber tagged_rank = ParseWholeNumber(rank_digits, 0, std::numeric_limits<int>::max());
+  if (!tagged_rank.ok()) return Match::kNo;
   if (job_.empty()) job_ = std::string(job);
   *length = i;
-  *rank = tagged_rank;
+  *rank = static_cast<int>(tagged_rank.value);
   *stream = tagged_stream;
   return Match::kTag;
 }

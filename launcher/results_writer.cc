@@ -1,32 +1,18 @@
 #include "launcher/results_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
-#include "common/file_descriptor.h"
+#include "common/atomic_file.h"
 #include "common/version.h"
 #include "launcher/run_summary.h"
 
 namespace hvdrun {
 
-Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  auto fail = [&](const std::string& what) {
-    std::string message = "--results: cannot " + what + " '" + path + "': " + std::strerror(errno);
-    ::unlink(temporary.c_str());
-    return Status::Error(message);
-  };
-  UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) return fail("write");
-  if (!WriteAll(fd.get(), contents) || ::fsync(fd.get()) != 0) return fail("write");
-  fd.Reset();
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return fail("rename into");
-  return Status::Ok();
+Status WriteResultsFile(const std::string& path, const std::string& contents) {
+  Status status = WriteFileAtomically(path, contents);
+  if (!status.ok()) return Status::Error("--results: " + status.message());
+  return status;
 }
 
 nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions& options,
@@ -64,14 +50,14 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
   if (error) {
     return Status::Error("--results: cannot create '" + (root / "ranks").string() + "': " + error.message());
   }
-  if (Status status = WriteFileAtomically((root / "plan.json").string(), plan.dump(2) + "\n"); !status.ok()) {
+  if (Status status = WriteResultsFile((root / "plan.json").string(), plan.dump(2) + "\n"); !status.ok()) {
     return status;
   }
   for (const auto& [rank, report] : reports) {
     std::string path = (root / "ranks" / ("rank-" + std::to_string(rank) + ".json")).string();
-    if (Status status = WriteFileAtomically(path, report + "\n"); !status.ok()) return status;
+    if (Status status = WriteResultsFile(path, report + "\n"); !status.ok()) return status;
   }
-  return WriteFileAtomically((root / "summary.json").string(), summary.dump(2) + "\n");
+  return WriteResultsFile((root / "summary.json").string(), summary.dump(2) + "\n");
 }
 
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,

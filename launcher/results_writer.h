@@ -2,8 +2,8 @@
 //   DIR/plan.json           hosts, ranks and their placement, backend, command, job id
 //   DIR/ranks/rank-N.json   each rank's report, as the rank sent it
 //   DIR/summary.json        the figures aggregated over ranks (launcher/run_summary.h)
-// Every file is written whole or not at all (a temporary file renamed over the final name), so a
-// reader never sees half a file. The job secret and the values of -x variables are never written.
+// Every file is written whole or not at all (common/atomic_file.h), so a reader never sees half a
+// file. The job secret and the values of -x variables are never written.
 #ifndef HVDRUN_LAUNCHER_RESULTS_WRITER_H_
 #define HVDRUN_LAUNCHER_RESULTS_WRITER_H_
 
@@ -17,8 +17,8 @@
 
 namespace hvdrun {
 
-// Writes `contents` to `path` through a temporary file in the same directory and a rename.
-Status WriteFileAtomically(const std::string& path, const std::string& contents);
+// Writes one file of the results directory (common/atomic_file.h); the error starts "--results: ".
+Status WriteResultsFile(const std::string& path, const std::string& contents);
 
 // plan.json's contents.
 nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions& options,

@@ -4,18 +4,13 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun {
 namespace {
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+std::string ReadFile(const std::filesystem::path& path) { return e2e::ReadFileBytes(path.string()); }
 
 class ResultsWriterTest : public testing::Test {
  protected:
@@ -52,12 +47,14 @@ TEST_F(ResultsWriterTest, WritesPlanReportsAndSummary) {
   }
 }
 
-TEST_F(ResultsWriterTest, AtomicWriteReplacesWholeFile) {
+TEST_F(ResultsWriterTest, AFileThatCannotBeWrittenIsNamedAsAResultsFile) {
   std::filesystem::create_directories(dir_);
   std::string path = (dir_ / "f.json").string();
-  ASSERT_TRUE(WriteFileAtomically(path, "first version, longer").ok());
-  ASSERT_TRUE(WriteFileAtomically(path, "second").ok());
-  EXPECT_EQ(ReadFile(path), "second");
+  ASSERT_TRUE(WriteResultsFile(path, "whole").ok());
+  EXPECT_EQ(ReadFile(path), "whole");
+  std::string missing = (dir_ / "no" / "f.json").string();
+  EXPECT_EQ(WriteResultsFile(missing, "x").message(),
+            "--results: cannot write '" + missing + "': No such file or directory");
 }
 
 TEST_F(ResultsWriterTest, UnwritableDirectoryIsNamed) {

@@ -24,7 +24,8 @@ Status NotBuiltIn(BackendKind kind) {
 }  // namespace
 
 // To add a backend: a folder backends/<name>/ whose CMake code defines HVDRUN_HAVE_<NAME>, an
-// include above, and one line below.
+// include above, one line below, and a harness that runs the conformance cases
+// (runtime/backend_conformance.h) over it.
 StatusOr<std::unique_ptr<Backend>> CreateBackend(BackendKind kind, const BackendContext& context) {
   switch (kind) {
 #ifdef HVDRUN_HAVE_GLOO

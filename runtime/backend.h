@@ -3,11 +3,14 @@
 // A Backend is created, used and destroyed by the Runtime's single collective thread, so an
 // implementation need not be thread-safe. Every method is collective: all ranks call it with the
 // same arguments (but their own buffers). Errors are one-line Statuses naming the backend and,
-// where known, the peer rank.
+// where known, the peer rank. runtime/backend_conformance.h holds the cases every backend must
+// pass; a new backend adds a harness that runs them.
 #ifndef HVDRUN_RUNTIME_BACKEND_H_
 #define HVDRUN_RUNTIME_BACKEND_H_
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -32,11 +35,21 @@ class Backend {
   virtual ~Backend() = default;
   virtual Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) = 0;
   virtual Status Broadcast(void* buffer, size_t count, DataType type, int root) = 0;
+  // `send` may be this rank's block of `recv` (in place) or lie anywhere else, also inside recv as
+  // long as it does not partly overlap this rank's block.
   virtual Status Allgather(const void* send, void* recv, size_t count, DataType type) = 0;
   virtual Status Barrier() = 0;
   // The library's own in-place allreduce with no conversion (see Runtime::BaselineAllreduce).
   virtual Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) = 0;
 };
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte: for the backends whose library
+// takes an in-place call only in one form.
+inline bool BuffersOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto a_begin = reinterpret_cast<uintptr_t>(a);
+  const auto b_begin = reinterpret_cast<uintptr_t>(b);
+  return a_begin < b_begin + b_bytes && b_begin < a_begin + a_bytes;
+}
 
 // Creates the backend `kind` for this rank, bootstrapping through context.store. A backend that
 // was not built into this library is an error that says so and how to build it.

@@ -1,13 +1,11 @@
 #include "runtime/runtime_environment.h"
 
-#include <charconv>
 #include <cstdlib>
 #include <optional>
-#include <string_view>
-#include <system_error>
 #include <utility>
 
 #include "common/env_names.h"
+#include "common/environment_reader.h"
 #include "hvdrun/types.h"
 
 #ifdef HVDRUN_HAVE_RENDEZVOUS_CLIENT
@@ -17,41 +15,10 @@
 namespace hvdrun {
 namespace {
 
-class EnvironmentReader {
- public:
-  explicit EnvironmentReader(const std::function<const char*(const char*)>& lookup) : lookup_(lookup) {}
-
-  StatusOr<std::string> String(const char* name) const {
-    const char* value = lookup_(name);
-    if (value == nullptr) {
-      return Status::Error(std::string(name) + " is not set: run this program under hvdrun");
-    }
-    if (*value == '\0') return Status::Error(std::string(name) + " is empty: run this program under hvdrun");
-    return std::string(value);
-  }
-
-  // An integer in [min, max].
-  StatusOr<int64_t> Integer(const char* name, int64_t min, int64_t max) const {
-    StatusOr<std::string> text = String(name);
-    if (!text.ok()) return text.status();
-    int64_t value = 0;
-    const char* end = text->data() + text->size();
-    const auto [stop, error] = std::from_chars(text->data(), end, value);
-    if (error != std::errc() || stop != end || value < min || value > max) {
-      return Status::Error(std::string(name) + "='" + text.value() + "' is not an integer in " +
-                           std::to_string(min) + ".." + std::to_string(max));
-    }
-    return value;
-  }
-
- private:
-  const std::function<const char*(const char*)>& lookup_;
-};
-
 // Reads an int variable into `out`; returns false and sets `status` on error.
 bool ReadInt(const EnvironmentReader& env, const char* name, int64_t min, int64_t max, int& out,
              Status& status) {
-  StatusOr<int64_t> value = env.Integer(name, min, max);
+  StatusOr<int64_t> value = env.RequiredWholeNumber(name, min, max);
   if (!value.ok()) {
     status = value.status();
     return false;
@@ -63,7 +30,7 @@ bool ReadInt(const EnvironmentReader& env, const char* name, int64_t min, int64_
 }  // namespace
 
 StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const char*(const char*)>& lookup) {
-  const EnvironmentReader env(lookup);
+  const EnvironmentReader env(lookup, "run this program under hvdrun");
   RuntimeEnvironment result;
   RuntimeOptions& options = result.options;
   constexpr int64_t kMaxRanks = 1 << 24;
@@ -81,7 +48,7 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
                          env::kSize + "=" + std::to_string(options.size));
   }
 
-  StatusOr<std::string> backend = env.String(env::kBackend);
+  StatusOr<std::string> backend = env.Required(env::kBackend);
   if (!backend.ok()) return backend.status();
   std::optional<BackendKind> kind = ParseBackend(backend.value());
   if (!kind) {
@@ -90,20 +57,18 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
   }
   options.backend = *kind;
 
-  StatusOr<std::string> address = env.String(env::kRendezvousAddr);
+  StatusOr<std::string> address = env.Required(env::kRendezvousAddr);
   if (!address.ok()) return address.status();
   result.rendezvous_address = std::move(address).value();
-  StatusOr<int64_t> port = env.Integer(env::kRendezvousPort, 1, 65535);
+  StatusOr<int64_t> port = env.RequiredWholeNumber(env::kRendezvousPort, 1, 65535);
   if (!port.ok()) return port.status();
   result.rendezvous_port = static_cast<uint16_t>(port.value());
 
-  const char* secret = lookup(env::kSecret);
-  if (secret == nullptr || *secret == '\0') {
-    return Status::Error(std::string(env::kSecret) + " is not set: run this program under hvdrun");
-  }
-  result.secret_hex = secret;
+  StatusOr<std::string> secret = env.Required(env::kSecret);
+  if (!secret.ok()) return secret.status();
+  result.secret_hex = std::move(secret).value();
 
-  StatusOr<std::string> host_address = env.String(env::kHostAddr);
+  StatusOr<std::string> host_address = env.Required(env::kHostAddr);
   if (!host_address.ok()) return host_address.status();
   options.host_address = std::move(host_address).value();
   return result;

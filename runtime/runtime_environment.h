@@ -1,8 +1,9 @@
 // Reading an hvdrun rank's environment (common/env_names.h) into RuntimeOptions, for
 // Runtime::InitFromEnvironment.
 //
-// Every error names the variable and says what is wrong with it in one line; a missing variable
-// says to run the program under hvdrun. The secret's value never appears in an error.
+// Every error names the variable and says what is wrong with it in one line
+// (common/environment_reader.h); a missing or empty variable says to run the program under hvdrun. The
+// secret's value never appears in an error.
 #ifndef HVDRUN_RUNTIME_RUNTIME_ENVIRONMENT_H_
 #define HVDRUN_RUNTIME_RUNTIME_ENVIRONMENT_H_
 

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,6 +19,7 @@
 #endif
 
 #include "examples/bench/size_sweep.h"
+#include "examples/shared/atomic_file.h"
 #include "hvdrun/runtime.h"
 
 namespace hvdrun {
@@ -277,10 +277,10 @@ int Run(const BenchOptions& options) {
   if (!type) return fail("--dtype: unknown type '" + options.dtype + "'");
   std::optional<ReduceOp> op = ParseReduceOp(options.op);
   if (!op) return fail("--op: unknown operation '" + options.op + "'");
-  StatusOr<size_t> min_bytes = ParseByteSize(options.min_size);
-  if (!min_bytes.ok()) return fail("-b: " + min_bytes.status().message());
-  StatusOr<size_t> max_bytes = ParseByteSize(options.max_size);
-  if (!max_bytes.ok()) return fail("-e: " + max_bytes.status().message());
+  StatusOr<size_t> min_bytes = ParseByteSize("-b", options.min_size);
+  if (!min_bytes.ok()) return fail(min_bytes.status().message());
+  StatusOr<size_t> max_bytes = ParseByteSize("-e", options.max_size);
+  if (!max_bytes.ok()) return fail(max_bytes.status().message());
   StatusOr<std::vector<size_t>> sizes =
       SweepSizes(min_bytes.value(), max_bytes.value(), options.factor, DataTypeSize(*type));
   if (!sizes.ok()) return fail(sizes.status().message());
@@ -333,10 +333,9 @@ int Run(const BenchOptions& options) {
   if (Status status = rt.SendReport(document.dump()); !status.ok()) return fail(status.message());
   if (printer && !options.json_path.empty()) {
     document.erase("rank");
-    std::string temporary = options.json_path + ".tmp";
-    std::ofstream(temporary) << document.dump(2) << "\n";
-    if (std::rename(temporary.c_str(), options.json_path.c_str()) != 0) {
-      return fail("--json: cannot write '" + options.json_path + "'");
+    if (Status status = examples::WriteFileAtomically(options.json_path, document.dump(2) + "\n");
+        !status.ok()) {
+      return fail("--json: " + status.message());
     }
   }
   return 0;

@@ -1,11 +1,13 @@
 #include "examples/bench/size_sweep.h"
 
-#include <charconv>
+#include <cstdint>
 #include <string>
+
+#include "examples/shared/whole_number_flag.h"
 
 namespace hvdrun {
 
-StatusOr<size_t> ParseByteSize(std::string_view text) {
+StatusOr<size_t> ParseByteSize(std::string_view flag, std::string_view text) {
   size_t multiplier = 1;
   std::string_view digits = text;
   if (!text.empty()) {
@@ -27,17 +29,18 @@ StatusOr<size_t> ParseByteSize(std::string_view text) {
     }
     if (multiplier != 1) digits.remove_suffix(1);
   }
-  size_t value = 0;
-  const char* end = digits.data() + digits.size();
-  auto [ptr, ec] = std::from_chars(digits.data(), end, value);
+  constexpr int64_t kMaxBytes = int64_t{1} << 40;
+  StatusOr<int64_t> count =
+      examples::ParseWholeNumberFlag(flag, digits, 0, kMaxBytes / static_cast<int64_t>(multiplier));
+  if (count.ok()) return static_cast<size_t>(count.value()) * multiplier;
   // Quoted by appending: GCC 12's -O3 mistakes "'" + std::string(...) for an overlapping copy
   // (-Wrestrict).
-  std::string quoted = std::string("'").append(text).append("'");
-  if (digits.empty() || ec != std::errc() || ptr != end) {
-    return Status::Error(quoted + " is not a size (expected a number with an optional K, M or G)");
+  std::string quoted = std::string(flag).append(": '").append(text).append("'");
+  // Digits alone can only be out of range; anything else (a sign included) is no size at all.
+  if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) {
+    return Status::Error(quoted + " is too large");
   }
-  if (value > (size_t{1} << 40) / multiplier) return Status::Error(quoted + " is too large");
-  return value * multiplier;
+  return Status::Error(quoted + " is not a size (expected a number with an optional K, M or G)");
 }
 
 StatusOr<std::vector<size_t>> SweepSizes(size_t min_bytes, size_t max_bytes, size_t factor,

@@ -14,8 +14,9 @@
 
 namespace hvdrun {
 
-// Parses "8", "1K", "256M", "1G" into bytes.
-StatusOr<size_t> ParseByteSize(std::string_view text);
+// Parses "8", "1K", "256M", "1G", given to `flag`, into bytes (at most 2^40). Errors:
+// "FLAG: 'TEXT' is not a size (...)" and "FLAG: 'TEXT' is too large".
+StatusOr<size_t> ParseByteSize(std::string_view flag, std::string_view text);
 
 // The sweep's sizes in bytes, each a multiple of element_bytes (a size below one element gives 0
 // elements and is kept: the zero-length collective is measured too).

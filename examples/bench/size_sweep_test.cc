@@ -6,16 +6,20 @@ namespace hvdrun {
 namespace {
 
 TEST(SizeSweep, ParsesBinarySuffixesLikeNcclTests) {
-  EXPECT_EQ(ParseByteSize("8").value(), 8u);
-  EXPECT_EQ(ParseByteSize("1K").value(), 1024u);
-  EXPECT_EQ(ParseByteSize("256M").value(), 256u << 20);
-  EXPECT_EQ(ParseByteSize("2g").value(), size_t{2} << 30);
-  for (const char* bad : {"", "M", "1.5M", "12X", "-1", "1KB"}) {
-    StatusOr<size_t> size = ParseByteSize(bad);
+  EXPECT_EQ(ParseByteSize("-b", "8").value(), 8u);
+  EXPECT_EQ(ParseByteSize("-b", "1K").value(), 1024u);
+  EXPECT_EQ(ParseByteSize("-b", "256M").value(), 256u << 20);
+  EXPECT_EQ(ParseByteSize("-b", "2g").value(), size_t{2} << 30);
+  EXPECT_EQ(ParseByteSize("-b", "1024G").value(), size_t{1} << 40);
+  for (const char* bad : {"", "M", "1.5M", "12X", "-1", "+1", "1KB", " 1K"}) {
+    StatusOr<size_t> size = ParseByteSize("-b", bad);
     ASSERT_FALSE(size.ok()) << bad;
-    EXPECT_NE(size.status().message().find("is not a size"), std::string::npos) << size.status().message();
+    EXPECT_EQ(size.status().message(),
+              "-b: '" + std::string(bad) + "' is not a size (expected a number with an optional K, M or G)");
   }
-  EXPECT_FALSE(ParseByteSize("100000000G").ok());
+  for (const char* large : {"1025G", "100000000G", "99999999999999999999"}) {
+    EXPECT_EQ(ParseByteSize("-e", large).status().message(), "-e: '" + std::string(large) + "' is too large");
+  }
 }
 
 TEST(SizeSweep, MultipliesByTheFactorUpToTheLargestSize) {

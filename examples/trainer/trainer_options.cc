@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "examples/shared/whole_number_flag.h"
 #include "examples/trainer/mnist_dataset.h"
 
 namespace hvdrun::trainer {
@@ -26,22 +27,6 @@ constexpr int64_t kMaxBatchSize = int64_t{1} << 20;
 constexpr int64_t kMaxImageSize = 8192;
 constexpr int kMaxSteps = 1 << 30;
 constexpr int kMaxThreads = 4096;
-
-// A whole number in [min, max] from `text`; the error names the flag.
-StatusOr<int64_t> ParseWholeNumber(const std::string& flag, const std::string& text, int64_t min,
-                                   int64_t max) {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
-    return Status::Error(flag + ": '" + text + "' is not a whole number");
-  }
-  if (ec == std::errc::result_out_of_range || value < min || value > max) {
-    return Status::Error(flag + ": " + text + " is out of range (" + std::to_string(min) + " to " +
-                         std::to_string(max) + ")");
-  }
-  return value;
-}
 
 std::string Format(double value) {
   char text[32];
@@ -191,7 +176,7 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
 
   options.image_size = options.synthetic || options.describe ? model.default_image_size : 0;
   if (app.count("--image-size") > 0) {
-    StatusOr<int64_t> size = ParseWholeNumber("--image-size", image_text, 1, kMaxImageSize);
+    StatusOr<int64_t> size = examples::ParseWholeNumberFlag("--image-size", image_text, 1, kMaxImageSize);
     if (!size.ok()) return usage_error(size.status().message());
     if (size.value() < model.min_image_size) {
       return usage_error("--image-size: " + image_text + " is too small for " + model.name + " (at least " +
@@ -201,30 +186,30 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
   }
   options.batch_size = options.synthetic ? kSyntheticBatchSize : kDatasetBatchSize;
   if (app.count("--batch-size") > 0) {
-    StatusOr<int64_t> batch = ParseWholeNumber("--batch-size", batch_text, 1, kMaxBatchSize);
+    StatusOr<int64_t> batch = examples::ParseWholeNumberFlag("--batch-size", batch_text, 1, kMaxBatchSize);
     if (!batch.ok()) return usage_error(batch.status().message());
     options.batch_size = batch.value();
   }
   if (app.count("--steps") > 0) {
-    StatusOr<int64_t> steps = ParseWholeNumber("--steps", steps_text, 1, kMaxSteps);
+    StatusOr<int64_t> steps = examples::ParseWholeNumberFlag("--steps", steps_text, 1, kMaxSteps);
     if (!steps.ok()) return usage_error(steps.status().message());
     options.steps = static_cast<int>(steps.value());
   }
   if (app.count("--warmup-steps") > 0) {
-    StatusOr<int64_t> warmup = ParseWholeNumber("--warmup-steps", warmup_text, 0, kMaxSteps);
+    StatusOr<int64_t> warmup = examples::ParseWholeNumberFlag("--warmup-steps", warmup_text, 0, kMaxSteps);
     if (!warmup.ok()) return usage_error(warmup.status().message());
     options.warmup_steps = static_cast<int>(warmup.value());
   }
   options.epochs = kDatasetEpochs;
   if (app.count("--epochs") > 0) {
-    StatusOr<int64_t> epochs = ParseWholeNumber("--epochs", epochs_text, 1, kMaxSteps);
+    StatusOr<int64_t> epochs = examples::ParseWholeNumberFlag("--epochs", epochs_text, 1, kMaxSteps);
     if (!epochs.ok()) return usage_error(epochs.status().message());
     options.epochs = static_cast<int>(epochs.value());
   }
   for (auto [flag, text, limit] : {std::tuple("--train-limit", &train_limit_text, &options.train_limit),
                                    std::tuple("--test-limit", &test_limit_text, &options.test_limit)}) {
     if (app.count(flag) == 0) continue;
-    StatusOr<int64_t> value = ParseWholeNumber(flag, *text, 1, int64_t{1} << 40);
+    StatusOr<int64_t> value = examples::ParseWholeNumberFlag(flag, *text, 1, int64_t{1} << 40);
     if (!value.ok()) return usage_error(value.status().message());
     *limit = value.value();
   }
@@ -241,12 +226,12 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
     options.momentum = momentum.value();
   }
   if (app.count("--threads") > 0) {
-    StatusOr<int64_t> threads = ParseWholeNumber("--threads", threads_text, 1, kMaxThreads);
+    StatusOr<int64_t> threads = examples::ParseWholeNumberFlag("--threads", threads_text, 1, kMaxThreads);
     if (!threads.ok()) return usage_error(threads.status().message());
     options.threads = static_cast<int>(threads.value());
   }
   if (app.count("--seed") > 0) {
-    StatusOr<int64_t> seed = ParseWholeNumber("--seed", seed_text, 0, int64_t{1} << 62);
+    StatusOr<int64_t> seed = examples::ParseWholeNumberFlag("--seed", seed_text, 0, int64_t{1} << 62);
     if (!seed.ok()) return usage_error(seed.status().message());
     options.seed = static_cast<uint64_t>(seed.value());
   }

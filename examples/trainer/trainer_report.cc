@@ -1,11 +1,6 @@
 #include "examples/trainer/trainer_report.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include "examples/shared/atomic_file.h"
 
 namespace hvdrun::trainer {
 namespace {
@@ -107,33 +102,9 @@ nlohmann::json RunDocument(const RunSettings& settings, const TrainingResult& re
 }
 
 Status WriteJsonFile(const std::string& path, const nlohmann::json& document) {
-  const std::string text = document.dump(2) + "\n";
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  auto failure = [&](const std::string& file, int error) {
-    ::unlink(temporary.c_str());
-    return Status::Error("--json: cannot write '" + file + "': " + std::strerror(error));
-  };
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Error("--json: cannot write '" + temporary + "': " + std::strerror(errno));
-  size_t written = 0;
-  while (written < text.size()) {
-    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      return failure(temporary, error);
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    int error = errno;
-    ::close(fd);
-    return failure(temporary, error);
-  }
-  if (::close(fd) != 0) return failure(temporary, errno);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return failure(path, errno);
-  return Status::Ok();
+  Status status = examples::WriteFileAtomically(path, document.dump(2) + "\n");
+  if (!status.ok()) return Status::Error("--json: " + status.message());
+  return status;
 }
 
 }  // namespace hvdrun::trainer

@@ -44,8 +44,8 @@ nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& res
 // img_per_sec_per_rank, img_per_sec_total, test_accuracy (null for synthetic runs), and more.
 nlohmann::json RunDocument(const RunSettings& settings, const TrainingResult& result);
 
-// Writes `document` to `path` as a whole or not at all: to a temporary file beside it, flushed and
-// synced, then renamed over `path`. The error names the file and the reason.
+// Writes `document` to `path` as a whole or not at all (examples/shared/atomic_file.h). The error
+// reads "--json: cannot write 'PATH': REASON".
 Status WriteJsonFile(const std::string& path, const nlohmann::json& document);
 
 }  // namespace hvdrun::trainer

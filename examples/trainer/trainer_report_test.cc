@@ -96,8 +96,7 @@ TEST(TrainerReportTest, WritesTheFileWholeAndLeavesNoTemporary) {
   std::string bad = dir.path() + "/no/such/dir/run.json";
   status = WriteJsonFile(bad, {{"a", 1}});
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.message().rfind("--json: cannot write '" + bad + ".tmp.", 0), 0U) << status.message();
-  EXPECT_NE(status.message().find("No such file or directory"), std::string::npos) << status.message();
+  EXPECT_EQ(status.message(), "--json: cannot write '" + bad + "': No such file or directory");
 }
 
 }  // namespace

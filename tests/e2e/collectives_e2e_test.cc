@@ -3,10 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 
 #include "tests/e2e/console_output.h"
@@ -16,13 +13,6 @@
 
 namespace hvdrun::e2e {
 namespace {
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
 
 // True when `text` holds 64 hex digits in a row other than `allowed`: what a leaked secret is.
 bool HoldsASecret(const std::string& text, const std::string& allowed = "") {
@@ -54,17 +44,17 @@ TEST_P(CollectivesTest, EveryDtypeOpAndSizeMatchesTheReference) {
       << result;
   EXPECT_FALSE(HoldsASecret(result.stdout_text + result.stderr_text)) << result;
 
-  std::string plan = ReadFile(results + "/plan.json");
+  std::string plan = ReadFileBytes(results + "/plan.json");
   EXPECT_NE(plan.find("\"backend\": \"gloo\""), std::string::npos) << plan;
   for (int rank = 0; rank < ranks; ++rank) {
-    std::string report = ReadFile(results + "/ranks/rank-" + std::to_string(rank) + ".json");
+    std::string report = ReadFileBytes(results + "/ranks/rank-" + std::to_string(rank) + ".json");
     EXPECT_NE(report.find("\"failures\": 0"), std::string::npos) << rank << ": " << report;
   }
-  std::string summary = ReadFile(results + "/summary.json");
+  std::string summary = ReadFileBytes(results + "/summary.json");
   EXPECT_NE(summary.find("\"ranks_reporting\": " + std::to_string(ranks)), std::string::npos) << summary;
   EXPECT_FALSE(HoldsASecret(plan + summary));
   // The host's facts, gathered by its agent, in the form hvdrun-lab reads.
-  std::string facts = ReadFile(results + "/hosts/localhost.json");
+  std::string facts = ReadFileBytes(results + "/hosts/localhost.json");
   EXPECT_NE(facts.find("\"host\": \"localhost\""), std::string::npos) << facts;
   EXPECT_NE(facts.find("\"kernel\": {"), std::string::npos) << facts;
 }
@@ -100,7 +90,7 @@ TEST(BenchTest, SweepsSizesAndWritesTheJsonTheIssueAsksFor) {
         << size << result;
   }
   EXPECT_EQ(result.stdout_text.find("[1]<stdout>:        1024"), std::string::npos) << result;
-  std::string json = ReadFile(json_path);
+  std::string json = ReadFileBytes(json_path);
   for (const char* field :
        {"\"backend\": \"gloo\"", "\"ranks\": 2", "\"bytes\": 4096", "\"time_us\"", "\"algbw_gbps\"",
         "\"busbw_gbps\"", "\"max_error\": 0.0", "\"baseline_time_us\"", "\"baseline_busbw_gbps\""}) {

@@ -65,4 +65,8 @@ std::map<std::string, std::string> ParseAssignments(const std::vector<std::strin
   return values;
 }
 
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 }  // namespace hvdrun::e2e

@@ -18,6 +18,9 @@ std::map<int, std::vector<std::string>> TaggedLines(const std::string& console, 
 // The lines that carry no rank tag: hvdrun's own messages.
 std::vector<std::string> UntaggedLines(const std::string& console);
 
+// Whether `text` holds `part` anywhere.
+bool Contains(const std::string& text, const std::string& part);
+
 // NAME=VALUE lines as a map; other lines are skipped.
 std::map<std::string, std::string> ParseAssignments(const std::vector<std::string>& lines);
 

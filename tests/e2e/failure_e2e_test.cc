@@ -4,16 +4,13 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include <cctype>
 #include <chrono>
-#include <cstddef>
-#include <fstream>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tests/e2e/console_output.h"
+#include "tests/e2e/failure_report.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/rank_record.h"
@@ -29,37 +26,6 @@ constexpr milliseconds kSetUpTimeout{10'000};
 // A failure stops the job in about a second (the kill grace); this is the promise tested.
 constexpr milliseconds kStopBound{2'000};
 
-// The failure report: the first line, the table's rows by rank, and the first failing rank's
-// last stderr lines.
-struct FailureReport {
-  std::string first_line;
-  std::string table_header;
-  std::map<int, std::string> rows;
-  std::vector<std::string> tail_header_and_lines;
-};
-
-bool StartsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-FailureReport ParseFailureReport(const std::string& console_stderr) {
-  FailureReport report;
-  std::vector<std::string> lines = UntaggedLines(console_stderr);
-  size_t i = 0;
-  while (i < lines.size() && !Contains(lines[i], "failed first")) ++i;
-  if (i == lines.size()) return report;
-  report.first_line = lines[i++];
-  if (i < lines.size()) report.table_header = lines[i++];
-  for (; i < lines.size() && StartsWith(lines[i], "  ") && lines[i].size() > 2 &&
-         std::isdigit(static_cast<unsigned char>(lines[i][2]));
-       ++i) {
-    report.rows[std::stoi(lines[i].substr(2))] = lines[i];
-  }
-  report.tail_header_and_lines.assign(lines.begin() + static_cast<std::ptrdiff_t>(i), lines.end());
-  return report;
-}
-
 TEST(FailureTest, FirstFailingRanksExitCodeAndReport) {
   ScratchDir dir;
   ProcessResult result = RunHvdrun(Concat({{"-np", "4"}, RankCommand({"job", dir.path(), "--fail", "2:7"})}));
@@ -68,7 +34,7 @@ TEST(FailureTest, FirstFailingRanksExitCodeAndReport) {
   ASSERT_TRUE(records.has_value()) << "every rank was running when rank 2 failed" << result;
 
   FailureReport report = ParseFailureReport(result.stderr_text);
-  EXPECT_TRUE(StartsWith(report.first_line, "hvdrun: rank 2 on host localhost failed first (exit code 7)"))
+  EXPECT_TRUE(report.first_line.starts_with("hvdrun: rank 2 on host localhost failed first (exit code 7)"))
       << result;
   for (const char* column : {"RANK", "HOST", "PID", "STATUS", "NOTE", "LAST STDERR LINE"}) {
     EXPECT_TRUE(Contains(report.table_header, column)) << column << result;
@@ -101,7 +67,7 @@ TEST(FailureTest, RankKilledBySignalGives128PlusTheSignal) {
   ASSERT_EQ(result.exit_code, 128 + SIGSEGV) << result;
   FailureReport report = ParseFailureReport(result.stderr_text);
   EXPECT_TRUE(
-      StartsWith(report.first_line, "hvdrun: rank 1 on host localhost failed first (killed by SIGSEGV)"))
+      report.first_line.starts_with("hvdrun: rank 1 on host localhost failed first (killed by SIGSEGV)"))
       << result;
   ASSERT_EQ(report.rows.count(1), 1u) << result;
   EXPECT_TRUE(Contains(report.rows[1], "SIGSEGV")) << report.rows[1];
@@ -127,24 +93,16 @@ TEST(FailureTest, FailureStopsEveryRankAndGrandchildWithinTwoSeconds) {
   }
   EXPECT_NE((*records)[0].agent_pid, (*records)[2].agent_pid) << "two hosts, two agents";
 
-  const auto failed_at = std::chrono::steady_clock::now();
-  std::ofstream(GoFilePath(dir.path())).flush();
-  ProcessResult result = hvdrun.Wait(milliseconds(10'000));
-  const auto stopped_in =
-      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - failed_at);
-
+  const auto [result, stopped_in] = LetRanksGoAndWait(hvdrun, dir.path(), milliseconds(10'000));
   EXPECT_EQ(result.exit_code, 5) << result;
   EXPECT_LT(stopped_in, kStopBound) << result;
   std::vector<pid_t> still_running = WaitUntilEnded(pids, milliseconds(0));
   EXPECT_TRUE(still_running.empty()) << "outlived hvdrun: " << DescribeProcesses(still_running);
 
   FailureReport report = ParseFailureReport(result.stderr_text);
-  EXPECT_TRUE(StartsWith(report.first_line, "hvdrun: rank 3 on host 127.0.0.1 failed first (exit code 5)"))
+  EXPECT_TRUE(report.first_line.starts_with("hvdrun: rank 3 on host 127.0.0.1 failed first (exit code 5)"))
       << result;
-  for (int rank = 0; rank < 3; ++rank) {
-    EXPECT_TRUE(Contains(report.rows[rank], "SIGKILL")) << "rank " << rank << " ignored SIGTERM" << result;
-    EXPECT_TRUE(Contains(report.rows[rank], "stopped by hvdrun")) << result;
-  }
+  ExpectKilledAfterIgnoringSigterm(report, 0, 2, result);
 }
 
 TEST(FailureTest, CommandNotFoundExits127) {
@@ -156,8 +114,8 @@ TEST(FailureTest, CommandNotFoundExits127) {
   EXPECT_EQ(result.stdout_text, "") << result;
   std::vector<std::string> lines = SplitLines(result.stderr_text);
   ASSERT_EQ(lines.size(), 1u) << result;
-  EXPECT_TRUE(StartsWith(
-      lines[0], "hvdrun: rank 0 on host localhost: command not found: './nope' (No such file or directory)"))
+  EXPECT_TRUE(lines[0].starts_with(
+      "hvdrun: rank 0 on host localhost: command not found: './nope' (No such file or directory)"))
       << result;
 }
 
@@ -170,7 +128,7 @@ TEST(FailureTest, CommandNotExecutableExits126) {
   EXPECT_EQ(result.stdout_text, "") << result;
   std::vector<std::string> lines = SplitLines(result.stderr_text);
   ASSERT_EQ(lines.size(), 1u) << result;
-  EXPECT_TRUE(StartsWith(lines[0], "hvdrun: rank 0 on host localhost: ")) << result;
+  EXPECT_TRUE(lines[0].starts_with("hvdrun: rank 0 on host localhost: ")) << result;
   EXPECT_TRUE(Contains(lines[0], "'" + script + "'")) << result;
 }
 

@@ -13,17 +13,16 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/e2e/console_output.h"
+#include "tests/e2e/failure_report.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/rank_log_bytes.h"
@@ -40,18 +39,6 @@ constexpr milliseconds kSetUpTimeout{15'000};
 // a rank that ignores it half a second later: a stopped job is over well within this.
 constexpr milliseconds kMpiStopBound{4'000};
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-bool StartsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
 // Every process whose environment holds `entry` (NAME=VALUE), found through /proc. A zombie has
 // no environment any more and is not found.
 std::vector<pid_t> ProcessesWithEnvironmentEntry(const std::string& entry) {
@@ -63,7 +50,7 @@ std::vector<pid_t> ProcessesWithEnvironmentEntry(const std::string& entry) {
     if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return std::isdigit(c) != 0; })) {
       continue;
     }
-    std::string environment = ReadFile("/proc/" + name + "/environ");
+    std::string environment = ReadFileBytes("/proc/" + name + "/environ");
     size_t start = 0;
     while (start < environment.size()) {
       size_t end = environment.find('\0', start);
@@ -127,27 +114,6 @@ ProcessResult RunMpiJob(const std::vector<std::string>& args) {
 bool HoldsASecret(const std::string& text) {
   static const std::regex kSecret("[0-9a-f]{64}");
   return std::regex_search(text, kSecret);
-}
-
-// The failure report hvdrun prints: its first line and the table's rows by rank.
-struct FailureReport {
-  std::string first_line;
-  std::map<int, std::string> rows;
-};
-
-FailureReport ParseFailureReport(const std::string& console_stderr) {
-  FailureReport report;
-  std::vector<std::string> lines = UntaggedLines(console_stderr);
-  size_t i = 0;
-  while (i < lines.size() && !Contains(lines[i], "failed first")) ++i;
-  if (i == lines.size()) return report;
-  report.first_line = lines[i];
-  for (i += 2; i < lines.size() && StartsWith(lines[i], "  ") && lines[i].size() > 2 &&
-               std::isdigit(static_cast<unsigned char>(lines[i][2]));
-       ++i) {
-    report.rows[std::stoi(lines[i].substr(2))] = lines[i];
-  }
-  return report;
 }
 
 // --- The ranks' environment ---------------------------------------------------------------------
@@ -338,10 +304,9 @@ TEST(MpiFailureTest, TheFirstFailingRanksCodeAndTheFailureTableWithoutMpirunsBan
   ASSERT_TRUE(records.has_value()) << "every rank was running when rank 2 failed" << result;
 
   FailureReport report = ParseFailureReport(result.stderr_text);
-  EXPECT_TRUE(
-      StartsWith(report.first_line,
-                 "hvdrun: rank 2 on host localhost failed first (exit code 7); hvdrun stopped the other "
-                 "ranks."))
+  EXPECT_TRUE(report.first_line.starts_with(
+      "hvdrun: rank 2 on host localhost failed first (exit code 7); hvdrun stopped "
+      "the other ranks."))
       << result;
   ASSERT_EQ(report.rows.size(), 4u) << result;
   for (int rank = 0; rank < 4; ++rank) {
@@ -372,7 +337,7 @@ TEST(MpiFailureTest, ARankKilledBySignalGives128PlusTheSignal) {
   ASSERT_EQ(result.exit_code, 128 + SIGSEGV) << result;
   FailureReport report = ParseFailureReport(result.stderr_text);
   EXPECT_TRUE(
-      StartsWith(report.first_line, "hvdrun: rank 1 on host localhost failed first (killed by SIGSEGV)"))
+      report.first_line.starts_with("hvdrun: rank 1 on host localhost failed first (killed by SIGSEGV)"))
       << result;
   EXPECT_TRUE(Contains(report.rows[1], "SIGSEGV")) << result;
   EXPECT_TRUE(Contains(report.rows[1], "first failure")) << result;
@@ -395,11 +360,7 @@ TEST(MpiFailureTest, AFailureStopsRanksIgnoringSigtermAndTheirChildren) {
     ASSERT_TRUE(IsRunning(pid)) << "pid " << pid << " was not running before the failure";
   }
 
-  const auto failed_at = std::chrono::steady_clock::now();
-  std::ofstream(GoFilePath(dir.path())).flush();
-  ProcessResult result = hvdrun.Wait(milliseconds(15'000));
-  const auto stopped_in =
-      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - failed_at);
+  const auto [result, stopped_in] = LetRanksGoAndWait(hvdrun, dir.path(), milliseconds(15'000));
   EXPECT_EQ(result.exit_code, 5) << result;
   EXPECT_LT(stopped_in, kMpiStopBound) << result;
   std::vector<pid_t> left = WaitUntilEnded(pids, milliseconds(0));
@@ -408,12 +369,9 @@ TEST(MpiFailureTest, AFailureStopsRanksIgnoringSigtermAndTheirChildren) {
   EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
 
   FailureReport report = ParseFailureReport(result.stderr_text);
-  EXPECT_TRUE(StartsWith(report.first_line, "hvdrun: rank 0 on host localhost failed first (exit code 5)"))
+  EXPECT_TRUE(report.first_line.starts_with("hvdrun: rank 0 on host localhost failed first (exit code 5)"))
       << result;
-  for (int rank = 1; rank < 3; ++rank) {
-    EXPECT_TRUE(Contains(report.rows[rank], "SIGKILL")) << "rank " << rank << " ignored SIGTERM" << result;
-    EXPECT_TRUE(Contains(report.rows[rank], "stopped by hvdrun")) << result;
-  }
+  ExpectKilledAfterIgnoringSigterm(report, 1, 2, result);
 }
 
 TEST(MpiFailureTest, AMissingProgramExits127WithOneLine) {
@@ -422,7 +380,7 @@ TEST(MpiFailureTest, AMissingProgramExits127WithOneLine) {
   EXPECT_EQ(result.stdout_text, "") << result;
   std::vector<std::string> lines = SplitLines(result.stderr_text);
   ASSERT_EQ(lines.size(), 1u) << result;
-  EXPECT_TRUE(StartsWith(lines[0], "hvdrun: rank ")) << result;
+  EXPECT_TRUE(lines[0].starts_with("hvdrun: rank ")) << result;
   EXPECT_TRUE(Contains(lines[0],
                        " on host localhost: command not found: 'no-such-program-for-hvdrun' (No such "
                        "file or directory)"))
@@ -537,9 +495,9 @@ TEST(MpiDryRunTest, PrintsTheCommandWithoutTheSecretAndStartsNothing) {
   ASSERT_EQ(lines.size(), 1u) << result;
   const std::string& line = lines[0];
   const std::string root = ::geteuid() == 0 ? "--allow-run-as-root " : "";
-  EXPECT_TRUE(StartsWith(line, "mpirun " + root +
-                                   "--tag-output -np 2 -H localhost:2 -bind-to none -map-by slot "
-                                   "-mca pml ob1 -mca btl '^openib' -mca btl_tcp_if_include lo "))
+  EXPECT_TRUE(line.starts_with("mpirun " + root +
+                               "--tag-output -np 2 -H localhost:2 -bind-to none -map-by slot "
+                               "-mca pml ob1 -mca btl '^openib' -mca btl_tcp_if_include lo "))
       << line;
   // Two ranks yield the CPU to each other when hvdrun may run on at most two CPUs.
   cpu_set_t cpus;
@@ -619,8 +577,9 @@ TEST_P(MpiCollectivesTest, EveryDtypeOpAndSizeMatchesTheReferenceAndReportsReach
   EXPECT_TRUE(Contains(result.stdout_text, "results, 0 failed")) << result;
   EXPECT_TRUE(Contains(result.stdout_text, "hvdrun: " + std::to_string(ranks) + " ranks reported")) << result;
   EXPECT_FALSE(HoldsASecret(result.stdout_text + result.stderr_text)) << result;
-  EXPECT_TRUE(Contains(ReadFile(results + "/plan.json"), "\"backend\": \"mpi\"")) << result;
-  EXPECT_TRUE(Contains(ReadFile(results + "/summary.json"), "\"ranks_reporting\": " + std::to_string(ranks)))
+  EXPECT_TRUE(Contains(ReadFileBytes(results + "/plan.json"), "\"backend\": \"mpi\"")) << result;
+  EXPECT_TRUE(
+      Contains(ReadFileBytes(results + "/summary.json"), "\"ranks_reporting\": " + std::to_string(ranks)))
       << result;
 }
 

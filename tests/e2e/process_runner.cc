@@ -11,8 +11,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <thread>
+
+#include "tests/e2e/scratch_dir.h"
 
 extern char** environ;
 
@@ -75,11 +76,6 @@ void ReadAvailable(int* fd, std::string* sink) {
     *fd = -1;
     return;
   }
-}
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 }  // namespace
@@ -259,7 +255,7 @@ std::vector<pid_t> WaitUntilEnded(const std::vector<pid_t>& pids, std::chrono::m
 std::string DescribeProcesses(const std::vector<pid_t>& pids) {
   std::string text = std::to_string(pids.size()) + " processes:";
   for (pid_t pid : pids) {
-    std::string command = ReadWholeFile("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string command = ReadFileBytes("/proc/" + std::to_string(pid) + "/cmdline");
     std::replace(command.begin(), command.end(), '\0', ' ');
     text += " [" + std::to_string(pid) + " " + command + "]";
   }

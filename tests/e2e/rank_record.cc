@@ -1,8 +1,9 @@
 #include "tests/e2e/rank_record.h"
 
-#include <cstdio>
 #include <fstream>
 #include <thread>
+
+#include "common/atomic_file.h"
 
 namespace hvdrun::e2e {
 
@@ -11,15 +12,10 @@ std::string RankRecordPath(const std::string& dir, int rank) {
 }
 
 bool WriteRankRecord(const std::string& dir, const RankRecord& record) {
-  std::string path = RankRecordPath(dir, record.rank);
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << record.rank << " " << record.pid << " " << record.agent_pid << " " << record.grandchild_pid
-        << "\n";
-    if (!out.flush()) return false;
-  }
-  return std::rename(temporary.c_str(), path.c_str()) == 0;
+  const std::string text = std::to_string(record.rank) + " " + std::to_string(record.pid) + " " +
+                           std::to_string(record.agent_pid) + " " + std::to_string(record.grandchild_pid) +
+                           "\n";
+  return WriteFileAtomically(RankRecordPath(dir, record.rank), text).ok();
 }
 
 std::optional<RankRecord> ReadRankRecord(const std::string& dir, int rank) {

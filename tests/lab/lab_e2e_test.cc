@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "tests/e2e/console_output.h"
 #include "tests/e2e/scratch_dir.h"
 #include "tests/lab/installed_lab.h"
 
@@ -14,6 +15,7 @@ namespace hvdrun::lab_test {
 namespace {
 
 namespace fs = std::filesystem;
+using e2e::Contains;
 using e2e::ProcessResult;
 using e2e::ReadFileBytes;
 using e2e::ScratchDir;
@@ -28,10 +30,6 @@ matrix:
 repeats: 2
 timeout: 60
 )";
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST(LabValidate, ErrorsNameFileLineAndColumn) {
   ScratchDir dir;

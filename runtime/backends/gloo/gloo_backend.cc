@@ -8,16 +8,14 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/attr.h>
 #include <gloo/transport/tcp/device.h>
-#include <gloo/types.h>
 
 #include <exception>
 #include <string>
 #include <string_view>
 #include <utility>
 
-#include "runtime/backends/gloo/gloo_reduce.h"
 #include "runtime/backends/gloo/gloo_store.h"
-#include "runtime/bfloat16.h"
+#include "runtime/reduction_kernels.h"
 
 namespace hvdrun {
 namespace {
@@ -43,26 +41,6 @@ Status Guarded(std::string_view what, Body&& body) {
   } catch (...) {
     return Status::Error("gloo: " + std::string(what) + " failed: unknown exception");
   }
-}
-
-// Calls body.template operator()<T>() with T the C++ type of `type`.
-template <typename Body>
-void WithElementType(DataType type, Body&& body) {
-  switch (type) {
-    case DataType::kFloat32:
-      return body.template operator()<float>();
-    case DataType::kFloat64:
-      return body.template operator()<double>();
-    case DataType::kFloat16:
-      return body.template operator()<gloo::float16>();
-    case DataType::kBFloat16:
-      return body.template operator()<BFloat16>();
-    case DataType::kInt32:
-      return body.template operator()<int32_t>();
-    case DataType::kInt64:
-      return body.template operator()<int64_t>();
-  }
-  throw std::invalid_argument("unknown data type " + std::to_string(static_cast<int>(type)));
 }
 
 }  // namespace
@@ -107,9 +85,9 @@ Status GlooBackend::Allreduce(const void* send, void* recv, size_t count, DataTy
       T* out = static_cast<T*>(recv);
       if (send != recv) options.setInput(const_cast<T*>(static_cast<const T*>(send)), count);
       options.setOutput(out, count);
-      options.setReduceFunction(gloo_reduce::For<T>(op));
+      options.setReduceFunction(ReductionKernelFor(type, op));
       gloo::allreduce(options);
-      if (op == ReduceOp::kAverage) gloo_reduce::DivideBy(out, count, size_);
+      if (op == ReduceOp::kAverage) DivideBy(type, out, count, size_);
     });
   });
 }

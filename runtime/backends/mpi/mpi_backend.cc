@@ -1,7 +1,5 @@
 #include "runtime/backends/mpi/mpi_backend.h"
 
-#include <gloo/types.h>
-
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -10,9 +8,8 @@
 #include <string_view>
 #include <utility>
 
-#include "runtime/backends/gloo/gloo_reduce.h"
 #include "runtime/backends/mpi/mpi_status.h"
-#include "runtime/bfloat16.h"
+#include "runtime/reduction_kernels.h"
 
 namespace hvdrun {
 namespace {
@@ -25,31 +22,6 @@ Status CheckCount(std::string_view what, size_t count) {
   return Status::Error("mpi: " + std::string(what) + " of " + std::to_string(count) +
                        " elements exceeds MPI's limit of " + std::to_string(kMaxCount) +
                        " elements per call; split it");
-}
-
-// values[i] /= divisor for `count` elements of `type`, as the Gloo backend's average does.
-void DivideBy(DataType type, void* values, size_t count, int divisor) {
-  switch (type) {
-    case DataType::kFloat32:
-      return gloo_reduce::DivideBy(static_cast<float*>(values), count, divisor);
-    case DataType::kFloat64:
-      return gloo_reduce::DivideBy(static_cast<double*>(values), count, divisor);
-    case DataType::kFloat16:
-      return gloo_reduce::DivideBy(static_cast<gloo::float16*>(values), count, divisor);
-    case DataType::kBFloat16:
-      return gloo_reduce::DivideBy(static_cast<BFloat16*>(values), count, divisor);
-    case DataType::kInt32:
-      return gloo_reduce::DivideBy(static_cast<int32_t*>(values), count, divisor);
-    case DataType::kInt64:
-      return gloo_reduce::DivideBy(static_cast<int64_t*>(values), count, divisor);
-  }
-}
-
-// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
-bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  const auto a_begin = reinterpret_cast<uintptr_t>(a);
-  const auto b_begin = reinterpret_cast<uintptr_t>(b);
-  return a_begin < b_begin + b_bytes && b_begin < a_begin + a_bytes;
 }
 
 }  // namespace
@@ -123,7 +95,7 @@ Status MpiBackend::Allgather(const void* send, void* recv, size_t count, DataTyp
   const void* source = send;
   if (send == own_block) {
     source = MPI_IN_PLACE;
-  } else if (Overlap(send, bytes, recv, bytes * static_cast<size_t>(size_))) {
+  } else if (BuffersOverlap(send, bytes, recv, bytes * static_cast<size_t>(size_))) {
     std::memmove(own_block, send, bytes);
     source = MPI_IN_PLACE;
   }

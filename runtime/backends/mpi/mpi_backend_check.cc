@@ -1,15 +1,14 @@
-// hvdrun_mpi_backend_check: checks MpiBackend with one process per rank under mpirun (MPI cannot
-// run ranks as threads, so this is a program rather than a gtest). Registered with CTest for 1..4
-// ranks (runtime/CMakeLists.txt, label integration).
+// hvdrun_mpi_backend_check: the MPI backend's harness of the backend conformance cases
+// (runtime/backend_conformance.h), one process per rank under mpirun (MPI cannot run ranks as
+// threads, so this is a program rather than a gtest), and the checks only MPI has. Registered with
+// CTest for 1..4 ranks (runtime/CMakeLists.txt, label integration).
 //
 //   mpirun -np N hvdrun_mpi_backend_check [--time]
-//     Allreduce of every data type x reduce op x element counts 0, 1, 7 and 1,000,003, in place and
-//     out of place, against the float64 reference of runtime/collective_test_values.h; broadcast
-//     from every root; allgather out of place, in place and from inside the receive buffer;
-//     barrier; the baseline; errors (rank/size mismatch, MPI error codes, counts past MPI's int);
-//     and MPI's lifetime: libhvdrun initialises MPI on the thread that creates the backend and
-//     finalises it on the thread that destroys it. --time also times the raw MPI_Allreduce against
-//     MpiBackend::Allreduce (float32 sum, in place) at 1, 16 and 64 MiB and prints them on rank 0.
+//     Every conformance case; then errors (rank/size mismatch, MPI error codes, counts past MPI's
+//     int) and MPI's lifetime: libhvdrun initialises MPI on the thread that creates the backend and
+//     finalises it on the thread that destroys it, and the cases run on other threads, one call at a
+//     time. --time also times the raw MPI_Allreduce against MpiBackend::Allreduce (float32 sum, in
+//     place) at 1, 16 and 64 MiB and prints them on rank 0.
 //   mpirun -np N hvdrun_mpi_backend_check --program-init serialized|funneled
 //     The program initialises MPI itself: at MPI_THREAD_SERIALIZED the backend works and leaves MPI
 //     initialised; at MPI_THREAD_FUNNELED creating the backend is a clear error.
@@ -18,18 +17,11 @@
 // collective that returns an error ends the job at once (MPI_Abort), since the other ranks could
 // otherwise wait for this one forever.
 #include <mpi.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
-#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -42,26 +34,16 @@
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 #include "runtime/backend.h"
-#include "runtime/collective_test_values.h"
+#include "runtime/backend_conformance.h"
 
 namespace hvdrun {
 namespace {
 
-using testing::InputValue;
-using testing::LoadElement;
-using testing::Reference;
-using testing::StoreElement;
-
-constexpr DataType kAllTypes[] = {DataType::kFloat32,  DataType::kFloat64, DataType::kFloat16,
-                                  DataType::kBFloat16, DataType::kInt32,   DataType::kInt64};
-constexpr ReduceOp kAllOps[] = {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax};
-constexpr size_t kAllreduceCounts[] = {0, 1, 7, 1'000'003};
-constexpr size_t kBroadcastCounts[] = {0, 1, 7, 100'003};
-constexpr size_t kAllgatherCounts[] = {0, 1, 7, 50'001};
 constexpr int kMaxReported = 20;
 
-// This rank's failed checks: counted, the first kMaxReported printed.
-class Failures {
+// This rank's failed checks: counted, the first kMaxReported printed. As the conformance cases'
+// report, a failed collective ends the job (Fatal).
+class Failures : public testing::ConformanceReport {
  public:
   void SetRank(int rank) { rank_ = rank; }
 
@@ -75,6 +57,9 @@ class Failures {
   void Expect(bool ok, const std::string& message) {
     if (!ok) Add(message);
   }
+
+  void Check(bool ok, const std::string& what) override { Expect(ok, what); }
+  [[noreturn]] void CollectiveFailed(const std::string& call, const Status& status) override;
 
   // Adds a failure unless `status` is an error whose message contains every one of `parts`.
   void ExpectError(const Status& status, std::string_view call, const std::vector<std::string>& parts) {
@@ -104,6 +89,10 @@ class Failures {
   MPI_Finalized(&finalized);
   if (initialized != 0 && finalized == 0) MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);
+}
+
+void Failures::CollectiveFailed(const std::string& call, const Status& status) {
+  Fatal(*this, call + ": " + status.message());
 }
 
 void Require(const Failures& failures, const Status& status, const std::string& call) {
@@ -165,172 +154,6 @@ BackendContext Context(int rank, int size) {
   context.local_size = size;
   context.host_address = "127.0.0.1";
   return context;
-}
-
-std::string Describe(DataType type, ReduceOp op, size_t count, const char* placement) {
-  return std::string(DataTypeName(type)) + " " + std::string(ReduceOpName(op)) + " count " +
-         std::to_string(count) + " " + placement;
-}
-
-void CheckAllreduceCase(Backend& backend, Failures& failures, int rank, int size, DataType type, ReduceOp op,
-                        size_t count, bool in_place) {
-  const size_t bytes = count * DataTypeSize(type);
-  std::vector<char> send(bytes);
-  std::vector<char> recv(bytes, 0x55);
-  for (size_t i = 0; i < count; ++i) StoreElement(type, send.data(), i, InputValue(type, rank, i));
-  const std::vector<char> original = in_place ? std::vector<char>() : send;
-  void* output = in_place ? send.data() : recv.data();
-  const char* placement = in_place ? "in place" : "out of place";
-  Require(failures, backend.Allreduce(send.data(), output, count, type, op),
-          "allreduce " + Describe(type, op, count, placement));
-
-  const double bound = 2 * testing::UnitRoundoff(type);
-  const bool exact = op != ReduceOp::kAverage || bound == 0;
-  int wrong = 0;
-  for (size_t i = 0; i < count && wrong < 3; ++i) {
-    const double expected = Reference(type, op, size, i);
-    const double got = LoadElement(type, output, i);
-    const bool good = exact ? got == expected : std::abs(got - expected) <= bound * std::abs(expected);
-    if (!good) {
-      ++wrong;
-      failures.Add("allreduce " + Describe(type, op, count, placement) + ": element " + std::to_string(i) +
-                   " is " + std::to_string(got) + ", expected " + std::to_string(expected));
-    }
-  }
-  if (!in_place) {
-    failures.Expect(send == original,
-                    "allreduce " + Describe(type, op, count, placement) + " changed its input");
-  }
-}
-
-void CheckAllreduce(Backend& backend, Failures& failures, int rank, int size) {
-  for (DataType type : kAllTypes) {
-    for (ReduceOp op : kAllOps) {
-      for (size_t count : kAllreduceCounts) {
-        for (bool in_place : {true, false}) {
-          CheckAllreduceCase(backend, failures, rank, size, type, op, count, in_place);
-        }
-      }
-    }
-  }
-  // Averages of integers truncate toward zero, as in the Gloo backend: with two ranks, sums -7, 7,
-  // -1, 1 average to -3, 3, 0, 0.
-  if (size == 2) {
-    std::vector<int32_t> values =
-        rank == 0 ? std::vector<int32_t>{-4, 4, -1, 1} : std::vector<int32_t>{-3, 3, 0, 0};
-    Require(failures,
-            backend.Allreduce(values.data(), values.data(), 4, DataType::kInt32, ReduceOp::kAverage),
-            "allreduce int32 average");
-    failures.Expect(values == std::vector<int32_t>{-3, 3, 0, 0},
-                    "int32 average of -7, 7, -1, 1 over 2 ranks is not -3, 3, 0, 0");
-  }
-}
-
-void CheckBroadcast(Backend& backend, Failures& failures, int rank, int size) {
-  for (int root = 0; root < size; ++root) {
-    for (DataType type : kAllTypes) {
-      for (size_t count : kBroadcastCounts) {
-        std::vector<char> buffer(count * DataTypeSize(type));
-        for (size_t i = 0; i < count; ++i) StoreElement(type, buffer.data(), i, InputValue(type, rank, i));
-        const std::string what = "broadcast " + std::string(DataTypeName(type)) + " count " +
-                                 std::to_string(count) + " root " + std::to_string(root);
-        Require(failures, backend.Broadcast(buffer.data(), count, type, root), what);
-        std::vector<char> expected(buffer.size());
-        for (size_t i = 0; i < count; ++i) StoreElement(type, expected.data(), i, InputValue(type, root, i));
-        failures.Expect(buffer == expected, what + ": the buffer differs from the root's");
-      }
-    }
-  }
-}
-
-enum class GatherPlacement { kSeparate, kOwnBlock, kStartOfReceive };
-
-void CheckAllgather(Backend& backend, Failures& failures, int rank, int size) {
-  for (DataType type : kAllTypes) {
-    for (size_t count : kAllgatherCounts) {
-      for (GatherPlacement placement :
-           {GatherPlacement::kSeparate, GatherPlacement::kOwnBlock, GatherPlacement::kStartOfReceive}) {
-        const size_t bytes = count * DataTypeSize(type);
-        std::vector<char> recv(bytes * static_cast<size_t>(size), 0x55);
-        std::vector<char> separate(bytes);
-        char* send = separate.data();
-        const char* where = "from a separate buffer";
-        if (placement == GatherPlacement::kOwnBlock) {
-          send = recv.data() + static_cast<size_t>(rank) * bytes;
-          where = "in place";
-        } else if (placement == GatherPlacement::kStartOfReceive) {
-          send = recv.data();
-          where = "from the start of the receive buffer";
-        }
-        for (size_t i = 0; i < count; ++i) StoreElement(type, send, i, InputValue(type, rank, i));
-        const std::string what =
-            "allgather " + std::string(DataTypeName(type)) + " count " + std::to_string(count) + " " + where;
-        Require(failures, backend.Allgather(send, recv.data(), count, type), what);
-        std::vector<char> expected(recv.size());
-        for (int block = 0; block < size; ++block) {
-          for (size_t i = 0; i < count; ++i) {
-            StoreElement(type, expected.data(), static_cast<size_t>(block) * count + i,
-                         InputValue(type, block, i));
-          }
-        }
-        failures.Expect(recv == expected, what + ": the gathered blocks differ from the ranks' inputs");
-      }
-    }
-  }
-}
-
-// The last rank creates a file only after a pause and then enters the barrier; every rank must see
-// the file once its barrier returns. The directory is rank 0's, named to the others by broadcast.
-void CheckBarrier(Backend& backend, Failures& failures, int rank, int size) {
-  constexpr size_t kPathBytes = 256;
-  std::vector<char> directory(kPathBytes, '\0');
-  if (rank == 0) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "hvdrun-mpi-barrier-XXXXXX").string();
-    if (pattern.size() >= kPathBytes || mkdtemp(pattern.data()) == nullptr) {
-      Fatal(failures, "cannot create a directory from " + pattern + ": " + std::strerror(errno));
-    }
-    std::copy(pattern.begin(), pattern.end(), directory.begin());
-  }
-  Require(failures, backend.Broadcast(directory.data(), kPathBytes / 4, DataType::kInt32, 0),
-          "broadcast of the barrier directory");
-  const std::filesystem::path path(directory.data());
-  constexpr int kRounds = 3;
-  for (int round = 0; round < kRounds; ++round) {
-    const std::filesystem::path marker = path / ("round-" + std::to_string(round));
-    if (rank == size - 1) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      std::FILE* file = std::fopen(marker.c_str(), "w");
-      if (file == nullptr) Fatal(failures, "cannot create " + marker.string() + ": " + std::strerror(errno));
-      std::fclose(file);
-    }
-    Require(failures, backend.Barrier(), "barrier");
-    failures.Expect(std::filesystem::exists(marker), "barrier round " + std::to_string(round) +
-                                                         " returned before rank " + std::to_string(size - 1) +
-                                                         " entered it");
-    Require(failures, backend.Barrier(), "barrier");
-  }
-  if (rank == 0) std::filesystem::remove_all(path);
-}
-
-void CheckBaseline(Backend& backend, Failures& failures, int rank, int size) {
-  const float triangle = static_cast<float>(size) * static_cast<float>(size + 1) / 2;
-  std::vector<float> floats(1001, static_cast<float>(rank + 1));
-  Require(failures,
-          backend.BaselineAllreduce(floats.data(), floats.size(), DataType::kFloat32, ReduceOp::kSum),
-          "baseline float32");
-  failures.Expect(floats == std::vector<float>(1001, triangle), "baseline float32 sum is wrong");
-  std::vector<double> doubles(17, 0.5 * rank);
-  Require(failures,
-          backend.BaselineAllreduce(doubles.data(), doubles.size(), DataType::kFloat64, ReduceOp::kSum),
-          "baseline float64");
-  failures.Expect(doubles == std::vector<double>(17, 0.25 * size * (size - 1)),
-                  "baseline float64 sum is wrong");
-  std::vector<char> halves(DataTypeSize(DataType::kFloat16) * 5);
-  failures.ExpectError(
-      backend.BaselineAllreduce(halves.data(), 5, DataType::kFloat16, ReduceOp::kSum), "baseline float16",
-      {"mpi: the baseline allreduce supports float32 and float64 with sum, not float16 with sum"});
-  failures.ExpectError(backend.BaselineAllreduce(floats.data(), 5, DataType::kFloat32, ReduceOp::kAverage),
-                       "baseline average", {"not float32 with average"});
 }
 
 void CheckErrors(Backend& backend, Failures& failures, int size) {
@@ -463,14 +286,17 @@ int RunChecks(bool time) {
     backend = std::move(created).value();
   });
 
-  // Calls from threads other than the creator's, one at a time (MPI_THREAD_SERIALIZED).
-  CheckAllreduce(*backend, failures, rank, size);
-  std::thread([&] {
-    CheckBroadcast(*backend, failures, rank, size);
-    CheckAllgather(*backend, failures, rank, size);
-  }).join();
-  CheckBarrier(*backend, failures, rank, size);
-  CheckBaseline(*backend, failures, rank, size);
+  // The cases, each on a thread of its own, none the creator's: one call at a time from any thread
+  // (MPI_THREAD_SERIALIZED).
+  testing::ConformanceRank conformance;
+  conformance.backend = backend.get();
+  conformance.kind = BackendKind::kMpi;
+  conformance.rank = rank;
+  conformance.size = size;
+  conformance.report = &failures;
+  for (const testing::ConformanceCase& conformance_case : testing::ConformanceCases()) {
+    std::thread([&] { conformance_case.run(conformance); }).join();
+  }
   CheckErrors(*backend, failures, size);
   if (time) TimeAllreduce(*backend, failures, rank, size);
 

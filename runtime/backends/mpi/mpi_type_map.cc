@@ -1,13 +1,10 @@
 #include "runtime/backends/mpi/mpi_type_map.h"
 
-#include <gloo/types.h>
-
 #include <cstddef>
 #include <string>
 
-#include "runtime/backends/gloo/gloo_reduce.h"
 #include "runtime/backends/mpi/mpi_status.h"
-#include "runtime/bfloat16.h"
+#include "runtime/reduction_kernels.h"
 
 namespace hvdrun {
 namespace {
@@ -18,24 +15,24 @@ constexpr int kSumIndex = 0;
 constexpr int kMinIndex = 1;
 constexpr int kMaxIndex = 2;
 
-// An MPI_User_function: inout[i] = in[i] op inout[i] for `*length` elements, by kCombine.
-template <gloo_reduce::ReduceFunction kCombine>
+// An MPI_User_function: inout[i] = in[i] op inout[i] for `*length` elements of kType.
+template <DataType kType, ReduceOp kOp>
 void Reduce(void* in, void* inout, int* length, MPI_Datatype* /*datatype*/) {
-  kCombine(inout, in, inout, static_cast<size_t>(*length));
+  ReductionKernelFor(kType, kOp)(inout, in, inout, static_cast<size_t>(*length));
 }
 
-template <typename T>
-Status CreateOps(const char* type_name, std::array<MPI_Op, 3>& ops) {
-  const std::string name(type_name);
+template <DataType kType>
+Status CreateOps(std::array<MPI_Op, 3>& ops) {
+  const std::string name(DataTypeName(kType));
   Status status = MpiStatus("creating the " + name + " sum op",
-                            MPI_Op_create(&Reduce<&gloo_reduce::Sum<T>>, 1, &ops[kSumIndex]));
+                            MPI_Op_create(&Reduce<kType, ReduceOp::kSum>, 1, &ops[kSumIndex]));
   if (status.ok()) {
     status = MpiStatus("creating the " + name + " min op",
-                       MPI_Op_create(&Reduce<&gloo_reduce::Min<T>>, 1, &ops[kMinIndex]));
+                       MPI_Op_create(&Reduce<kType, ReduceOp::kMin>, 1, &ops[kMinIndex]));
   }
   if (status.ok()) {
     status = MpiStatus("creating the " + name + " max op",
-                       MPI_Op_create(&Reduce<&gloo_reduce::Max<T>>, 1, &ops[kMaxIndex]));
+                       MPI_Op_create(&Reduce<kType, ReduceOp::kMax>, 1, &ops[kMaxIndex]));
   }
   return status;
 }
@@ -79,8 +76,8 @@ StatusOr<std::unique_ptr<MpiTypeMap>> MpiTypeMap::Create() {
   std::unique_ptr<MpiTypeMap> map(new MpiTypeMap);
   Status status = CreateTwoByteType("float16", map->two_byte_types_[kFloat16Index]);
   if (status.ok()) status = CreateTwoByteType("bfloat16", map->two_byte_types_[kBFloat16Index]);
-  if (status.ok()) status = CreateOps<gloo::float16>("float16", map->two_byte_ops_[kFloat16Index]);
-  if (status.ok()) status = CreateOps<BFloat16>("bfloat16", map->two_byte_ops_[kBFloat16Index]);
+  if (status.ok()) status = CreateOps<DataType::kFloat16>(map->two_byte_ops_[kFloat16Index]);
+  if (status.ok()) status = CreateOps<DataType::kBFloat16>(map->two_byte_ops_[kBFloat16Index]);
   if (!status.ok()) return status;
   return map;
 }

@@ -2,9 +2,9 @@
 //
 // float32, float64, int32 and int64 map to MPI's own types and ops (MPI_FLOAT, MPI_SUM, ...).
 // float16 and bfloat16, which MPI lacks, each get a committed 2-byte contiguous datatype and
-// user-defined, commutative ops (MPI_Op_create) that reduce exactly as the Gloo backend does
-// (gloo_reduce.h): each value widened to float, combined, and rounded back to nearest-even at every
-// step. kAverage maps to the sum op; the caller divides (MpiBackend::Allreduce).
+// user-defined, commutative ops (MPI_Op_create) over runtime/reduction_kernels.h, which reduce
+// exactly as the Gloo backend does: each value widened to float, combined, and rounded back to
+// nearest-even at every step. kAverage maps to the sum op; the caller divides (MpiBackend::Allreduce).
 //
 // Owns the datatypes and ops it creates and frees them when destroyed, which must happen while MPI
 // is initialised (after MPI_Finalize it frees nothing). Immutable after Create: any thread may read.

@@ -96,13 +96,6 @@ ncclRedOp_t NcclOp(ReduceOp op) {
   return ncclMax;
 }
 
-// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
-bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  const auto a_begin = reinterpret_cast<uintptr_t>(a);
-  const auto b_begin = reinterpret_cast<uintptr_t>(b);
-  return a_begin < b_begin + b_bytes && b_begin < a_begin + a_bytes;
-}
-
 // Rank 0 makes the job's NCCL unique id and publishes it; the others wait for it.
 StatusOr<ncclUniqueId> ExchangeUniqueId(const BackendContext& context) {
   const std::string where = "nccl: rank " + std::to_string(context.rank) + ": ";
@@ -290,7 +283,7 @@ Status NcclBackend::Allgather(const void* send, void* recv, size_t count, DataTy
   char* own_block = static_cast<char*>(recv) + static_cast<size_t>(rank_) * bytes;
   const void* source = send;
   if (send != own_block) {
-    if (Overlap(send, bytes, own_block, bytes)) {
+    if (BuffersOverlap(send, bytes, own_block, bytes)) {
       return Status::Error("nccl: allgather: the send buffer " + PointerText(send) + " on rank " +
                            std::to_string(rank_) +
                            " partly overlaps this rank's block of the receive buffer; pass the block itself "
@@ -298,7 +291,7 @@ Status NcclBackend::Allgather(const void* send, void* recv, size_t count, DataTy
     }
     // NCCL gathers in place only from this rank's own block; a send buffer elsewhere inside recv,
     // which the other ranks' blocks would overwrite, is copied there first.
-    if (Overlap(send, bytes, recv, bytes * static_cast<size_t>(size_))) {
+    if (BuffersOverlap(send, bytes, recv, bytes * static_cast<size_t>(size_))) {
       const cudaError_t error =
           cudaMemcpyAsync(own_block, send, bytes, cudaMemcpyDeviceToDevice, resources_.stream);
       if (error != cudaSuccess) {

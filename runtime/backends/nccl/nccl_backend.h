@@ -42,8 +42,6 @@ class NcclBackend : public Backend {
 
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override;
   Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
-  // `send` may be this rank's block of `recv` (in place) or lie anywhere else, also inside recv
-  // as long as it does not partly overlap this rank's block.
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
   // A one-element allreduce.
   Status Barrier() override;

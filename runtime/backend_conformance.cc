@@ -1,0 +1,417 @@
+#include "runtime/backend_conformance.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+namespace hvdrun::testing {
+namespace {
+
+constexpr DataType kAllTypes[] = {DataType::kFloat32,  DataType::kFloat64, DataType::kFloat16,
+                                  DataType::kBFloat16, DataType::kInt32,   DataType::kInt64};
+constexpr ReduceOp kAllOps[] = {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax};
+constexpr size_t kAllreduceCounts[] = {0, 1, 7, 1'000'003};
+constexpr size_t kBroadcastCounts[] = {0, 1, 7, 100'003};
+constexpr size_t kAllgatherCounts[] = {0, 1, 7, 50'001};
+// Element mismatches reported per call: the first few say what is wrong; the rest would only repeat it.
+constexpr int kMismatchesReported = 3;
+
+bool IsInteger(DataType type) { return type == DataType::kInt32 || type == DataType::kInt64; }
+
+// Rank `rank`'s input element i. Inputs are multiples of 0.5 in [-8, 8] (integer types: whole
+// numbers, and int64 adds a multiple of 2^33 so that a 32-bit truncation would show), so that every
+// partial sum of up to four ranks is exactly representable in every type, float16 and bfloat16
+// included: sum, min and max must then match the float64 reference exactly, whatever order a
+// backend adds in.
+double InputValue(DataType type, int rank, size_t i) {
+  const auto step =
+      static_cast<double>(static_cast<int64_t>((i * 7 + static_cast<size_t>(rank) * 13) % 33) - 16);
+  if (type == DataType::kInt64) return step + static_cast<double>(rank + 1) * 0x1p33;
+  return IsInteger(type) ? step : step * 0.5;
+}
+
+// The unit roundoff 2^-p of the type (p: significand bits); 0 for the exact integer types. An
+// average computed as the exact sum divided, then rounded at most twice (to float, then to a 2-byte
+// type), has a relative error of at most twice this.
+double UnitRoundoff(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+      return 0x1p-24;
+    case DataType::kFloat64:
+      return 0x1p-53;
+    case DataType::kFloat16:
+      return 0x1p-11;
+    case DataType::kBFloat16:
+      return 0x1p-8;
+    case DataType::kInt32:
+    case DataType::kInt64:
+      break;
+  }
+  return 0;
+}
+
+// The float64 references of `count` elements over `size` ranks: each element's sum, min and max
+// over the ranks' inputs, and the sum of their magnitudes, the scale of the rounding errors of an
+// average that a backend computes by scaling each input before summing (NCCL's ncclAvg).
+struct References {
+  References(DataType type, int size, size_t count) : sum(count), min(count), max(count), magnitude(count) {
+    for (size_t i = 0; i < count; ++i) {
+      min[i] = INFINITY;
+      max[i] = -INFINITY;
+      for (int rank = 0; rank < size; ++rank) {
+        const double value = InputValue(type, rank, i);
+        sum[i] += value;
+        min[i] = std::fmin(min[i], value);
+        max[i] = std::fmax(max[i], value);
+        magnitude[i] += std::fabs(value);
+      }
+    }
+  }
+
+  // Element i's reference for `op` (integer averages truncated toward zero).
+  double Of(DataType type, ReduceOp op, int size, size_t i) const {
+    switch (op) {
+      case ReduceOp::kSum:
+        return sum[i];
+      case ReduceOp::kMin:
+        return min[i];
+      case ReduceOp::kMax:
+        return max[i];
+      case ReduceOp::kAverage:
+        break;
+    }
+    const double average = sum[i] / size;
+    return IsInteger(type) ? std::trunc(average) : average;
+  }
+
+  std::vector<double> sum;
+  std::vector<double> min;
+  std::vector<double> max;
+  std::vector<double> magnitude;
+};
+
+class VectorBuffer : public TestBuffer {
+ public:
+  explicit VectorBuffer(size_t bytes) : bytes_(bytes) {}
+  char* data() override { return bytes_.data(); }
+  void Upload(const std::vector<char>& bytes) override { bytes_ = bytes; }
+  std::vector<char> Download() const override { return bytes_; }
+
+ private:
+  std::vector<char> bytes_;
+};
+
+// The host bytes of `rank`'s input: `count` elements of `type`.
+std::vector<char> Inputs(DataType type, int rank, size_t count) {
+  std::vector<double> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = InputValue(type, rank, i);
+  std::vector<char> bytes(count * DataTypeSize(type));
+  ConvertFromDouble(type, values.data(), bytes.data(), count);
+  return bytes;
+}
+
+// A buffer of the backend's kind holding `bytes`.
+std::unique_ptr<TestBuffer> Holding(const ConformanceRank& r, const std::vector<char>& bytes) {
+  std::unique_ptr<TestBuffer> buffer = r.allocate(bytes.size());
+  buffer->Upload(bytes);
+  return buffer;
+}
+
+template <typename T>
+std::vector<char> BytesOf(const std::vector<T>& values) {
+  std::vector<char> bytes(values.size() * sizeof(T));
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+template <typename T>
+std::vector<T> ValuesOf(const std::vector<char>& bytes) {
+  std::vector<T> values(bytes.size() / sizeof(T));
+  if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
+// True if `status` is OK; otherwise reports the failed collective.
+bool Succeeded(const ConformanceRank& r, const std::string& call, const Status& status) {
+  if (status.ok()) return true;
+  r.report->CollectiveFailed(call, status);
+  return false;
+}
+
+std::string Describe(DataType type, size_t count) {
+  return std::string(DataTypeName(type)) + " count " + std::to_string(count);
+}
+
+// How far an allreduce's element i may be from its float64 reference, `expected`.
+double Tolerance(const ConformanceRank& r, DataType type, ReduceOp op, const References& references, size_t i,
+                 double expected) {
+  if (op != ReduceOp::kAverage) return 0;
+  const double unit = UnitRoundoff(type);
+  if (r.average == AverageRounding::kScaleThenSum) {
+    return (r.size + 2) * unit * references.magnitude[i] / r.size;
+  }
+  return 2 * unit * std::fabs(expected);
+}
+
+void AllreduceEveryTypeOpCountAndPlacement(const ConformanceRank& r) {
+  for (DataType type : kAllTypes) {
+    for (size_t count : kAllreduceCounts) {
+      if (count > r.max_count) continue;
+      const std::vector<char> input = Inputs(type, r.rank, count);
+      const References references(type, r.size, count);
+      for (ReduceOp op : kAllOps) {
+        for (bool in_place : {true, false}) {
+          std::unique_ptr<TestBuffer> send = Holding(r, input);
+          std::unique_ptr<TestBuffer> recv = Holding(r, std::vector<char>(input.size(), 0x55));
+          TestBuffer& output = in_place ? *send : *recv;
+          const std::string what = "allreduce " + std::string(ReduceOpName(op)) + " " +
+                                   Describe(type, count) + (in_place ? " in place" : " out of place");
+          if (!Succeeded(r, what, r.backend->Allreduce(send->data(), output.data(), count, type, op))) return;
+          std::vector<double> result(count);
+          ConvertToDouble(type, output.Download().data(), result.data(), count);
+          int wrong = 0;
+          for (size_t i = 0; i < count && wrong < kMismatchesReported; ++i) {
+            const double expected = references.Of(type, op, r.size, i);
+            const double got = result[i];
+            if (!(std::fabs(got - expected) <= Tolerance(r, type, op, references, i, expected))) {
+              ++wrong;
+              r.report->Check(false, what + ": element " + std::to_string(i) + " is " + std::to_string(got) +
+                                         ", expected " + std::to_string(expected));
+            }
+          }
+          if (wrong == 0) r.report->Check(true, what);
+          if (!in_place) r.report->Check(send->Download() == input, what + ": its input is unchanged");
+        }
+      }
+    }
+  }
+}
+
+void IntegerAveragesTruncateTowardZero(const ConformanceRank& r) {
+  // Ranks 0 and 1 bring sums of both signs that no rank count of 2 or more divides evenly.
+  const std::vector<int32_t> small = r.rank == 0   ? std::vector<int32_t>{-4, 4, -1, 1}
+                                     : r.rank == 1 ? std::vector<int32_t>{-3, 3, 0, 0}
+                                                   : std::vector<int32_t>{0, 0, 0, 0};
+  const std::vector<int32_t> small_sums = r.size == 1 ? small : std::vector<int32_t>{-7, 7, -1, 1};
+  std::unique_ptr<TestBuffer> buffer = Holding(r, BytesOf(small));
+  const std::string what = "allreduce average int32 of sums -7, 7, -1, 1";
+  if (!Succeeded(
+          r, what,
+          r.backend->Allreduce(buffer->data(), buffer->data(), 4, DataType::kInt32, ReduceOp::kAverage))) {
+    return;
+  }
+  std::vector<int32_t> expected = small_sums;
+  for (int32_t& sum : expected) sum /= r.size;  // C++ division truncates toward zero
+  r.report->Check(ValuesOf<int32_t>(buffer->Download()) == expected, what);
+
+  // int64, beyond 32 bits: -(2^41 + 1) over two ranks is -2^40 - 0.5, truncated to -2^40.
+  constexpr int64_t kLarge = int64_t{1} << 40;
+  const std::vector<int64_t> large = {r.rank == 0 ? -kLarge - 1 : r.rank == 1 ? -kLarge : 0};
+  buffer = Holding(r, BytesOf(large));
+  const std::string large_what = "allreduce average int64 beyond 32 bits";
+  if (!Succeeded(
+          r, large_what,
+          r.backend->Allreduce(buffer->data(), buffer->data(), 1, DataType::kInt64, ReduceOp::kAverage))) {
+    return;
+  }
+  const int64_t large_sum = r.size == 1 ? -kLarge - 1 : -2 * kLarge - 1;
+  r.report->Check(ValuesOf<int64_t>(buffer->Download()) == std::vector<int64_t>{large_sum / r.size},
+                  large_what);
+}
+
+void Float32SumsWithinTheRoundingBound(const ConformanceRank& r) {
+  // The result may differ from the float64 reference by the rounding of (size - 1) additions, each
+  // at most 2^-24 of the running sum of magnitudes.
+  constexpr size_t kCount = 4099;
+  auto value = [](int rank, size_t i) {
+    return static_cast<float>(std::sin(static_cast<double>(i) * 0.37 + rank) * 1000.0);
+  };
+  std::vector<float> data(kCount);
+  for (size_t i = 0; i < kCount; ++i) data[i] = value(r.rank, i);
+  std::unique_ptr<TestBuffer> buffer = Holding(r, BytesOf(data));
+  const std::string what = "allreduce sum float32 of values that are not exactly representable";
+  if (!Succeeded(
+          r, what,
+          r.backend->Allreduce(buffer->data(), buffer->data(), kCount, DataType::kFloat32, ReduceOp::kSum))) {
+    return;
+  }
+  data = ValuesOf<float>(buffer->Download());
+  for (size_t i = 0; i < kCount; ++i) {
+    double sum = 0;
+    double magnitude = 0;
+    for (int rank = 0; rank < r.size; ++rank) {
+      sum += value(rank, i);
+      magnitude += std::fabs(value(rank, i));
+    }
+    if (std::fabs(data[i] - sum) > (r.size - 1) * 0x1p-24 * magnitude + 1e-30) {
+      r.report->Check(false, what + ": element " + std::to_string(i) + " is " + std::to_string(data[i]) +
+                                 ", expected " + std::to_string(sum));
+      return;
+    }
+  }
+  r.report->Check(true, what);
+}
+
+void BroadcastFromEveryRoot(const ConformanceRank& r) {
+  for (int root = 0; root < r.size; ++root) {
+    for (DataType type : kAllTypes) {
+      for (size_t count : kBroadcastCounts) {
+        if (count > r.max_count) continue;
+        // Every rank starts with its own values; the root's must replace them.
+        std::unique_ptr<TestBuffer> buffer = Holding(r, Inputs(type, r.rank, count));
+        const std::string what = "broadcast " + Describe(type, count) + " from root " + std::to_string(root);
+        if (!Succeeded(r, what, r.backend->Broadcast(buffer->data(), count, type, root))) return;
+        r.report->Check(buffer->Download() == Inputs(type, root, count), what);
+      }
+    }
+  }
+}
+
+void AllgatherFromEveryPlacement(const ConformanceRank& r) {
+  const auto size = static_cast<size_t>(r.size);
+  const auto rank = static_cast<size_t>(r.rank);
+  for (DataType type : kAllTypes) {
+    for (size_t count : kAllgatherCounts) {
+      if (count > r.max_count) continue;
+      const size_t bytes = count * DataTypeSize(type);
+      std::vector<char> expected;
+      for (int block = 0; block < r.size; ++block) {
+        const std::vector<char> input = Inputs(type, block, count);
+        expected.insert(expected.end(), input.begin(), input.end());
+      }
+      const std::vector<char> mine = Inputs(type, r.rank, count);
+      // Where this rank's input lies: a buffer apart, its own block of recv, or recv's start.
+      const struct {
+        const char* name;
+        bool inside_recv;
+        size_t offset;
+      } placements[] = {{"from a buffer apart", false, 0},
+                        {"in place", true, rank * bytes},
+                        {"from the start of the receive buffer", true, 0}};
+      for (const auto& placement : placements) {
+        std::vector<char> recv_bytes(bytes * size, 0x55);
+        if (placement.inside_recv) std::copy(mine.begin(), mine.end(), recv_bytes.begin() + placement.offset);
+        std::unique_ptr<TestBuffer> recv = Holding(r, recv_bytes);
+        std::unique_ptr<TestBuffer> apart = Holding(r, placement.inside_recv ? std::vector<char>() : mine);
+        char* send = placement.inside_recv ? recv->data() + placement.offset : apart->data();
+        const std::string what = "allgather " + Describe(type, count) + " " + placement.name;
+        if (!Succeeded(r, what, r.backend->Allgather(send, recv->data(), count, type))) return;
+        r.report->Check(recv->Download() == expected, what);
+      }
+    }
+  }
+}
+
+// The last rank creates a file only after a pause, then enters the barrier; every rank must see the
+// file once its barrier returns. Files, not memory, so that ranks that are processes can see them
+// too; the directory is rank 0's, named to the others by broadcast.
+void BarrierWaitsForEveryRank(const ConformanceRank& r) {
+  constexpr size_t kPathBytes = 256;
+  std::vector<char> path_bytes(kPathBytes, '\0');
+  if (r.rank == 0) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "hvdrun-barrier-XXXXXX").string();
+    const bool made = pattern.size() < kPathBytes && ::mkdtemp(pattern.data()) != nullptr;
+    r.report->Check(made, made ? "a directory for the barrier's files"
+                               : "cannot create a directory from " + pattern + ": " + std::strerror(errno));
+    // Without one, the empty name tells every rank to stop here.
+    if (made) std::copy(pattern.begin(), pattern.end(), path_bytes.begin());
+  }
+  std::unique_ptr<TestBuffer> path_buffer = Holding(r, path_bytes);
+  if (!Succeeded(r, "broadcast of the barrier's directory",
+                 r.backend->Broadcast(path_buffer->data(), kPathBytes / 4, DataType::kInt32, 0))) {
+    return;
+  }
+  const std::filesystem::path dir(path_buffer->Download().data());
+  if (dir.empty()) return;
+  constexpr int kRounds = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::filesystem::path marker = dir / ("round-" + std::to_string(round));
+    if (r.rank == r.size - 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::FILE* file = std::fopen(marker.c_str(), "w");
+      r.report->Check(file != nullptr, "creating " + marker.string());
+      if (file != nullptr) std::fclose(file);
+    }
+    if (!Succeeded(r, "barrier", r.backend->Barrier())) return;
+    r.report->Check(std::filesystem::exists(marker), "barrier round " + std::to_string(round) +
+                                                         " returned after rank " +
+                                                         std::to_string(r.size - 1) + " entered it");
+    // A second barrier keeps the next round's file out of this round's check.
+    if (!Succeeded(r, "barrier", r.backend->Barrier())) return;
+  }
+  if (r.rank == 0) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+}
+
+void BaselineIsTheLibrarysSum(const ConformanceRank& r) {
+  const float triangle = static_cast<float>(r.size) * static_cast<float>(r.size + 1) / 2;
+  std::unique_ptr<TestBuffer> floats =
+      Holding(r, BytesOf(std::vector<float>(1001, static_cast<float>(r.rank + 1))));
+  if (!Succeeded(r, "baseline float32",
+                 r.backend->BaselineAllreduce(floats->data(), 1001, DataType::kFloat32, ReduceOp::kSum))) {
+    return;
+  }
+  r.report->Check(ValuesOf<float>(floats->Download()) == std::vector<float>(1001, triangle),
+                  "baseline float32 sum");
+  const double half_triangle = 0.25 * r.size * (r.size - 1);
+  std::unique_ptr<TestBuffer> doubles = Holding(r, BytesOf(std::vector<double>(17, 0.5 * r.rank)));
+  if (!Succeeded(r, "baseline float64",
+                 r.backend->BaselineAllreduce(doubles->data(), 17, DataType::kFloat64, ReduceOp::kSum))) {
+    return;
+  }
+  r.report->Check(ValuesOf<double>(doubles->Download()) == std::vector<double>(17, half_triangle),
+                  "baseline float64 sum");
+
+  // Refused on every rank before anything is sent, so no rank waits for another.
+  const std::string refusal = std::string(BackendName(r.kind)) +
+                              ": the baseline allreduce supports float32 and float64 with sum, not ";
+  std::unique_ptr<TestBuffer> halves = r.allocate(DataTypeSize(DataType::kFloat16) * 5);
+  Status status = r.backend->BaselineAllreduce(halves->data(), 5, DataType::kFloat16, ReduceOp::kSum);
+  r.report->Check(status.message() == refusal + "float16 with sum",
+                  "baseline float16 is refused: " + status.message());
+  status = r.backend->BaselineAllreduce(floats->data(), 5, DataType::kFloat32, ReduceOp::kAverage);
+  r.report->Check(status.message() == refusal + "float32 with average",
+                  "baseline average is refused: " + status.message());
+
+  // The backend's own collectives still work after the baseline's calls.
+  if (!Succeeded(
+          r, "allreduce after the baseline",
+          r.backend->Allreduce(doubles->data(), doubles->data(), 17, DataType::kFloat64, ReduceOp::kMax))) {
+    return;
+  }
+  r.report->Check(ValuesOf<double>(doubles->Download()) == std::vector<double>(17, half_triangle),
+                  "allreduce max after the baseline");
+}
+
+}  // namespace
+
+std::unique_ptr<TestBuffer> HostBuffer(size_t bytes) { return std::make_unique<VectorBuffer>(bytes); }
+
+const std::vector<ConformanceCase>& ConformanceCases() {
+  static const std::vector<ConformanceCase> kCases = {
+      {"AllreduceEveryTypeOpCountAndPlacement", &AllreduceEveryTypeOpCountAndPlacement},
+      {"IntegerAveragesTruncateTowardZero", &IntegerAveragesTruncateTowardZero},
+      {"Float32SumsWithinTheRoundingBound", &Float32SumsWithinTheRoundingBound},
+      {"BroadcastFromEveryRoot", &BroadcastFromEveryRoot},
+      {"AllgatherFromEveryPlacement", &AllgatherFromEveryPlacement},
+      {"BarrierWaitsForEveryRank", &BarrierWaitsForEveryRank},
+      {"BaselineIsTheLibrarysSum", &BaselineIsTheLibrarysSum},
+  };
+  return kCases;
+}
+
+void RunConformanceCases(const ConformanceRank& rank) {
+  for (const ConformanceCase& conformance_case : ConformanceCases()) conformance_case.run(rank);
+}
+
+}  // namespace hvdrun::testing

@@ -1,0 +1,114 @@
+// RunBackendRanks: the threads harness of the backend conformance cases (runtime/backend_conformance.h)
+// for the backends whose ranks can be threads of one process (Gloo, NCCL), and the report that turns
+// their checks into gtest failures. For tests only.
+#ifndef HVDRUN_RUNTIME_BACKEND_TEST_RANKS_H_
+#define HVDRUN_RUNTIME_BACKEND_TEST_RANKS_H_
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/backend_conformance.h"
+#include "runtime/in_memory_store.h"
+
+namespace hvdrun::testing {
+
+// Every failed check and failed collective is an ADD_FAILURE naming the rank (gtest's assertions
+// are thread-safe).
+class GtestConformanceReport : public ConformanceReport {
+ public:
+  explicit GtestConformanceReport(int rank) : rank_(rank) {}
+  void Check(bool ok, const std::string& what) override {
+    if (!ok) ADD_FAILURE() << "rank " << rank_ << ": " << what;
+  }
+  void CollectiveFailed(const std::string& call, const Status& status) override {
+    ADD_FAILURE() << "rank " << rank_ << ": " << call << " failed: " << status.message();
+  }
+
+ private:
+  int rank_;
+};
+
+// Creates a backend of `kind` for each of `size` ranks (local_rank = rank), each on a thread of its
+// own, all bootstrapping through one InMemoryStore with host address 127.0.0.1, and calls
+// body(backend, context) on each; returns when all have returned. Each backend is destroyed on its
+// own thread once every rank's body has returned, so that none goes while a peer still needs it.
+// `before_create(rank)`, when given, runs first on each rank's thread (NCCL selects the rank's
+// device there). A Create failure is a test failure.
+inline void RunBackendRanks(BackendKind kind, int size,
+                            const std::function<void(Backend& backend, const BackendContext& context)>& body,
+                            const std::function<void(int rank)>& before_create = nullptr) {
+  InMemoryStore store;
+  std::latch bodies_done(size);
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(size));
+  for (int rank = 0; rank < size; ++rank) {
+    threads.emplace_back([rank, size, kind, &store, &bodies_done, &body, &before_create] {
+      if (before_create) before_create(rank);
+      BackendContext context;
+      context.rank = rank;
+      context.size = size;
+      context.local_rank = rank;
+      context.local_size = size;
+      context.store = &store;
+      context.host_address = "127.0.0.1";
+      context.timeout = std::chrono::seconds(30);
+      StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(kind, context);
+      if (!backend.ok()) {
+        ADD_FAILURE() << "rank " << rank << ": " << backend.status().message();
+        bodies_done.count_down();
+        return;
+      }
+      body(*backend.value(), context);
+      bodies_done.arrive_and_wait();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
+
+// Runs `conformance_case` on `size` ranks as threads; `configure` fills in what the backend needs
+// beyond host buffers and the sum-then-divide average (NCCL: device buffers, ncclAvg's rounding).
+inline void RunConformanceCaseOnThreads(BackendKind kind, int size, const ConformanceCase& conformance_case,
+                                        const std::function<void(ConformanceRank& rank)>& configure = nullptr,
+                                        const std::function<void(int rank)>& before_create = nullptr) {
+  RunBackendRanks(
+      kind, size,
+      [&](Backend& backend, const BackendContext& context) {
+        GtestConformanceReport report(context.rank);
+        ConformanceRank rank;
+        rank.backend = &backend;
+        rank.kind = kind;
+        rank.rank = context.rank;
+        rank.size = context.size;
+        rank.report = &report;
+        if (configure) configure(rank);
+        conformance_case.run(rank);
+      },
+      before_create);
+}
+
+// A threads harness's test parameters: every conformance case x world sizes 1..4, named
+// "<case>_size<N>".
+using ConformanceParam = std::tuple<size_t, int>;
+
+inline auto EveryConformanceCaseAndSize() {
+  return ::testing::Combine(::testing::Range(size_t{0}, ConformanceCases().size()),
+                            ::testing::Values(1, 2, 3, 4));
+}
+
+inline std::string ConformanceParamName(const ::testing::TestParamInfo<ConformanceParam>& info) {
+  return std::string(ConformanceCases()[std::get<0>(info.param)].name) + "_size" +
+         std::to_string(std::get<1>(info.param));
+}
+
+}  // namespace hvdrun::testing
+
+#endif  // HVDRUN_RUNTIME_BACKEND_TEST_RANKS_H_
