@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <optional>
 #include <thread>
@@ -34,15 +33,6 @@ constexpr std::chrono::milliseconds kDrainWait{2000};
 // After hvdrun has killed mpirun, how long the agent of a started rank without an exit record
 // still has to leave one: such an agent kills its rank at once (agent/mpi_rank.h).
 constexpr std::chrono::milliseconds kRecordWait{2000};
-
-// The rank a record's key names ("hvdrun/exit/3" -> 3), or -1.
-int RankOfKey(const std::string& key, std::string_view prefix) {
-  int rank = -1;
-  const char* begin = key.data() + prefix.size();
-  const char* end = key.data() + key.size();
-  auto [ptr, error] = std::from_chars(begin, end, rank);
-  return error == std::errc() && ptr == end && begin != end ? rank : -1;
-}
 
 // The CPUs this process may run on (its affinity mask, which a container's limit narrows); 0
 // when unknown.
@@ -278,7 +268,7 @@ void MpirunLauncher::KillUnfinishedRanks() {
   if (rendezvous_ == nullptr) return;
   std::map<std::string, std::string> exits = rendezvous_->ValuesWithPrefix(kRankExitKeyPrefix);
   for (const auto& [key, value] : rendezvous_->ValuesWithPrefix(kRankStartedKeyPrefix)) {
-    int rank = RankOfKey(key, kRankStartedKeyPrefix);
+    int rank = RankOfRecordKey(key, kRankStartedKeyPrefix);
     StatusOr<RankStartedRecord> started = DecodeRankStartedRecord(value);
     // The group holds the rank, its agent and what the rank started. On another host, the rank's
     // agent sees its daemon die with mpirun and kills it there.
@@ -308,7 +298,7 @@ void MpirunLauncher::ReportRecords() {
   std::map<std::string, std::string> exits = rendezvous_->ValuesWithPrefix(kRankExitKeyPrefix);
   auto unfinished = [&] {
     return std::any_of(started.begin(), started.end(), [&](const auto& entry) {
-      return !exits.contains(RankExitKey(RankOfKey(entry.first, kRankStartedKeyPrefix)));
+      return !exits.contains(RankExitKey(RankOfRecordKey(entry.first, kRankStartedKeyPrefix)));
     });
   };
   // mpirun that exited has seen every agent end. Agents that outlived a killed mpirun are still
@@ -325,7 +315,7 @@ void MpirunLauncher::ReportRecords() {
 
   std::vector<int> start_pid(size, 0);
   for (const auto& [key, value] : started) {
-    int rank = RankOfKey(key, kRankStartedKeyPrefix);
+    int rank = RankOfRecordKey(key, kRankStartedKeyPrefix);
     StatusOr<RankStartedRecord> record = DecodeRankStartedRecord(value);
     if (!record.ok() || rank < 0 || rank >= size) {
       std::fprintf(stderr, "hvdrun: rendezvous: ignoring the record '%s': %s\n", key.c_str(),
@@ -338,7 +328,7 @@ void MpirunLauncher::ReportRecords() {
   bool stopping = stop_sent_;
   std::vector<RankEnd> ends;
   for (const auto& [key, value] : exits) {
-    int rank = RankOfKey(key, kRankExitKeyPrefix);
+    int rank = RankOfRecordKey(key, kRankExitKeyPrefix);
     StatusOr<RankExitRecord> record = DecodeRankExitRecord(value);
     if (!record.ok() || rank < 0 || rank >= size || record.value().exit.rank != rank) {
       std::fprintf(stderr, "hvdrun: rendezvous: ignoring the record '%s': %s\n", key.c_str(),
