@@ -209,14 +209,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (closed_) return;
     if (ec) {
       // A refused connection was logged already; an orderly end between frames is not an error.
-      bool quiet = close_after_write_ || (authenticated_ && decoder_.pending_bytes() == 0 &&
+      bool quiet = close_after_write_ || (authenticated_ && decoder_.pending().empty() &&
                                           (ec == asio::error::eof || ec == asio::error::connection_reset));
       if (quiet) {
         Close("", "");
       } else if (!authenticated_) {
         Close("refused", "closed the connection without authenticating");
-      } else if (decoder_.pending_bytes() > 0) {
-        Close("closed", "connection ended inside a frame (" + std::to_string(decoder_.pending_bytes()) +
+      } else if (!decoder_.pending().empty()) {
+        Close("closed", "connection ended inside a frame (" + std::to_string(decoder_.pending().size()) +
                             " bytes of it received)");
       } else {
         Close("closed", "read failed: " + ec.message());
@@ -228,7 +228,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ProcessFrames();
     if (closed_) return;
     // A client may send its next request before the answer to a waiting one, but not a flood.
-    if (waiting_ && decoder_.pending_bytes() > rendezvous::kMaxFrameBytes) {
+    if (waiting_ && decoder_.pending().size() > rendezvous::kMaxFrameBytes) {
       Close("closed", "sent more than " + std::to_string(rendezvous::kMaxFrameBytes) +
                           " bytes while a request was waiting");
       return;

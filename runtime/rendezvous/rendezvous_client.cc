@@ -120,12 +120,12 @@ StatusOr<Message> Receive(int fd, rendezvous::FrameDecoder& decoder, Clock::time
     }
     ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
     if (got == 0) {
-      if (closed != nullptr) *closed = decoder.pending_bytes() == 0;
+      if (closed != nullptr) *closed = decoder.pending().empty();
       return Status::Error("the service closed the connection");
     }
     if (got < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      if (closed != nullptr) *closed = PeerClosed() && decoder.pending_bytes() == 0;
+      if (closed != nullptr) *closed = PeerClosed() && decoder.pending().empty();
       return Status::Error(std::string("receive failed: ") + std::strerror(errno));
     }
     decoder.Append(std::string_view(buffer, static_cast<size_t>(got)));
@@ -302,9 +302,10 @@ StatusOr<Message> RendezvousClient::Call(const Message& request, std::chrono::mi
   std::lock_guard<std::mutex> lock(mutex_);
   if (!broken_.ok()) return broken_;
   std::string frame = rendezvous::EncodeFrame(request);
-  if (frame.size() - 4 > rendezvous::kMaxFrameBytes) {
+  if (frame.size() - framing::kLengthBytes > rendezvous::kMaxFrameBytes) {
     return Status::Error(where_ + ": " + std::string(rendezvous::MessageName(request)) + " of " +
-                         std::to_string(frame.size() - 4) + " bytes exceeds the protocol's limit of " +
+                         std::to_string(frame.size() - framing::kLengthBytes) +
+                         " bytes exceeds the protocol's limit of " +
                          std::to_string(rendezvous::kMaxFrameBytes) + " bytes");
   }
   // Reconnects at most once per request: before sending, or after a failure that allows it.
