@@ -26,7 +26,7 @@
 #include "common/job_secret.h"
 #include "common/network_interfaces.h"
 #include "common/rank_exit_record.h"
-#include "runtime/rendezvous/rendezvous_client.h"
+#include "common/rendezvous_client.h"
 
 namespace hvdrun {
 namespace {

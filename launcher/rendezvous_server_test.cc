@@ -16,8 +16,8 @@
 #include "common/byte_codec.h"
 #include "common/file_descriptor.h"
 #include "common/job_secret.h"
+#include "common/rendezvous_client.h"
 #include "common/rendezvous_protocol.h"
-#include "runtime/rendezvous/rendezvous_client.h"
 
 namespace hvdrun {
 namespace {

@@ -1,6 +1,6 @@
 // The client's reconnection rule, against a scripted service that breaks connections where the real
 // one (launcher/rendezvous_server_test.cc) never does: after reading a request.
-#include "runtime/rendezvous/rendezvous_client.h"
+#include "common/rendezvous_client.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "runtime/rendezvous/rendezvous_client.h"
+#include "common/rendezvous_client.h"
 
 #include <netdb.h>
 #include <netinet/in.h>

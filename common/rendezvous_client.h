@@ -1,6 +1,8 @@
 // RendezvousClient: a rank's connection to hvdrun's rendezvous and collector service
 // (launcher/rendezvous_server.h), as a KeyValueStore its backend bootstraps through, plus the
-// end-of-run report.
+// end-of-run report. It lives beside the protocol it speaks, in common/, because libhvdrun
+// (InitFromEnvironment) and hvdrun-agent (a rank's exit record under mpirun, agent/mpi_rank.h)
+// both use it.
 //
 // One TCP connection, authenticated at Connect with the job secret (docs/protocol.md, "Rendezvous
 // service"); calls are blocking and serialized by a mutex, so the client is thread-safe, but one
@@ -25,8 +27,8 @@
 // closed the connection; reconnecting failed: connect: Connection refused (is hvdrun still
 // running?)"), or the repeated request failing too. Such an error is sticky: every later call
 // returns it. To authenticate again, the client keeps the secret in memory for its lifetime.
-#ifndef HVDRUN_RUNTIME_RENDEZVOUS_RENDEZVOUS_CLIENT_H_
-#define HVDRUN_RUNTIME_RENDEZVOUS_RENDEZVOUS_CLIENT_H_
+#ifndef HVDRUN_COMMON_RENDEZVOUS_CLIENT_H_
+#define HVDRUN_COMMON_RENDEZVOUS_CLIENT_H_
 
 #include <chrono>
 #include <cstdint>
@@ -107,4 +109,4 @@ class RendezvousClient : public KeyValueStore {
 
 }  // namespace hvdrun
 
-#endif  // HVDRUN_RUNTIME_RENDEZVOUS_RENDEZVOUS_CLIENT_H_
+#endif  // HVDRUN_COMMON_RENDEZVOUS_CLIENT_H_
