@@ -115,6 +115,23 @@ constexpr framing::MessageCodec<Message, MessageType, RendezvousFields> kCodec({
 
 }  // namespace
 
+bool IsRequest(const Message& message) {
+  return std::holds_alternative<SetRequest>(message) || std::holds_alternative<GetRequest>(message) ||
+         std::holds_alternative<WaitRequest>(message) || std::holds_alternative<AddRequest>(message) ||
+         std::holds_alternative<CompareAndSetRequest>(message) ||
+         std::holds_alternative<DeleteRequest>(message) || std::holds_alternative<ReportRequest>(message);
+}
+
+std::chrono::milliseconds WaitTimeout(const Message& message) {
+  if (const auto* get = std::get_if<GetRequest>(&message)) {
+    return std::chrono::milliseconds(get->timeout_ms);
+  }
+  if (const auto* wait = std::get_if<WaitRequest>(&message)) {
+    return std::chrono::milliseconds(wait->timeout_ms);
+  }
+  return std::chrono::milliseconds(0);
+}
+
 std::string_view MessageName(const Message& message) { return kCodec.Name(message); }
 
 std::string EncodeFrame(const Message& message) { return kCodec.EncodeFrame(message); }

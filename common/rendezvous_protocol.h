@@ -15,6 +15,7 @@
 #ifndef HVDRUN_COMMON_RENDEZVOUS_PROTOCOL_H_
 #define HVDRUN_COMMON_RENDEZVOUS_PROTOCOL_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -144,6 +145,13 @@ struct ErrorResponse {
 using Message = std::variant<Challenge, Proof, Welcome, SetRequest, GetRequest, WaitRequest, AddRequest,
                              CompareAndSetRequest, DeleteRequest, ReportRequest, OkResponse, ValueResponse,
                              IntResponse, ErrorResponse>;
+
+// Whether `message` is one that a client sends once authenticated: SetRequest to ReportRequest.
+bool IsRequest(const Message& message);
+
+// How long a GetRequest or WaitRequest may wait for its keys (its timeout_ms); 0 for any other
+// message.
+std::chrono::milliseconds WaitTimeout(const Message& message);
 
 // Name of the message's type, for error messages ("GetRequest").
 std::string_view MessageName(const Message& message);

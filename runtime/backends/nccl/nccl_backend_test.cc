@@ -1,7 +1,7 @@
 // The NCCL backend. On a host without a CUDA device, Create must say so (and the GPU tests skip,
 // saying why); on a host with devices, collectives for world sizes 1..min(4, devices), each rank a
 // thread with its own Runtime and device (local_rank = rank), bootstrapping through one
-// InMemoryStore, on device buffers filled from and checked against the float64 references of
+// in-memory store, on device buffers filled from and checked against the float64 references of
 // runtime/collective_test_values.h.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -78,7 +78,7 @@ class DeviceBuffer {
 // Runs body(runtime) on `size` ranks, each a thread using device rank % devices for its own
 // buffers and, through local_rank = rank, for its backend.
 void RunNcclRanks(int size, const std::function<void(Runtime&)>& body) {
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   const int devices = DeviceCount();
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
@@ -106,13 +106,13 @@ TEST(NcclBackendTest, CreateWithoutDeviceSaysSo) {
   if (devices > 0) {
     GTEST_SKIP() << "this host has " << devices << " CUDA devices, so there is no error to see";
   }
-  InMemoryStore store;
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   BackendContext context;
   context.rank = 2;
   context.size = 4;
   context.local_rank = 2;
   context.local_size = 4;
-  context.store = &store;
+  context.store = store.get();
   context.host_address = "10.1.2.3";
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(BackendKind::kNccl, context);
   ASSERT_FALSE(backend.ok());
@@ -125,7 +125,7 @@ TEST(NcclBackendTest, CreateWithoutDeviceSaysSo) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 
   // Runtime::Init reports the same line.
-  RuntimeOptions options = testing::TestOptions(0, 1, std::make_shared<InMemoryStore>());
+  RuntimeOptions options = testing::TestOptions(0, 1, NewInMemoryStore());
   options.backend = BackendKind::kNccl;
   StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
   ASSERT_FALSE(runtime.ok());
