@@ -27,9 +27,9 @@
 #include "common/job_secret.h"
 #include "common/network_interfaces.h"
 #include "common/rank_exit_record.h"
+#include "common/rendezvous_client.h"
 #include "common/wait_status.h"
 #include "common/whole_number.h"
-#include "runtime/rendezvous/rendezvous_client.h"
 
 namespace hvdrun {
 namespace {

@@ -2,11 +2,10 @@
 // agent's stdin (launcher -> agent) and stdout (agent -> launcher): a pipe for a local agent, an
 // SSH channel for a remote one. docs/protocol.md is the reference; this header is its code.
 //
-// A frame is a u32 big-endian length L, then L bytes: a u8 message type and the message's fields
-// (common/byte_codec.h). L counts the type byte, so L >= 1, and L <= kMaxFrameBytes. A message must
-// use all of its bytes, except Hello and AgentHello, whose trailing bytes (fields a later protocol
-// version adds) are ignored so that their versions can always be compared. Anything else is a
-// protocol error, which ends the connection.
+// Framing is common/framing.h's, with frames of at most kMaxFrameBytes. A message must use all of
+// its bytes, except Hello and AgentHello, whose trailing bytes (fields a later protocol version
+// adds) are ignored so that their versions can always be compared. Anything else is a protocol
+// error, which ends the connection.
 //
 // The conversation: launcher sends Hello; agent answers AgentHello (or AgentError and exits);
 // launcher sends Launch; agent sends RankStarted, RankOutput and RankExited for each rank and
@@ -16,12 +15,12 @@
 #define HVDRUN_COMMON_AGENT_PROTOCOL_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "common/framing.h"
 #include "common/network_interfaces.h"
 #include "common/status.h"
 
@@ -165,25 +164,12 @@ std::string_view MessageName(const Message& message);
 // The whole frame: length, type and fields.
 std::string EncodeFrame(const Message& message);
 
-// Reassembles frames from a byte stream that arrives in arbitrary pieces.
-class FrameDecoder {
- public:
-  void Append(std::string_view bytes) { buffer_.append(bytes); }
-
-  // The next complete message, std::nullopt when more bytes are needed, or an error that names
-  // what is wrong with the frame. After an error the decoder must not be used again.
-  StatusOr<std::optional<Message>> Next();
-
-  // Bytes received but not yet decoded (for showing what a non-hvdrun peer sent).
-  std::string_view pending() const { return std::string_view{buffer_}.substr(consumed_); }
-
- private:
-  std::string buffer_;
-  size_t consumed_ = 0;
-};
-
 // Decodes one message from its type byte and fields.
 StatusOr<Message> DecodeMessage(uint8_t type, std::string_view fields);
+
+// Reassembles messages from a byte stream that arrives in arbitrary pieces (common/framing.h);
+// pending() shows what a peer that is not hvdrun's sent.
+using FrameDecoder = framing::FrameDecoder<Message, DecodeMessage, kMaxFrameBytes>;
 
 }  // namespace hvdrun::protocol
 

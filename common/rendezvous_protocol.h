@@ -1,12 +1,10 @@
 // The wire protocol of hvdrun's rendezvous and collector service (launcher/rendezvous_server.h),
-// spoken over TCP between the service and its clients (runtime/rendezvous/rendezvous_client.h).
+// spoken over TCP between the service and its clients (common/rendezvous_client.h).
 // docs/protocol.md, "Rendezvous service", is the reference; this header is its code.
 //
-// Framing is that of the agent protocol (common/agent_protocol.h): a u32 big-endian length L, then
-// L bytes: a u8 message type and the message's fields (common/byte_codec.h). L counts the type
-// byte, so L >= 1, and L <= the reader's limit (kMaxFrameBytes, or kMaxHandshakeFrameBytes before
-// a connection is authenticated). Every message must use all of its bytes. Anything else is a
-// protocol error, which ends the connection.
+// Framing is common/framing.h's, the agent protocol's too, with frames of at most kMaxFrameBytes, or
+// kMaxHandshakeFrameBytes before a connection is authenticated. Every message must use all of its
+// bytes. Anything else is a protocol error, which ends the connection.
 //
 // The conversation: the service sends Challenge (a random nonce); the client answers Proof
 // (HMAC-SHA256 of nonce || "client" keyed with the job secret); the service answers Welcome (its own
@@ -17,13 +15,14 @@
 #ifndef HVDRUN_COMMON_RENDEZVOUS_PROTOCOL_H_
 #define HVDRUN_COMMON_RENDEZVOUS_PROTOCOL_H_
 
+#include <chrono>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "common/framing.h"
 #include "common/status.h"
 
 namespace hvdrun::rendezvous {
@@ -147,6 +146,13 @@ using Message = std::variant<Challenge, Proof, Welcome, SetRequest, GetRequest, 
                              CompareAndSetRequest, DeleteRequest, ReportRequest, OkResponse, ValueResponse,
                              IntResponse, ErrorResponse>;
 
+// Whether `message` is one that a client sends once authenticated: SetRequest to ReportRequest.
+bool IsRequest(const Message& message);
+
+// How long a GetRequest or WaitRequest may wait for its keys (its timeout_ms); 0 for any other
+// message.
+std::chrono::milliseconds WaitTimeout(const Message& message);
+
 // Name of the message's type, for error messages ("GetRequest").
 std::string_view MessageName(const Message& message);
 
@@ -156,28 +162,10 @@ std::string EncodeFrame(const Message& message);
 // Decodes one message from its type byte and fields.
 StatusOr<Message> DecodeMessage(uint8_t type, std::string_view fields);
 
-// Reassembles frames from a byte stream that arrives in arbitrary pieces.
-class FrameDecoder {
- public:
-  explicit FrameDecoder(uint32_t max_frame_bytes = kMaxFrameBytes) : max_frame_bytes_(max_frame_bytes) {}
-
-  void Append(std::string_view bytes) { buffer_.append(bytes); }
-  // Changes the largest frame accepted from now on (raised once a connection is authenticated).
-  void set_max_frame_bytes(uint32_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
-
-  // The next complete message, std::nullopt when more bytes are needed, or an error that names
-  // what is wrong with the frame. A length is checked as soon as its 4 bytes arrive. After an
-  // error the decoder must not be used again.
-  StatusOr<std::optional<Message>> Next();
-
-  // Bytes received but not yet decoded.
-  size_t pending_bytes() const { return buffer_.size() - consumed_; }
-
- private:
-  std::string buffer_;
-  size_t consumed_ = 0;
-  uint32_t max_frame_bytes_;
-};
+// Reassembles messages from a byte stream that arrives in arbitrary pieces (common/framing.h); the
+// limit is kMaxFrameBytes unless given, and set_max_frame_bytes() changes it (raised once a
+// connection is authenticated).
+using FrameDecoder = framing::FrameDecoder<Message, DecodeMessage, kMaxFrameBytes>;
 
 }  // namespace hvdrun::rendezvous
 

@@ -1,4 +1,6 @@
-// Status and StatusOr<T> are part of libhvdrun's public API; launcher and agent use the same type.
+// Status and StatusOr<T> belong to libhvdrun's public vocabulary (hvdrun/status.h, the
+// hvdrun_vocabulary target), the bottom layer that common/ builds on; launcher and agent use the
+// same type. This header is that one under common/'s name.
 #ifndef HVDRUN_COMMON_STATUS_H_
 #define HVDRUN_COMMON_STATUS_H_
 

@@ -1,10 +1,14 @@
 // RendezvousServer: hvdrun's per-job rendezvous and collector service.
 //
 // One TCP port, bound to one address given by the launcher (never a wildcard), served by a thread
-// of its own with Boost.Asio. Ranks (runtime/rendezvous/rendezvous_client.h) connect, prove they
-// hold the job secret, then use a key-value store scoped to the job (their backends bootstrap
-// through it: Gloo's addresses, NCCL's unique id) and at the end send a per-rank report, which the
-// launcher reads with Reports(). docs/protocol.md, "Rendezvous service", describes the wire format.
+// of its own with Boost.Asio. Ranks (common/rendezvous_client.h) connect, prove they hold the job
+// secret, then use a key-value store scoped to the job (their backends bootstrap through it: Gloo's
+// addresses, NCCL's unique id) and at the end send a per-rank report, which the launcher reads with
+// Reports(). docs/protocol.md, "Rendezvous service", describes the wire format.
+//
+// In parts: this class is the launcher's handle; rendezvous_listener.h accepts connections on the
+// service's thread, rendezvous_connection.h runs each one (handshake, requests, idle limit), and
+// rendezvous_store.h keeps the job's key-value table (common/key_value_table.h) and reports.
 //
 // Failures never reach the caller after Start: a connection that fails to authenticate, breaks the
 // protocol, exceeds a limit that cannot be answered, or stays idle too long is closed, and one line
@@ -28,6 +32,8 @@
 #include "common/status.h"
 
 namespace hvdrun {
+
+class RendezvousListener;
 
 struct RendezvousLimits {
   // Longest key. Backends use short names ("gloo/3", "nccl/unique_id"); 1 KiB is ample.
@@ -83,11 +89,9 @@ class RendezvousServer {
   // reads what its own processes left there (the rank records of common/rank_exit_record.h).
   std::map<std::string, std::string> ValuesWithPrefix(std::string_view prefix) const;
 
-  class Impl;
-
  private:
-  explicit RendezvousServer(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit RendezvousServer(std::unique_ptr<RendezvousListener> listener);
+  std::unique_ptr<RendezvousListener> listener_;
 };
 
 }  // namespace hvdrun

@@ -16,8 +16,9 @@
 #include "common/byte_codec.h"
 #include "common/file_descriptor.h"
 #include "common/job_secret.h"
+#include "common/rendezvous_client.h"
 #include "common/rendezvous_protocol.h"
-#include "runtime/rendezvous/rendezvous_client.h"
+#include "common/rendezvous_test_peer.h"
 
 namespace hvdrun {
 namespace {
@@ -93,18 +94,6 @@ class RendezvousTest : public ::testing::Test {
     setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     return fd;
   }
-  // Reads the next message from a raw connection; nullopt at end of stream.
-  static std::optional<rendezvous::Message> RawReceive(int fd, rendezvous::FrameDecoder& decoder) {
-    char buffer[4096];
-    while (true) {
-      auto next = decoder.Next();
-      if (!next.ok()) return std::nullopt;
-      if (next.value()) return *next.value();
-      ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
-      if (got <= 0) return std::nullopt;
-      decoder.Append(std::string_view(buffer, static_cast<size_t>(got)));
-    }
-  }
   // Whether the service closes the raw connection (reads until end of stream, skipping messages).
   static bool ClosedByService(int fd) {
     char buffer[4096];
@@ -118,14 +107,14 @@ class RendezvousTest : public ::testing::Test {
   UniqueFd RawAuthenticated() {
     UniqueFd fd = RawConnect();
     rendezvous::FrameDecoder decoder;
-    auto challenge = RawReceive(fd.get(), decoder);
+    auto challenge = testing::ReceiveMessage(fd.get(), decoder);
     EXPECT_TRUE(challenge && std::holds_alternative<rendezvous::Challenge>(*challenge));
     if (!challenge) return fd;
     std::string nonce = std::get<rendezvous::Challenge>(*challenge).nonce;
     std::string frame = rendezvous::EncodeFrame(
         rendezvous::Proof{rendezvous::kProtocolVersion, HmacSha256Hex(secret_, nonce + "client")});
     EXPECT_TRUE(WriteAll(fd.get(), frame));
-    auto welcome = RawReceive(fd.get(), decoder);
+    auto welcome = testing::ReceiveMessage(fd.get(), decoder);
     EXPECT_TRUE(welcome && std::holds_alternative<rendezvous::Welcome>(*welcome));
     return fd;
   }
@@ -234,46 +223,6 @@ TEST_F(RendezvousTest, AddFromManyThreadsGivesTheExactTotal) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(shared->Add("total", 0).value(), 3 * kThreads * kAddsPerThread);
-}
-
-TEST_F(RendezvousTest, AddToANonNumberOrPastOverflowFails) {
-  StartServer();
-  auto client = NewClient();
-  ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(client->Set("text", "abc").ok());
-  StatusOr<int64_t> sum = client->Add("text", 1);
-  ASSERT_FALSE(sum.ok());
-  EXPECT_EQ(sum.status().message(),
-            Where() + ": cannot add to key 'text': its value 'abc' is not a whole number");
-  ASSERT_TRUE(client->Add("big", INT64_MAX).ok());
-  EXPECT_FALSE(client->Add("big", 1).ok());
-}
-
-TEST_F(RendezvousTest, CompareAndSetSemantics) {
-  StartServer();
-  auto client = NewClient();
-  ASSERT_NE(client, nullptr);
-  // Absent counts as equal to an empty `expected`.
-  EXPECT_EQ(client->CompareAndSet("k", "", "first").value(), "first");
-  // A mismatch stores nothing and returns the value stored.
-  EXPECT_EQ(client->CompareAndSet("k", "", "second").value(), "first");
-  EXPECT_EQ(client->CompareAndSet("k", "other", "second").value(), "first");
-  EXPECT_EQ(client->CompareAndSet("k", "first", "second").value(), "second");
-  EXPECT_EQ(client->Get("k", seconds(1)).value(), "second");
-  // Absent with a non-empty `expected`: nothing stored, the empty value returned.
-  EXPECT_EQ(client->CompareAndSet("absent", "x", "y").value(), "");
-  EXPECT_FALSE(client->Get("absent", milliseconds(10)).ok());
-}
-
-TEST_F(RendezvousTest, DeleteRemovesTheKey) {
-  StartServer();
-  auto client = NewClient();
-  ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(client->Set("k", "v").ok());
-  ASSERT_TRUE(client->Delete("k").ok());
-  EXPECT_FALSE(client->Get("k", milliseconds(10)).ok());
-  EXPECT_TRUE(client->Delete("never-set").ok());
-  EXPECT_EQ(client->Add("k", 2).value(), 2);  // counts from 0 again
 }
 
 TEST_F(RendezvousTest, ReportsAreCollectedByRank) {
@@ -592,14 +541,8 @@ TEST_F(RendezvousTest, ConnectionsAboveTheLimitAreRefused) {
 
 TEST_F(RendezvousTest, ConnectRetriesUntilTheTimeout) {
   // A port with nothing listening: every attempt is refused until the timeout.
-  UniqueFd probe(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  socklen_t size = sizeof(address);
-  getsockname(probe.get(), reinterpret_cast<sockaddr*>(&address), &size);
-  uint16_t port = ntohs(address.sin_port);
+  uint16_t port = 0;
+  UniqueFd probe = testing::BindLoopback(&port);
   auto start = std::chrono::steady_clock::now();
   auto client = RendezvousClient::Connect("127.0.0.1", port, secret_, milliseconds(300));
   ASSERT_FALSE(client.ok());

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "runtime/store_errors.h"
+#include "common/error_text.h"
 
 namespace hvdrun {
 
@@ -28,7 +28,7 @@ Status CheckArrival(KeyValueStore& store, const std::string& scope, int rank, in
   std::string ranks;
   for (size_t i = 0; i < missing.size(); ++i) ranks += (i == 0 ? "" : ", ") + std::to_string(missing[i]);
   return Status::Error("rendezvous: " + std::string(missing.size() == 1 ? "rank " : "ranks ") + ranks +
-                       " of " + std::to_string(size) + " did not arrive within " + FormatDuration(timeout) +
+                       " of " + std::to_string(size) + " did not arrive within " + DurationText(timeout) +
                        "; every rank must start and call Runtime::Init");
 }
 

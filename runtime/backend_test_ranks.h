@@ -38,7 +38,7 @@ class GtestConformanceReport : public ConformanceReport {
 };
 
 // Creates a backend of `kind` for each of `size` ranks (local_rank = rank), each on a thread of its
-// own, all bootstrapping through one InMemoryStore with host address 127.0.0.1, and calls
+// own, all bootstrapping through one in-memory store (NewInMemoryStore) with host address 127.0.0.1, and calls
 // body(backend, context) on each; returns when all have returned. Each backend is destroyed on its
 // own thread once every rank's body has returned, so that none goes while a peer still needs it.
 // `before_create(rank)`, when given, runs first on each rank's thread (NCCL selects the rank's
@@ -46,19 +46,19 @@ class GtestConformanceReport : public ConformanceReport {
 inline void RunBackendRanks(BackendKind kind, int size,
                             const std::function<void(Backend& backend, const BackendContext& context)>& body,
                             const std::function<void(int rank)>& before_create = nullptr) {
-  InMemoryStore store;
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   std::latch bodies_done(size);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
-    threads.emplace_back([rank, size, kind, &store, &bodies_done, &body, &before_create] {
+    threads.emplace_back([rank, size, kind, store, &bodies_done, &body, &before_create] {
       if (before_create) before_create(rank);
       BackendContext context;
       context.rank = rank;
       context.size = size;
       context.local_rank = rank;
       context.local_size = size;
-      context.store = &store;
+      context.store = store.get();
       context.host_address = "127.0.0.1";
       context.timeout = std::chrono::seconds(30);
       StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(kind, context);

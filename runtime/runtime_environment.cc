@@ -6,11 +6,8 @@
 
 #include "common/env_names.h"
 #include "common/environment_reader.h"
+#include "common/rendezvous_client.h"
 #include "hvdrun/types.h"
-
-#ifdef HVDRUN_HAVE_RENDEZVOUS_CLIENT
-#include "runtime/rendezvous/rendezvous_client.h"
-#endif
 
 namespace hvdrun {
 namespace {
@@ -78,18 +75,12 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment() {
   StatusOr<RuntimeEnvironment> environment =
       ReadRuntimeEnvironment([](const char* name) { return std::getenv(name); });
   if (!environment.ok()) return environment.status();
-#ifdef HVDRUN_HAVE_RENDEZVOUS_CLIENT
   RuntimeEnvironment& settings = environment.value();
   auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,
                                           settings.secret_hex, settings.options.timeout);
   if (!client.ok()) return client.status();
   settings.options.store = std::shared_ptr<KeyValueStore>(std::move(client).value());
   return Init(std::move(settings.options));
-#else
-  return Status::Error(
-      "Runtime::InitFromEnvironment: this libhvdrun was built without the rendezvous client "
-      "(runtime/rendezvous/); rebuild hvdrun, or use Runtime::Init with a store");
-#endif
 }
 
 }  // namespace hvdrun

@@ -29,7 +29,7 @@ std::string InitError(RuntimeOptions options) {
 }
 
 TEST(RuntimeOptionsTest, RejectsBadOptions) {
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   RuntimeOptions options = TestOptions(4, 4, store);
   EXPECT_EQ(InitError(options), "Runtime::Init: rank 4 is out of range for size 4 (0..3)");
   options = TestOptions(-1, 4, store);
@@ -62,7 +62,7 @@ TEST(RuntimeOptionsTest, RejectsBadOptions) {
 // What Init says for a backend this libhvdrun lacks, or, for NCCL built in, on a machine without
 // a GPU. (With MPI built in, a single-rank MPI runtime initialises: mpi_backend_check covers it.)
 TEST(RuntimeInitTest, BackendNotBuiltInIsAnError) {
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   RuntimeOptions options = TestOptions(0, 1, store);
 #if !defined(HVDRUN_HAVE_MPI)
   options.backend = BackendKind::kMpi;
@@ -82,8 +82,7 @@ TEST(RuntimeInitTest, BackendNotBuiltInIsAnError) {
 }
 
 TEST(RuntimeInitTest, SingleRankNeedsNoPeers) {
-  StatusOr<std::unique_ptr<Runtime>> runtime =
-      Runtime::Init(TestOptions(0, 1, std::make_shared<InMemoryStore>()));
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(TestOptions(0, 1, NewInMemoryStore()));
   ASSERT_TRUE(runtime.ok()) << runtime.status().message();
   EXPECT_EQ(runtime.value()->rank(), 0);
   EXPECT_EQ(runtime.value()->size(), 1);
@@ -94,7 +93,7 @@ TEST(RuntimeInitTest, SingleRankNeedsNoPeers) {
 }
 
 TEST(RuntimeInitTest, MissingRanksAreNamed) {
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   std::vector<std::string> errors(2);
   std::vector<std::thread> threads;
   threads.reserve(4);
@@ -111,14 +110,14 @@ TEST(RuntimeInitTest, MissingRanksAreNamed) {
 }
 
 TEST(RuntimeInitTest, OneMissingRankIsNamed) {
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   EXPECT_EQ(
       InitError(TestOptions(1, 2, store, milliseconds(1500))),
       "rendezvous: rank 0 of 2 did not arrive within 1.5 s; every rank must start and call Runtime::Init");
 }
 
 TEST(RuntimeInitTest, SuccessiveRuntimesShareOneStore) {
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   for (int round = 0; round < 3; ++round) {
     std::vector<std::thread> threads;
     threads.reserve(2);
@@ -170,7 +169,7 @@ TEST(RuntimeCollectiveTest, BadArgumentsAreRefusedWithoutBreakingTheRuntime) {
 }
 
 TEST(RuntimeCollectiveTest, AFailedCollectiveBreaksTheRuntime) {
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   std::unique_ptr<Runtime> survivor;
   std::vector<std::thread> threads;
   threads.reserve(4);
@@ -235,7 +234,7 @@ TEST(RuntimeCollectiveTest, BlockingCallsRunAfterQueuedOnes) {
 
 TEST(RuntimeCollectiveTest, DestructorRunsQueuedCollectives) {
   std::vector<std::vector<int32_t>> results(3, std::vector<int32_t>(64));
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   std::vector<std::thread> threads;
   threads.reserve(4);
   for (int rank = 0; rank < 3; ++rank) {

@@ -1,5 +1,5 @@
 // TestJob: runs a function on N ranks, each a thread with its own Runtime over real TCP on
-// 127.0.0.1, all bootstrapping through one InMemoryStore (the Gloo way of testing collectives).
+// 127.0.0.1, all bootstrapping through one in-memory store (the Gloo way of testing collectives).
 // For tests only.
 #ifndef HVDRUN_RUNTIME_TEST_JOB_H_
 #define HVDRUN_RUNTIME_TEST_JOB_H_
@@ -34,7 +34,7 @@ inline RuntimeOptions TestOptions(int rank, int size, std::shared_ptr<KeyValueSt
 // Initializes `size` Runtimes on as many threads and calls body(runtime) on each; returns when all
 // have returned. An Init failure is a test failure.
 inline void RunRanks(int size, const std::function<void(Runtime&)>& body) {
-  auto store = std::make_shared<InMemoryStore>();
+  auto store = NewInMemoryStore();
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {

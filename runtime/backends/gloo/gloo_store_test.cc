@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,31 +16,31 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(GlooStoreTest, KeysLiveUnderThePrefix) {
-  InMemoryStore store;
-  GlooStore gloo_store(&store, "gloo/1/", milliseconds(1000));
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
+  GlooStore gloo_store(store.get(), "gloo/1/", milliseconds(1000));
   gloo_store.set("0", std::vector<char>{'a', '\0', 'b'});
-  EXPECT_EQ(store.Get("gloo/1/0", milliseconds(0)).value(), std::string("a\0b", 3));
+  EXPECT_EQ(store->Get("gloo/1/0", milliseconds(0)).value(), std::string("a\0b", 3));
   EXPECT_EQ(gloo_store.get("0"), (std::vector<char>{'a', '\0', 'b'}));
   EXPECT_NO_THROW(gloo_store.wait({"0"}));
   // Another prefix does not see it.
-  GlooStore other(&store, "gloo/2/", milliseconds(10));
+  GlooStore other(store.get(), "gloo/2/", milliseconds(10));
   EXPECT_THROW(other.get("0"), gloo::IoException);
 }
 
 TEST(GlooStoreTest, GetHonoursTheTimeoutAndNamesTheKey) {
-  InMemoryStore store;
-  GlooStore gloo_store(&store, "p/", milliseconds(30));
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
+  GlooStore gloo_store(store.get(), "p/", milliseconds(30));
   try {
     gloo_store.get("7");
     FAIL() << "get of a missing key returned";
   } catch (const gloo::IoException& e) {
-    EXPECT_EQ(std::string(e.what()), "store: key 'p/7' was not set within 30 ms");
+    EXPECT_EQ(std::string(e.what()), "store: timed out after 30 ms waiting for key 'p/7'");
   }
 }
 
 TEST(GlooStoreTest, WaitUsesTheShorterTimeout) {
-  InMemoryStore store;
-  GlooStore gloo_store(&store, "p/", milliseconds(40));
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
+  GlooStore gloo_store(store.get(), "p/", milliseconds(40));
   const auto start = std::chrono::steady_clock::now();
   // gloo's "no timeout" (zero) and a longer one are both bounded by the store's 40 ms.
   EXPECT_THROW(gloo_store.wait({"a"}, milliseconds(0)), gloo::IoException);
@@ -49,7 +50,8 @@ TEST(GlooStoreTest, WaitUsesTheShorterTimeout) {
     gloo_store.wait({"a", "b"}, milliseconds(10));
     FAIL() << "wait for missing keys returned";
   } catch (const gloo::IoException& e) {
-    EXPECT_EQ(std::string(e.what()), "store: keys 'p/a', 'p/b' were not set within 10 ms");
+    EXPECT_EQ(std::string(e.what()),
+              "store: timed out after 10 ms waiting for 2 keys; 2 still missing: 'p/a', 'p/b'");
   }
 }
 

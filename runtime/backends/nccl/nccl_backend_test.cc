@@ -2,7 +2,7 @@
 // its own checks. On a host without a CUDA device, Create must say so, and the GPU tests skip,
 // saying why; on a host with devices, every case for world sizes 1..min(4, devices), each rank a
 // thread with its own NcclBackend and device (local_rank = rank), bootstrapping through one
-// InMemoryStore, on device buffers.
+// in-memory store, on device buffers.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -71,13 +71,13 @@ TEST(NcclBackendTest, CreateWithoutDeviceSaysSo) {
   if (devices > 0) {
     GTEST_SKIP() << "this host has " << devices << " CUDA devices, so there is no error to see";
   }
-  InMemoryStore store;
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   BackendContext context;
   context.rank = 2;
   context.size = 4;
   context.local_rank = 2;
   context.local_size = 4;
-  context.store = &store;
+  context.store = store.get();
   context.host_address = "10.1.2.3";
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(BackendKind::kNccl, context);
   ASSERT_FALSE(backend.ok());
@@ -90,7 +90,7 @@ TEST(NcclBackendTest, CreateWithoutDeviceSaysSo) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 
   // Runtime::Init reports the same line.
-  RuntimeOptions options = testing::TestOptions(0, 1, std::make_shared<InMemoryStore>());
+  RuntimeOptions options = testing::TestOptions(0, 1, NewInMemoryStore());
   options.backend = BackendKind::kNccl;
   StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
   ASSERT_FALSE(runtime.ok());

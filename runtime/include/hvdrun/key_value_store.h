@@ -2,7 +2,7 @@
 //
 // In a job it is hvdrun's rendezvous service, reached over TCP (RendezvousClient), which also
 // collects the ranks' reports; in tests it can be an in-memory store shared by threads
-// (InMemoryStore). Keys are scoped to one job by the
+// (NewInMemoryStore). Keys are scoped to one job by the
 // implementation. Implementations are thread-safe: any method may be called from any thread.
 #ifndef HVDRUN_KEY_VALUE_STORE_H_
 #define HVDRUN_KEY_VALUE_STORE_H_

@@ -1,6 +1,8 @@
 // RendezvousClient: a rank's connection to hvdrun's rendezvous and collector service
-// (launcher/rendezvous_server.h), as a KeyValueStore its backend bootstraps through, plus the
-// end-of-run report.
+// (launcher/rendezvous_server.h), as a KeyValueStore its backend bootstraps through (a
+// RequestStore: common/request_store.h), plus the end-of-run report. It lives beside the protocol
+// it speaks, in common/, because libhvdrun (InitFromEnvironment) and hvdrun-agent (a rank's exit
+// record under mpirun, agent/mpi_rank.h) both use it.
 //
 // One TCP connection, authenticated at Connect with the job secret (docs/protocol.md, "Rendezvous
 // service"); calls are blocking and serialized by a mutex, so the client is thread-safe, but one
@@ -25,24 +27,23 @@
 // closed the connection; reconnecting failed: connect: Connection refused (is hvdrun still
 // running?)"), or the repeated request failing too. Such an error is sticky: every later call
 // returns it. To authenticate again, the client keeps the secret in memory for its lifetime.
-#ifndef HVDRUN_RUNTIME_RENDEZVOUS_RENDEZVOUS_CLIENT_H_
-#define HVDRUN_RUNTIME_RENDEZVOUS_RENDEZVOUS_CLIENT_H_
+#ifndef HVDRUN_COMMON_RENDEZVOUS_CLIENT_H_
+#define HVDRUN_COMMON_RENDEZVOUS_CLIENT_H_
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "common/file_descriptor.h"
 #include "common/rendezvous_protocol.h"
-#include "hvdrun/key_value_store.h"
+#include "common/request_store.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {
 
-class RendezvousClient : public KeyValueStore {
+class RendezvousClient : public RequestStore {
  public:
   // Connects to address:port (an IP literal or a host name) and authenticates with secret_hex (the
   // job secret, 64 hex digits). Refused connections are retried until `timeout`, in case the
@@ -55,15 +56,6 @@ class RendezvousClient : public KeyValueStore {
   ~RendezvousClient() override = default;
   RendezvousClient(const RendezvousClient&) = delete;
   RendezvousClient& operator=(const RendezvousClient&) = delete;
-
-  Status Set(const std::string& key, const std::string& value) override;
-  // Timeouts above 2^32 - 1 ms (49 days) are lowered to that.
-  StatusOr<std::string> Get(const std::string& key, std::chrono::milliseconds timeout) override;
-  Status Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
-  StatusOr<int64_t> Add(const std::string& key, int64_t delta) override;
-  StatusOr<std::string> CompareAndSet(const std::string& key, const std::string& expected,
-                                      const std::string& desired) override;
-  Status Delete(const std::string& key) override;
 
   // Sends this rank's end-of-run report (JSON text) to hvdrun's collector; a second report from the
   // same rank replaces the first.
@@ -84,21 +76,20 @@ class RendezvousClient : public KeyValueStore {
     bool may_retry = false;
   };
 
-  RendezvousClient(UniqueFd fd, rendezvous::FrameDecoder decoder, Endpoint endpoint, std::string where);
+  RendezvousClient(UniqueFd fd, rendezvous::FrameDecoder decoder, Endpoint endpoint, std::string name);
 
-  // Sends `request` and returns the response, or an error line (prefixed with where_) for an
-  // ErrorResponse or a broken connection. `answer_within` bounds the wait for the response.
-  StatusOr<rendezvous::Message> Call(const rendezvous::Message& request,
-                                     std::chrono::milliseconds answer_within);
+  // Sends `request` and returns the response, or an error line (prefixed with name()) for a broken
+  // connection. A get or wait may take its timeout and 60 s more to be answered; any other request
+  // 60 s.
+  StatusOr<rendezvous::Message> Call(const rendezvous::Message& request) override;
   // One attempt at sending `frame` (encoding `request`) and reading its answer. Needs mutex_.
   Exchange SendAndReceive(const rendezvous::Message& request, const std::string& frame,
                           std::chrono::milliseconds answer_within);
-  // Replaces the connection with a new, authenticated one; an error line without where_ on
+  // Replaces the connection with a new, authenticated one; an error line without name() on
   // failure, the old connection closed either way. Needs mutex_.
   Status Reconnect();
 
   const Endpoint endpoint_;
-  const std::string where_;  // "rendezvous 127.0.0.1:4567"
   std::mutex mutex_;
   UniqueFd fd_;                       // GUARDED_BY(mutex_)
   rendezvous::FrameDecoder decoder_;  // GUARDED_BY(mutex_)
@@ -107,4 +98,4 @@ class RendezvousClient : public KeyValueStore {
 
 }  // namespace hvdrun
 
-#endif  // HVDRUN_RUNTIME_RENDEZVOUS_RENDEZVOUS_CLIENT_H_
+#endif  // HVDRUN_COMMON_RENDEZVOUS_CLIENT_H_

@@ -1,10 +1,8 @@
 // The client's reconnection rule, against a scripted service that breaks connections where the real
 // one (launcher/rendezvous_server_test.cc) never does: after reading a request.
-#include "runtime/rendezvous/rendezvous_client.h"
+#include "common/rendezvous_client.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <mutex>
@@ -14,6 +12,7 @@
 #include "common/file_descriptor.h"
 #include "common/job_secret.h"
 #include "common/rendezvous_protocol.h"
+#include "common/rendezvous_test_peer.h"
 
 namespace hvdrun {
 namespace {
@@ -34,15 +33,8 @@ class ScriptedService {
 
   ScriptedService(std::string secret_hex, std::vector<Step> script)
       : secret_hex_(std::move(secret_hex)), script_(std::move(script)) {
-    listener_ = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    listener_ = testing::BindLoopback(&port_);
     EXPECT_EQ(listen(listener_.get(), 8), 0);
-    socklen_t size = sizeof(address);
-    getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &size);
-    port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] { Serve(); });
   }
   ~ScriptedService() { Stop(); }
@@ -78,10 +70,10 @@ class ScriptedService {
     if (!WriteAll(fd, rendezvous::EncodeFrame(rendezvous::Challenge{rendezvous::kProtocolVersion, nonce}))) {
       return;
     }
-    if (!Receive(fd, decoder)) return;  // the proof, taken as right
+    if (!testing::ReceiveMessage(fd, decoder)) return;  // the proof, taken as right
     std::string proof = HmacSha256Hex(secret_hex_, nonce + std::string(rendezvous::kServerProofSuffix));
     if (!WriteAll(fd, rendezvous::EncodeFrame(rendezvous::Welcome{proof}))) return;
-    while (std::optional<rendezvous::Message> request = Receive(fd, decoder)) {
+    while (std::optional<rendezvous::Message> request = testing::ReceiveMessage(fd, decoder)) {
       requests_.emplace_back(rendezvous::MessageName(*request));
       std::string answer = rendezvous::EncodeFrame(AnswerTo(*request));
       if (step == Step::kCloseWithoutAnswer) return;
@@ -100,19 +92,6 @@ class ScriptedService {
       return rendezvous::ValueResponse{"value"};
     }
     return rendezvous::OkResponse{};
-  }
-
-  // The next message; nullopt at the end of the stream.
-  static std::optional<rendezvous::Message> Receive(int fd, rendezvous::FrameDecoder& decoder) {
-    char buffer[4096];
-    while (true) {
-      auto next = decoder.Next();
-      if (!next.ok()) return std::nullopt;
-      if (next.value()) return *next.value();
-      ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
-      if (got <= 0) return std::nullopt;
-      decoder.Append(std::string_view(buffer, static_cast<size_t>(got)));
-    }
   }
 
   const std::string secret_hex_;

@@ -1,4 +1,4 @@
-#include "runtime/rendezvous/rendezvous_client.h"
+#include "common/rendezvous_client.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -13,6 +13,7 @@
 #include <limits>
 #include <thread>
 
+#include "common/error_text.h"
 #include "common/job_secret.h"
 
 namespace hvdrun {
@@ -28,15 +29,6 @@ constexpr std::chrono::milliseconds kRetryInterval = std::chrono::milliseconds(1
 constexpr std::chrono::milliseconds kMinHandshakeTime = std::chrono::seconds(10);
 // How long a reconnection may take to connect, and then to authenticate.
 constexpr std::chrono::milliseconds kReconnectTimeout = std::chrono::seconds(10);
-
-std::string DurationText(std::chrono::milliseconds duration) {
-  if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + " s";
-  return std::to_string(duration.count()) + " ms";
-}
-
-uint32_t TimeoutMs(std::chrono::milliseconds timeout) {
-  return static_cast<uint32_t>(std::clamp<int64_t>(timeout.count(), 0, std::numeric_limits<uint32_t>::max()));
-}
 
 // Milliseconds left until `deadline`, for poll(); 0 when it has passed.
 int PollTimeout(Clock::time_point deadline) {
@@ -120,12 +112,12 @@ StatusOr<Message> Receive(int fd, rendezvous::FrameDecoder& decoder, Clock::time
     }
     ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
     if (got == 0) {
-      if (closed != nullptr) *closed = decoder.pending_bytes() == 0;
+      if (closed != nullptr) *closed = decoder.pending().empty();
       return Status::Error("the service closed the connection");
     }
     if (got < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      if (closed != nullptr) *closed = PeerClosed() && decoder.pending_bytes() == 0;
+      if (closed != nullptr) *closed = PeerClosed() && decoder.pending().empty();
       return Status::Error(std::string("receive failed: ") + std::strerror(errno));
     }
     decoder.Append(std::string_view(buffer, static_cast<size_t>(got)));
@@ -269,9 +261,9 @@ StatusOr<std::unique_ptr<RendezvousClient>> RendezvousClient::Connect(const std:
 }
 
 RendezvousClient::RendezvousClient(UniqueFd fd, rendezvous::FrameDecoder decoder, Endpoint endpoint,
-                                   std::string where)
-    : endpoint_(std::move(endpoint)),
-      where_(std::move(where)),
+                                   std::string name)
+    : RequestStore(std::move(name)),
+      endpoint_(std::move(endpoint)),
       fd_(std::move(fd)),
       decoder_(std::move(decoder)) {}
 
@@ -298,13 +290,15 @@ RendezvousClient::Exchange RendezvousClient::SendAndReceive(const Message& reque
   return Exchange{std::move(response), may_retry};
 }
 
-StatusOr<Message> RendezvousClient::Call(const Message& request, std::chrono::milliseconds answer_within) {
+StatusOr<Message> RendezvousClient::Call(const Message& request) {
+  std::chrono::milliseconds answer_within = rendezvous::WaitTimeout(request) + kAnswerTimeout;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!broken_.ok()) return broken_;
   std::string frame = rendezvous::EncodeFrame(request);
-  if (frame.size() - 4 > rendezvous::kMaxFrameBytes) {
-    return Status::Error(where_ + ": " + std::string(rendezvous::MessageName(request)) + " of " +
-                         std::to_string(frame.size() - 4) + " bytes exceeds the protocol's limit of " +
+  if (frame.size() - framing::kLengthBytes > rendezvous::kMaxFrameBytes) {
+    return Status::Error(name() + ": " + std::string(rendezvous::MessageName(request)) + " of " +
+                         std::to_string(frame.size() - framing::kLengthBytes) +
+                         " bytes exceeds the protocol's limit of " +
                          std::to_string(rendezvous::kMaxFrameBytes) + " bytes");
   }
   // Reconnects at most once per request: before sending, or after a failure that allows it.
@@ -314,7 +308,7 @@ StatusOr<Message> RendezvousClient::Call(const Message& request, std::chrono::mi
     Status again = Reconnect();
     if (!again.ok()) {
       std::string lost = ": connection lost: the service closed the connection; reconnecting failed: ";
-      broken_ = Status::Error(where_ + lost + again.message());
+      broken_ = Status::Error(name() + lost + again.message());
     }
     return again.ok();
   };
@@ -326,75 +320,16 @@ StatusOr<Message> RendezvousClient::Call(const Message& request, std::chrono::mi
   }
   StatusOr<Message>& response = attempt.response;
   if (!response.ok()) {
-    broken_ = Status::Error(where_ + ": connection lost: " + response.status().message() +
+    broken_ = Status::Error(name() + ": connection lost: " + response.status().message() +
                             (reconnected ? " (after reconnecting)" : ""));
     fd_.Reset();
     return broken_;
   }
-  if (const auto* error = std::get_if<rendezvous::ErrorResponse>(&response.value())) {
-    return Status::Error(where_ + ": " + error->message);
-  }
   return response;
 }
 
-namespace {
-
-// The response if it is a T, else the error a client gets for an answer that does not fit.
-template <typename T>
-StatusOr<T> Expect(StatusOr<Message> response, const std::string& where) {
-  if (!response.ok()) return response.status();
-  if (auto* typed = std::get_if<T>(&response.value())) return std::move(*typed);
-  return Status::Error(where + ": protocol error: unexpected " +
-                       std::string(rendezvous::MessageName(response.value())));
-}
-
-}  // namespace
-
-Status RendezvousClient::Set(const std::string& key, const std::string& value) {
-  return Expect<rendezvous::OkResponse>(Call(rendezvous::SetRequest{key, value}, kAnswerTimeout), where_)
-      .status();
-}
-
-StatusOr<std::string> RendezvousClient::Get(const std::string& key, std::chrono::milliseconds timeout) {
-  uint32_t timeout_ms = TimeoutMs(timeout);
-  StatusOr<rendezvous::ValueResponse> value = Expect<rendezvous::ValueResponse>(
-      Call(rendezvous::GetRequest{key, timeout_ms}, std::chrono::milliseconds(timeout_ms) + kAnswerTimeout),
-      where_);
-  if (!value.ok()) return value.status();
-  return std::move(value.value().value);
-}
-
-Status RendezvousClient::Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
-  uint32_t timeout_ms = TimeoutMs(timeout);
-  return Expect<rendezvous::OkResponse>(Call(rendezvous::WaitRequest{keys, timeout_ms},
-                                             std::chrono::milliseconds(timeout_ms) + kAnswerTimeout),
-                                        where_)
-      .status();
-}
-
-StatusOr<int64_t> RendezvousClient::Add(const std::string& key, int64_t delta) {
-  StatusOr<rendezvous::IntResponse> sum =
-      Expect<rendezvous::IntResponse>(Call(rendezvous::AddRequest{key, delta}, kAnswerTimeout), where_);
-  if (!sum.ok()) return sum.status();
-  return sum.value().value;
-}
-
-StatusOr<std::string> RendezvousClient::CompareAndSet(const std::string& key, const std::string& expected,
-                                                      const std::string& desired) {
-  StatusOr<rendezvous::ValueResponse> stored = Expect<rendezvous::ValueResponse>(
-      Call(rendezvous::CompareAndSetRequest{key, expected, desired}, kAnswerTimeout), where_);
-  if (!stored.ok()) return stored.status();
-  return std::move(stored.value().value);
-}
-
-Status RendezvousClient::Delete(const std::string& key) {
-  return Expect<rendezvous::OkResponse>(Call(rendezvous::DeleteRequest{key}, kAnswerTimeout), where_)
-      .status();
-}
-
 Status RendezvousClient::SendReport(int rank, const std::string& json) {
-  return Expect<rendezvous::OkResponse>(Call(rendezvous::ReportRequest{rank, json}, kAnswerTimeout), where_)
-      .status();
+  return CallFor<rendezvous::OkResponse>(rendezvous::ReportRequest{rank, json}).status();
 }
 
 }  // namespace hvdrun

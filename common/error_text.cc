@@ -1,0 +1,24 @@
+#include "common/error_text.h"
+
+#include <cstddef>
+
+namespace hvdrun {
+
+std::string DurationText(std::chrono::milliseconds duration) {
+  const auto ms = duration.count();
+  if (ms < 1000) return std::to_string(ms) + " ms";
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  std::string text = std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 + 1000).substr(1);
+  while (text.back() == '0') text.pop_back();
+  return text + " s";
+}
+
+std::string PrintableText(std::string_view text) {
+  constexpr size_t kMaxShown = 80;
+  std::string out;
+  for (char c : text.substr(0, kMaxShown)) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  if (text.size() > kMaxShown) out += "...";
+  return out;
+}
+
+}  // namespace hvdrun

@@ -1,0 +1,32 @@
+#include "common/error_text.h"
+
+#include <gtest/gtest.h>
+
+namespace hvdrun {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(ErrorText, DurationsUnderASecondAreInMilliseconds) {
+  EXPECT_EQ(DurationText(milliseconds(0)), "0 ms");
+  EXPECT_EQ(DurationText(milliseconds(250)), "250 ms");
+  EXPECT_EQ(DurationText(milliseconds(999)), "999 ms");
+}
+
+TEST(ErrorText, LongerDurationsAreInSecondsWithTheDecimalsNeeded) {
+  EXPECT_EQ(DurationText(milliseconds(1000)), "1 s");
+  EXPECT_EQ(DurationText(milliseconds(60000)), "60 s");
+  EXPECT_EQ(DurationText(milliseconds(1500)), "1.5 s");
+  EXPECT_EQ(DurationText(milliseconds(1050)), "1.05 s");
+  EXPECT_EQ(DurationText(milliseconds(30001)), "30.001 s");
+}
+
+TEST(ErrorText, PrintableTextReplacesControlBytesAndCutsLongText) {
+  EXPECT_EQ(PrintableText("gloo/3"), "gloo/3");
+  EXPECT_EQ(PrintableText(std::string("a\0b\n\x7f\xff", 6)), "a?b???");
+  EXPECT_EQ(PrintableText(std::string(80, 'x')), std::string(80, 'x'));
+  EXPECT_EQ(PrintableText(std::string(81, 'x')), std::string(80, 'x') + "...");
+}
+
+}  // namespace
+}  // namespace hvdrun

@@ -1,0 +1,35 @@
+// libFuzzer target for the agent protocol's decoder (common/agent_protocol.h), which reads what
+// comes back over an SSH channel from another machine (frame_decoder_fuzzing.h says what is
+// checked). Build and run: tests/fuzz/CMakeLists.txt.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "common/agent_protocol.h"
+#include "tests/fuzz/frame_decoder_fuzzing.h"
+
+namespace {
+
+namespace protocol = hvdrun::protocol;
+
+struct AgentProtocol {
+  using Message = protocol::Message;
+  using FrameDecoder = protocol::FrameDecoder;
+  static std::string EncodeFrame(const Message& message) { return protocol::EncodeFrame(message); }
+  static bool Extensible(const Message& message) {
+    return std::holds_alternative<protocol::Hello>(message) ||
+           std::holds_alternative<protocol::AgentHello>(message);
+  }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  // The first byte picks where the rest is split in two.
+  std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  hvdrun::fuzzing::FuzzFrameDecoder<AgentProtocol>(protocol::FrameDecoder(), input, data[0]);
+  return 0;
+}
