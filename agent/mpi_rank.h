@@ -42,7 +42,7 @@
 #include "common/environment_reader.h"
 #include "common/rank_assignment.h"
 #include "common/rank_environment.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

@@ -1,5 +1,7 @@
 # Settings every hvdrun target shares: warnings, and the include root so that
-# headers are included by their path from the repository root ("common/host_spec.h").
+# headers are included by their path from the repository root ("common/host_spec.h"). libhvdrun's
+# public headers ("hvdrun/status.h") come with the targets that provide them (hvdrun_vocabulary,
+# hvdrun_runtime), so that a target that uses them without linking them does not build.
 
 function(hvdrun_target_defaults target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
@@ -7,8 +9,7 @@ function(hvdrun_target_defaults target)
   if(HVDRUN_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}
-                                               ${PROJECT_SOURCE_DIR}/runtime/include)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
 endfunction()
 
 # hvdrun_add_unit_tests(SOURCES a_test.cc ... LIBRARIES lib ...): adds a folder's unit tests to the

@@ -22,7 +22,7 @@
 
 #include "common/framing.h"
 #include "common/network_interfaces.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::protocol {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <utility>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

@@ -28,7 +28,7 @@
 #include <variant>
 
 #include "common/byte_codec.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::framing {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/host_spec.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "common/agent_protocol.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

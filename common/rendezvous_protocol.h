@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/framing.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::rendezvous {
 

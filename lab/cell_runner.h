@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "lab/experiment_config.h"
 #include "lab/interrupt_signals.h"
 #include "lab/matrix.h"

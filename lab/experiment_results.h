@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "lab/experiment_config.h"
 #include "lab/host_facts.h"
 #include "lab/matrix.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/agent_protocol.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "lab/matrix.h"
 
 namespace hvdrun::lab {

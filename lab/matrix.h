@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/host_spec.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "lab/experiment_config.h"
 
 namespace hvdrun::lab {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "lab/environment_table.h"
 #include "lab/experiment_results.h"
 #include "lab/results_table.h"

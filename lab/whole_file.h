@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::lab {
 

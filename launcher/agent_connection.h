@@ -20,7 +20,7 @@
 #include "common/agent_protocol.h"
 #include "common/file_descriptor.h"
 #include "common/process_spawner.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "launcher/ssh_agent_transport.h"
 #include "launcher/ssh_options.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/file_descriptor.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

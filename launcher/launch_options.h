@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/host_spec.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "hvdrun/types.h"
 #include "launcher/ssh_options.h"
 

@@ -43,7 +43,7 @@
 
 #include "common/rank_assignment.h"
 #include "common/rank_environment.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "launcher/launch_options.h"
 
 namespace hvdrun {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/agent_protocol.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

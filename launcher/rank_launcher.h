@@ -29,7 +29,7 @@
 #include "common/network_interfaces.h"
 #include "common/rank_assignment.h"
 #include "common/rank_environment.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

@@ -29,7 +29,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

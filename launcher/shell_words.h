@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun {
 

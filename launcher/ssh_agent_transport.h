@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "common/file_descriptor.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "launcher/ssh_options.h"
 #include "launcher/ssh_session.h"
 

@@ -18,7 +18,7 @@
 #include <mutex>
 #include <string>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "launcher/ssh_options.h"
 
 namespace hvdrun {

@@ -30,6 +30,12 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
   const EnvironmentReader env(lookup, "run this program under hvdrun");
   RuntimeEnvironment result;
   RuntimeOptions& options = result.options;
+  if (lookup(env::kRank) != nullptr && lookup(env::kBackend) == nullptr) {
+    return Status::Error(
+        std::string(env::kBackend) +
+        " is not set: hvdrun started this rank without a backend; run hvdrun with --gloo (or "
+        "--mpi, --nccl)");
+  }
   constexpr int64_t kMaxRanks = 1 << 24;
   Status status;
   if (!ReadInt(env, env::kRank, 0, kMaxRanks, options.rank, status) ||
@@ -71,9 +77,13 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
   return result;
 }
 
-StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment() {
+bool Runtime::LaunchedByHvdrun(const EnvironmentLookup& lookup) {
+  return (lookup ? lookup(env::kRank) : std::getenv(env::kRank)) != nullptr;
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(const EnvironmentLookup& lookup) {
   StatusOr<RuntimeEnvironment> environment =
-      ReadRuntimeEnvironment([](const char* name) { return std::getenv(name); });
+      ReadRuntimeEnvironment(lookup ? lookup : [](const char* name) { return std::getenv(name); });
   if (!environment.ok()) return environment.status();
   RuntimeEnvironment& settings = environment.value();
   auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,

@@ -64,7 +64,12 @@ TEST_F(RuntimeEnvironmentTest, EachMissingVariableIsNamed) {
         env::kBackend, env::kRendezvousAddr, env::kRendezvousPort, env::kSecret, env::kHostAddr}) {
     const std::string saved = values_[name];
     values_.erase(name);
-    EXPECT_EQ(ReadError(), std::string(name) + " is not set: run this program under hvdrun");
+    // A rank that hvdrun started (HVDRUN_RANK is set) without a backend is told which flag to add.
+    EXPECT_EQ(ReadError(),
+              std::string(name) + (std::string(name) == env::kBackend
+                                       ? " is not set: hvdrun started this rank without a backend; run "
+                                         "hvdrun with --gloo (or --mpi, --nccl)"
+                                       : " is not set: run this program under hvdrun"));
     values_[name] = "";
     EXPECT_EQ(ReadError(), std::string(name) + " is empty: run this program under hvdrun");
     values_[name] = saved;

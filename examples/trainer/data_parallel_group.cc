@@ -5,20 +5,13 @@
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
 
-#include "common/env_names.h"
-
 namespace hvdrun::trainer {
 
 StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::FromEnvironment(
     const std::function<const char*(const char*)>& lookup) {
   auto group = std::make_unique<DataParallelGroup>();
-  if (lookup(env::kRank) == nullptr) return group;
-  if (lookup(env::kBackend) == nullptr) {
-    return Status::Error(std::string(env::kBackend) +
-                         " is not set: hvdrun started this rank without a backend; run hvdrun with --gloo "
-                         "(or --mpi, --nccl)");
-  }
-  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment();
+  if (!Runtime::LaunchedByHvdrun(lookup)) return group;
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment(lookup);
   if (!runtime.ok()) return runtime.status();
   group->owned_ = std::move(runtime).value();
   group->runtime_ = group->owned_.get();

@@ -20,7 +20,7 @@ namespace hvdrun::trainer {
 class DataParallelGroup {
  public:
   // The group this process belongs to, from its environment (`lookup` is std::getenv in the
-  // program). Without HVDRUN_RANK: a group of one. With it: Runtime::InitFromEnvironment, whose
+  // program). Not launched by hvdrun: a group of one. Else Runtime::InitFromEnvironment, whose
   // error is returned as it is; a rank that hvdrun started without a backend (no HVDRUN_BACKEND)
   // is told to run hvdrun with --gloo, --mpi or --nccl.
   static StatusOr<std::unique_ptr<DataParallelGroup>> FromEnvironment(

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::cluster {
 

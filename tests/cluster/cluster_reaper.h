@@ -16,7 +16,7 @@
 #include <string>
 
 #include "common/file_descriptor.h"
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::cluster {
 

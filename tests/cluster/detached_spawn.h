@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::cluster {
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::cluster {
 

@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 #include "tests/cluster/cluster_reaper.h"
 #include "tests/cluster/host_sshd.h"
 #include "tests/e2e/process_runner.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
+#include "hvdrun/status.h"
 
 namespace hvdrun::fuzzing {
 

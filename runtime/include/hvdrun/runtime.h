@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -50,9 +51,18 @@ class CollectiveHandle;
 
 class Runtime {
  public:
-  // Initializes from an hvdrun rank's environment (common/env_names.h: HVDRUN_BACKEND, HVDRUN_RANK,
-  // ..., HVDRUN_RENDEZVOUS_ADDR/PORT, HVDRUN_SECRET).
-  static StatusOr<std::unique_ptr<Runtime>> InitFromEnvironment();
+  // Looks an environment variable up: its value, or nullptr when unset (std::getenv's contract).
+  using EnvironmentLookup = std::function<const char*(const char*)>;
+
+  // Whether this process is a rank that hvdrun started (its environment has HVDRUN_RANK): a
+  // program that also runs on its own checks it before InitFromEnvironment. `lookup` defaults to
+  // std::getenv.
+  static bool LaunchedByHvdrun(const EnvironmentLookup& lookup = nullptr);
+  // Initializes from an hvdrun rank's environment (HVDRUN_BACKEND, HVDRUN_RANK, ...,
+  // HVDRUN_RENDEZVOUS_ADDR/PORT, HVDRUN_SECRET: what hvdrun gives every rank). An error names the
+  // variable; a rank that hvdrun started without --gloo, --mpi or --nccl is told to add one.
+  // `lookup` defaults to std::getenv.
+  static StatusOr<std::unique_ptr<Runtime>> InitFromEnvironment(const EnvironmentLookup& lookup = nullptr);
   // Initializes from explicit options; every rank of the job must call it.
   static StatusOr<std::unique_ptr<Runtime>> Init(RuntimeOptions options);
 
