@@ -61,7 +61,7 @@ struct Hello {
 };
 
 // One fact about the agent's host ("kernel", "Linux 6.1.0-18-amd64 x86_64", "uname"): the keys
-// are agent/host_probe.h's; `source` says where the value was read, or why it is unknown.
+// are common/host_facts.h's; `source` says where the value was read, or why it is not found.
 struct HostFact {
   std::string key;
   std::string value;

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "common/command_output.h"
+#include "common/whole_number.h"
 
 namespace hvdrun {
 namespace {
@@ -266,8 +267,11 @@ HostFact ProbeCuda() {
   auto [path, header] = FirstReadable({"/usr/local/cuda/include/cuda.h", "/usr/include/cuda.h"});
   std::string version = DefineValue(header, "CUDA_VERSION");
   if (version.empty()) return NotFound("cuda", "no cuda.h in /usr/local/cuda/include or /usr/include");
-  int number = std::atoi(version.c_str());
-  return {"cuda", "CUDA " + std::to_string(number / 1000) + "." + std::to_string(number % 1000 / 10), path};
+  ParsedWholeNumber number = ParseWholeNumber(version, 0, 1'000'000);
+  if (!number.ok()) return NotFound("cuda", path + ": CUDA_VERSION '" + version + "' is not a number");
+  return {"cuda",
+          "CUDA " + std::to_string(number.value / 1000) + "." + std::to_string(number.value % 1000 / 10),
+          path};
 }
 
 HostFact ProbeFramework() {
@@ -289,10 +293,8 @@ std::string DescribeNic(const std::string& name, const std::vector<std::string>&
   for (const std::string& address : addresses) entry += " " + address;
   if (addresses.empty()) entry += " (no address)";
   // /sys/class/net/<nic>/speed: -1 or unreadable (EINVAL) when the link is down or virtual.
-  char* end = nullptr;
-  int64_t speed = std::strtoll(speed_text.c_str(), &end, 10);
-  bool known = !speed_text.empty() && end != nullptr && *end == '\0' && speed > 0;
-  entry += known ? ", " + std::to_string(speed) + " Mb/s" : ", speed unknown";
+  ParsedWholeNumber speed = ParseWholeNumber(speed_text, 1, INT64_MAX);
+  entry += speed.ok() ? ", " + std::to_string(speed.value) + " Mb/s" : ", speed unknown";
   return entry + ", " + driver;
 }
 
@@ -332,6 +334,23 @@ std::vector<HostFact> ProbeHostFacts() {
   facts.insert(facts.end(), {gpus.gpus, count, gpus.connection, gpus.driver});
   facts.insert(facts.end(), {ProbeMpi(), ProbeGloo(), ProbeNccl(), ProbeCuda(), ProbeFramework()});
   return facts;
+}
+
+int GpuCountOf(const std::vector<protocol::HostFact>& facts) {
+  for (const protocol::HostFact& fact : facts) {
+    if (fact.key != "gpu_count") continue;
+    ParsedWholeNumber count = ParseWholeNumber(fact.value, 0, 1 << 16);
+    return count.ok() ? static_cast<int>(count.value) : 0;
+  }
+  return 0;
+}
+
+nlohmann::json HostFactsToJson(const std::string& host, const std::vector<protocol::HostFact>& facts) {
+  nlohmann::json by_key = nlohmann::json::object();
+  for (const protocol::HostFact& fact : facts) {
+    by_key[fact.key] = {{"value", fact.value}, {"source", fact.source}};
+  }
+  return {{"host", host}, {"gpu_count", GpuCountOf(facts)}, {"facts", by_key}};
 }
 
 }  // namespace hvdrun

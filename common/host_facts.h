@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/agent_protocol.h"
 
 namespace hvdrun {
@@ -54,6 +56,13 @@ inline constexpr std::chrono::milliseconds kFactCommandTimeout{5000};
 
 // One fact per key of kHostFactKeys, in that order, every value non-empty.
 std::vector<protocol::HostFact> ProbeHostFacts();
+
+// The number the "gpu_count" fact holds; 0 when there is none or it is not a whole number.
+int GpuCountOf(const std::vector<protocol::HostFact>& facts);
+
+// One host's facts in their JSON form, that of hvdrun's DIR/hosts/<host>.json (docs/results.md) and
+// of hvdrun-lab's environment.json: {"host", "gpu_count", "facts": {key: {"value", "source"}}}.
+nlohmann::json HostFactsToJson(const std::string& host, const std::vector<protocol::HostFact>& facts);
 
 // Helpers of the probe, exposed for tests.
 // "eth0 10.0.0.1/24, 10000 Mb/s, virtio_net": one interface's entry of the "nics" fact. `speed_text`

@@ -1,7 +1,6 @@
 #include "lab/host_facts.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "common/host_facts.h"
@@ -10,10 +9,8 @@ namespace hvdrun::lab {
 
 HostFacts HostFactsOf(const std::vector<protocol::HostFact>& facts) {
   HostFacts host;
-  for (const protocol::HostFact& fact : facts) {
-    host.facts[fact.key] = {fact.value, fact.source};
-    if (fact.key == "gpu_count") host.gpu_count = std::atoi(fact.value.c_str());
-  }
+  for (const protocol::HostFact& fact : facts) host.facts[fact.key] = {fact.value, fact.source};
+  host.gpu_count = GpuCountOf(facts);
   auto hostname = host.facts.find("hostname");
   bool named = hostname != host.facts.end() && hostname->second.value != kFactNotFound;
   host.host = named ? hostname->second.value : "localhost";
@@ -31,9 +28,11 @@ MachineFacts MachineFactsOf(const HostFacts& host) {
 }
 
 nlohmann::json HostFactsToJson(const HostFacts& host) {
-  nlohmann::json facts = nlohmann::json::object();
-  for (const auto& [key, fact] : host.facts) facts[key] = {{"value", fact.value}, {"source", fact.source}};
-  return {{"host", host.host}, {"gpu_count", host.gpu_count}, {"facts", facts}};
+  std::vector<protocol::HostFact> facts;
+  for (const auto& [key, fact] : host.facts) facts.push_back({key, fact.value, fact.source});
+  nlohmann::json json = hvdrun::HostFactsToJson(host.host, facts);
+  json["gpu_count"] = host.gpu_count;  // as kept, also for facts read from a file without the fact
+  return json;
 }
 
 StatusOr<HostFacts> HostFactsFromJson(const nlohmann::json& json, const std::string& source) {

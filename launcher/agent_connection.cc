@@ -4,17 +4,9 @@
 
 #include <cerrno>
 
+#include "common/error_text.h"
+
 namespace hvdrun {
-namespace {
-
-// Shows the start of a stream that is not the protocol, printable bytes only, for the error line.
-std::string Excerpt(std::string_view bytes) {
-  std::string text;
-  for (char c : bytes.substr(0, 60)) text.push_back(c >= 0x20 && c < 0x7f ? c : '.');
-  return text;
-}
-
-}  // namespace
 
 AgentConnection::AgentConnection(std::string host, ChildProcess agent, UniqueFd to_agent, UniqueFd from_agent)
     : host_(std::move(host)),
@@ -92,7 +84,7 @@ Status AgentConnection::ReadMessages(std::vector<protocol::Message>* messages) {
     StatusOr<std::optional<protocol::Message>> next = decoder_.Next();
     if (!next.ok()) {
       from_agent_.Reset();
-      return Status::Error(next.status().message() + " (stream begins '" + Excerpt(decoder_.pending()) +
+      return Status::Error(next.status().message() + " (stream begins '" + PrintableText(decoder_.pending()) +
                            "')");
     }
     if (!next.value().has_value()) break;

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "launcher/host_facts_file.h"
+#include "common/host_facts.h"
 
 namespace hvdrun {
 namespace {

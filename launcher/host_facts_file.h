@@ -1,12 +1,10 @@
 // The per-host files of a results directory (docs/results.md): DIR/hosts/<host>.json holds the facts
-// that host's agent gathered (common/host_facts.h), in the form hvdrun-lab reads
-// (lab/host_facts.h: {"host", "gpu_count", "facts": {key: {"value", "source"}}}). <host> is the
-// host as -H or the hostfile names it, without a user. Written whole or not at all, like every
-// results file.
+// that host's agent gathered, in their JSON form (common/host_facts.h's HostFactsToJson), which
+// hvdrun-lab reads (lab/host_facts.h). <host> is the host as -H or the hostfile names it,
+// without a user. Written whole or not at all, like every results file.
 #ifndef HVDRUN_LAUNCHER_HOST_FACTS_FILE_H_
 #define HVDRUN_LAUNCHER_HOST_FACTS_FILE_H_
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,8 +12,6 @@
 #include "hvdrun/status.h"
 
 namespace hvdrun {
-
-nlohmann::json HostFactsToJson(const std::string& host, const std::vector<protocol::HostFact>& facts);
 
 // Creates DIR/hosts and writes DIR/hosts/<host>.json. The error names the file.
 Status WriteHostFactsFile(const std::string& dir, const std::string& host,
