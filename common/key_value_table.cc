@@ -1,12 +1,12 @@
 #include "common/key_value_table.h"
 
-#include <charconv>
-#include <system_error>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
 #include "common/error_text.h"
+#include "common/whole_number.h"
 
 namespace hvdrun {
 namespace {
@@ -152,12 +152,12 @@ Message KeyValueTable::Add(const rendezvous::AddRequest& request) {
   int64_t current = 0;
   if (auto it = values_.find(request.key); it != values_.end()) {
     const std::string& text = it->second;
-    const char* end = text.data() + text.size();
-    auto [parsed_end, error] = std::from_chars(text.data(), end, current);
-    if (error != std::errc() || parsed_end != end) {
+    ParsedWholeNumber parsed = ParseWholeNumber(text, INT64_MIN, INT64_MAX);
+    if (!parsed.ok()) {
       return ErrorResponse{"cannot add to key " + Quoted(request.key) + ": its value '" +
                            PrintableText(text) + "' is not a whole number"};
     }
+    current = parsed.value;
   }
   int64_t sum = 0;
   if (__builtin_add_overflow(current, request.delta, &sum)) {

@@ -427,7 +427,8 @@ class Parser {
       case AxisKind::kServers: {
         StatusOr<int64_t> number = WholeNumber(node, axis.name, 1, kMaxProcesses);
         if (!number.ok()) return number.status();
-        value.text = std::to_string(number.value());
+        value.number = static_cast<int>(number.value());
+        value.text = std::to_string(value.number);
         break;
       }
       case AxisKind::kEnvironment:
@@ -509,6 +510,7 @@ class Parser {
       axis.kind = kind;
       AxisValue value;
       value.text = text;
+      if (kind != AxisKind::kBackend) value.number = 1;
       value.position.file = path_;
       axis.values.push_back(value);
       axis.position.file = path_;

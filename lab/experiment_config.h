@@ -42,6 +42,7 @@ enum class AxisKind {
 struct AxisValue {
   std::string text;  // as written (a YAML boolean as "true"/"false")
   bool is_boolean = false;
+  int number = 0;  // np, processes_per_server, servers: the value, checked to be a whole number
   SourcePosition position;
 };
 

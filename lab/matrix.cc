@@ -68,15 +68,15 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
         if (value.text == "nccl") gpu_value = &value;
         break;
       case AxisKind::kNumProc:
-        cell.num_proc = std::stoi(value.text);
+        cell.num_proc = value.number;
         count_value = &value;
         break;
       case AxisKind::kProcsPerServer:
-        per_server = std::stoi(value.text);
+        per_server = value.number;
         count_value = &value;
         break;
       case AxisKind::kServers:
-        cell.servers = std::stoi(value.text);
+        cell.servers = value.number;
         servers_value = &value;
         break;
       case AxisKind::kProgramFlag:
