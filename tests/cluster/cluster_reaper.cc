@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tests/cluster/cluster_run.h"
-#include "tests/cluster/detached_spawn.h"
+#include "tests/e2e/detached_spawn.h"
 
 namespace hvdrun::cluster {
 namespace {
@@ -35,7 +35,7 @@ StatusOr<ClusterReaper> ClusterReaper::Start(const std::string& program, const s
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, reaper_end.get(), STDIN_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  StatusOr<pid_t> pid = SpawnDetached({program, "reap", run_id}, actions, Detach::kSession);
+  StatusOr<pid_t> pid = e2e::SpawnDetached({program, "reap", run_id}, actions, e2e::Detach::kSession);
   posix_spawn_file_actions_destroy(&actions);
   if (!pid.ok()) {
     return Status::Error("test cluster " + run_id + ": cannot start the reaper '" + program +

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <thread>
 
-#include "tests/cluster/detached_spawn.h"
+#include "tests/e2e/detached_spawn.h"
 #include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun::cluster {
@@ -73,7 +73,7 @@ StatusOr<HostSshd> HostSshd::Start(const std::string& host, const std::vector<st
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, files.log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
                                    0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  StatusOr<pid_t> pid = SpawnDetached(argv, actions, Detach::kProcessGroup);
+  StatusOr<pid_t> pid = e2e::SpawnDetached(argv, actions, e2e::Detach::kProcessGroup);
   posix_spawn_file_actions_destroy(&actions);
   if (!pid.ok()) {
     return Status::Error("test host " + host + ": cannot start sshd ('" + argv.front() +

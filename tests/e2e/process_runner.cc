@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/e2e/detached_spawn.h"
 #include "tests/e2e/scratch_dir.h"
 
 extern char** environ;
@@ -45,14 +46,6 @@ std::vector<std::string> BuildEnvironment(const ProcessOptions& options) {
   }
   env.insert(env.end(), options.extra_env.begin(), options.extra_env.end());
   return env;
-}
-
-std::vector<char*> PointersTo(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  pointers.reserve(strings.size() + 1);
-  for (std::string& text : strings) pointers.push_back(text.data());
-  pointers.push_back(nullptr);
-  return pointers;
 }
 
 std::string Shortened(const std::string& text) {
@@ -121,36 +114,18 @@ RunningProcess RunningProcess::Start(const std::vector<std::string>& argv, const
     posix_spawn_file_actions_addchdir_np(&actions, options.working_dir.c_str());
   }
 
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t no_signals;
-  sigemptyset(&no_signals);
-  sigset_t all_signals;
-  sigfillset(&all_signals);
-  posix_spawnattr_setsigmask(&attributes, &no_signals);
-  posix_spawnattr_setsigdefault(&attributes, &all_signals);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-  std::vector<std::string> args = argv;
   std::vector<std::string> env = BuildEnvironment(options);
-  std::vector<char*> arg_pointers = PointersTo(args);
-  std::vector<char*> env_pointers = PointersTo(env);
-  pid_t pid = -1;
-  int error =
-      ::posix_spawn(&pid, arg_pointers[0], &actions, &attributes, arg_pointers.data(), env_pointers.data());
+  StatusOr<pid_t> pid = SpawnDetached(argv, actions, Detach::kProcessGroup, &env);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
-  if (error != 0) {
-    process.result_.start_error = "cannot run '" + argv[0] + "': " + std::strerror(error);
+  if (!pid.ok()) {
+    process.result_.start_error = "cannot run '" + argv[0] + "': " + pid.status().message();
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
     return process;
   }
-  process.pid_ = pid;
+  process.pid_ = pid.value();
   process.stdout_fd_ = out_pipe[0];
   process.stderr_fd_ = err_pipe[0];
   ::fcntl(process.stdout_fd_, F_SETFL, O_NONBLOCK);

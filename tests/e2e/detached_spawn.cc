@@ -1,4 +1,4 @@
-#include "tests/cluster/detached_spawn.h"
+#include "tests/e2e/detached_spawn.h"
 
 #include <signal.h>
 
@@ -7,10 +7,22 @@
 
 extern char** environ;
 
-namespace hvdrun::cluster {
+namespace hvdrun::e2e {
+
+namespace {
+
+std::vector<char*> PointersTo(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  pointers.reserve(strings.size() + 1);
+  for (std::string& text : strings) pointers.push_back(text.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+}  // namespace
 
 StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& argv, const posix_spawn_file_actions_t& actions,
-                              Detach detach) {
+                              Detach detach, const std::vector<std::string>* env) {
   if (argv.empty()) return Status::Error("empty command");
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
@@ -29,15 +41,15 @@ StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& argv, const posix_
   }
   posix_spawnattr_setflags(&attributes, static_cast<int16_t>(flags));
   std::vector<std::string> args = argv;
-  std::vector<char*> pointers;
-  pointers.reserve(args.size() + 1);
-  for (std::string& arg : args) pointers.push_back(arg.data());
-  pointers.push_back(nullptr);
+  std::vector<char*> arg_pointers = PointersTo(args);
+  std::vector<std::string> env_copy = env != nullptr ? *env : std::vector<std::string>{};
+  std::vector<char*> env_pointers = PointersTo(env_copy);
   pid_t pid = -1;
-  int error = ::posix_spawn(&pid, pointers[0], &actions, &attributes, pointers.data(), environ);
+  int error = ::posix_spawn(&pid, arg_pointers[0], &actions, &attributes, arg_pointers.data(),
+                            env != nullptr ? env_pointers.data() : environ);
   posix_spawnattr_destroy(&attributes);
   if (error != 0) return Status::Error(std::strerror(error));
   return pid;
 }
 
-}  // namespace hvdrun::cluster
+}  // namespace hvdrun::e2e
