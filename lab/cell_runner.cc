@@ -94,7 +94,10 @@ StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
   nlohmann::json values = nlohmann::json::object();
   for (const auto& [name, value] : cell.values) values[name] = value;
   std::string line;
-  for (const std::string& word : argv) line += (line.empty() ? "" : " ") + QuoteForShell(word);
+  for (const std::string& word : argv) {
+    if (!line.empty()) line += ' ';
+    line += QuoteForShell(word);
+  }
   nlohmann::json command = {
       {"argv", argv}, {"working_dir", "the run's directory"}, {"shell", line}, {"cell", values}};
   if (Status status = WriteFileAtomically(run_dir.value() + "/command.json", command.dump(2) + "\n");

@@ -159,7 +159,10 @@ nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& ma
     nlohmann::json values = nlohmann::json::array();
     for (const auto& [name, value] : cell.values) values.push_back({name, value});
     std::string hosts;
-    for (const HostSlots& host : cell.hosts) hosts += (hosts.empty() ? "" : ",") + FormatHostSlots(host);
+    for (const HostSlots& host : cell.hosts) {
+      if (!hosts.empty()) hosts += ',';
+      hosts += FormatHostSlots(host);
+    }
     cells.push_back({{"id", cell.id},
                      {"values", values},
                      {"backend", cell.backend},

@@ -151,7 +151,8 @@ void AssignIds(std::vector<Cell>& cells) {
     std::string id;
     std::string canonical;
     for (const auto& [name, value] : cell.values) {
-      id += (id.empty() ? "" : "_") + SlugForFileName(name) + "-" + SlugForFileName(value);
+      if (!id.empty()) id += '_';
+      id += SlugForFileName(name) + "-" + SlugForFileName(value);
       canonical += name + '\0' + value + '\0';
     }
     if (id.size() > kMaxIdLength) id = id.substr(0, kMaxIdLength) + "_" + HashHex(canonical);
@@ -162,7 +163,8 @@ void AssignIds(std::vector<Cell>& cells) {
     if (uses[cell.id] < 2) continue;
     std::string canonical;
     for (const auto& [name, value] : cell.values) canonical += name + '\0' + value + '\0';
-    cell.id += "_" + HashHex(canonical);
+    cell.id += '_';
+    cell.id += HashHex(canonical);
   }
 }
 
@@ -219,7 +221,10 @@ std::string CellValue(const Cell& cell, const std::string& name) {
 std::vector<std::string> HvdrunArguments(const Cell& cell, const std::string& program,
                                          const std::string& results_dir, const std::string& logs_dir) {
   std::string hosts;
-  for (const HostSlots& host : cell.hosts) hosts += (hosts.empty() ? "" : ",") + FormatHostSlots(host);
+  for (const HostSlots& host : cell.hosts) {
+    if (!hosts.empty()) hosts += ',';
+    hosts += FormatHostSlots(host);
+  }
   std::vector<std::string> args = {"-np", std::to_string(cell.num_proc), "-H", hosts, "--" + cell.backend};
   for (const std::string& variable : cell.env) {
     args.push_back("-x");

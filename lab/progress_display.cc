@@ -27,7 +27,11 @@ void ProgressDisplay::AddKeptRuns(int runs, double mean_seconds) {
 
 std::string ProgressDisplay::FormatDuration(double seconds) {
   const int64_t total = std::llround(std::max(0.0, seconds));
-  auto two_digits = [](int64_t value) { return (value < 10 ? "0" : "") + std::to_string(value); };
+  auto two_digits = [](int64_t value) {
+    std::string digits = value < 10 ? "0" : "";
+    digits += std::to_string(value);
+    return digits;
+  };
   if (total >= 3600) {
     return std::to_string(total / 3600) + ":" + two_digits(total / 60 % 60) + ":" + two_digits(total % 60);
   }

@@ -214,13 +214,21 @@ std::string MarkdownCell(const std::string& text) {
 
 std::string ToMarkdown(const DisplayTable& table) {
   std::string out = "|";
-  for (const std::string& cell : table.header) out += " " + MarkdownCell(cell) + " |";
+  for (const std::string& cell : table.header) {
+    out += ' ';
+    out += MarkdownCell(cell);
+    out += " |";
+  }
   out += "\n|";
   for (size_t i = 0; i < table.header.size(); ++i) out += table.text[i] ? " --- |" : " ---: |";
   out += "\n";
   for (const std::vector<std::string>& row : table.rows) {
     out += "|";
-    for (const std::string& cell : row) out += " " + MarkdownCell(cell) + " |";
+    for (const std::string& cell : row) {
+      out += ' ';
+      out += MarkdownCell(cell);
+      out += " |";
+    }
     out += "\n";
   }
   return out;
@@ -251,10 +259,16 @@ std::string CsvField(const std::string& text) {
 
 std::string ToCsv(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::string out;
-  for (size_t i = 0; i < header.size(); ++i) out += (i == 0 ? "" : ",") + CsvField(header[i]);
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (i > 0) out += ',';
+    out += CsvField(header[i]);
+  }
   out += "\n";
   for (const std::vector<std::string>& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) out += (i == 0 ? "" : ",") + CsvField(row[i]);
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) out += ',';
+      out += CsvField(row[i]);
+    }
     out += "\n";
   }
   return out;
