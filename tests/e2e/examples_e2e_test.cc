@@ -1,0 +1,126 @@
+// The short examples of a user's own program under examples/, each built and run as its header
+// tells a user to:
+// - examples/allreduce/allreduce.cc is compiled with the C++ compiler against the installed
+//   headers and library (HVDRUN_TEST_INSTALL_PREFIX, staged by the install_for_e2e fixture), not
+//   as a target of this build, and run under the installed hvdrun with Gloo.
+// - examples/torch_distributed/collectives.py, an unmodified torch.distributed program (env://,
+//   Gloo), runs under hvdrun and sees the ranks, world size and local ranks hvdrun planned: the
+//   environment contract with PyTorch. It runs with Debian's python3-torch through
+//   /usr/bin/python3, since the first python3 on PATH may be another interpreter without torch.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/process_runner.h"
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun::e2e {
+namespace {
+
+// Compiling against the installed headers takes a few seconds, more on a busy machine.
+constexpr std::chrono::milliseconds kCompileTimeout{120'000};
+
+// The example built in `dir` as its header comment says, with warnings as errors so that the
+// installed headers are seen to compile cleanly in a user's program.
+ProcessResult BuildAllreduceExample(const std::string& dir) {
+  const std::string prefix = HVDRUN_TEST_INSTALL_PREFIX;
+  const std::string lib_dir = prefix + "/" + HVDRUN_TEST_INSTALL_LIBDIR;
+  return RunProcess(
+      {HVDRUN_TEST_CXX, "-std=c++17", "-Wall", "-Wextra", "-Werror",
+       std::string(HVDRUN_TEST_EXAMPLES_DIR) + "/allreduce/allreduce.cc", "-I" + prefix + "/include",
+       "-L" + lib_dir, "-Wl,-rpath," + lib_dir, "-lhvdrun", "-o", dir + "/allreduce"},
+      kCompileTimeout);
+}
+
+TEST(AllreduceExampleTest, BuildsAgainstTheInstalledLibraryAndSumsOverTwoRanks) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  ProcessResult build = BuildAllreduceExample(dir.path());
+  ASSERT_EQ(build.exit_code, 0) << "compiling examples/allreduce against the installed hvdrun\n" << build;
+
+  ProcessResult result = RunHvdrun({"-np", "2", "--gloo", dir.path() + "/allreduce"});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  // (rank + 1) * (1 2 3 4) summed over ranks 0 and 1.
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string line = "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) +
+                             " of 2: sum over ranks of (rank + 1) * (1 2 3 4) = 3 6 9 12\n";
+    EXPECT_NE(result.stdout_text.find(line), std::string::npos) << line << result;
+  }
+  EXPECT_EQ(result.stderr_text, "") << result;
+}
+
+TEST(AllreduceExampleTest, RunWithoutHvdrunItSaysWhyAndExitsOne) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  ProcessResult build = BuildAllreduceExample(dir.path());
+  ASSERT_EQ(build.exit_code, 0) << build;
+
+  ProcessOptions options;
+  options.unset_env = {"HVDRUN_RANK"};
+  ProcessResult result = RunProcess({dir.path() + "/allreduce"}, kRunTimeout, options);
+  EXPECT_EQ(result.exit_code, 1) << result;
+  EXPECT_EQ(result.stdout_text, "") << result;
+  EXPECT_EQ(result.stderr_text, "allreduce: HVDRUN_RANK is not set: run this program under hvdrun\n")
+      << result;
+}
+
+constexpr const char* kPython = "/usr/bin/python3";
+// Importing torch takes seconds per rank on a 2-core machine; three at once take longer.
+constexpr std::chrono::milliseconds kTorchRunTimeout{150'000};
+
+// What rank `rank` of `world` prints: torch's view of its place, then the results of its
+// collectives (see collectives.py).
+std::string ExpectedTorchLine(int rank, int world, int local_rank) {
+  int sum = world * (world + 1) / 2;
+  std::string gathered;
+  for (int r = 0; r < world; ++r) {
+    if (r > 0) gathered += ',';
+    gathered += std::to_string(r * r);
+  }
+  return "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of " +
+         std::to_string(world) + " local " + std::to_string(local_rank) + ": sum " + std::to_string(sum) +
+         " broadcast " + std::to_string(1000 + world - 1) + " gather " + gathered + "\n";
+}
+
+class TorchDistributedExampleTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    ProcessResult probe =
+        RunProcess({kPython, "-c", "import torch.distributed as d; assert d.is_gloo_available()"},
+                   std::chrono::seconds(60));
+    ASSERT_EQ(probe.exit_code, 0) << kPython << " cannot import torch.distributed with Gloo; "
+                                  << "install Debian's python3-torch (scripts/install-deps.sh does)\n"
+                                  << probe;
+  }
+
+  static std::string Script() {
+    return std::string(HVDRUN_TEST_EXAMPLES_DIR) + "/torch_distributed/collectives.py";
+  }
+};
+
+TEST_F(TorchDistributedExampleTest, ThreeRanksOnOneHostInitFromEnv) {
+  ProcessResult result = RunProcess({HvdrunPath(), "-np", "3", kPython, Script()}, kTorchRunTimeout);
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_NE(result.stdout_text.find(ExpectedTorchLine(rank, 3, rank)), std::string::npos)
+        << ExpectedTorchLine(rank, 3, rank) << result;
+  }
+}
+
+// Two hosts (both this machine): MASTER_ADDR names rank 0's host, LOCAL_RANK restarts per host.
+TEST_F(TorchDistributedExampleTest, ThreeRanksOnTwoHostsInitFromEnv) {
+  ProcessResult result = RunProcess(
+      {HvdrunPath(), "-np", "3", "-H", "localhost:2,127.0.0.1:1", kPython, Script()}, kTorchRunTimeout);
+  ASSERT_EQ(result.exit_code, 0) << result;
+  const int local_ranks[] = {0, 1, 0};
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_NE(result.stdout_text.find(ExpectedTorchLine(rank, 3, local_ranks[rank])), std::string::npos)
+        << ExpectedTorchLine(rank, 3, local_ranks[rank]) << result;
+  }
+}
+
+}  // namespace
+}  // namespace hvdrun::e2e
