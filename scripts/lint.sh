@@ -12,27 +12,38 @@ done
 case "${1:-}" in
   tidy)
     build_dir=$2 clang_tidy=$3
-    # Every source this build compiles: a backend that was not built (no CUDA, no MPI) has no
-    # compile command, and is not checked.
-    compiled=$(grep -o '"file": "[^"]*"' "$build_dir/compile_commands.json" | sed 's/"file": "//; s/"$//' |
-      sort -u)
-    sources() {
-      find "${source_dirs[@]}" -name '*.cc' "$@" | sort |
-        while read -r file; do
-          if grep -qxF "$PWD/$file" <<<"$compiled"; then echo "$file"; fi
-        done
-    }
-    # Each file's output is kept apart and only the failing files' findings are printed, together
-    # at the end, where a CI log's tail shows them (the "N warnings generated" lines are dropped).
     out_dir=$(mktemp -d)
     trap 'rm -rf "$out_dir"' EXIT
-    export clang_tidy build_dir out_dir
+    # Every source this build compiles (a backend that was not built, no CUDA or no MPI, has no
+    # compile command and is not checked), each once: clang-tidy checks a file once per command
+    # that compiles it, and some are compiled by several targets (the sanitizer tests, the
+    # end-to-end tests' helpers). The command kept is one without sanitizers.
+    python3 - "$build_dir/compile_commands.json" "$PWD" "$out_dir" "${source_dirs[@]}" <<'PYTHON'
+import json, os, sys
+database, root, out_dir, dirs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+chosen = {}
+for entry in json.load(open(database)):
+    path = os.path.relpath(os.path.join(entry["directory"], entry["file"]), root)
+    if path.split("/")[0] not in dirs or not path.endswith(".cc"):
+        continue
+    if path not in chosen or ("-fsanitize" in chosen[path]["command"] and "-fsanitize" not in entry["command"]):
+        chosen[path] = entry
+json.dump(list(chosen.values()), open(os.path.join(out_dir, "compile_commands.json"), "w"), indent=1)
+# Programs' code first, then tests (cheaper: no static analyzer), each in file order.
+with open(os.path.join(out_dir, "sources"), "w") as sources:
+    for path in sorted(chosen, key=lambda p: (p.endswith("_test.cc"), p)):
+        sources.write(path + "\n")
+PYTHON
+    # Each file's output is kept apart and only the failing files' findings are printed, together
+    # at the end, where a CI log's tail shows them (the "N warnings generated" lines are dropped).
+    # The static analyzer runs on the programs' code; tests get every other check, at half the cost.
+    export clang_tidy out_dir
     # shellcheck disable=SC2016  # expanded by the bash that xargs starts
     tidy_one='log="$out_dir/$(printf %s "$1" | tr / _).log"
-      "$clang_tidy" --quiet -p "$build_dir" "${@:2}" "$1" >"$log" 2>&1 || echo "$1" >>"$out_dir/failed"'
-    # The static analyzer runs on the programs' code; tests get every other check, at half the cost.
-    sources ! -name '*_test.cc' | xargs -r -P "$(nproc)" -I{} bash -c "$tidy_one" _ {}
-    sources -name '*_test.cc' | xargs -r -P "$(nproc)" -I{} bash -c "$tidy_one" _ {} --checks='-clang-analyzer-*'
+      checks=()
+      case "$1" in *_test.cc) checks=("--checks=-clang-analyzer-*") ;; esac
+      "$clang_tidy" --quiet -p "$out_dir" "${checks[@]}" "$1" >"$log" 2>&1 || echo "$1" >>"$out_dir/failed"'
+    xargs -r -P "$(nproc)" -I{} bash -c "$tidy_one" _ {} <"$out_dir/sources"
     if [ -s "$out_dir/failed" ]; then
       echo "clang-tidy: findings in $(wc -l <"$out_dir/failed") file(s):"
       sort "$out_dir/failed" | while read -r file; do
@@ -40,7 +51,7 @@ case "${1:-}" in
       done
       exit 1
     fi
-    echo "clang-tidy: no findings"
+    echo "clang-tidy: no findings ($(wc -l <"$out_dir/sources") files)"
     ;;
   format)
     clang_format=$2
