@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/tensor.h>
 #include <torch/cuda.h>
 
 namespace hvdrun::trainer {

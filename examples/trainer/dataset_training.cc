@@ -1,6 +1,7 @@
 #include "examples/trainer/dataset_training.h"
 
-#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/randperm.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,7 +25,7 @@ constexpr int64_t kEvaluationBatch = 1000;
 // Correctly classified examples of `split` (on the CPU) by `model` (on `device`).
 int64_t CountCorrect(ImageClassifier& model, const MnistSplit& split, c10::Device device) {
   at::NoGradGuard no_grad;
-  model.eval();
+  model.train(/*on=*/false);
   int64_t correct = 0;
   for (int64_t begin = 0; begin < split.size(); begin += kEvaluationBatch) {
     const int64_t end = std::min(split.size(), begin + kEvaluationBatch);
@@ -32,7 +33,7 @@ int64_t CountCorrect(ImageClassifier& model, const MnistSplit& split, c10::Devic
     at::Tensor labels = split.labels.slice(0, begin, end).to(device);
     correct += scores.argmax(1).eq(labels).sum().item<int64_t>();
   }
-  model.train();
+  model.train(/*on=*/true);
   return correct;
 }
 
@@ -47,7 +48,7 @@ StatusOr<TrainingResult> RunDatasetTraining(const TrainerOptions& options, DataP
   const int64_t examples = train.size();
   const int64_t steps_per_epoch = (examples + options.batch_size - 1) / options.batch_size;
   TrainingResult result;
-  model.train();
+  model.train(/*on=*/true);
   const auto start = std::chrono::steady_clock::now();
   for (int epoch = 1; epoch <= options.epochs; ++epoch) {
     const auto epoch_start = std::chrono::steady_clock::now();

@@ -1,6 +1,8 @@
 #include "examples/trainer/gradient_reducer.h"
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 #include <torch/cuda.h>
 

@@ -1,6 +1,12 @@
 #include "examples/trainer/gradient_reducer.h"
 
-#include <ATen/ATen.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/linspace.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/tanh.h>
+#include <ATen/ops/zeros.h>
 #include <gtest/gtest.h>
 
 #include <mutex>

@@ -3,11 +3,11 @@
 //
 // Exit codes: 0 success; 2 bad command line or input (unknown model, missing data set, sizes,
 // --device cuda without CUDA); 1 a failure while running (the runtime, a collective, torch).
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <sched.h>
 #include <torch/cuda.h>
-#include <torch/utils.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -179,9 +179,9 @@ int Train(TrainerOptions options) {
   at::set_num_threads(settings.threads);
 
   // Each rank draws its own initial parameters; rank 0's then replace them everywhere.
-  torch::manual_seed(options.seed + static_cast<uint64_t>(group.rank()));
+  at::manual_seed(options.seed + static_cast<uint64_t>(group.rank()));
   std::shared_ptr<ImageClassifier> model = BuildModel(*options.model, options.image_size);
-  model->to(device);
+  model->MoveTo(device);
   if (Status status = BroadcastModelState(*model, group); !status.ok()) {
     return Fail(kRunFailure, rank_prefix + status.message());
   }

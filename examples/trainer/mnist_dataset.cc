@@ -1,6 +1,7 @@
 #include "examples/trainer/mnist_dataset.h"
 
-#include <ATen/ATen.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/from_blob.h>
 #include <sys/stat.h>
 
 #include <algorithm>

@@ -1,6 +1,8 @@
 #include "examples/trainer/mnist_dataset.h"
 
-#include <ATen/ATen.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
 #include <gtest/gtest.h>
 
 #include <string>

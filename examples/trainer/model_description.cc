@@ -33,7 +33,7 @@ ModelDescription DescribeModel(const ModelInfo& info, ImageClassifier& model, in
   description.model = info.name;
   description.image_size = image_size;
   description.input_channels = info.input_channels;
-  for (const auto& item : model.named_parameters(/*recurse=*/true)) {
+  for (const auto& item : model.named_parameters()) {
     TensorDescription tensor;
     tensor.name = item.key();
     tensor.shape = item.value().sizes().vec();
@@ -41,7 +41,7 @@ ModelDescription DescribeModel(const ModelInfo& info, ImageClassifier& model, in
     description.parameter_count += tensor.elements;
     description.parameters.push_back(std::move(tensor));
   }
-  description.buffer_tensors = static_cast<int64_t>(model.buffers(/*recurse=*/true).size());
+  description.buffer_tensors = static_cast<int64_t>(model.named_buffers().size());
   description.multiply_accumulates = model.MultiplyAccumulates(image_size);
   return description;
 }

@@ -1,6 +1,7 @@
 #include "examples/trainer/model_description.h"
 
-#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/randn.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -117,7 +118,7 @@ TEST(ModelDescriptionTest, EveryModelMapsImagesToClassScores) {
   for (const ModelInfo& info : AllModels()) {
     // The smallest image each model takes, so that this stays cheap.
     std::shared_ptr<ImageClassifier> model = BuildModel(info, info.min_image_size);
-    model->eval();
+    model->train(/*on=*/false);
     at::Tensor scores =
         model->forward(at::randn({2, info.input_channels, info.min_image_size, info.min_image_size}));
     EXPECT_EQ(scores.sizes().vec(), (std::vector<int64_t>{2, info.classes})) << info.name;

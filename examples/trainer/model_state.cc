@@ -1,6 +1,6 @@
 #include "examples/trainer/model_state.h"
 
-#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/cuda.h>
 
 #include <cstdint>
@@ -17,10 +17,10 @@ Status BroadcastModelState(ImageClassifier& model, DataParallelGroup& group) {
   if (runtime == nullptr || group.size() == 1) return Status::Ok();
   at::NoGradGuard no_grad;
   std::vector<std::pair<std::string, at::Tensor>> tensors;
-  for (const auto& item : model.named_parameters(/*recurse=*/true)) {
+  for (const auto& item : model.named_parameters()) {
     tensors.emplace_back(item.key(), item.value());
   }
-  for (const auto& item : model.named_buffers(/*recurse=*/true)) {
+  for (const auto& item : model.named_buffers()) {
     tensors.emplace_back(item.key(), item.value());
   }
   // A backend that reduces device memory (nccl) broadcasts the tensors where they are; the
@@ -47,7 +47,7 @@ Status BroadcastModelState(ImageClassifier& model, DataParallelGroup& group) {
 
 std::string ParameterChecksum(ImageClassifier& model) {
   uint64_t hash = 14695981039346656037ULL;  // FNV-1a offset basis
-  for (const at::Tensor& parameter : model.parameters(/*recurse=*/true)) {
+  for (const at::Tensor& parameter : model.parameters()) {
     at::Tensor host = parameter.detach().to(at::kCPU).contiguous();
     const auto* bytes = static_cast<const unsigned char*>(host.data_ptr());
     const size_t size = static_cast<size_t>(host.numel()) * host.element_size();

@@ -1,6 +1,6 @@
 #include "examples/trainer/model_state.h"
 
-#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>
 
 #include <mutex>

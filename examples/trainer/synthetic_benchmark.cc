@@ -1,6 +1,7 @@
 #include "examples/trainer/synthetic_benchmark.h"
 
-#include <ATen/ATen.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
 
 #include <chrono>
 
@@ -16,7 +17,7 @@ StatusOr<TrainingResult> RunSyntheticBenchmark(const TrainerOptions& options, Im
                 at::TensorOptions().device(device).dtype(at::kFloat));
   at::Tensor labels =
       at::randint(info.classes, {options.batch_size}, at::TensorOptions().device(device).dtype(at::kLong));
-  model.train();
+  model.train(/*on=*/true);
   TrainingResult result;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < options.warmup_steps + options.steps; ++i) {

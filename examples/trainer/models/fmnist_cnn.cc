@@ -1,8 +1,27 @@
 #include "examples/trainer/models/fmnist_cnn.h"
 
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+
 #include "examples/trainer/models/layer_macs.h"
+#include "examples/trainer/models/torch_image_classifier.h"
 
 namespace hvdrun::trainer {
+namespace {
+
+class FmnistCnn : public TorchImageClassifier {
+ public:
+  explicit FmnistCnn(const FmnistCnnConfig& config);
+
+  torch::Tensor forward(torch::Tensor images) override;
+  int64_t MultiplyAccumulates(int64_t image_size) const override;
+
+ private:
+  torch::nn::Conv2d conv1_{nullptr};
+  torch::nn::Conv2d conv2_{nullptr};
+  torch::nn::Linear fc1_{nullptr};
+  torch::nn::Linear fc2_{nullptr};
+};
 
 FmnistCnn::FmnistCnn(const FmnistCnnConfig& config) {
   const int64_t pooled = config.image_size / 4;
@@ -30,6 +49,12 @@ int64_t FmnistCnn::MultiplyAccumulates(int64_t image_size) const {
   size = WindowOutput(size, 2, 2, 0);
   macs += Conv2dMacs(*conv2_, size, &size);
   return macs + LinearMacs(*fc1_) + LinearMacs(*fc2_);
+}
+
+}  // namespace
+
+std::shared_ptr<ImageClassifier> MakeFmnistCnn(const FmnistCnnConfig& config) {
+  return std::make_shared<FmnistCnn>(config);
 }
 
 }  // namespace hvdrun::trainer

@@ -5,12 +5,8 @@
 #ifndef HVDRUN_EXAMPLES_TRAINER_MODELS_FMNIST_CNN_H_
 #define HVDRUN_EXAMPLES_TRAINER_MODELS_FMNIST_CNN_H_
 
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/linear.h>
-
 #include <cstdint>
-
-#include "examples/trainer/models/image_classifier.h"
+#include <memory>
 
 namespace hvdrun::trainer {
 
@@ -23,19 +19,10 @@ struct FmnistCnnConfig {
   int64_t classes = 10;
 };
 
-class FmnistCnn : public ImageClassifier {
- public:
-  explicit FmnistCnn(const FmnistCnnConfig& config);
+class ImageClassifier;
 
-  torch::Tensor forward(torch::Tensor images) override;
-  int64_t MultiplyAccumulates(int64_t image_size) const override;
-
- private:
-  torch::nn::Conv2d conv1_{nullptr};
-  torch::nn::Conv2d conv2_{nullptr};
-  torch::nn::Linear fc1_{nullptr};
-  torch::nn::Linear fc2_{nullptr};
-};
+// A freshly initialized network of `config`, its parameters drawn from torch's global generator.
+std::shared_ptr<ImageClassifier> MakeFmnistCnn(const FmnistCnnConfig& config);
 
 }  // namespace hvdrun::trainer
 

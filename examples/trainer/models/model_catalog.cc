@@ -9,15 +9,15 @@ namespace hvdrun::trainer {
 namespace {
 
 std::shared_ptr<ImageClassifier> BuildResNet18(const ModelInfo& /*info*/, int64_t /*image_size*/) {
-  return std::make_shared<ResNet>(ResNet18Config());
+  return MakeResNet(ResNet18Config());
 }
 
 std::shared_ptr<ImageClassifier> BuildResNet50(const ModelInfo& /*info*/, int64_t /*image_size*/) {
-  return std::make_shared<ResNet>(ResNet50Config());
+  return MakeResNet(ResNet50Config());
 }
 
 std::shared_ptr<ImageClassifier> BuildVgg16(const ModelInfo& /*info*/, int64_t /*image_size*/) {
-  return std::make_shared<Vgg>(Vgg16Config());
+  return MakeVgg(Vgg16Config());
 }
 
 std::shared_ptr<ImageClassifier> BuildFmnistCnn(const ModelInfo& info, int64_t image_size) {
@@ -25,7 +25,7 @@ std::shared_ptr<ImageClassifier> BuildFmnistCnn(const ModelInfo& info, int64_t i
   config.image_size = image_size;
   config.input_channels = info.input_channels;
   config.classes = info.classes;
-  return std::make_shared<FmnistCnn>(config);
+  return MakeFmnistCnn(config);
 }
 
 }  // namespace

@@ -1,7 +1,17 @@
 #include "examples/trainer/models/resnet.h"
 
+#include <torch/nn/init.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "examples/trainer/models/layer_macs.h"
+#include "examples/trainer/models/torch_image_classifier.h"
 
 namespace hvdrun::trainer {
 
@@ -17,8 +27,6 @@ torch::nn::Conv2d Conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) 
 }
 
 int64_t Expansion(ResNetBlock block) { return block == ResNetBlock::kBottleneck ? 4 : 1; }
-
-}  // namespace
 
 // torchvision's BasicBlock or Bottleneck: conv1, bn1, conv2, bn2, [conv3, bn3,] [downsample.0
 // (1×1 convolution), downsample.1 (BatchNorm)], registered in that order.
@@ -79,6 +87,22 @@ class ResidualBlock : public torch::nn::Module {
   torch::nn::Conv2d downsample_conv_{nullptr};  // downsample_'s first layer
 };
 
+class ResNet : public TorchImageClassifier {
+ public:
+  explicit ResNet(const ResNetConfig& config);
+
+  torch::Tensor forward(torch::Tensor images) override;
+  int64_t MultiplyAccumulates(int64_t image_size) const override;
+
+ private:
+  torch::nn::Conv2d conv1_{nullptr};
+  torch::nn::BatchNorm2d bn1_{nullptr};
+  // "layer1" ... "layer4"; blocks_ holds the same blocks, in forward order, to count their work.
+  std::array<torch::nn::Sequential, 4> stages_;
+  std::vector<std::shared_ptr<ResidualBlock>> blocks_;
+  torch::nn::Linear fc_{nullptr};
+};
+
 ResNet::ResNet(const ResNetConfig& config) {
   conv1_ = register_module(
       "conv1", torch::nn::Conv2d(
@@ -124,6 +148,12 @@ int64_t ResNet::MultiplyAccumulates(int64_t image_size) const {
   size = WindowOutput(size, 3, 2, 1);
   for (const std::shared_ptr<ResidualBlock>& block : blocks_) macs += block->MultiplyAccumulates(size, &size);
   return macs + LinearMacs(*fc_);
+}
+
+}  // namespace
+
+std::shared_ptr<ImageClassifier> MakeResNet(const ResNetConfig& config) {
+  return std::make_shared<ResNet>(config);
 }
 
 }  // namespace hvdrun::trainer

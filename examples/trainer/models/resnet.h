@@ -6,18 +6,9 @@
 #ifndef HVDRUN_EXAMPLES_TRAINER_MODELS_RESNET_H_
 #define HVDRUN_EXAMPLES_TRAINER_MODELS_RESNET_H_
 
-#include <torch/nn/modules/batchnorm.h>
-#include <torch/nn/modules/container/sequential.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/linear.h>
-
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <vector>
-
-#include "examples/trainer/models/image_classifier.h"
-#include "examples/trainer/models/layer_macs.h"
 
 namespace hvdrun::trainer {
 
@@ -37,23 +28,11 @@ struct ResNetConfig {
 ResNetConfig ResNet18Config();
 ResNetConfig ResNet50Config();
 
-class ResidualBlock;
+class ImageClassifier;
 
-class ResNet : public ImageClassifier {
- public:
-  explicit ResNet(const ResNetConfig& config);
-
-  torch::Tensor forward(torch::Tensor images) override;
-  int64_t MultiplyAccumulates(int64_t image_size) const override;
-
- private:
-  torch::nn::Conv2d conv1_{nullptr};
-  torch::nn::BatchNorm2d bn1_{nullptr};
-  // "layer1" ... "layer4"; blocks_ holds the same blocks, in forward order, to count their work.
-  std::array<torch::nn::Sequential, 4> stages_;
-  std::vector<std::shared_ptr<ResidualBlock>> blocks_;
-  torch::nn::Linear fc_{nullptr};
-};
+// A freshly initialized ResNet of `config` (torchvision's initialization, above), its parameters
+// drawn from torch's global generator.
+std::shared_ptr<ImageClassifier> MakeResNet(const ResNetConfig& config);
 
 }  // namespace hvdrun::trainer
 

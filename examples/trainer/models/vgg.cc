@@ -2,10 +2,14 @@
 
 #include <torch/nn/init.h>
 #include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/pooling.h>
 
 #include "examples/trainer/models/layer_macs.h"
+#include "examples/trainer/models/torch_image_classifier.h"
 
 namespace hvdrun::trainer {
 namespace {
@@ -21,6 +25,23 @@ VggConfig Vgg16Config() {
           3,
           1000};
 }
+
+namespace {
+
+class Vgg : public TorchImageClassifier {
+ public:
+  explicit Vgg(const VggConfig& config);
+
+  torch::Tensor forward(torch::Tensor images) override;
+  int64_t MultiplyAccumulates(int64_t image_size) const override;
+
+ private:
+  VggLayerPlan plan_;
+  torch::nn::Sequential features_{nullptr};
+  std::vector<torch::nn::Conv2d> convolutions_;  // features_'s convolutions, in order
+  torch::nn::Sequential classifier_{nullptr};
+  std::vector<torch::nn::Linear> linears_;  // classifier_'s fully connected layers, in order
+};
 
 Vgg::Vgg(const VggConfig& config) : plan_(config.features) {
   features_ = torch::nn::Sequential();
@@ -76,5 +97,9 @@ int64_t Vgg::MultiplyAccumulates(int64_t image_size) const {
   for (const torch::nn::Linear& linear : linears_) macs += LinearMacs(*linear);
   return macs;
 }
+
+}  // namespace
+
+std::shared_ptr<ImageClassifier> MakeVgg(const VggConfig& config) { return std::make_shared<Vgg>(config); }
 
 }  // namespace hvdrun::trainer

@@ -5,14 +5,9 @@
 #ifndef HVDRUN_EXAMPLES_TRAINER_MODELS_VGG_H_
 #define HVDRUN_EXAMPLES_TRAINER_MODELS_VGG_H_
 
-#include <torch/nn/modules/container/sequential.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/linear.h>
-
 #include <cstdint>
+#include <memory>
 #include <vector>
-
-#include "examples/trainer/models/image_classifier.h"
 
 namespace hvdrun::trainer {
 
@@ -28,20 +23,11 @@ struct VggConfig {
 // torchvision's vgg16: 138,357,544 parameters.
 VggConfig Vgg16Config();
 
-class Vgg : public ImageClassifier {
- public:
-  explicit Vgg(const VggConfig& config);
+class ImageClassifier;
 
-  torch::Tensor forward(torch::Tensor images) override;
-  int64_t MultiplyAccumulates(int64_t image_size) const override;
-
- private:
-  VggLayerPlan plan_;
-  torch::nn::Sequential features_{nullptr};
-  std::vector<torch::nn::Conv2d> convolutions_;  // features_'s convolutions, in order
-  torch::nn::Sequential classifier_{nullptr};
-  std::vector<torch::nn::Linear> linears_;  // classifier_'s fully connected layers, in order
-};
+// A freshly initialized VGG of `config` (torchvision's initialization), its parameters drawn from
+// torch's global generator.
+std::shared_ptr<ImageClassifier> MakeVgg(const VggConfig& config);
 
 }  // namespace hvdrun::trainer
 
