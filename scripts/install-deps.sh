@@ -17,7 +17,7 @@ packages=(
   libopenblas0-openmp
   # hvdrun-lab: experiment files; headless Chromium renders report.html in its test
   libyaml-cpp-dev chromium
-  # tests and lint; python3-torch runs the torch.distributed env:// contract test
+  # tests and lint; python3-torch runs examples/torch_distributed (the env:// contract test)
   libgtest-dev clang-tidy clang-format python3-torch
   # the multi-host test cluster: network namespaces, each with its own sshd; strace slows the
   # launcher's mkdir in the test of host keys recorded by hosts reached at once
