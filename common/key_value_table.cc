@@ -17,7 +17,12 @@ using rendezvous::Message;
 // Keys named in a wait's timeout error; the rest are counted.
 constexpr size_t kMaxKeysNamed = 16;
 
-std::string Quoted(std::string_view key) { return "'" + PrintableText(key) + "'"; }
+std::string Quoted(std::string_view key) {
+  std::string quoted = "'";
+  quoted += PrintableText(key);
+  quoted += '\'';
+  return quoted;
+}
 
 std::string ExceedsText(std::string_view what, size_t size, size_t limit) {
   return std::string(what) + " of " + std::to_string(size) + " bytes exceeds the limit of " +
