@@ -74,8 +74,8 @@ TEST(KeyValueTable, AWaitIsAnsweredOnceEveryKeyExists) {
 
 TEST(KeyValueTable, AWaitTimeoutNamesSixteenMissingKeysAndCountsTheRest) {
   KeyValueTable table;
-  std::vector<std::string> keys;
-  for (int i = 0; i < 20; ++i) keys.push_back("k" + std::to_string(i));
+  std::vector<std::string> keys(20);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = "k" + std::to_string(i);
   ASSERT_EQ(AnswerOf(table, SetRequest{"k0", ""}), Message(OkResponse{}));
   std::string expected = "timed out after 0 ms waiting for 20 keys; 19 still missing: 'k1'";
   for (int i = 2; i <= 16; ++i) expected += ", 'k" + std::to_string(i) + "'";

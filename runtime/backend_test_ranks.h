@@ -38,9 +38,9 @@ class GtestConformanceReport : public ConformanceReport {
 };
 
 // Creates a backend of `kind` for each of `size` ranks (local_rank = rank), each on a thread of its
-// own, all bootstrapping through one in-memory store (NewInMemoryStore) with host address 127.0.0.1, and calls
-// body(backend, context) on each; returns when all have returned. Each backend is destroyed on its
-// own thread once every rank's body has returned, so that none goes while a peer still needs it.
+// own, all bootstrapping through one in-memory store (NewInMemoryStore) with host address 127.0.0.1, and
+// calls body(backend, context) on each; returns when all have returned. Each backend is destroyed on its own
+// thread once every rank's body has returned, so that none goes while a peer still needs it.
 // `before_create(rank)`, when given, runs first on each rank's thread (NCCL selects the rank's
 // device there). A Create failure is a test failure.
 inline void RunBackendRanks(BackendKind kind, int size,
