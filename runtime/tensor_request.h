@@ -1,0 +1,37 @@
+// TensorRequest: what one rank asks of the job for one named tensor; the unit that negotiation
+// agrees on, the response cache remembers and fusion packs.
+//
+// Two ranks' requests for the same name must be equal (Matches) for the collective to run; a
+// mismatch is an error that names the tensor and both descriptions.
+#ifndef HVDRUN_RUNTIME_TENSOR_REQUEST_H_
+#define HVDRUN_RUNTIME_TENSOR_REQUEST_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "hvdrun/types.h"
+
+namespace hvdrun {
+
+enum class CollectiveKind : uint8_t {
+  kAllreduce = 0,
+};
+
+struct TensorRequest {
+  std::string name;
+  CollectiveKind kind = CollectiveKind::kAllreduce;
+  DataType type = DataType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;
+  uint64_t count = 0;  // elements
+
+  size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
+  // Same collective, element type, operation and count (the name is compared by the caller).
+  bool Matches(const TensorRequest& other) const {
+    return kind == other.kind && type == other.type && op == other.op && count == other.count;
+  }
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_TENSOR_REQUEST_H_
