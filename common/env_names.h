@@ -59,6 +59,13 @@ inline constexpr const char* kHorovodCrossRank = "HOROVOD_CROSS_RANK";
 inline constexpr const char* kHorovodCrossSize = "HOROVOD_CROSS_SIZE";
 inline constexpr const char* kHorovodHostname = "HOROVOD_HOSTNAME";
 
+// libhvdrun's negotiation and fusion settings (NegotiationOptions), under Horovod's names and in its
+// units. hvdrun sets them from --fusion-threshold-mb, --cycle-time-ms and --cache-capacity.
+inline constexpr const char* kHorovodFusionThreshold = "HOROVOD_FUSION_THRESHOLD";  // bytes; 0: fusion off
+inline constexpr const char* kHorovodCycleTime = "HOROVOD_CYCLE_TIME";              // milliseconds, decimal
+inline constexpr const char* kHorovodCacheCapacity = "HOROVOD_CACHE_CAPACITY";      // entries; 0: no cache
+inline constexpr const char* kHorovodStallCheckTime = "HOROVOD_STALL_CHECK_TIME_SECONDS";
+
 // PyTorch's names (torchrun's set), for torch.distributed's env:// initialisation.
 inline constexpr const char* kTorchRank = "RANK";
 inline constexpr const char* kTorchWorldSize = "WORLD_SIZE";

@@ -6,6 +6,7 @@
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
 #include "runtime/runtime_impl.h"
+#include "runtime/tensor_request.h"
 
 namespace hvdrun {
 namespace {
@@ -74,10 +75,41 @@ Status ValidateOp(const char* call, ReduceOp op) {
   return Status::Ok();
 }
 
+Status ValidateNegotiation(const RuntimeOptions& options) {
+  if (options.order != CollectiveOrder::kNegotiated) return Status::Ok();
+  if (options.backend == BackendKind::kNccl) {
+    return Status::Error(
+        "Runtime::Init: negotiation runs over host memory, which the NCCL backend does not take");
+  }
+  if (options.negotiation.cycle_time.count() < 0) {
+    return Status::Error("Runtime::Init: negotiation cycle_time " +
+                         std::to_string(options.negotiation.cycle_time.count()) + " us is negative");
+  }
+  if (options.negotiation.stall_warning.count() <= 0) {
+    return Status::Error("Runtime::Init: negotiation stall_warning " +
+                         std::to_string(options.negotiation.stall_warning.count()) + " ms is not positive");
+  }
+  return Status::Ok();
+}
+
+// A request for a collective of this rank.
+TensorRequest Request(std::string name, CollectiveKind kind, size_t count, DataType type, ReduceOp op,
+                      int root = 0) {
+  TensorRequest request;
+  request.name = std::move(name);
+  request.kind = kind;
+  request.type = type;
+  request.op = op;
+  request.count = count;
+  request.root = root;
+  return request;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::Init(RuntimeOptions options) {
   Status valid = ValidateOptions(options);
+  if (valid.ok()) valid = ValidateNegotiation(options);
   if (!valid.ok()) return valid;
   auto impl = std::make_unique<Impl>(std::move(options));
   Status started = impl->Start();
@@ -96,11 +128,19 @@ int Runtime::local_size() const { return impl_->options().local_size; }
 int Runtime::cross_rank() const { return impl_->options().cross_rank; }
 int Runtime::cross_size() const { return impl_->options().cross_size; }
 BackendKind Runtime::backend() const { return impl_->options().backend; }
+CollectiveOrder Runtime::order() const { return impl_->options().order; }
 
 Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
   if (valid.ok()) valid = ValidateOp("Allreduce", op);
   if (!valid.ok()) return valid;
+  if (impl_->negotiated()) {
+    return impl_
+        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kAllreduce), CollectiveKind::kAllreduce,
+                                count, type, op),
+                        send, recv)
+        .Wait();
+  }
   return impl_->Run([=](Backend& backend) { return backend.Allreduce(send, recv, count, type, op); });
 }
 
@@ -109,8 +149,39 @@ CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t co
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
   if (valid.ok()) valid = ValidateOp("Allreduce", op);
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  if (impl_->negotiated()) {
+    return impl_->SubmitRequest(
+        Request(impl_->NextUnnamed(CollectiveKind::kAllreduce), CollectiveKind::kAllreduce, count, type, op),
+        send, recv);
+  }
   return impl_->Submit([=](Backend& backend) { return backend.Allreduce(send, recv, count, type, op); });
 }
+
+Status Runtime::Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
+                          ReduceOp op) {
+  return AllreduceAsync(name, send, recv, count, type, op).Wait();
+}
+
+CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                         DataType type, ReduceOp op) {
+  const std::string call = "Allreduce('" + name + "')";
+  Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
+  if (valid.ok()) valid = ValidateOp(call.c_str(), op);
+  if (valid.ok() && !impl_->negotiated()) {
+    valid = Status::Error(call +
+                          ": named collectives need a Runtime initialized with CollectiveOrder::kNegotiated "
+                          "(RuntimeOptions::order, on every rank)");
+  }
+  if (valid.ok() && (name.empty() || name.front() == '(')) {
+    valid = Status::Error(call +
+                          ": a name must be non-empty and must not begin with '(', which marks "
+                          "the names of unnamed calls");
+  }
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  return impl_->SubmitRequest(Request(name, CollectiveKind::kAllreduce, count, type, op), send, recv);
+}
+
+NegotiationCounters Runtime::negotiation_counters() const { return impl_->negotiation_counters(); }
 
 Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
   Status valid = ValidateBuffers("Broadcast", buffer, buffer, count, type);
@@ -119,16 +190,37 @@ Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
     return Status::Error("Broadcast: root " + std::to_string(root) + " is out of range for size " +
                          std::to_string(size()));
   }
+  if (impl_->negotiated()) {
+    return impl_
+        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kBroadcast), CollectiveKind::kBroadcast,
+                                count, type, ReduceOp::kSum, root),
+                        buffer, buffer)
+        .Wait();
+  }
   return impl_->Run([=](Backend& backend) { return backend.Broadcast(buffer, count, type, root); });
 }
 
 Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType type) {
   Status valid = ValidateBuffers("Allgather", send, recv, count, type);
   if (!valid.ok()) return valid;
+  if (impl_->negotiated()) {
+    return impl_
+        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kAllgather), CollectiveKind::kAllgather,
+                                count, type, ReduceOp::kSum),
+                        send, recv)
+        .Wait();
+  }
   return impl_->Run([=](Backend& backend) { return backend.Allgather(send, recv, count, type); });
 }
 
 Status Runtime::Barrier() {
+  if (impl_->negotiated()) {
+    return impl_
+        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kBarrier), CollectiveKind::kBarrier, 0,
+                                DataType::kInt32, ReduceOp::kSum),
+                        nullptr, nullptr)
+        .Wait();
+  }
   return impl_->Run([](Backend& backend) { return backend.Barrier(); });
 }
 
@@ -140,6 +232,13 @@ Status Runtime::BaselineAllreduce(void* buffer, size_t count, DataType type, Red
   Status valid = ValidateBuffers("BaselineAllreduce", buffer, buffer, count, type);
   if (valid.ok()) valid = ValidateOp("BaselineAllreduce", op);
   if (!valid.ok()) return valid;
+  if (impl_->negotiated()) {
+    return impl_
+        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kBaselineAllreduce),
+                                CollectiveKind::kBaselineAllreduce, count, type, op),
+                        buffer, buffer)
+        .Wait();
+  }
   return impl_->RunBaseline(
       [=](Backend& backend) { return backend.BaselineAllreduce(buffer, count, type, op); });
 }

@@ -1,5 +1,7 @@
 #include "runtime/runtime_environment.h"
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <utility>
@@ -24,18 +26,59 @@ bool ReadInt(const EnvironmentReader& env, const char* name, int64_t min, int64_
   return true;
 }
 
+StatusOr<BackendKind> ReadBackend(const EnvironmentReader& env) {
+  if (env.Find(env::kRank) != nullptr && env.Find(env::kBackend) == nullptr) {
+    return Status::Error(
+        std::string(env::kBackend) +
+        " is not set: hvdrun started this rank without a backend; run hvdrun with --gloo (or "
+        "--mpi, --nccl)");
+  }
+  StatusOr<std::string> backend = env.Required(env::kBackend);
+  if (!backend.ok()) return backend.status();
+  std::optional<BackendKind> kind = ParseBackend(backend.value());
+  if (!kind) {
+    return Status::Error(std::string(env::kBackend) + "='" + backend.value() +
+                         "' is not a backend (gloo, mpi, nccl)");
+  }
+  return *kind;
+}
+
+// Horovod's tuning variables, where set, over NegotiationOptions' defaults.
+Status ReadNegotiation(const EnvironmentReader& env, NegotiationOptions& negotiation) {
+  constexpr int64_t kMaxBytes = int64_t{1} << 40;
+  if (env.Find(env::kHorovodFusionThreshold) != nullptr) {
+    StatusOr<int64_t> bytes = env.RequiredWholeNumber(env::kHorovodFusionThreshold, 0, kMaxBytes);
+    if (!bytes.ok()) return bytes.status();
+    negotiation.fusion_threshold_bytes = static_cast<size_t>(bytes.value());
+  }
+  if (const char* text = env.Find(env::kHorovodCycleTime); text != nullptr) {
+    char* end = nullptr;
+    const double ms = std::strtod(text, &end);
+    if (*text == '\0' || end == nullptr || *end != '\0' || !(ms >= 0 && ms <= 60000)) {
+      return Status::Error(std::string(env::kHorovodCycleTime) + "='" + text +
+                           "' is not a number of milliseconds from 0 to 60000");
+    }
+    negotiation.cycle_time = std::chrono::microseconds(std::llround(ms * 1000));
+  }
+  if (env.Find(env::kHorovodCacheCapacity) != nullptr) {
+    StatusOr<int64_t> capacity = env.RequiredWholeNumber(env::kHorovodCacheCapacity, 0, int64_t{1} << 20);
+    if (!capacity.ok()) return capacity.status();
+    negotiation.cache_capacity = static_cast<size_t>(capacity.value());
+  }
+  if (env.Find(env::kHorovodStallCheckTime) != nullptr) {
+    StatusOr<int64_t> seconds = env.RequiredWholeNumber(env::kHorovodStallCheckTime, 1, 86400);
+    if (!seconds.ok()) return seconds.status();
+    negotiation.stall_warning = std::chrono::seconds(seconds.value());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const char*(const char*)>& lookup) {
   const EnvironmentReader env(lookup, "run this program under hvdrun");
   RuntimeEnvironment result;
   RuntimeOptions& options = result.options;
-  if (lookup(env::kRank) != nullptr && lookup(env::kBackend) == nullptr) {
-    return Status::Error(
-        std::string(env::kBackend) +
-        " is not set: hvdrun started this rank without a backend; run hvdrun with --gloo (or "
-        "--mpi, --nccl)");
-  }
   constexpr int64_t kMaxRanks = 1 << 24;
   Status status;
   if (!ReadInt(env, env::kRank, 0, kMaxRanks, options.rank, status) ||
@@ -51,14 +94,9 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
                          env::kSize + "=" + std::to_string(options.size));
   }
 
-  StatusOr<std::string> backend = env.Required(env::kBackend);
+  StatusOr<BackendKind> backend = ReadBackend(env);
   if (!backend.ok()) return backend.status();
-  std::optional<BackendKind> kind = ParseBackend(backend.value());
-  if (!kind) {
-    return Status::Error(std::string(env::kBackend) + "='" + backend.value() +
-                         "' is not a backend (gloo, mpi, nccl)");
-  }
-  options.backend = *kind;
+  options.backend = backend.value();
 
   StatusOr<std::string> address = env.Required(env::kRendezvousAddr);
   if (!address.ok()) return address.status();
@@ -74,18 +112,28 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
   StatusOr<std::string> host_address = env.Required(env::kHostAddr);
   if (!host_address.ok()) return host_address.status();
   options.host_address = std::move(host_address).value();
+  status = ReadNegotiation(env, options.negotiation);
+  if (!status.ok()) return status;
   return result;
+}
+
+StatusOr<BackendKind> Runtime::BackendFromEnvironment(const EnvironmentLookup& lookup) {
+  const EnvironmentReader env(
+      lookup ? lookup : [](const char* name) { return std::getenv(name); }, "run this program under hvdrun");
+  return ReadBackend(env);
 }
 
 bool Runtime::LaunchedByHvdrun(const EnvironmentLookup& lookup) {
   return (lookup ? lookup(env::kRank) : std::getenv(env::kRank)) != nullptr;
 }
 
-StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(const EnvironmentLookup& lookup) {
+StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(const EnvironmentLookup& lookup,
+                                                                CollectiveOrder order) {
   StatusOr<RuntimeEnvironment> environment =
       ReadRuntimeEnvironment(lookup ? lookup : [](const char* name) { return std::getenv(name); });
   if (!environment.ok()) return environment.status();
   RuntimeEnvironment& settings = environment.value();
+  settings.options.order = order;
   auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,
                                           settings.secret_hex, settings.options.timeout);
   if (!client.ok()) return client.status();

@@ -41,6 +41,32 @@ class RuntimeEnvironmentTest : public ::testing::Test {
   std::map<std::string, std::string> values_;
 };
 
+TEST_F(RuntimeEnvironmentTest, NegotiationTuningComesFromHorovodsVariables) {
+  StatusOr<RuntimeEnvironment> defaults = Read();
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_EQ(defaults->options.negotiation.fusion_threshold_bytes, size_t{128} << 20);
+  EXPECT_EQ(defaults->options.negotiation.cycle_time, std::chrono::milliseconds(1));
+  EXPECT_EQ(defaults->options.negotiation.cache_capacity, 1024U);
+  EXPECT_EQ(defaults->options.negotiation.stall_warning, std::chrono::seconds(60));
+
+  values_[env::kHorovodFusionThreshold] = "67108864";
+  values_[env::kHorovodCycleTime] = "2.5";
+  values_[env::kHorovodCacheCapacity] = "0";
+  values_[env::kHorovodStallCheckTime] = "5";
+  StatusOr<RuntimeEnvironment> tuned = Read();
+  ASSERT_TRUE(tuned.ok()) << tuned.status().message();
+  EXPECT_EQ(tuned->options.negotiation.fusion_threshold_bytes, size_t{64} << 20);
+  EXPECT_EQ(tuned->options.negotiation.cycle_time, std::chrono::microseconds(2500));
+  EXPECT_EQ(tuned->options.negotiation.cache_capacity, 0U);
+  EXPECT_EQ(tuned->options.negotiation.stall_warning, std::chrono::seconds(5));
+
+  values_[env::kHorovodCycleTime] = "5ms";
+  EXPECT_EQ(ReadError(), "HOROVOD_CYCLE_TIME='5ms' is not a number of milliseconds from 0 to 60000");
+  values_[env::kHorovodCycleTime] = "5";
+  values_[env::kHorovodFusionThreshold] = "-1";
+  EXPECT_EQ(ReadError(), "HOROVOD_FUSION_THRESHOLD='-1' is not a whole number from 0 to 1099511627776");
+}
+
 TEST_F(RuntimeEnvironmentTest, ReadsEveryVariable) {
   StatusOr<RuntimeEnvironment> environment = Read();
   ASSERT_TRUE(environment.ok()) << environment.status().message();

@@ -9,9 +9,13 @@
 
 namespace hvdrun {
 
-Runtime::Impl::Impl(RuntimeOptions options) : options_(std::move(options)) {}
+Runtime::Impl::Impl(RuntimeOptions options)
+    : options_(std::move(options)),
+      stream_(options_.order == CollectiveOrder::kNegotiated ? std::make_unique<NegotiatedStream>(options_)
+                                                             : nullptr) {}
 
 Runtime::Impl::~Impl() {
+  if (stream_ != nullptr) stream_->RequestStop();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -36,6 +40,26 @@ CollectiveHandle Runtime::Impl::Submit(Collective collective) {
   }
   changed_.notify_all();
   return CollectiveHandle(std::move(state));
+}
+
+CollectiveHandle Runtime::Impl::SubmitRequest(TensorRequest request, const void* send, void* recv) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
+  }
+  return stream_->Submit(std::move(request), send, recv);
+}
+
+std::string Runtime::Impl::NextUnnamed(CollectiveKind kind) {
+  static constexpr const char* kNames[] = {"allreduce", "broadcast", "allgather", "barrier",
+                                           "baseline allreduce"};
+  std::lock_guard<std::mutex> lock(mutex_);
+  return "(unnamed " + std::string(kNames[static_cast<size_t>(kind)]) + " " +
+         std::to_string(++unnamed_calls_) + ")";
+}
+
+NegotiationCounters Runtime::Impl::negotiation_counters() const {
+  return stream_ != nullptr ? stream_->counters() : NegotiationCounters{};
 }
 
 Status Runtime::Impl::Run(Collective collective) {
@@ -122,6 +146,21 @@ void Runtime::Impl::ThreadMain() {
     broken_ = bootstrapped;
   }
   changed_.notify_all();
+
+  if (stream_ != nullptr) {
+    if (bootstrapped.ok()) {
+      Status ended;
+      try {
+        ended = stream_->Run(*backend_);
+      } catch (const std::exception& e) {
+        ended = Status::Error(std::string("negotiation failed: ") + e.what());
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (broken_.ok()) broken_ = ended;
+    }
+    backend_.reset();
+    return;
+  }
 
   while (true) {
     Pending next;

@@ -10,7 +10,11 @@
 // allow calls from different threads one at a time: MPI_THREAD_SERIALIZED). The first failure is
 // kept in broken_: queued and later collectives complete with it without running.
 //
-// Thread-safe: Submit and RunBaseline may be called from any thread.
+// With negotiation on (NegotiationOptions), the thread runs a NegotiatedStream instead of the queue,
+// and collectives are submitted to it as named requests (SubmitRequest); Submit, Run and RunBaseline
+// are for call-order mode only.
+//
+// Thread-safe: Submit, SubmitRequest, Run and RunBaseline may be called from any thread.
 #ifndef HVDRUN_RUNTIME_RUNTIME_IMPL_H_
 #define HVDRUN_RUNTIME_RUNTIME_IMPL_H_
 
@@ -19,11 +23,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
+#include "runtime/negotiated_stream.h"
+#include "runtime/tensor_request.h"
 
 namespace hvdrun {
 
@@ -47,6 +54,14 @@ class Runtime::Impl {
   // Waits for the queue to empty, then runs `collective` on this thread.
   Status RunBaseline(const Collective& collective);
 
+  // Negotiation on: queues a named request (see NegotiatedStream::Submit).
+  CollectiveHandle SubmitRequest(TensorRequest request, const void* send, void* recv);
+  // The name of this rank's next unnamed collective in negotiation mode: its place in the sequence of
+  // unnamed calls, which every rank makes in the same order.
+  std::string NextUnnamed(CollectiveKind kind);
+  bool negotiated() const { return stream_ != nullptr; }
+  NegotiationCounters negotiation_counters() const;
+
   const RuntimeOptions& options() const { return options_; }
 
  private:
@@ -66,13 +81,15 @@ class Runtime::Impl {
   std::mutex backend_mutex_;          // held while a collective runs on backend_
 
   std::mutex mutex_;
-  std::condition_variable changed_;  // queue, started_, idle or stopping_ changed
-  std::deque<Pending> queue_;        // GUARDED_BY(mutex_)
-  bool started_ = false;             // GUARDED_BY(mutex_): bootstrapping finished
-  int active_ = 0;                   // GUARDED_BY(mutex_): collectives taken off the queue or
-                                     // running inline that have not finished
-  bool stopping_ = false;            // GUARDED_BY(mutex_)
-  Status broken_;                    // GUARDED_BY(mutex_): the first failure, or OK
+  std::condition_variable changed_;                 // queue, started_, idle or stopping_ changed
+  std::deque<Pending> queue_;                       // GUARDED_BY(mutex_)
+  bool started_ = false;                            // GUARDED_BY(mutex_): bootstrapping finished
+  int active_ = 0;                                  // GUARDED_BY(mutex_): collectives taken off the queue or
+                                                    // running inline that have not finished
+  bool stopping_ = false;                           // GUARDED_BY(mutex_)
+  Status broken_;                                   // GUARDED_BY(mutex_): the first failure, or OK
+  uint64_t unnamed_calls_ = 0;                      // GUARDED_BY(mutex_)
+  const std::unique_ptr<NegotiatedStream> stream_;  // null in call-order mode
   std::thread thread_;
 };
 

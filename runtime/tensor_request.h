@@ -16,6 +16,10 @@ namespace hvdrun {
 
 enum class CollectiveKind : uint8_t {
   kAllreduce = 0,
+  kBroadcast = 1,          // from `root`
+  kAllgather = 2,          // `count` elements from each rank
+  kBarrier = 3,            // no data
+  kBaselineAllreduce = 4,  // the library's own in-place allreduce (Runtime::BaselineAllreduce)
 };
 
 struct TensorRequest {
@@ -24,11 +28,13 @@ struct TensorRequest {
   DataType type = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
   uint64_t count = 0;  // elements
+  int32_t root = 0;    // kBroadcast only
 
   size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
-  // Same collective, element type, operation and count (the name is compared by the caller).
+  // Same collective, element type, operation, count and root (the name is compared by the caller).
   bool Matches(const TensorRequest& other) const {
-    return kind == other.kind && type == other.type && op == other.op && count == other.count;
+    return kind == other.kind && type == other.type && op == other.op && count == other.count &&
+           root == other.root;
   }
 };
 

@@ -33,13 +33,16 @@ inline RuntimeOptions TestOptions(int rank, int size, std::shared_ptr<KeyValueSt
 
 // Initializes `size` Runtimes on as many threads and calls body(runtime) on each; returns when all
 // have returned. An Init failure is a test failure.
-inline void RunRanks(int size, const std::function<void(Runtime&)>& body) {
+inline void RunRanks(int size, const std::function<void(Runtime&)>& body,
+                     CollectiveOrder order = CollectiveOrder::kCallOrder) {
   auto store = NewInMemoryStore();
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
-    threads.emplace_back([rank, size, store, &body] {
-      StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(TestOptions(rank, size, store));
+    threads.emplace_back([rank, size, store, &body, order] {
+      RuntimeOptions options = TestOptions(rank, size, store);
+      options.order = order;
+      StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
       ASSERT_TRUE(runtime.ok()) << "rank " << rank << ": " << runtime.status().message();
       body(*runtime.value());
     });

@@ -5,7 +5,11 @@
 //   (*runtime)->Allreduce(grads, grads, n, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kAverage);
 //
 // Collectives run in the order the calls were made; every rank must make the same collective calls
-// in the same order (as with MPI). Asynchronous calls are queued for one background thread per
+// in the same order (as with MPI). With CollectiveOrder::kNegotiated (RuntimeOptions::order),
+// collectives are named instead: ranks may submit names in any order and at any time, a background cycle
+// agrees which names every rank has submitted and runs those, small allreduces fused into one backend call
+// (as Horovod does); unnamed calls are then named by their place in this rank's sequence of unnamed
+// calls. Asynchronous calls are queued for one background thread per
 // Runtime; a blocking call behaves as the asynchronous one followed by Wait(), and runs on the
 // caller's thread when nothing is queued or running. A Runtime may be used from several
 // threads, but the order of calls made concurrently from different threads is not defined, so a
@@ -30,6 +34,32 @@
 
 namespace hvdrun {
 
+// How the ranks agree on which collective runs next. Every rank must choose the same.
+enum class CollectiveOrder : uint8_t {
+  kCallOrder = 0,   // in the order of the calls, the same on every rank; named calls are refused
+  kNegotiated = 1,  // named collectives, negotiated and fused (NegotiationOptions)
+};
+
+// Named negotiation, the response cache and tensor fusion (CollectiveOrder::kNegotiated). Every rank
+// must use the same settings. InitFromEnvironment reads them from Horovod's variables.
+struct NegotiationOptions {  // Ready allreduces of one element type and operation are packed into one buffer
+                             // of at most this
+  // many bytes (rounded up to a multiple of local_size * 512 B) and reduced by one call; 0 turns
+  // fusion off. Horovod's HOROVOD_FUSION_THRESHOLD, with its current default.
+  size_t fusion_threshold_bytes = size_t{128} << 20;
+  // How often ranks agree on what is ready (HOROVOD_CYCLE_TIME).
+  std::chrono::microseconds cycle_time{1000};
+  // Negotiated requests remembered, so that later cycles agree on them with one small allreduce
+  // and no gather (HOROVOD_CACHE_CAPACITY); 0 turns the cache off.
+  size_t cache_capacity = 1024;
+  // A name some ranks submitted and others not for this long gets a warning naming it and the
+  // missing ranks, repeated each time it waits that much longer (Horovod: 60 s). A name still
+  // waiting at RuntimeOptions::timeout fails, and breaks the runtime.
+  std::chrono::milliseconds stall_warning{60000};
+  // Where warnings go, one line each; by default standard error (rank 0 warns for the job).
+  std::function<void(const std::string&)> warn;
+};
+
 struct RuntimeOptions {
   BackendKind backend = BackendKind::kGloo;
   int rank = 0;
@@ -45,6 +75,20 @@ struct RuntimeOptions {
   std::string host_address = "127.0.0.1";
   // Limit for bootstrapping (every rank must arrive within it) and for each collective.
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+  CollectiveOrder order = CollectiveOrder::kCallOrder;
+  NegotiationOptions negotiation;
+};
+
+// What negotiation did on this rank, for its report.
+struct NegotiationCounters {
+  uint64_t cycles = 0;             // cycles that had something to run or agree on
+  uint64_t cache_only_cycles = 0;  // of those, agreed by the cache's allreduce alone, with no gather
+  uint64_t responses = 0;          // backend calls made for named collectives (one per fused buffer)
+  uint64_t tensors = 0;            // collectives they carried
+  uint64_t copied_bytes = 0;       // bytes of fused responses copied through the fusion buffer
+  uint64_t in_place_bytes = 0;     // bytes of fused responses whose tensors lay back to back in memory,
+                                   // reduced where they were (no copy)
+  uint64_t cache_evictions = 0;
 };
 
 class CollectiveHandle;
@@ -62,7 +106,14 @@ class Runtime {
   // HVDRUN_RENDEZVOUS_ADDR/PORT, HVDRUN_SECRET: what hvdrun gives every rank). An error names the
   // variable; a rank that hvdrun started without --gloo, --mpi or --nccl is told to add one.
   // `lookup` defaults to std::getenv.
-  static StatusOr<std::unique_ptr<Runtime>> InitFromEnvironment(const EnvironmentLookup& lookup = nullptr);
+  // The backend hvdrun chose for this rank (HVDRUN_BACKEND), for a program that picks its
+  // CollectiveOrder by backend; an error as InitFromEnvironment's. `lookup` defaults to std::getenv.
+  static StatusOr<BackendKind> BackendFromEnvironment(const EnvironmentLookup& lookup = nullptr);
+  // With CollectiveOrder::kNegotiated, the tuning comes from Horovod's variables where they are set
+  // (HOROVOD_FUSION_THRESHOLD in bytes, HOROVOD_CYCLE_TIME in ms, HOROVOD_CACHE_CAPACITY,
+  // HOROVOD_STALL_CHECK_TIME_SECONDS), else NegotiationOptions' defaults.
+  static StatusOr<std::unique_ptr<Runtime>> InitFromEnvironment(
+      const EnvironmentLookup& lookup = nullptr, CollectiveOrder order = CollectiveOrder::kCallOrder);
   // Initializes from explicit options; every rank of the job must call it.
   static StatusOr<std::unique_ptr<Runtime>> Init(RuntimeOptions options);
 
@@ -78,10 +129,19 @@ class Runtime {
   int cross_rank() const;
   int cross_size() const;
   BackendKind backend() const;
+  CollectiveOrder order() const;
 
   // recv[i] = op over ranks of send[i], for `count` elements. send == recv is in place.
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
   CollectiveHandle AllreduceAsync(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
+  // The named forms (CollectiveOrder::kNegotiated): `name` identifies the collective across ranks; a name may
+  // be reused once its previous collective has completed on this rank. A name submitted with other parameters
+  // on another rank fails with both descriptions.
+  Status Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
+                   ReduceOp op);
+  CollectiveHandle AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                  DataType type, ReduceOp op);
+  NegotiationCounters negotiation_counters() const;
   // `buffer` on every rank gets root's `count` elements.
   Status Broadcast(void* buffer, size_t count, DataType type, int root);
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.

@@ -1,0 +1,436 @@
+#include "runtime/negotiated_stream.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <thread>
+#include <utility>
+
+#include "runtime/fusion_plan.h"
+#include "runtime/negotiation_message.h"
+
+namespace hvdrun {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The status fields of each cycle's allreduce, before the cache slots.
+enum StatusField : size_t {
+  kAnnounce = 0,  // this rank has announcements: every rank gathers them
+  kCensus = 1,    // this rank has a cached request stalled: every rank probes its cached requests
+  kStop = 2,      // this rank stops (its Runtime is closing, or it broke)
+  kPending = 3,   // this rank has something pending
+  kFirstSlot = 4,
+};
+
+constexpr int kIdleCyclesBeforeSlowing = 100;
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  return out;
+}
+
+int64_t WholeSeconds(Clock::duration duration) {
+  return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(duration).count());
+}
+
+}  // namespace
+
+NegotiatedStream::NegotiatedStream(const RuntimeOptions& options)
+    : options_(options),
+      fusion_threshold_(
+          EffectiveFusionThreshold(options.negotiation.fusion_threshold_bytes, options.local_size)),
+      cache_(options.negotiation.cache_capacity),
+      table_(options.size) {}
+
+bool NegotiatedStream::Cacheable(const TensorRequest& request) {
+  return !request.name.empty() && request.name.front() != '(';
+}
+
+CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* send, void* recv) {
+  auto state = std::make_shared<CollectiveHandle::State>();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
+    if (stop_requested_) {
+      return CollectiveHandle::State::Completed(
+          Status::Error("'" + request.name + "': the runtime is closing"));
+    }
+    if (!names_.emplace(request.name, true).second) {
+      return CollectiveHandle::State::Completed(
+          Status::Error("'" + request.name +
+                        "' is already pending on this rank: a name may be reused only once "
+                        "its collective has completed"));
+    }
+    const Clock::time_point now = Clock::now();
+    Entry entry;
+    entry.request = std::move(request);
+    entry.send = send;
+    entry.recv = recv;
+    entry.state = state;
+    entry.submitted = now;
+    entry.next_stall_warning = now + options_.negotiation.stall_warning;
+    incoming_.push_back(std::move(entry));
+  }
+  arrived_.notify_all();
+  return CollectiveHandle(std::move(state));
+}
+
+void NegotiatedStream::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_requested_ = true;
+  }
+  arrived_.notify_all();
+}
+
+Status NegotiatedStream::broken() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return broken_;
+}
+
+NegotiationCounters NegotiatedStream::counters() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counters_;
+}
+
+void NegotiatedStream::Warn(const std::string& line) const {
+  if (options_.negotiation.warn) {
+    options_.negotiation.warn(line);
+  } else {
+    std::fprintf(stderr, "libhvdrun: %s\n", line.c_str());
+  }
+}
+
+Status NegotiatedStream::Run(Backend& backend) {
+  Clock::time_point next = Clock::now();
+  while (true) {
+    std::this_thread::sleep_until(next);
+    const Clock::time_point start = Clock::now();
+    bool go_on = false;
+    try {
+      go_on = Cycle(backend);
+    } catch (const std::exception& e) {
+      FailEverything(
+          Status::Error(std::string(BackendName(options_.backend)) + ": negotiation failed: " + e.what()));
+    }
+    if (!go_on) break;
+    const Clock::duration interval =
+        idle_cycles_ >= kIdleCyclesBeforeSlowing
+            ? std::max<Clock::duration>(options_.negotiation.cycle_time, kIdleCycleTime)
+            : Clock::duration(options_.negotiation.cycle_time);
+    next = std::max(start + interval, Clock::now());
+  }
+  return broken();
+}
+
+bool NegotiatedStream::Cycle(Backend& backend) {
+  const Clock::time_point now = Clock::now();
+  bool stopping = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Entry& entry : incoming_) pending_.Add(std::move(entry));
+    incoming_.clear();
+    stopping = stop_requested_ && pending_.empty();
+  }
+
+  // What this rank says: its cached pending requests by slot, the rest as announcements.
+  CountedFields fields(kFirstSlot + cache_.bit_count(), options_.size);
+  std::vector<Announcement> mine;
+  std::vector<const Entry*> cached;  // pending entries found in the cache, for a census
+  Status timed_out;
+  bool census = false;
+  for (auto& [order, entry] : pending_.InOrder()) {
+    const std::string& name = entry.request.name;
+    if (now - entry.submitted >= options_.timeout && timed_out.ok()) {
+      timed_out =
+          Status::Error("'" + name + "' waited " + std::to_string(WholeSeconds(now - entry.submitted)) +
+                        " s without every rank submitting it (the runtime's timeout)");
+    }
+    if (entry.announced) continue;
+    uint32_t bit = 0;
+    const ResponseCache::Lookup lookup =
+        Cacheable(entry.request) ? cache_.Find(entry.request, &bit) : ResponseCache::Lookup::kMiss;
+    if (lookup == ResponseCache::Lookup::kHit) {
+      fields.Set(kFirstSlot + bit);
+      cached.push_back(&entry);
+      if (now >= entry.next_stall_warning) {
+        census = true;
+        entry.next_stall_warning = now + options_.negotiation.stall_warning;
+      }
+      continue;
+    }
+    if (lookup == ResponseCache::Lookup::kMismatch) {
+      mine.push_back(Announcement{Announcement::Kind::kInvalidate, entry.request});
+      continue;  // announced afresh once every rank has erased the entry
+    }
+    mine.push_back(Announcement{Announcement::Kind::kRequest, entry.request});
+    entry.announced = true;
+  }
+  if (!mine.empty()) fields.Set(kAnnounce);
+  if (census) fields.Set(kCensus);
+  if (stopping || !timed_out.ok()) fields.Set(kStop);
+  if (!pending_.empty()) fields.Set(kPending);
+
+  Status status = backend.Allreduce(fields.words().data(), fields.words().data(), fields.words().size(),
+                                    DataType::kInt64, ReduceOp::kSum);
+  if (!status.ok()) {
+    FailEverything(status);
+    return false;
+  }
+  if (fields.Count(kStop) > 0) {
+    if (!timed_out.ok()) {
+      FailEverything(timed_out);
+    } else if (!stopping) {
+      FailEverything(
+          Status::Error("another rank's runtime stopped (closed, timed out or failed) while this "
+                        "rank had collectives pending"));
+    }
+    return false;
+  }
+  idle_cycles_ = fields.Count(kPending) == 0 ? idle_cycles_ + 1 : 0;
+
+  std::vector<TensorRequest> ready;
+  for (size_t bit = 0; bit < cache_.bit_count(); ++bit) {
+    if (fields.Count(kFirstSlot + bit) == options_.size) {
+      ready.push_back(cache_.At(static_cast<uint32_t>(bit)));
+    }
+  }
+  const bool gathered = fields.Count(kAnnounce) > 0 || fields.Count(kCensus) > 0;
+  if (gathered) {
+    if (fields.Count(kCensus) > 0) {
+      for (const Entry* entry : cached) {
+        uint32_t bit = 0;
+        cache_.Find(entry->request, &bit);
+        if (fields.Count(kFirstSlot + bit) < options_.size) {
+          mine.push_back(Announcement{Announcement::Kind::kProbe, entry->request});
+        }
+      }
+    }
+    std::vector<std::vector<Announcement>> by_rank;
+    status = Gather(backend, mine, &by_rank);
+    if (!status.ok()) {
+      FailEverything(status);
+      return false;
+    }
+    ReadinessTable::Outcome outcome = table_.Apply(by_rank, now);
+    for (const std::string& name : outcome.invalidated) {
+      uint32_t bit = 0;
+      TensorRequest probe;
+      probe.name = name;
+      if (cache_.Find(probe, &bit) != ResponseCache::Lookup::kMiss) cache_.Erase(bit);
+    }
+    for (const ReadinessTable::Failure& failure : outcome.failed) {
+      if (pending_.Contains(failure.name)) Complete(failure.name, Status::Error(failure.error));
+    }
+    ready.insert(ready.end(), outcome.ready.begin(), outcome.ready.end());
+  }
+
+  if (options_.rank == 0) WarnOfStalls(now, ready);
+
+  status = Execute(backend, ready);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!ready.empty() || gathered) {
+      ++counters_.cycles;
+      if (!gathered) ++counters_.cache_only_cycles;
+    }
+    counters_.cache_evictions = cache_.evictions();
+  }
+  if (!status.ok()) {
+    FailEverything(status);
+    return false;
+  }
+  return true;
+}
+
+void NegotiatedStream::WarnOfStalls(std::chrono::steady_clock::time_point now,
+                                    const std::vector<TensorRequest>& ready) {
+  std::unordered_map<std::string, Clock::time_point> still_stalled;
+  for (const ReadinessTable::Waiting& waiting : table_.Stalled(now, options_.negotiation.stall_warning)) {
+    const bool runs_now = std::any_of(ready.begin(), ready.end(), [&](const TensorRequest& request) {
+      return request.name == waiting.name;
+    });
+    if (waiting.missing.empty() || runs_now) continue;
+    auto warned = next_stall_warning_.find(waiting.name);
+    if (warned != next_stall_warning_.end() && now < warned->second) {
+      still_stalled.insert(*warned);
+      continue;
+    }
+    Warn("stall: '" + waiting.name + "' was submitted by " + RankList(waiting.submitted) + " and waits for " +
+         RankList(waiting.missing) + "; it fails after the " +
+         std::to_string(WholeSeconds(options_.timeout)) + " s timeout");
+    still_stalled[waiting.name] = now + options_.negotiation.stall_warning;
+  }
+  next_stall_warning_ = std::move(still_stalled);
+  table_.ForgetProbes();
+}
+
+Status NegotiatedStream::Gather(Backend& backend, const std::vector<Announcement>& mine,
+                                std::vector<std::vector<Announcement>>* by_rank) {
+  const std::string bytes = EncodeAnnouncements(mine);
+  const auto size = static_cast<size_t>(options_.size);
+  int64_t length = static_cast<int64_t>(bytes.size());
+  std::vector<int64_t> lengths(size);
+  Status status = backend.Allgather(&length, lengths.data(), 1, DataType::kInt64);
+  if (!status.ok()) return status;
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const size_t words = (static_cast<size_t>(longest) + sizeof(int64_t) - 1) / sizeof(int64_t);
+  std::vector<int64_t> send(words, 0);
+  std::vector<int64_t> recv(words * size, 0);
+  if (!bytes.empty()) std::memcpy(send.data(), bytes.data(), bytes.size());
+  if (words > 0) {
+    status = backend.Allgather(send.data(), recv.data(), words, DataType::kInt64);
+    if (!status.ok()) return status;
+  }
+  by_rank->clear();
+  for (size_t rank = 0; rank < size; ++rank) {
+    if (lengths[rank] < 0 || lengths[rank] > longest) {
+      return Status::Error("negotiation: rank " + std::to_string(rank) + " announced a length of " +
+                           std::to_string(lengths[rank]) + " bytes");
+    }
+    const std::string_view view(reinterpret_cast<const char*>(recv.data() + rank * words),
+                                static_cast<size_t>(lengths[rank]));
+    StatusOr<std::vector<Announcement>> decoded = DecodeAnnouncements(view);
+    if (!decoded.ok()) {
+      return Status::Error("rank " + std::to_string(rank) + ": " + decoded.status().message());
+    }
+    by_rank->push_back(std::move(decoded).value());
+  }
+  return Status::Ok();
+}
+
+Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorRequest>& ready) {
+  // Every rank has each ready name pending (it announced it, or set its cache slot).
+  std::vector<TensorRequest> allreduces;
+  for (const TensorRequest& request : ready) {
+    if (request.kind == CollectiveKind::kAllreduce) {
+      allreduces.push_back(request);
+      continue;
+    }
+    Status status = RunAlone(backend, pending_.At(request.name));
+    Complete(request.name, status);
+    if (!status.ok()) return status;
+  }
+  for (const FusedResponse& response : PlanFusion(allreduces, fusion_threshold_)) {
+    bool copied = false;
+    Status status =
+        response.members.size() == 1
+            ? RunAlone(backend, pending_.At(allreduces[response.members.front()].name))
+            : RunFused(backend, allreduces, response.members, response.offsets, response.bytes, &copied);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++counters_.responses;
+      counters_.tensors += response.members.size();
+      if (response.members.size() > 1) {
+        (copied ? counters_.copied_bytes : counters_.in_place_bytes) += response.bytes;
+      }
+    }
+    for (size_t member : response.members) Complete(allreduces[member].name, status);
+    if (!status.ok()) return status;
+  }
+  // The cache learns the ready requests in the order every rank saw them.
+  for (const TensorRequest& request : ready) {
+    if (Cacheable(request)) cache_.Put(request);
+  }
+  return Status::Ok();
+}
+
+Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
+  const TensorRequest& request = entry.request;
+  if (request.count == 0 && request.kind != CollectiveKind::kBarrier) return Status::Ok();
+  switch (request.kind) {
+    case CollectiveKind::kAllreduce:
+      return backend.Allreduce(entry.send, entry.recv, request.count, request.type, request.op);
+    case CollectiveKind::kBroadcast:
+      return backend.Broadcast(entry.recv, request.count, request.type, request.root);
+    case CollectiveKind::kAllgather:
+      return backend.Allgather(entry.send, entry.recv, request.count, request.type);
+    case CollectiveKind::kBarrier:
+      return backend.Barrier();
+    case CollectiveKind::kBaselineAllreduce:
+      return backend.BaselineAllreduce(entry.recv, request.count, request.type, request.op);
+  }
+  return Status::Error("'" + request.name + "': unknown collective");
+}
+
+Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequest>& ready,
+                                  const std::vector<size_t>& members, const std::vector<size_t>& offsets,
+                                  size_t bytes, bool* copied) {
+  const TensorRequest& first = ready[members.front()];
+  // Members that already lie back to back in memory, in packing order and in place, are reduced
+  // where they are (as PyTorch DDP's gradient_as_bucket_view): no copy in or out.
+  auto* base = static_cast<std::byte*>(pending_.At(first.name).recv);
+  bool in_place = true;
+  size_t end = 0;
+  for (size_t i = 0; i < members.size() && in_place; ++i) {
+    const Entry& entry = pending_.At(ready[members[i]].name);
+    in_place = entry.send == entry.recv && offsets[i] == end && entry.recv == base + offsets[i];
+    end = offsets[i] + entry.request.bytes();
+  }
+  *copied = !in_place;
+  if (in_place) return backend.Allreduce(base, base, end / DataTypeSize(first.type), first.type, first.op);
+
+  if (fusion_buffer_.size() < bytes) fusion_buffer_.resize(bytes);
+  for (size_t i = 0; i < members.size(); ++i) {
+    const Entry& entry = pending_.At(ready[members[i]].name);
+    if (entry.request.bytes() > 0) {
+      std::memcpy(fusion_buffer_.data() + offsets[i], entry.send, entry.request.bytes());
+    }
+  }
+  Status status = backend.Allreduce(fusion_buffer_.data(), fusion_buffer_.data(),
+                                    bytes / DataTypeSize(first.type), first.type, first.op);
+  if (!status.ok()) return status;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const Entry& entry = pending_.At(ready[members[i]].name);
+    if (entry.request.bytes() > 0) {
+      std::memcpy(entry.recv, fusion_buffer_.data() + offsets[i], entry.request.bytes());
+    }
+  }
+  return Status::Ok();
+}
+
+void NegotiatedStream::Complete(const std::string& name, const Status& status) {
+  std::optional<Entry> entry = pending_.Take(name);
+  if (!entry) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    names_.erase(name);
+  }
+  entry->state->Complete(status);
+}
+
+void NegotiatedStream::FailEverything(const Status& status) {
+  std::deque<Entry> incoming;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (broken_.ok()) broken_ = status;
+    incoming.swap(incoming_);
+    names_.clear();
+  }
+  for (auto& [order, entry] : pending_.InOrder()) entry.state->Complete(broken());
+  pending_.clear();
+  for (Entry& entry : incoming) entry.state->Complete(broken());
+}
+
+void NegotiatedStream::PendingEntries::Add(Entry entry) {
+  order_of_[entry.request.name] = next_;
+  by_order_.emplace(next_++, std::move(entry));
+}
+
+std::optional<NegotiatedStream::Entry> NegotiatedStream::PendingEntries::Take(const std::string& name) {
+  auto found = order_of_.find(name);
+  if (found == order_of_.end()) return std::nullopt;
+  auto node = by_order_.extract(found->second);
+  order_of_.erase(found);
+  return std::move(node.mapped());
+}
+
+void NegotiatedStream::PendingEntries::clear() {
+  by_order_.clear();
+  order_of_.clear();
+}
+
+}  // namespace hvdrun

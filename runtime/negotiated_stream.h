@@ -1,0 +1,129 @@
+// NegotiatedStream: the collective thread's loop when negotiation is on (NegotiationOptions).
+//
+// Callers Submit named requests from any thread. Every cycle_time, every rank's collective thread
+// runs one cycle, itself a collective on the backend:
+//   1. a SUM allreduce of CountedFields: status flags, and one field per response-cache slot whose
+//      request this rank has pending (runtime/negotiation_message.h);
+//   2. only when some rank has a request the cache cannot vouch for: an allgather of every rank's
+//      Announcements, which each rank's ReadinessTable turns into the same conclusions;
+//   3. the requests ready on every rank (cached ones in slot order, then the newly agreed ones in
+//      announcement order) are packed by PlanFusion and run, and the cache learns them in that order,
+//      so that every rank's cache stays identical.
+// A name waiting past the stall limit is reported by rank 0 with the ranks that have not submitted
+// it; past the runtime's timeout it fails and the runtime breaks, and so it does on every rank (a
+// stopping rank tells the others through the status flags). After a long idle stretch (no rank has
+// anything pending) cycles slow down to kIdleCycleTime, so an idle runtime costs next to nothing.
+//
+// Thread-safe: Submit, RequestStop and counters from any thread; Run on the collective thread.
+#ifndef HVDRUN_RUNTIME_NEGOTIATED_STREAM_H_
+#define HVDRUN_RUNTIME_NEGOTIATED_STREAM_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hvdrun/runtime.h"
+#include "hvdrun/status.h"
+#include "runtime/backend.h"
+#include "runtime/collective_state.h"
+#include "runtime/readiness_table.h"
+#include "runtime/response_cache.h"
+#include "runtime/tensor_request.h"
+
+namespace hvdrun {
+
+class NegotiatedStream {
+ public:
+  static constexpr std::chrono::milliseconds kIdleCycleTime{10};
+
+  explicit NegotiatedStream(const RuntimeOptions& options);
+
+  // Queues `request` on this rank. Fails at once (the returned handle is complete) when the runtime
+  // is broken or stopping, or when `request.name` is still pending here.
+  CollectiveHandle Submit(TensorRequest request, const void* send, void* recv);
+  // Runs cycles until this rank or another stops, or the runtime breaks. Returns the first failure.
+  Status Run(Backend& backend);
+  // Asks Run to return once everything this rank submitted has completed.
+  void RequestStop();
+  // The first failure (the runtime is broken), or OK.
+  Status broken() const;
+  NegotiationCounters counters() const;
+
+ private:
+  struct Entry {
+    TensorRequest request;
+    const void* send = nullptr;
+    void* recv = nullptr;
+    std::shared_ptr<CollectiveHandle::State> state;
+    std::chrono::steady_clock::time_point submitted;
+    std::chrono::steady_clock::time_point next_stall_warning;
+    bool announced = false;  // in the readiness tables: waits there, not in the cache
+  };
+
+  // This rank's pending entries, by name, iterated in submission order (the order announcements
+  // and cache slots follow, so tensors submitted in memory order are packed in memory order).
+  class PendingEntries {
+   public:
+    void Add(Entry entry);
+    Entry& At(const std::string& name) { return by_order_.at(order_of_.at(name)); }
+    bool Contains(const std::string& name) const { return order_of_.count(name) > 0; }
+    // Removes and returns the entry; std::nullopt when `name` is not pending.
+    std::optional<Entry> Take(const std::string& name);
+    std::map<uint64_t, Entry>& InOrder() { return by_order_; }
+    bool empty() const { return by_order_.empty(); }
+    void clear();
+
+   private:
+    uint64_t next_ = 0;
+    std::map<uint64_t, Entry> by_order_;
+    std::unordered_map<std::string, uint64_t> order_of_;
+  };
+
+  // One cycle; false when the loop must end.
+  bool Cycle(Backend& backend);
+  Status Gather(Backend& backend, const std::vector<Announcement>& mine,
+                std::vector<std::vector<Announcement>>* by_rank);
+  Status Execute(Backend& backend, const std::vector<TensorRequest>& ready);
+  Status RunAlone(Backend& backend, Entry& entry);
+  Status RunFused(Backend& backend, const std::vector<TensorRequest>& ready,
+                  const std::vector<size_t>& members, const std::vector<size_t>& offsets, size_t bytes,
+                  bool* copied);
+  void Complete(const std::string& name, const Status& status);
+  void Warn(const std::string& line) const;
+  // Rank 0: warns of each name stalled past the limit, once per limit's length of waiting.
+  void WarnOfStalls(std::chrono::steady_clock::time_point now, const std::vector<TensorRequest>& ready);
+  void FailEverything(const Status& status);
+  // Whether `request` may enter the cache: named by the caller, not by its place in the sequence.
+  static bool Cacheable(const TensorRequest& request);
+
+  const RuntimeOptions options_;
+  const size_t fusion_threshold_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::deque<Entry> incoming_;                   // GUARDED_BY(mutex_)
+  std::unordered_map<std::string, bool> names_;  // GUARDED_BY(mutex_): names pending on this rank
+  bool stop_requested_ = false;                  // GUARDED_BY(mutex_)
+  Status broken_;                                // GUARDED_BY(mutex_)
+  NegotiationCounters counters_;                 // GUARDED_BY(mutex_)
+
+  // Owned by the collective thread.
+  PendingEntries pending_;
+  ResponseCache cache_;
+  ReadinessTable table_;
+  std::vector<std::byte> fusion_buffer_;
+  int idle_cycles_ = 0;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> next_stall_warning_;  // rank 0
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_NEGOTIATED_STREAM_H_

@@ -1,0 +1,110 @@
+#include "runtime/readiness_table.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace hvdrun {
+
+std::string DescribeRequest(const TensorRequest& request) {
+  switch (request.kind) {
+    case CollectiveKind::kAllreduce:
+      return "allreduce of " + std::string(DataTypeName(request.type)) + " x " +
+             std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));
+    case CollectiveKind::kBroadcast:
+      return "broadcast of " + std::string(DataTypeName(request.type)) + " x " +
+             std::to_string(request.count) + " from rank " + std::to_string(request.root);
+    case CollectiveKind::kAllgather:
+      return "allgather of " + std::string(DataTypeName(request.type)) + " x " +
+             std::to_string(request.count);
+    case CollectiveKind::kBarrier:
+      return "barrier";
+    case CollectiveKind::kBaselineAllreduce:
+      return "baseline allreduce of " + std::string(DataTypeName(request.type)) + " x " +
+             std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));
+  }
+  return "unknown collective";
+}
+
+ReadinessTable::ReadinessTable(int size) : size_(size) {}
+
+ReadinessTable::Outcome ReadinessTable::Apply(const std::vector<std::vector<Announcement>>& by_rank,
+                                              Clock::time_point now) {
+  Outcome outcome;
+  probes_.clear();
+  std::vector<std::string> completed;
+  for (int rank = 0; rank < static_cast<int>(by_rank.size()); ++rank) {
+    for (const Announcement& announcement : by_rank[static_cast<size_t>(rank)]) {
+      const TensorRequest& request = announcement.request;
+      if (announcement.kind == Announcement::Kind::kInvalidate) {
+        if (std::find(outcome.invalidated.begin(), outcome.invalidated.end(), request.name) ==
+            outcome.invalidated.end()) {
+          outcome.invalidated.push_back(request.name);
+        }
+        continue;
+      }
+      if (announcement.kind == Announcement::Kind::kProbe) {
+        Probe& probe = probes_[request.name];
+        if (probe.pending.empty()) probe = Probe{std::vector<bool>(static_cast<size_t>(size_), false), now};
+        probe.pending[static_cast<size_t>(rank)] = true;
+        continue;
+      }
+      auto [it, inserted] = entries_.try_emplace(request.name);
+      Entry& entry = it->second;
+      if (inserted) {
+        entry.request = request;
+        entry.announced.assign(static_cast<size_t>(size_), false);
+        entry.order = next_order_++;
+        entry.since = now;
+      } else if (entry.mismatch.empty() && !entry.request.Matches(request)) {
+        const int first = static_cast<int>(std::find(entry.announced.begin(), entry.announced.end(), true) -
+                                           entry.announced.begin());
+        // Lower rank first, so that the message does not depend on who announced first.
+        const bool first_is_lower = first < rank;
+        entry.mismatch = "'" + request.name + "' was submitted as " +
+                         DescribeRequest(first_is_lower ? entry.request : request) + " by rank " +
+                         std::to_string(first_is_lower ? first : rank) + " but as " +
+                         DescribeRequest(first_is_lower ? request : entry.request) + " by rank " +
+                         std::to_string(first_is_lower ? rank : first);
+      }
+      if (entry.announced[static_cast<size_t>(rank)]) continue;  // announced once per submission
+      entry.announced[static_cast<size_t>(rank)] = true;
+      if (++entry.count == size_) completed.push_back(request.name);
+    }
+  }
+  std::vector<const Entry*> done;
+  done.reserve(completed.size());
+  for (const std::string& name : completed) done.push_back(&entries_.at(name));
+  std::sort(done.begin(), done.end(), [](const Entry* a, const Entry* b) { return a->order < b->order; });
+  for (const Entry* entry : done) {
+    if (entry->mismatch.empty()) {
+      outcome.ready.push_back(entry->request);
+    } else {
+      outcome.failed.push_back(Failure{entry->request.name, entry->mismatch});
+    }
+  }
+  for (const std::string& name : completed) entries_.erase(name);
+  return outcome;
+}
+
+std::vector<ReadinessTable::Waiting> ReadinessTable::Stalled(Clock::time_point now,
+                                                             Clock::duration limit) const {
+  std::vector<Waiting> waiting;
+  auto describe = [&](const std::string& name, const std::vector<bool>& pending, Clock::time_point since) {
+    Waiting w;
+    w.name = name;
+    w.waited = now - since;
+    for (int rank = 0; rank < size_; ++rank) {
+      (pending[static_cast<size_t>(rank)] ? w.submitted : w.missing).push_back(rank);
+    }
+    waiting.push_back(std::move(w));
+  };
+  for (const auto& [name, entry] : entries_) {
+    if (now - entry.since >= limit) describe(name, entry.announced, entry.since);
+  }
+  for (const auto& [name, probe] : probes_) describe(name, probe.pending, probe.since);
+  std::sort(waiting.begin(), waiting.end(),
+            [](const Waiting& a, const Waiting& b) { return a.name < b.name; });
+  return waiting;
+}
+
+}  // namespace hvdrun
