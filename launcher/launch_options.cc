@@ -5,9 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
+#include "common/env_names.h"
 #include "common/hostfile.h"
 #include "common/network_interfaces.h"
 #include "common/version.h"
@@ -91,6 +93,9 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   std::vector<std::string> exports;
   std::string num_proc_text;
   std::string start_timeout_text;
+  std::string fusion_threshold_text;
+  std::string cycle_time_text;
+  std::string cache_capacity_text;
 
   CLI::App app("hvdrun: run a distributed-training job over hosts, one process per rank.", "hvdrun");
   app.footer(
@@ -164,6 +169,14 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       ->allow_extra_args(false);
   app.add_option("-x", exports, "Export NAME (hvdrun's value) or NAME=VALUE to every rank; repeatable")
       ->allow_extra_args(false);
+  app.add_option("--fusion-threshold-mb", fusion_threshold_text,
+                 "libhvdrun's tensor fusion: the largest fused buffer, in MiB; 0 turns fusion off (default "
+                 "128; HOROVOD_FUSION_THRESHOLD for the ranks)");
+  app.add_option("--cycle-time-ms", cycle_time_text,
+                 "libhvdrun's negotiation cycle, in ms (default 1; HOROVOD_CYCLE_TIME for the ranks)");
+  app.add_option(
+      "--cache-capacity", cache_capacity_text,
+      "libhvdrun's response cache, in entries; 0 turns it off (default 1024; HOROVOD_CACHE_CAPACITY)");
 
   std::vector<std::string> args(argv + 1, argv + argc);
   StatusOr<size_t> command_start = SplitOptions(app, args);
@@ -295,6 +308,42 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       return usage_error("-x " + name + ": " + name + " is not set in hvdrun's environment");
     }
     options.exports.push_back(name.append("=").append(value));
+  }
+  // The tuning flags reach the ranks as Horovod's variables, which libhvdrun reads.
+  struct Tuning {
+    const char* flag;
+    const char* name;
+    std::string value;
+  };
+  std::vector<Tuning> tuning;
+  if (app.count("--fusion-threshold-mb") > 0) {
+    StatusOr<int> mib = ParseFlagWholeNumber("--fusion-threshold-mb", fusion_threshold_text, 0, 1 << 20);
+    if (!mib.ok()) return usage_error(mib.status().message());
+    tuning.push_back({"--fusion-threshold-mb", env::kHorovodFusionThreshold,
+                      std::to_string(static_cast<int64_t>(mib.value()) << 20)});
+  }
+  if (app.count("--cycle-time-ms") > 0) {
+    char* end = nullptr;
+    const double ms = std::strtod(cycle_time_text.c_str(), &end);
+    if (cycle_time_text.empty() || *end != '\0' || !(ms >= 0 && ms <= 60000)) {
+      return usage_error("--cycle-time-ms: '" + cycle_time_text +
+                         "' is not a number of milliseconds from 0 to 60000");
+    }
+    tuning.push_back({"--cycle-time-ms", env::kHorovodCycleTime, cycle_time_text});
+  }
+  if (app.count("--cache-capacity") > 0) {
+    StatusOr<int> capacity = ParseFlagWholeNumber("--cache-capacity", cache_capacity_text, 0, 1 << 20);
+    if (!capacity.ok()) return usage_error(capacity.status().message());
+    tuning.push_back({"--cache-capacity", env::kHorovodCacheCapacity, std::to_string(capacity.value())});
+  }
+  for (const Tuning& setting : tuning) {
+    for (const std::string& entry : options.exports) {
+      if (entry.substr(0, entry.find('=')) == setting.name) {
+        return usage_error("-x " + std::string(setting.name) + ": " + setting.flag +
+                           " sets it too; give one of them");
+      }
+    }
+    options.exports.push_back(std::string(setting.name) + "=" + setting.value);
   }
   result.options = std::move(options);
   return result;

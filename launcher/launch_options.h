@@ -52,7 +52,8 @@ struct LaunchOptions {
   // every host, the job's traffic (rendezvous, MASTER_ADDR, the backends) uses the address of the
   // first of these interfaces the host has. Empty: hvdrun's choice (launcher/job_run.h).
   std::vector<std::string> network_interfaces;
-  // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value).
+  // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value), then the variables of
+  // the tuning flags (--fusion-threshold-mb: HOROVOD_FUSION_THRESHOLD, ...).
   std::vector<std::string> exports;
   std::vector<std::string> command;
 };

@@ -34,6 +34,15 @@ TEST(LaunchOptions, HorovodrunStyleCommandLine) {
   EXPECT_EQ(options.command, (std::vector<std::string>{"./train", "--epochs", "3"}));
 }
 
+TEST(LaunchOptions, TuningFlagsReachTheRanksAsHorovodsVariables) {
+  ParsedCommandLine parsed = Parse({"-np", "2", "--gloo", "-x", "OMP", "--fusion-threshold-mb", "64",
+                                    "--cycle-time-ms", "2.5", "--cache-capacity", "0", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->exports,
+            (std::vector<std::string>{"OMP=4", "HOROVOD_FUSION_THRESHOLD=67108864", "HOROVOD_CYCLE_TIME=2.5",
+                                      "HOROVOD_CACHE_CAPACITY=0"}));
+}
+
 TEST(LaunchOptions, SshFlags) {
   ParsedCommandLine parsed =
       Parse({"-H", "server1:2", "--ssh-user", "alice", "-p", "2222", "-i", "/dev/null", "--ssh-known-hosts",
@@ -214,6 +223,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"-np", "1", "--network-interface", "eth0:1", "true"},
                 "--network-interface 'eth0:1': 'eth0:1' is not an interface name (1 to 15 characters, no "
                 "'/', ':' or spaces)"},
+        BadCase{{"-np", "1", "--fusion-threshold-mb", "-1", "true"},
+                "--fusion-threshold-mb: -1 is out of range (0 to 1048576)"},
+        BadCase{{"-np", "1", "--cycle-time-ms", "1ms", "true"},
+                "--cycle-time-ms: '1ms' is not a number of milliseconds from 0 to 60000"},
+        BadCase{{"-np", "1", "--cache-capacity", "x", "true"}, "--cache-capacity: 'x' is not a whole number"},
+        BadCase{{"-np", "1", "-x", "HOROVOD_CYCLE_TIME=5", "--cycle-time-ms", "1", "true"},
+                "-x HOROVOD_CYCLE_TIME: --cycle-time-ms sets it too; give one of them"},
         BadCase{{"-np", "1", "--mpi", "-x", "HVDRUN_SECRET=00", "true"},
                 "-x HVDRUN_SECRET: with --mpi, hvdrun-agent needs hvdrun's own value of HVDRUN_SECRET, so "
                 "it cannot be exported"}));
