@@ -2,7 +2,8 @@
 // --nccl) every rank runs it; it sweeps message sizes like nccl-tests and, per size, times the
 // runtime's allreduce (and with --baseline the backend library's own call), checks the result
 // against the value every rank can compute, and prints time, algbw and busbw on rank 0. With the
-// nccl backend the buffers are device memory, filled from and checked in host memory.
+// nccl backend the buffers are device memory, filled from and checked in host memory. With
+// --replay MODEL it replays a training step's gradients instead (examples/bench/gradient_replay.h).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -12,12 +13,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #ifdef HVDRUN_BENCH_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
+#include "examples/bench/gradient_replay.h"
 #include "examples/bench/size_sweep.h"
 #include "examples/shared/atomic_file.h"
 #include "hvdrun/runtime.h"
@@ -361,6 +364,20 @@ int main(int argc, char** argv) {
     app.add_flag("--baseline", options.baseline,
                  "Also time the backend library's own allreduce, in the same run");
     app.add_option("--json", options.json_path, "Rank 0 writes the results to this JSON file");
+    std::string replay;
+    std::string fusion_thresholds;
+    std::string cycle_times;
+    app.add_option(
+        "--replay", replay,
+        "Instead of the size sweep, replay a training step's gradients (resnet18, resnet50 or vgg16), "
+        "tensor by tensor through the named, fused path; --iters steps are timed");
+    app.add_option(
+        "--fusion-threshold-mb", fusion_thresholds,
+        "With --replay: fusion thresholds to compare, in MiB (\"0,64,128\"; 0 is fusion off; default "
+        "hvdrun's setting)");
+    app.add_option(
+        "--cycle-time-ms", cycle_times,
+        "With --replay: negotiation cycle times to compare, in ms (\"1,5\"; default hvdrun's setting)");
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -368,7 +385,40 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "hvdrun-bench: %s\n", error.what());
       return 2;
     }
-    return hvdrun::Run(options);
+    if (replay.empty()) {
+      if (!fusion_thresholds.empty() || !cycle_times.empty()) {
+        std::fprintf(stderr, "hvdrun-bench: --fusion-threshold-mb and --cycle-time-ms need --replay\n");
+        return 2;
+      }
+      return hvdrun::Run(options);
+    }
+    hvdrun::ReplayOptions replay_options;
+    replay_options.model = replay;
+    std::optional<hvdrun::ReduceOp> op = hvdrun::ParseReduceOp(options.op);
+    if (!op || (*op != hvdrun::ReduceOp::kSum && *op != hvdrun::ReduceOp::kAverage) ||
+        options.dtype != "float32") {
+      std::fprintf(stderr,
+                   "hvdrun-bench: --replay: gradients are float32, reduced with --op sum or average\n");
+      return 2;
+    }
+    replay_options.op = *op;
+    replay_options.steps = options.iters;
+    replay_options.warmup = options.warmup;
+    replay_options.baseline = options.baseline;
+    replay_options.json_path = options.json_path;
+    for (auto [flag, text, list, max] :
+         {std::make_tuple("--fusion-threshold-mb", &fusion_thresholds, &replay_options.fusion_threshold_mb,
+                          1024.0),
+          std::make_tuple("--cycle-time-ms", &cycle_times, &replay_options.cycle_time_ms, 1000.0)}) {
+      if (text->empty()) continue;
+      hvdrun::StatusOr<std::vector<double>> values = hvdrun::ParseNumberList(flag, *text, max);
+      if (!values.ok()) {
+        std::fprintf(stderr, "hvdrun-bench: %s\n", values.status().message().c_str());
+        return 2;
+      }
+      *list = std::move(values).value();
+    }
+    return hvdrun::RunReplay(replay_options);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "hvdrun-bench: %s\n", error.what());
     return 1;

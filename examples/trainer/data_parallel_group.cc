@@ -12,7 +12,14 @@ StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::FromEnvironment(
     const std::function<const char*(const char*)>& lookup) {
   auto group = std::make_unique<DataParallelGroup>();
   if (!Runtime::LaunchedByHvdrun(lookup)) return group;
-  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment(lookup);
+  // Gradients are named and fused (CollectiveOrder::kNegotiated) on every backend whose collectives
+  // take host memory; NCCL's take device memory, which negotiation does not use: there they are
+  // reduced in call order, one tensor each.
+  StatusOr<BackendKind> backend = Runtime::BackendFromEnvironment(lookup);
+  if (!backend.ok()) return backend.status();
+  const CollectiveOrder order =
+      backend.value() == BackendKind::kNccl ? CollectiveOrder::kCallOrder : CollectiveOrder::kNegotiated;
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment(lookup, order);
   if (!runtime.ok()) return runtime.status();
   group->owned_ = std::move(runtime).value();
   group->runtime_ = group->owned_.get();

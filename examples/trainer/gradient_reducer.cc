@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -35,11 +36,32 @@ GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> param
   started_.assign(count, false);
   handles_.resize(count);
   for (size_t k = 0; k < count; ++k) launch_order_.push_back(count - 1 - k);
+  named_ = runtime_->order() == CollectiveOrder::kNegotiated;
+  for (const at::Tensor& parameter : parameters_) RuntimeType(parameter);  // refuses what cannot be averaged
+  buffers_.resize(count);
+  if (named_ && !buffers_on_device_ && count > 0) {
+    // One array holds every buffer, in launch order, each on a 16-byte boundary as libhvdrun packs a
+    // fusion buffer: gradients that become ready together are then reduced where they lie.
+    std::vector<int64_t> offsets(count);
+    int64_t end = 0;
+    const int64_t alignment = std::max<int64_t>(1, 16 / static_cast<int64_t>(parameters_[0].element_size()));
+    for (size_t index : launch_order_) {
+      offsets[index] = end;
+      end = (end + parameters_[index].numel() + alignment - 1) / alignment * alignment;
+    }
+    at::Tensor arena = at::empty({end}, parameters_[0].options().device(at::kCPU).requires_grad(false));
+    for (size_t i = 0; i < count; ++i) {
+      const at::Tensor& parameter = parameters_[i];
+      if (parameter.scalar_type() != arena.scalar_type()) continue;  // a buffer of its own, below
+      buffers_[i] = arena.narrow(0, offsets[i], parameter.numel()).view(parameter.sizes());
+    }
+  }
   for (size_t i = 0; i < count; ++i) {
     const at::Tensor& parameter = parameters_[i];
-    RuntimeType(parameter);  // refuses a type the runtime cannot average, before any step
-    at::Device device = buffers_on_device_ ? parameter.device() : at::Device(at::kCPU);
-    buffers_.push_back(at::empty(parameter.sizes(), parameter.options().device(device).requires_grad(false)));
+    if (!buffers_[i].defined()) {
+      at::Device device = buffers_on_device_ ? parameter.device() : at::Device(at::kCPU);
+      buffers_[i] = at::empty(parameter.sizes(), parameter.options().device(device).requires_grad(false));
+    }
     hook_ids_.push_back(
         parameter.register_hook([this, i](const at::Tensor& gradient) { OnGradientReady(i, gradient); }));
   }
@@ -60,7 +82,11 @@ void GradientReducer::OnGradientReady(size_t index, const at::Tensor& gradient) 
   at::NoGradGuard no_grad;
   buffers_[index].copy_(gradient);
   ready_[index] = true;
-  StartReadyReductions();
+  if (named_) {
+    StartReduction(index);
+  } else {
+    StartReadyReductions();
+  }
 }
 
 void GradientReducer::StartReadyReductions() {
@@ -74,20 +100,25 @@ void GradientReducer::StartReduction(size_t index) {
   at::Tensor& buffer = buffers_[index];
   // The runtime reads device memory on its own stream: the copy into the buffer must be done.
   if (buffer.is_cuda()) torch::cuda::synchronize(buffer.device().index());
+  const auto count = static_cast<size_t>(buffer.numel());
   handles_[index] =
-      runtime_->AllreduceAsync(buffer.data_ptr(), buffer.data_ptr(), static_cast<size_t>(buffer.numel()),
-                               RuntimeType(buffer), ReduceOp::kAverage);
+      named_ ? runtime_->AllreduceAsync("grad." + std::to_string(index), buffer.data_ptr(), buffer.data_ptr(),
+                                        count, RuntimeType(buffer), ReduceOp::kAverage)
+             : runtime_->AllreduceAsync(buffer.data_ptr(), buffer.data_ptr(), count, RuntimeType(buffer),
+                                        ReduceOp::kAverage);
   started_[index] = true;
 }
 
 Status GradientReducer::FinishStep() {
   last_wait_ = std::chrono::duration<double>(0);
   if (runtime_ == nullptr) return Status::Ok();
-  started_during_backward_ = static_cast<int>(next_launch_);
+  started_during_backward_ = named_ ? static_cast<int>(std::count(started_.begin(), started_.end(), true))
+                                    : static_cast<int>(next_launch_);
   {
     at::NoGradGuard no_grad;
     for (size_t position = next_launch_; position < launch_order_.size(); ++position) {
       const size_t index = launch_order_[position];
+      if (named_ && !started_[index] && ready_[index]) StartReduction(index);
       if (!ready_[index]) {
         const at::Tensor& gradient = parameters_[index].grad();
         if (gradient.defined()) {
@@ -96,10 +127,11 @@ Status GradientReducer::FinishStep() {
           buffers_[index].zero_();
         }
         ready_[index] = true;
+        if (named_) StartReduction(index);
       }
     }
   }
-  StartReadyReductions();
+  if (!named_) StartReadyReductions();
 
   const auto wait_start = std::chrono::steady_clock::now();
   Status first_error;

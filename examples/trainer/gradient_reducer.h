@@ -7,15 +7,18 @@
 // before the optimizer's step. Communication of the later layers' gradients so overlaps the
 // computation of the earlier layers'.
 //
-// Order: every rank must start the same collectives in the same order (hvdrun/runtime.h), but
+// Named (a runtime in CollectiveOrder::kNegotiated, every backend but NCCL): each gradient is
+// submitted as "grad.<index>" the moment its hook fires, in whatever order autograd finishes them;
+// libhvdrun agrees the order with the other ranks and fuses what is ready together. The buffers are
+// then views into one array in launch order, so a fused response of neighbouring gradients is reduced
+// in place, with no copy through a fusion buffer.
+//
+// Call order (NCCL): every rank must start the same collectives in the same order, but
 // hooks fire in whatever order autograd finishes gradients. The reducer therefore starts them in a
 // fixed order — reverse registration order, the order backward mostly produces them — each as soon
 // as it and every gradient before it in that order is ready, so an early gradient waits for at most
 // a few others. A parameter that got no gradient in a step is reduced at FinishStep (as zeros, or
 // its .grad() if it has one), so that the ranks stay in step.
-//
-// This is where tensor fusion plugs in: OnGradientReady hands one tensor at a time to the runtime;
-// a fusion buffer would pack consecutive ready gradients and start one collective per buffer.
 //
 // Threading: the hooks run on autograd's thread for the device, FinishStep on the thread that
 // called backward(), after backward() returned; the two never overlap. Not otherwise thread-safe.
@@ -77,6 +80,7 @@ class GradientReducer {
   std::vector<CollectiveHandle> handles_;
   size_t next_launch_ = 0;  // position in launch_order_ of the next reduction to start
   bool buffers_on_device_ = false;
+  bool named_ = false;  // submitted by name as they become ready (CollectiveOrder::kNegotiated)
   int64_t bytes_per_step_ = 0;
   std::chrono::duration<double> last_wait_{0};
   int started_during_backward_ = 0;

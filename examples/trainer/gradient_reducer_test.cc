@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "runtime/test_job.h"
@@ -44,45 +45,58 @@ std::vector<at::Tensor> LocalGradients(int rank, int step) {
   return {model.w1.grad(), model.b1.grad(), model.w2.grad()};
 }
 
-TEST(GradientReducerTest, AveragesTwoRanksGradientsStartedDuringBackward) {
+class GradientReducerTest : public ::testing::TestWithParam<CollectiveOrder> {};
+
+TEST_P(GradientReducerTest, AveragesTwoRanksGradientsStartedDuringBackward) {
   constexpr int kRanks = 2;
   constexpr int kSteps = 3;
   std::mutex mutex;
   std::vector<int> overlapped;
-  hvdrun::testing::RunRanks(kRanks, [&](Runtime& runtime) {
-    TinyModel model;
-    GradientReducer reducer(&runtime, model.parameters(), /*buffers_on_device=*/false);
-    EXPECT_EQ(reducer.bytes_per_step(), (12 + 4 + 8 + 5) * 4);
-    for (int step = 0; step < kSteps; ++step) {
-      for (const at::Tensor& p : model.parameters()) {
-        if (p.grad().defined()) p.mutable_grad().zero_();
-      }
-      model.Loss(Input(runtime.rank(), step)).backward();
-      Status status = reducer.FinishStep();
-      ASSERT_TRUE(status.ok()) << status.message();
-      std::vector<at::Tensor> a = LocalGradients(0, step);
-      std::vector<at::Tensor> b = LocalGradients(1, step);
-      for (size_t i = 0; i < a.size(); ++i) {
-        at::Tensor expected = (a[i] + b[i]) / 2;
-        const at::Tensor& got = model.parameters()[i + 1].grad();
-        EXPECT_TRUE(at::allclose(got, expected, 1e-6, 1e-7))
-            << "rank " << runtime.rank() << " step " << step << " parameter " << i << "\n"
-            << got << "\nexpected\n"
-            << expected;
-      }
-      // The unused parameter got no gradient from backward: it is reduced as zeros.
-      ASSERT_TRUE(model.unused.grad().defined());
-      EXPECT_TRUE(model.unused.grad().equal(at::zeros({5})));
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    overlapped.push_back(reducer.started_during_backward());
-  });
+  hvdrun::testing::RunRanks(
+      kRanks,
+      [&](Runtime& runtime) {
+        TinyModel model;
+        GradientReducer reducer(&runtime, model.parameters(), /*buffers_on_device=*/false);
+        EXPECT_EQ(reducer.bytes_per_step(), (12 + 4 + 8 + 5) * 4);
+        for (int step = 0; step < kSteps; ++step) {
+          for (const at::Tensor& p : model.parameters()) {
+            if (p.grad().defined()) p.mutable_grad().zero_();
+          }
+          model.Loss(Input(runtime.rank(), step)).backward();
+          Status status = reducer.FinishStep();
+          ASSERT_TRUE(status.ok()) << status.message();
+          std::vector<at::Tensor> a = LocalGradients(0, step);
+          std::vector<at::Tensor> b = LocalGradients(1, step);
+          for (size_t i = 0; i < a.size(); ++i) {
+            at::Tensor expected = (a[i] + b[i]) / 2;
+            const at::Tensor& got = model.parameters()[i + 1].grad();
+            EXPECT_TRUE(at::allclose(got, expected, 1e-6, 1e-7))
+                << "rank " << runtime.rank() << " step " << step << " parameter " << i << "\n"
+                << got << "\nexpected\n"
+                << expected;
+          }
+          // The unused parameter got no gradient from backward: it is reduced as zeros.
+          ASSERT_TRUE(model.unused.grad().defined());
+          EXPECT_TRUE(model.unused.grad().equal(at::zeros({5})));
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        overlapped.push_back(reducer.started_during_backward());
+      },
+      GetParam());
   // Launch order is w2, b1, w1, unused: backward produces the first three, and their averages start
   // from the hooks, before FinishStep; "unused" gets no gradient and starts in FinishStep.
   EXPECT_EQ(overlapped, (std::vector<int>{3, 3}));
 }
 
-TEST(GradientReducerTest, WithoutRuntimeGradientsStayAsTheyAre) {
+std::string OrderName(const ::testing::TestParamInfo<CollectiveOrder>& param) {
+  return param.param == CollectiveOrder::kCallOrder ? "CallOrder" : "Named";
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, GradientReducerTest,
+                         ::testing::Values(CollectiveOrder::kCallOrder, CollectiveOrder::kNegotiated),
+                         OrderName);
+
+TEST(GradientReducerAloneTest, WithoutRuntimeGradientsStayAsTheyAre) {
   TinyModel model;
   GradientReducer reducer(nullptr, model.parameters(), /*buffers_on_device=*/false);
   model.Loss(Input(0, 0)).backward();

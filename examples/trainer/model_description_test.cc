@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "examples/shared/model_gradients.h"
 #include "examples/trainer/models/fmnist_cnn.h"
 #include "examples/trainer/models/image_classifier.h"
 #include "examples/trainer/models/model_catalog.h"
@@ -53,6 +56,22 @@ TEST_P(TorchvisionModelTest, HasTorchvisionsTensorsTotalsAndWork) {
                       WithThousandsSeparators(facts.parameters) + " parameters"),
             std::string::npos)
       << text;
+}
+
+TEST_P(TorchvisionModelTest, TheReplayListIsTheModelsGradientsInBackwardOrder) {
+  // hvdrun-bench --replay submits examples/shared/model_gradients.h's list: the same tensors.
+  const TorchvisionFacts& facts = GetParam();
+  std::optional<std::vector<examples::GradientTensor>> replay = examples::ModelGradients(facts.model);
+  ASSERT_TRUE(replay.has_value());
+  std::shared_ptr<ImageClassifier> model = BuildModel(*FindModel(facts.model), 224);
+  ModelDescription d = DescribeModel(*FindModel(facts.model), *model, 224);
+  ASSERT_EQ(replay->size(), d.parameters.size());
+  for (size_t i = 0; i < d.parameters.size(); ++i) {
+    const TensorDescription& parameter = d.parameters[d.parameters.size() - 1 - i];
+    EXPECT_EQ((*replay)[i].name, parameter.name) << i;
+    EXPECT_EQ((*replay)[i].shape, parameter.shape) << parameter.name;
+    EXPECT_EQ((*replay)[i].elements(), parameter.elements) << parameter.name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
