@@ -96,6 +96,23 @@ NegotiationCounters NegotiatedStream::counters() const {
   return counters_;
 }
 
+nlohmann::json NegotiatedStream::ReportJson() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {
+      {"negotiation",
+       {{"cycles", counters_.cycles},
+        {"cache_only_cycles", counters_.cache_only_cycles},
+        {"responses", counters_.responses},
+        {"tensors", counters_.tensors},
+        {"copied_bytes", counters_.copied_bytes},
+        {"in_place_bytes", counters_.in_place_bytes},
+        {"cache_evictions", counters_.cache_evictions},
+        {"fusion_threshold_bytes", fusion_threshold_},
+        {"cycle_time_ms", std::chrono::duration<double, std::milli>(options_.negotiation.cycle_time).count()},
+        {"cache_capacity", options_.negotiation.cache_capacity}}},
+      {"responses", statistics_.ToJson()}};
+}
+
 void NegotiatedStream::Warn(const std::string& line) const {
   if (options_.negotiation.warn) {
     options_.negotiation.warn(line);
@@ -316,6 +333,7 @@ Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorReque
   }
   for (const FusedResponse& response : PlanFusion(allreduces, fusion_threshold_)) {
     bool copied = false;
+    const Clock::time_point start = Clock::now();
     Status status =
         response.members.size() == 1
             ? RunAlone(backend, pending_.At(allreduces[response.members.front()].name))
@@ -324,6 +342,9 @@ Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorReque
       std::lock_guard<std::mutex> lock(mutex_);
       ++counters_.responses;
       counters_.tensors += response.members.size();
+      uint64_t bytes = 0;
+      for (size_t member : response.members) bytes += allreduces[member].bytes();
+      statistics_.Record(bytes, response.members.size(), Clock::now() - start);
       if (response.members.size() > 1) {
         (copied ? counters_.copied_bytes : counters_.in_place_bytes) += response.bytes;
       }

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -36,6 +37,7 @@
 #include "runtime/collective_state.h"
 #include "runtime/readiness_table.h"
 #include "runtime/response_cache.h"
+#include "runtime/response_statistics.h"
 #include "runtime/tensor_request.h"
 
 namespace hvdrun {
@@ -56,6 +58,9 @@ class NegotiatedStream {
   // The first failure (the runtime is broken), or OK.
   Status broken() const;
   NegotiationCounters counters() const;
+  // What the rank's report carries (docs/results.md): the counters, and every response's bytes and
+  // time summed per size bin (runtime/response_statistics.h).
+  nlohmann::json ReportJson() const;
 
  private:
   struct Entry {
@@ -114,6 +119,7 @@ class NegotiatedStream {
   bool stop_requested_ = false;                  // GUARDED_BY(mutex_)
   Status broken_;                                // GUARDED_BY(mutex_)
   NegotiationCounters counters_;                 // GUARDED_BY(mutex_)
+  ResponseStatistics statistics_;                // GUARDED_BY(mutex_)
 
   // Owned by the collective thread.
   PendingEntries pending_;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
@@ -31,9 +32,8 @@ NegotiationOptions Negotiation(size_t fusion_threshold = size_t{128} << 20, size
 }
 
 void RunNegotiatedRanks(int size, const NegotiationOptions& negotiation,
-                        const std::function<void(Runtime&)>& body,
-                        milliseconds timeout = milliseconds(30000)) {
-  auto store = NewInMemoryStore();
+                        const std::function<void(Runtime&)>& body, milliseconds timeout = milliseconds(30000),
+                        const std::shared_ptr<KeyValueStore>& store = NewInMemoryStore()) {
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
@@ -204,6 +204,36 @@ TEST(NamedCollectives, TensorsBackToBackInMemoryAreReducedWhereTheyLie) {
         EXPECT_GT(counters.copied_bytes, 0U);
       }
     });
+  }
+}
+
+TEST(NamedCollectives, TheReportsResponseStatisticsAddUpToTheBytesReduced) {
+  const std::vector<Tensor> tensors = EveryTypeAndOp();
+  uint64_t bytes_per_step = 0;
+  for (const Tensor& tensor : tensors) bytes_per_step += tensor.count * DataTypeSize(tensor.type);
+  auto store = NewInMemoryStore();
+  std::vector<NegotiationCounters> counters(2);
+  RunNegotiatedRanks(
+      2, Negotiation(/*fusion_threshold=*/4096),
+      [&](Runtime& runtime) {
+        for (unsigned step = 0; step < 3; ++step) ShuffledNamedAllreduces(runtime, tensors, step);
+        counters[static_cast<size_t>(runtime.rank())] = runtime.negotiation_counters();
+        ASSERT_TRUE(runtime.SendReport(R"({"summary": {"steps": 3}})").ok());
+      },
+      milliseconds(30000), store);
+  for (int rank = 0; rank < 2; ++rank) {
+    StatusOr<std::string> sent = store->Get("report/" + std::to_string(rank), milliseconds(1000));
+    ASSERT_TRUE(sent.ok()) << sent.status().message();
+    const nlohmann::json report = nlohmann::json::parse(sent.value());
+    EXPECT_EQ(report["summary"]["steps"], 3);
+    const nlohmann::json& responses = report["libhvdrun"]["responses"];
+    EXPECT_EQ(responses["bytes"], 3 * bytes_per_step);
+    EXPECT_EQ(responses["tensors"], 3 * tensors.size());
+    EXPECT_EQ(responses["responses"], counters[static_cast<size_t>(rank)].responses);
+    uint64_t binned = 0;
+    for (const nlohmann::json& bin : responses["bins"]) binned += bin["bytes"].get<uint64_t>();
+    EXPECT_EQ(binned, 3 * bytes_per_step);
+    EXPECT_EQ(report["libhvdrun"]["negotiation"]["fusion_threshold_bytes"], 4096);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "hvdrun/runtime.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
@@ -225,6 +226,14 @@ Status Runtime::Barrier() {
 }
 
 Status Runtime::SendReport(const std::string& json) {
+  nlohmann::json negotiation = impl_->NegotiationReport();
+  if (!negotiation.is_null()) {
+    nlohmann::json report = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+    if (report.is_object() && !report.contains("libhvdrun")) {
+      report["libhvdrun"] = std::move(negotiation);
+      return impl_->options().store->SendReport(impl_->options().rank, report.dump());
+    }
+  }
   return impl_->options().store->SendReport(impl_->options().rank, json);
 }
 

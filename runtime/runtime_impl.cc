@@ -62,6 +62,10 @@ NegotiationCounters Runtime::Impl::negotiation_counters() const {
   return stream_ != nullptr ? stream_->counters() : NegotiationCounters{};
 }
 
+nlohmann::json Runtime::Impl::NegotiationReport() const {
+  return stream_ != nullptr ? stream_->ReportJson() : nlohmann::json();
+}
+
 Status Runtime::Impl::Run(Collective collective) {
   std::shared_ptr<CollectiveHandle::State> queued;
   {

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
@@ -61,6 +62,8 @@ class Runtime::Impl {
   std::string NextUnnamed(CollectiveKind kind);
   bool negotiated() const { return stream_ != nullptr; }
   NegotiationCounters negotiation_counters() const;
+  // The negotiated path's part of the rank's report; null in call-order mode.
+  nlohmann::json NegotiationReport() const;
 
   const RuntimeOptions& options() const { return options_; }
 
