@@ -125,7 +125,6 @@ Status NegotiatedStream::Run(Backend& backend) {
   Clock::time_point next = Clock::now();
   while (true) {
     std::this_thread::sleep_until(next);
-    const Clock::time_point start = Clock::now();
     bool go_on = false;
     try {
       go_on = Cycle(backend);
@@ -138,7 +137,11 @@ Status NegotiatedStream::Run(Backend& backend) {
         idle_cycles_ >= kIdleCyclesBeforeSlowing
             ? std::max<Clock::duration>(options_.negotiation.cycle_time, kIdleCycleTime)
             : Clock::duration(options_.negotiation.cycle_time);
-    next = std::max(start + interval, Clock::now());
+    // Timed from the moment the ranks agreed less the quickest agreement seen (a cycle's start on
+    // the last rank to arrive), which is the same on every rank: timed from each rank's own start,
+    // ranks drift out of phase, and a rank that starts its cycle before its caller resubmits wastes
+    // the others' cycle; timed from the agreement alone, every cycle is longer by one allreduce.
+    next = std::max(agreed_at_ - quickest_agreement_ + interval, Clock::now());
   }
   return broken();
 }
@@ -193,6 +196,11 @@ bool NegotiatedStream::Cycle(Backend& backend) {
 
   Status status = backend.Allreduce(fields.words().data(), fields.words().data(), fields.words().size(),
                                     DataType::kInt64, ReduceOp::kSum);
+  agreed_at_ = Clock::now();
+  // The quickest agreement drifts up slowly, so that one lucky cycle does not count for ever.
+  const Clock::duration took = agreed_at_ - now;
+  quickest_agreement_ =
+      took < quickest_agreement_ ? took : quickest_agreement_ + (took - quickest_agreement_) / 64;
   if (!status.ok()) {
     FailEverything(status);
     return false;

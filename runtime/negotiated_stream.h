@@ -127,6 +127,8 @@ class NegotiatedStream {
   ReadinessTable table_;
   std::vector<std::byte> fusion_buffer_;
   int idle_cycles_ = 0;
+  std::chrono::steady_clock::time_point agreed_at_;  // when the last cycle's allreduce returned
+  std::chrono::steady_clock::duration quickest_agreement_ = std::chrono::milliseconds(1);
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> next_stall_warning_;  // rank 0
 };
 

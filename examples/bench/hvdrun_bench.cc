@@ -37,6 +37,7 @@ struct BenchOptions {
   std::string dtype = "float32";
   std::string op = "sum";
   bool baseline = false;
+  bool named = false;  // time the named, negotiated path (CollectiveOrder::kNegotiated) instead
   std::string json_path;
 };
 
@@ -199,8 +200,10 @@ StatusOr<std::vector<double>> TimeInterleaved(Runtime& runtime, int warmup, int 
 
 // Times the runtime's allreduce in place (as the baseline's raw call is, and as a training step's
 // gradient buffers are), then checks one more call on fresh data against the expected values.
-StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, DataType type, ReduceOp op,
-                                 size_t bytes) {
+// `measured` is the Runtime whose allreduce is timed: `runtime` itself, or with --named a second,
+// negotiated one (the same name every call, so the response cache knows it after the first).
+StatusOr<SizeResult> MeasureSize(Runtime& runtime, Runtime& measured, const BenchOptions& options,
+                                 DataType type, ReduceOp op, size_t bytes) {
   size_t count = bytes / DataTypeSize(type);
   std::vector<double> values(count);
   for (size_t i = 0; i < count; ++i) values[i] = Contribution(runtime.rank(), i);
@@ -216,8 +219,11 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
   void* data = buffer.value()->data();
   void* baseline_data = baseline_buffer.value()->data();
 
-  std::vector<std::function<Status()>> collectives = {
-      [&] { return runtime.Allreduce(data, data, count, type, op); }};
+  auto allreduce = [&] {
+    return options.named ? measured.Allreduce("hvdrun-bench", data, data, count, type, op)
+                         : measured.Allreduce(data, data, count, type, op);
+  };
+  std::vector<std::function<Status()>> collectives = {allreduce};
   if (options.baseline) {
     collectives.emplace_back([&] { return runtime.BaselineAllreduce(baseline_data, count, type, op); });
   }
@@ -237,7 +243,7 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
   }
 
   if (Status status = buffer.value()->Upload(input); !status.ok()) return status;
-  if (Status status = runtime.Allreduce(data, data, count, type, op); !status.ok()) return status;
+  if (Status status = allreduce(); !status.ok()) return status;
   StatusOr<std::vector<char>> output = buffer.value()->Download();
   if (!output.ok()) return output.status();
   std::vector<double> got(count);
@@ -296,11 +302,19 @@ int Run(const BenchOptions& options) {
       return fail("rank " + std::to_string(rt.rank()) + ": " + status.message());
     }
   }
+  std::unique_ptr<Runtime> named;
+  if (options.named) {
+    if (rt.backend() == BackendKind::kNccl) return fail("--named: the nccl backend has no negotiated path");
+    StatusOr<std::unique_ptr<Runtime>> created =
+        Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated);
+    if (!created.ok()) return fail(created.status().message());
+    named = std::move(created).value();
+  }
   bool printer = rt.rank() == 0;
   if (printer) {
-    std::printf("# hvdrun-bench: allreduce, backend %s, %d ranks, %s, %s, %d iterations after %d warm-up\n",
-                std::string(BackendName(rt.backend())).c_str(), rt.size(), options.dtype.c_str(),
-                options.op.c_str(), options.iters, options.warmup);
+    std::printf("# hvdrun-bench: allreduce%s, backend %s, %d ranks, %s, %s, %d iterations after %d warm-up\n",
+                options.named ? " (named, negotiated)" : "", std::string(BackendName(rt.backend())).c_str(),
+                rt.size(), options.dtype.c_str(), options.op.c_str(), options.iters, options.warmup);
     std::printf("%12s %12s %10s %10s %10s", "bytes", "time_us", "algbw", "busbw", "max_error");
     if (options.baseline) std::printf(" %12s %10s %8s", "raw_time_us", "raw_busbw", "ratio");
     std::printf("\n");
@@ -308,7 +322,7 @@ int Run(const BenchOptions& options) {
   nlohmann::json results = nlohmann::json::array();
   SizeResult largest;
   for (size_t bytes : sizes.value()) {
-    StatusOr<SizeResult> result = MeasureSize(rt, options, *type, *op, bytes);
+    StatusOr<SizeResult> result = MeasureSize(rt, named != nullptr ? *named : rt, options, *type, *op, bytes);
     if (!result.ok()) return fail("rank " + std::to_string(rt.rank()) + ": " + result.status().message());
     if (printer) {
       PrintRow(result.value(), options.baseline);
@@ -327,6 +341,7 @@ int Run(const BenchOptions& options) {
     summary["baseline_busbw_gbps"] = largest.baseline_busbw_gbps;
   }
   nlohmann::json document = {{"backend", BackendName(rt.backend())},
+                             {"named", options.named},
                              {"ranks", rt.size()},
                              {"rank", rt.rank()},
                              {"dtype", options.dtype},
@@ -364,6 +379,9 @@ int main(int argc, char** argv) {
     app.add_flag("--baseline", options.baseline,
                  "Also time the backend library's own allreduce, in the same run");
     app.add_option("--json", options.json_path, "Rank 0 writes the results to this JSON file");
+    app.add_flag("--named", options.named,
+                 "Time libhvdrun's named, negotiated allreduce (one name, cached after the first call) "
+                 "instead of the call-order one; --baseline still times the library's own");
     std::string replay;
     std::string fusion_thresholds;
     std::string cycle_times;
