@@ -198,12 +198,12 @@ StatusOr<std::vector<double>> TimeInterleaved(Runtime& runtime, int warmup, int 
   return seconds;
 }
 
-// Times the runtime's allreduce in place (as the baseline's raw call is, and as a training step's
-// gradient buffers are), then checks one more call on fresh data against the expected values.
-// `measured` is the Runtime whose allreduce is timed: `runtime` itself, or with --named a second,
-// negotiated one (the same name every call, so the response cache knows it after the first).
-StatusOr<SizeResult> MeasureSize(Runtime& runtime, Runtime& measured, const BenchOptions& options,
-                                 DataType type, ReduceOp op, size_t bytes) {
+// Times `runtime`'s allreduce in place (as the baseline's raw call is, and as a training step's
+// gradient buffers are) — named, the same name every call, when the runtime negotiates — and, with
+// `time_baseline`, the library's own call interleaved with it; then checks one more call on fresh
+// data against the expected values.
+StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, DataType type, ReduceOp op,
+                                 size_t bytes, bool time_baseline) {
   size_t count = bytes / DataTypeSize(type);
   std::vector<double> values(count);
   for (size_t i = 0; i < count; ++i) values[i] = Contribution(runtime.rank(), i);
@@ -219,12 +219,13 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, Runtime& measured, const Benc
   void* data = buffer.value()->data();
   void* baseline_data = baseline_buffer.value()->data();
 
+  const bool named = runtime.order() == CollectiveOrder::kNegotiated;
   auto allreduce = [&] {
-    return options.named ? measured.Allreduce("hvdrun-bench", data, data, count, type, op)
-                         : measured.Allreduce(data, data, count, type, op);
+    return named ? runtime.Allreduce("hvdrun-bench", data, data, count, type, op)
+                 : runtime.Allreduce(data, data, count, type, op);
   };
   std::vector<std::function<Status()>> collectives = {allreduce};
-  if (options.baseline) {
+  if (time_baseline) {
     collectives.emplace_back([&] { return runtime.BaselineAllreduce(baseline_data, count, type, op); });
   }
   StatusOr<std::vector<double>> seconds =
@@ -236,7 +237,7 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, Runtime& measured, const Benc
   result.time_us = seconds.value()[0] * 1e6;
   result.algbw_gbps = AlgorithmBandwidth(bytes, seconds.value()[0]);
   result.busbw_gbps = AllreduceBusBandwidth(result.algbw_gbps, runtime.size());
-  if (options.baseline) {
+  if (time_baseline) {
     result.baseline_time_us = seconds.value()[1] * 1e6;
     result.baseline_busbw_gbps =
         AllreduceBusBandwidth(AlgorithmBandwidth(bytes, seconds.value()[1]), runtime.size());
@@ -302,14 +303,27 @@ int Run(const BenchOptions& options) {
       return fail("rank " + std::to_string(rt.rank()) + ": " + status.message());
     }
   }
+  if (options.named && rt.backend() == BackendKind::kNccl) {
+    return fail("--named: the nccl backend has no negotiated path");
+  }
+  // With --named, the library's own call is timed first, alone: the negotiated Runtime's thread
+  // calls the library all the time, and two threads may not call it at once (MPI_THREAD_SERIALIZED).
+  std::vector<SizeResult> baselines;
+  if (options.named && options.baseline) {
+    for (size_t bytes : sizes.value()) {
+      StatusOr<SizeResult> result = MeasureSize(rt, options, *type, *op, bytes, /*time_baseline=*/true);
+      if (!result.ok()) return fail("rank " + std::to_string(rt.rank()) + ": " + result.status().message());
+      baselines.push_back(result.value());
+    }
+  }
   std::unique_ptr<Runtime> named;
   if (options.named) {
-    if (rt.backend() == BackendKind::kNccl) return fail("--named: the nccl backend has no negotiated path");
     StatusOr<std::unique_ptr<Runtime>> created =
         Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated);
     if (!created.ok()) return fail(created.status().message());
     named = std::move(created).value();
   }
+  Runtime& measured = named != nullptr ? *named : rt;
   bool printer = rt.rank() == 0;
   if (printer) {
     std::printf("# hvdrun-bench: allreduce%s, backend %s, %d ranks, %s, %s, %d iterations after %d warm-up\n",
@@ -321,9 +335,14 @@ int Run(const BenchOptions& options) {
   }
   nlohmann::json results = nlohmann::json::array();
   SizeResult largest;
-  for (size_t bytes : sizes.value()) {
-    StatusOr<SizeResult> result = MeasureSize(rt, named != nullptr ? *named : rt, options, *type, *op, bytes);
+  for (size_t i = 0; i < sizes.value().size(); ++i) {
+    StatusOr<SizeResult> result =
+        MeasureSize(measured, options, *type, *op, sizes.value()[i], options.baseline && !options.named);
     if (!result.ok()) return fail("rank " + std::to_string(rt.rank()) + ": " + result.status().message());
+    if (!baselines.empty()) {
+      result.value().baseline_time_us = baselines[i].baseline_time_us;
+      result.value().baseline_busbw_gbps = baselines[i].baseline_busbw_gbps;
+    }
     if (printer) {
       PrintRow(result.value(), options.baseline);
       std::fflush(stdout);
@@ -381,7 +400,7 @@ int main(int argc, char** argv) {
     app.add_option("--json", options.json_path, "Rank 0 writes the results to this JSON file");
     app.add_flag("--named", options.named,
                  "Time libhvdrun's named, negotiated allreduce (one name, cached after the first call) "
-                 "instead of the call-order one; --baseline still times the library's own");
+                 "instead of the call-order one; --baseline then times the library's own call first, alone");
     std::string replay;
     std::string fusion_thresholds;
     std::string cycle_times;
