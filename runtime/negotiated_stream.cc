@@ -20,11 +20,8 @@ enum StatusField : size_t {
   kAnnounce = 0,  // this rank has announcements: every rank gathers them
   kCensus = 1,    // this rank has a cached request stalled: every rank probes its cached requests
   kStop = 2,      // this rank stops (its Runtime is closing, or it broke)
-  kPending = 3,   // this rank has something pending
-  kFirstSlot = 4,
+  kFirstSlot = 3,
 };
-
-constexpr int kIdleCyclesBeforeSlowing = 100;
 
 std::string RankList(const std::vector<int>& ranks) {
   std::string out = ranks.size() == 1 ? "rank " : "ranks ";
@@ -122,9 +119,26 @@ void NegotiatedStream::Warn(const std::string& line) const {
 }
 
 Status NegotiatedStream::Run(Backend& backend) {
-  Clock::time_point next = Clock::now();
+  // The anchor is when the ranks last agreed less the quickest agreement seen (a cycle's start on
+  // the last rank to arrive), the same on every rank: timed from each rank's own start, ranks drift
+  // out of phase, and a rank that starts its cycle before its caller resubmits wastes the others'
+  // cycle; timed from the agreement alone, every cycle is longer by one allreduce.
+  const Clock::duration busy_interval = options_.negotiation.cycle_time;
+  const Clock::duration idle_interval = std::max<Clock::duration>(busy_interval, kIdleCycleTime);
+  Clock::time_point anchor = Clock::now() - busy_interval;
   while (true) {
-    std::this_thread::sleep_until(next);
+    {
+      // A rank with nothing pending cycles at the idle interval, so waiting costs next to nothing
+      // (each cycle is an allreduce, which over TCP wakes several threads); a submission or a stop
+      // request brings its next cycle forward to the busy one.
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (true) {
+        const bool busy = !incoming_.empty() || !pending_.empty() || stop_requested_;
+        const Clock::time_point next = anchor + (busy ? busy_interval : idle_interval);
+        if (Clock::now() >= next) break;
+        arrived_.wait_until(lock, next);
+      }
+    }
     bool go_on = false;
     try {
       go_on = Cycle(backend);
@@ -133,15 +147,7 @@ Status NegotiatedStream::Run(Backend& backend) {
           Status::Error(std::string(BackendName(options_.backend)) + ": negotiation failed: " + e.what()));
     }
     if (!go_on) break;
-    const Clock::duration interval =
-        idle_cycles_ >= kIdleCyclesBeforeSlowing
-            ? std::max<Clock::duration>(options_.negotiation.cycle_time, kIdleCycleTime)
-            : Clock::duration(options_.negotiation.cycle_time);
-    // Timed from the moment the ranks agreed less the quickest agreement seen (a cycle's start on
-    // the last rank to arrive), which is the same on every rank: timed from each rank's own start,
-    // ranks drift out of phase, and a rank that starts its cycle before its caller resubmits wastes
-    // the others' cycle; timed from the agreement alone, every cycle is longer by one allreduce.
-    next = std::max(agreed_at_ - quickest_agreement_ + interval, Clock::now());
+    anchor = agreed_at_ - quickest_agreement_;
   }
   return broken();
 }
@@ -192,7 +198,6 @@ bool NegotiatedStream::Cycle(Backend& backend) {
   if (!mine.empty()) fields.Set(kAnnounce);
   if (census) fields.Set(kCensus);
   if (stopping || !timed_out.ok()) fields.Set(kStop);
-  if (!pending_.empty()) fields.Set(kPending);
 
   Status status = backend.Allreduce(fields.words().data(), fields.words().data(), fields.words().size(),
                                     DataType::kInt64, ReduceOp::kSum);
@@ -215,7 +220,6 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     }
     return false;
   }
-  idle_cycles_ = fields.Count(kPending) == 0 ? idle_cycles_ + 1 : 0;
 
   std::vector<TensorRequest> ready;
   for (size_t bit = 0; bit < cache_.bit_count(); ++bit) {

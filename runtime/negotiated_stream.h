@@ -11,8 +11,9 @@
 //      so that every rank's cache stays identical.
 // A name waiting past the stall limit is reported by rank 0 with the ranks that have not submitted
 // it; past the runtime's timeout it fails and the runtime breaks, and so it does on every rank (a
-// stopping rank tells the others through the status flags). After a long idle stretch (no rank has
-// anything pending) cycles slow down to kIdleCycleTime, so an idle runtime costs next to nothing.
+// stopping rank tells the others through the status flags). A rank with nothing pending cycles every
+// kIdleCycleTime instead of every cycle time (a submission wakes it at once), so an idle runtime costs
+// next to nothing, and the others wait for it only while it has nothing they could agree on.
 //
 // Thread-safe: Submit, RequestStop and counters from any thread; Run on the collective thread.
 #ifndef HVDRUN_RUNTIME_NEGOTIATED_STREAM_H_
@@ -126,7 +127,6 @@ class NegotiatedStream {
   ResponseCache cache_;
   ReadinessTable table_;
   std::vector<std::byte> fusion_buffer_;
-  int idle_cycles_ = 0;
   std::chrono::steady_clock::time_point agreed_at_;  // when the last cycle's allreduce returned
   std::chrono::steady_clock::duration quickest_agreement_ = std::chrono::milliseconds(1);
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> next_stall_warning_;  // rank 0
