@@ -29,8 +29,10 @@ std::string RankList(const std::vector<int>& ranks) {
   return out;
 }
 
-int64_t WholeSeconds(Clock::duration duration) {
-  return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(duration).count());
+// "60 s", or "1500 ms" for a duration that is not whole seconds.
+std::string DurationText(std::chrono::milliseconds duration) {
+  return duration.count() % 1000 == 0 ? std::to_string(duration.count() / 1000) + " s"
+                                      : std::to_string(duration.count()) + " ms";
 }
 
 }  // namespace
@@ -171,9 +173,8 @@ bool NegotiatedStream::Cycle(Backend& backend) {
   for (auto& [order, entry] : pending_.InOrder()) {
     const std::string& name = entry.request.name;
     if (now - entry.submitted >= options_.timeout && timed_out.ok()) {
-      timed_out =
-          Status::Error("'" + name + "' waited " + std::to_string(WholeSeconds(now - entry.submitted)) +
-                        " s without every rank submitting it (the runtime's timeout)");
+      timed_out = Status::Error("'" + name + "' was not submitted by every rank within the runtime's " +
+                                DurationText(options_.timeout) + " timeout");
     }
     if (entry.announced) continue;
     uint32_t bit = 0;
@@ -289,8 +290,7 @@ void NegotiatedStream::WarnOfStalls(std::chrono::steady_clock::time_point now,
       continue;
     }
     Warn("stall: '" + waiting.name + "' was submitted by " + RankList(waiting.submitted) + " and waits for " +
-         RankList(waiting.missing) + "; it fails after the " +
-         std::to_string(WholeSeconds(options_.timeout)) + " s timeout");
+         RankList(waiting.missing) + "; it fails after the " + DurationText(options_.timeout) + " timeout");
     still_stalled[waiting.name] = now + options_.negotiation.stall_warning;
   }
   next_stall_warning_ = std::move(still_stalled);

@@ -291,11 +291,13 @@ TEST(NamedCollectives, DifferentParametersOnTwoRanksFailThatCollectiveOnly) {
 }
 
 TEST(NamedCollectives, ANameMissingOnOneRankGetsAStallWarningNamingIt) {
+  // Rank 2 submits 1.5 s late; warnings come every 0.5 s. The first may still find rank 1 missing
+  // too on a loaded machine; a later one names rank 2 alone.
   for (bool cached : {false, true}) {
     std::mutex mutex;
     std::vector<std::string> warnings;
     NegotiationOptions negotiation = Negotiation();
-    negotiation.stall_warning = milliseconds(200);
+    negotiation.stall_warning = milliseconds(500);
     negotiation.warn = [&](const std::string& line) {
       std::lock_guard<std::mutex> lock(mutex);
       warnings.push_back(line);
@@ -305,16 +307,16 @@ TEST(NamedCollectives, ANameMissingOnOneRankGetsAStallWarningNamingIt) {
       if (cached) {
         ASSERT_TRUE(runtime.Allreduce("late", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum).ok());
       }
-      if (runtime.rank() == 2) std::this_thread::sleep_for(milliseconds(700));
+      if (runtime.rank() == 2) std::this_thread::sleep_for(milliseconds(1500));
       Status status = runtime.Allreduce("late", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
       EXPECT_TRUE(status.ok()) << status.message();
     });
     std::lock_guard<std::mutex> lock(mutex);
-    ASSERT_FALSE(warnings.empty()) << (cached ? "cached" : "uncached");
-    EXPECT_EQ(
-        warnings.front(),
-        "stall: 'late' was submitted by ranks 0, 1 and waits for rank 2; it fails after the 30 s timeout")
-        << (cached ? "cached" : "uncached");
+    const std::string expected =
+        "stall: 'late' was submitted by ranks 0, 1 and waits for rank 2; it fails after the 30 s timeout";
+    EXPECT_NE(std::find(warnings.begin(), warnings.end(), expected), warnings.end())
+        << (cached ? "cached" : "uncached") << ": " << warnings.size() << " warnings"
+        << (warnings.empty() ? "" : ", the first: " + warnings.front());
   }
 }
 
@@ -328,7 +330,7 @@ TEST(NamedCollectives, ANameNeverSubmittedEverywhereFailsAtTheTimeoutOnEveryRank
           Status status = runtime.Allreduce("orphan", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
           ASSERT_FALSE(status.ok());
           EXPECT_EQ(status.message(),
-                    "'orphan' waited 1 s without every rank submitting it (the runtime's timeout)");
+                    "'orphan' was not submitted by every rank within the runtime's 1 s timeout");
           ++failed;
         } else {
           std::this_thread::sleep_for(milliseconds(1500));
