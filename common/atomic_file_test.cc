@@ -50,6 +50,28 @@ TEST_F(AtomicFileTest, FailuresNameThePathAndLeaveNothingBehind) {
   EXPECT_EQ(EntriesInDir(), 1U) << "a temporary file was left behind";
 }
 
+TEST_F(AtomicFileTest, WriterReplacesThePathOnlyAtCommit) {
+  const std::string path = (dir_ / "f.json").string();
+  ASSERT_TRUE(WriteFileAtomically(path, "old").ok());
+  {
+    StatusOr<AtomicFileWriter> writer = AtomicFileWriter::Open(path);
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    ASSERT_TRUE(writer->Write("piece one, ").ok());
+    ASSERT_TRUE(writer->Write("piece two").ok());
+    EXPECT_EQ(ReadFileBytes(path), "old");
+    ASSERT_TRUE(writer->Commit().ok());
+    EXPECT_EQ(ReadFileBytes(path), "piece one, piece two");
+    EXPECT_EQ(writer->Write("x").message(), "cannot write '" + path + "': already failed or committed");
+  }
+  {
+    StatusOr<AtomicFileWriter> abandoned = AtomicFileWriter::Open(path);
+    ASSERT_TRUE(abandoned.ok());
+    ASSERT_TRUE(abandoned->Write("never committed").ok());
+  }
+  EXPECT_EQ(ReadFileBytes(path), "piece one, piece two");
+  EXPECT_EQ(EntriesInDir(), 1U) << "an abandoned temporary file was left behind";
+}
+
 TEST_F(AtomicFileTest, SyncsDirectoriesAndNamesOneThatIsNot) {
   EXPECT_TRUE(SyncDirectory(dir_.string()).ok());
   const std::string file = (dir_ / "file").string();
