@@ -332,4 +332,8 @@ Status RendezvousClient::SendReport(int rank, const std::string& json) {
   return CallFor<rendezvous::OkResponse>(rendezvous::ReportRequest{rank, json}).status();
 }
 
+Status RendezvousClient::SendTimelinePiece(int rank, uint64_t offset, const std::string& data) {
+  return CallFor<rendezvous::OkResponse>(rendezvous::TimelineRequest{rank, offset, data}).status();
+}
+
 }  // namespace hvdrun

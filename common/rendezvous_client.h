@@ -60,6 +60,8 @@ class RendezvousClient : public RequestStore {
   // Sends this rank's end-of-run report (JSON text) to hvdrun's collector; a second report from the
   // same rank replaces the first.
   Status SendReport(int rank, const std::string& json) override;
+  // Sends a piece of this rank's timeline file, to be written at `offset` of hvdrun's copy.
+  Status SendTimelinePiece(int rank, uint64_t offset, const std::string& data) override;
 
  private:
   // Where the service is, and the secret to authenticate with, again on each reconnection.

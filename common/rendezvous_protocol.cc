@@ -78,6 +78,15 @@ struct RendezvousFields {
   }
   static bool Read(ByteReader& r, ReportRequest& m) { return r.I32(&m.rank) && r.Bytes(&m.json); }
 
+  static void Write(ByteWriter& w, const TimelineRequest& m) {
+    w.I32(m.rank);
+    w.U64(m.offset);
+    w.Bytes(m.data);
+  }
+  static bool Read(ByteReader& r, TimelineRequest& m) {
+    return r.I32(&m.rank) && r.U64(&m.offset) && r.Bytes(&m.data);
+  }
+
   static void Write(ByteWriter&, const OkResponse&) {}
   static bool Read(ByteReader&, OkResponse&) { return true; }
 
@@ -107,6 +116,7 @@ constexpr framing::MessageCodec<Message, MessageType, RendezvousFields> kCodec({
     {MessageType::kCompareAndSetRequest, "CompareAndSetRequest"},
     {MessageType::kDeleteRequest, "DeleteRequest"},
     {MessageType::kReportRequest, "ReportRequest"},
+    {MessageType::kTimelineRequest, "TimelineRequest"},
     {MessageType::kOkResponse, "OkResponse"},
     {MessageType::kValueResponse, "ValueResponse"},
     {MessageType::kIntResponse, "IntResponse"},
@@ -119,7 +129,8 @@ bool IsRequest(const Message& message) {
   return std::holds_alternative<SetRequest>(message) || std::holds_alternative<GetRequest>(message) ||
          std::holds_alternative<WaitRequest>(message) || std::holds_alternative<AddRequest>(message) ||
          std::holds_alternative<CompareAndSetRequest>(message) ||
-         std::holds_alternative<DeleteRequest>(message) || std::holds_alternative<ReportRequest>(message);
+         std::holds_alternative<DeleteRequest>(message) || std::holds_alternative<ReportRequest>(message) ||
+         std::holds_alternative<TimelineRequest>(message);
 }
 
 std::chrono::milliseconds WaitTimeout(const Message& message) {

@@ -28,7 +28,7 @@
 namespace hvdrun::rendezvous {
 
 // Bumped whenever a message changes shape; service and clients must agree exactly.
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 // First field of Challenge and Proof, so that a peer that is not hvdrun's is recognised at once.
 inline constexpr std::string_view kMagic = "hvdrun-rendezvous";
 // Largest frame either side accepts once authenticated: a 64 MiB report plus room for its fields.
@@ -51,6 +51,7 @@ enum class MessageType : uint8_t {
   kCompareAndSetRequest = 14,
   kDeleteRequest = 15,
   kReportRequest = 16,
+  kTimelineRequest = 17,
   kOkResponse = 20,
   kValueResponse = 21,
   kIntResponse = 22,
@@ -120,6 +121,16 @@ struct ReportRequest {  // -> OkResponse; the rank's end-of-run report for the l
   bool operator==(const ReportRequest&) const = default;
 };
 
+// -> OkResponse; a piece of the rank's timeline file (runtime/timeline.h), to be written at
+// `offset` of the launcher's copy: a rank on another host than hvdrun's sends its file in pieces
+// when its runtime ends. Offset 0 starts the copy afresh.
+struct TimelineRequest {
+  int32_t rank = 0;
+  uint64_t offset = 0;
+  std::string data;
+  bool operator==(const TimelineRequest&) const = default;
+};
+
 // Responses, service -> client.
 struct OkResponse {
   bool operator==(const OkResponse&) const = default;
@@ -143,10 +154,10 @@ struct ErrorResponse {
 };
 
 using Message = std::variant<Challenge, Proof, Welcome, SetRequest, GetRequest, WaitRequest, AddRequest,
-                             CompareAndSetRequest, DeleteRequest, ReportRequest, OkResponse, ValueResponse,
-                             IntResponse, ErrorResponse>;
+                             CompareAndSetRequest, DeleteRequest, ReportRequest, TimelineRequest, OkResponse,
+                             ValueResponse, IntResponse, ErrorResponse>;
 
-// Whether `message` is one that a client sends once authenticated: SetRequest to ReportRequest.
+// Whether `message` is one that a client sends once authenticated: SetRequest to TimelineRequest.
 bool IsRequest(const Message& message);
 
 // How long a GetRequest or WaitRequest may wait for its keys (its timeout_ms); 0 for any other

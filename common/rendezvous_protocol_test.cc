@@ -25,6 +25,8 @@ std::vector<Message> SampleMessages() {
       DeleteRequest{"gloo/3"},
       ReportRequest{3, R"({"rank": 3, "steps": [0.1, 0.2]})"},
       ReportRequest{-1, ""},
+      TimelineRequest{2, uint64_t{1} << 33, "[\n{\"name\":\"ALLREDUCE\"}"},
+      TimelineRequest{0, 0, binary},
       OkResponse{},
       ValueResponse{binary},
       IntResponse{INT64_MAX},
@@ -55,8 +57,8 @@ TEST(RendezvousProtocol, MessagesCarryTheirDocumentedTypes) {
   std::vector<std::pair<Message, int>> types = {
       {Challenge{}, 1},      {Proof{}, 2},          {Welcome{}, 3},     {SetRequest{}, 10},
       {GetRequest{}, 11},    {WaitRequest{}, 12},   {AddRequest{}, 13}, {CompareAndSetRequest{}, 14},
-      {DeleteRequest{}, 15}, {ReportRequest{}, 16}, {OkResponse{}, 20}, {ValueResponse{}, 21},
-      {IntResponse{}, 22},   {ErrorResponse{}, 23},
+      {DeleteRequest{}, 15}, {ReportRequest{}, 16}, {TimelineRequest{}, 17}, {OkResponse{}, 20},
+      {ValueResponse{}, 21}, {IntResponse{}, 22},    {ErrorResponse{}, 23},
   };
   ASSERT_EQ(types.size(), std::variant_size_v<Message>);
   for (const auto& [message, type] : types) {

@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/rendezvous_protocol.h"
 #include "hvdrun/status.h"
@@ -49,6 +50,7 @@ class RendezvousListener {
 
   uint16_t port() const { return port_; }
   const RendezvousStore& store() const { return store_; }
+  void KeepTimelines(std::string dir) { store_.KeepTimelines(std::move(dir)); }
 
   // For connections, on the service thread.
   boost::asio::io_context& io() { return io_; }

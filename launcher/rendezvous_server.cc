@@ -32,4 +32,6 @@ std::map<std::string, std::string> RendezvousServer::ValuesWithPrefix(std::strin
   return listener_->store().ValuesWithPrefix(prefix);
 }
 
+void RendezvousServer::KeepTimelines(std::string dir) { listener_->KeepTimelines(std::move(dir)); }
+
 }  // namespace hvdrun

@@ -15,7 +15,8 @@
 // naming its peer address (never the secret) goes to the `log` callback, which is called on the
 // service's thread. Requests that break a limit get an error response and the connection stays.
 //
-// Thread safety: Reports(), ValuesWithPrefix() and port() may be called from any thread. Destruction stops
+// Thread safety: Reports(), ValuesWithPrefix(), KeepTimelines() and port() may be called from any
+// thread. Destruction stops
 // the thread; every client then waiting in get/wait receives an error, every connection is closed.
 #ifndef HVDRUN_LAUNCHER_RENDEZVOUS_SERVER_H_
 #define HVDRUN_LAUNCHER_RENDEZVOUS_SERVER_H_
@@ -88,6 +89,10 @@ class RendezvousServer {
   // The keys of the store that begin with `prefix`, with their values, as they are now: how hvdrun
   // reads what its own processes left there (the rank records of common/rank_exit_record.h).
   std::map<std::string, std::string> ValuesWithPrefix(std::string_view prefix) const;
+  // From now on, the timeline pieces ranks send (rendezvous::TimelineRequest: ranks on other hosts
+  // than hvdrun's, at the end of their run) are written to DIR/rank-R.json; before, they are
+  // refused. DIR must exist.
+  void KeepTimelines(std::string dir);
 
  private:
   explicit RendezvousServer(std::unique_ptr<RendezvousListener> listener);

@@ -1,6 +1,14 @@
 #include "launcher/rendezvous_store.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "common/file_descriptor.h"
 
 namespace hvdrun {
 namespace {
@@ -22,6 +30,7 @@ RendezvousStore::RendezvousStore(const RendezvousLimits& limits)
 
 std::optional<rendezvous::Message> RendezvousStore::Answer(const rendezvous::Message& request) {
   if (const auto* report = std::get_if<rendezvous::ReportRequest>(&request)) return AnswerReport(*report);
+  if (const auto* piece = std::get_if<rendezvous::TimelineRequest>(&request)) return AnswerTimeline(*piece);
   std::lock_guard<std::mutex> lock(mutex_);
   return table_.Answer(request);
 }
@@ -44,6 +53,48 @@ std::map<int, std::string> RendezvousStore::Reports() const {
 std::map<std::string, std::string> RendezvousStore::ValuesWithPrefix(std::string_view prefix) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return table_.ValuesWithPrefix(prefix);
+}
+
+void RendezvousStore::KeepTimelines(std::string dir) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  timeline_dir_ = std::move(dir);
+}
+
+rendezvous::Message RendezvousStore::AnswerTimeline(const rendezvous::TimelineRequest& request) {
+  const std::string what = "timeline of rank " + std::to_string(request.rank);
+  std::string dir;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dir = timeline_dir_;
+  }
+  if (dir.empty()) {
+    return rendezvous::ErrorResponse{what + ": this job keeps no timelines (hvdrun --timeline-filename)"};
+  }
+  if (request.rank < 0) return rendezvous::ErrorResponse{what + ": a rank is a whole number from 0"};
+  if (request.data.size() > kMaxTimelinePieceBytes) {
+    return rendezvous::ErrorResponse{what + ": a piece of " + std::to_string(request.data.size()) +
+                                     " bytes exceeds the limit of " + std::to_string(kMaxTimelinePieceBytes)};
+  }
+  if (request.offset > kMaxTimelineBytes || request.data.size() > kMaxTimelineBytes - request.offset) {
+    return rendezvous::ErrorResponse{what + ": the copy would exceed its limit of " +
+                                     std::to_string(kMaxTimelineBytes) + " bytes"};
+  }
+  // Each rank sends its own file, from one thread, once: pieces of one rank never race.
+  const std::string path = dir + "/rank-" + std::to_string(request.rank) + ".json";
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (request.offset == 0 ? O_TRUNC : 0);
+  UniqueFd fd(::open(path.c_str(), flags, 0644));
+  size_t written = 0;
+  while (fd.valid() && written < request.data.size()) {
+    const ssize_t n = ::pwrite(fd.get(), request.data.data() + written, request.data.size() - written,
+                               static_cast<off_t>(request.offset + written));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  if (!fd.valid() || written < request.data.size()) {
+    return rendezvous::ErrorResponse{what + ": cannot write '" + path + "': " + std::strerror(errno)};
+  }
+  return rendezvous::OkResponse{};
 }
 
 rendezvous::Message RendezvousStore::AnswerReport(const rendezvous::ReportRequest& request) {

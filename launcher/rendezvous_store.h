@@ -1,9 +1,10 @@
 // RendezvousStore: what hvdrun's rendezvous service keeps for its job — the key-value table that
 // ranks bootstrap through (common/key_value_table.h, capped by RendezvousLimits) and the end-of-run
-// reports they send — and the answer to each of their requests.
+// reports they send, and the timeline files that ranks on other hosts send in pieces — and the
+// answer to each of their requests.
 //
-// Thread safety: Answer() and TimedOut() are called on the service's thread; Reports() and
-// ValuesWithPrefix() may be called from any thread, while the service runs.
+// Thread safety: Answer() and TimedOut() are called on the service's thread; Reports(),
+// ValuesWithPrefix() and KeepTimelines() may be called from any thread, while the service runs.
 #ifndef HVDRUN_LAUNCHER_RENDEZVOUS_STORE_H_
 #define HVDRUN_LAUNCHER_RENDEZVOUS_STORE_H_
 
@@ -37,15 +38,23 @@ class RendezvousStore {
   std::map<int, std::string> Reports() const;
   // The keys of the table that begin with `prefix`, with their values, as they are now.
   std::map<std::string, std::string> ValuesWithPrefix(std::string_view prefix) const;
+  // Timeline pieces are written to DIR/rank-R.json from now on; before, they are refused.
+  void KeepTimelines(std::string dir);
+
+  // Largest timeline piece, and largest copy of one rank's timeline.
+  static constexpr size_t kMaxTimelinePieceBytes = size_t{16} << 20;
+  static constexpr uint64_t kMaxTimelineBytes = uint64_t{1} << 30;
 
  private:
   rendezvous::Message AnswerReport(const rendezvous::ReportRequest& request);
+  rendezvous::Message AnswerTimeline(const rendezvous::TimelineRequest& request);
 
   const RendezvousLimits limits_;
   mutable std::mutex mutex_;
   KeyValueTable table_;                 // GUARDED_BY(mutex_)
   std::map<int, std::string> reports_;  // GUARDED_BY(mutex_)
   size_t report_bytes_ = 0;             // GUARDED_BY(mutex_)
+  std::string timeline_dir_;            // GUARDED_BY(mutex_): empty: timelines are refused
 };
 
 }  // namespace hvdrun

@@ -163,6 +163,7 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     incoming_.clear();
     stopping = stop_requested_ && pending_.empty();
   }
+  if (timeline_ != nullptr && !pending_.empty()) timeline_->MarkCycle(now);
 
   // What this rank says: its cached pending requests by slot, the rest as announcements.
   CountedFields fields(kFirstSlot + cache_.bit_count(), options_.size);
@@ -260,7 +261,7 @@ bool NegotiatedStream::Cycle(Backend& backend) {
 
   if (options_.rank == 0) WarnOfStalls(now, ready);
 
-  status = Execute(backend, ready);
+  status = Execute(backend, ready, Clock::now());
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!ready.empty() || gathered) {
@@ -331,36 +332,46 @@ Status NegotiatedStream::Gather(Backend& backend, const std::vector<Announcement
   return Status::Ok();
 }
 
-Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorRequest>& ready) {
+Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorRequest>& ready,
+                                 Clock::time_point agreed) {
   // Every rank has each ready name pending (it announced it, or set its cache slot).
   std::vector<TensorRequest> allreduces;
-  for (const TensorRequest& request : ready) {
+  for (size_t i = 0; i < ready.size(); ++i) {
+    const TensorRequest& request = ready[i];
     if (request.kind == CollectiveKind::kAllreduce) {
       allreduces.push_back(request);
       continue;
     }
+    ResponseTimes times;
+    times.start = times.copied_in = Clock::now();
     Status status = RunAlone(backend, pending_.At(request.name));
+    times.reduced = times.end = Clock::now();
+    if (status.ok()) RecordResponse(ready, {i}, agreed, times);
     Complete(request.name, status);
     if (!status.ok()) return status;
   }
   for (const FusedResponse& response : PlanFusion(allreduces, fusion_threshold_)) {
-    bool copied = false;
-    const Clock::time_point start = Clock::now();
-    Status status =
-        response.members.size() == 1
-            ? RunAlone(backend, pending_.At(allreduces[response.members.front()].name))
-            : RunFused(backend, allreduces, response.members, response.offsets, response.bytes, &copied);
+    ResponseTimes times;
+    times.start = times.copied_in = Clock::now();
+    Status status;
+    if (response.members.size() == 1) {
+      status = RunAlone(backend, pending_.At(allreduces[response.members.front()].name));
+      times.reduced = times.end = Clock::now();
+    } else {
+      status = RunFused(backend, allreduces, response.members, response.offsets, response.bytes, &times);
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++counters_.responses;
       counters_.tensors += response.members.size();
       uint64_t bytes = 0;
       for (size_t member : response.members) bytes += allreduces[member].bytes();
-      statistics_.Record(bytes, response.members.size(), Clock::now() - start);
+      statistics_.Record(bytes, response.members.size(), times.end - times.start);
       if (response.members.size() > 1) {
-        (copied ? counters_.copied_bytes : counters_.in_place_bytes) += response.bytes;
+        (times.copied ? counters_.copied_bytes : counters_.in_place_bytes) += response.bytes;
       }
     }
+    if (status.ok()) RecordResponse(allreduces, response.members, agreed, times);
     for (size_t member : response.members) Complete(allreduces[member].name, status);
     if (!status.ok()) return status;
   }
@@ -369,6 +380,34 @@ Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorReque
     if (Cacheable(request)) cache_.Put(request);
   }
   return Status::Ok();
+}
+
+void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests,
+                                      const std::vector<size_t>& members, Clock::time_point agreed,
+                                      const ResponseTimes& times) {
+  if (timeline_ == nullptr) return;
+  static constexpr const char* kOperations[] = {"ALLREDUCE", "BROADCAST", "ALLGATHER", "BARRIER",
+                                                "BASELINE_ALLREDUCE"};
+  const std::string operation = kOperations[static_cast<size_t>(requests[members.front()].kind)];
+  const std::string negotiate = "NEGOTIATE_" + operation;
+  const std::string backend_call = TimelineBackendActivity(BackendName(options_.backend), operation);
+
+  TimelineResponse response;
+  response.operation = operation;
+  response.tensor_count = members.size();
+  Clock::time_point submitted = agreed;
+  for (size_t member : members) {
+    const TensorRequest& request = requests[member];
+    response.bytes += request.bytes();
+    if (response.tensor_names.size() < Timeline::kMaxTensorNames) response.tensor_names.push_back(request.name);
+    if (pending_.Contains(request.name)) submitted = std::min(submitted, pending_.At(request.name).submitted);
+  }
+  response.activities.push_back({negotiate, submitted, agreed});
+  response.activities.push_back({kTimelineQueue, agreed, times.start});
+  if (times.copied) response.activities.push_back({kTimelineMemcpyIn, times.start, times.copied_in});
+  response.activities.push_back({backend_call, times.copied_in, times.reduced});
+  if (times.copied) response.activities.push_back({kTimelineMemcpyOut, times.reduced, times.end});
+  timeline_->Record(response);
 }
 
 Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
@@ -391,7 +430,7 @@ Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
 
 Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequest>& ready,
                                   const std::vector<size_t>& members, const std::vector<size_t>& offsets,
-                                  size_t bytes, bool* copied) {
+                                  size_t bytes, ResponseTimes* times) {
   const TensorRequest& first = ready[members.front()];
   // Members that already lie back to back in memory, in packing order and in place, are reduced
   // where they are (as PyTorch DDP's gradient_as_bucket_view): no copy in or out.
@@ -403,8 +442,11 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
     in_place = entry.send == entry.recv && offsets[i] == end && entry.recv == base + offsets[i];
     end = offsets[i] + entry.request.bytes();
   }
-  *copied = !in_place;
-  if (in_place) return backend.Allreduce(base, base, end / DataTypeSize(first.type), first.type, first.op);
+  if (in_place) {
+    Status status = backend.Allreduce(base, base, end / DataTypeSize(first.type), first.type, first.op);
+    times->reduced = times->end = Clock::now();
+    return status;
+  }
 
   if (fusion_buffer_.size() < bytes) fusion_buffer_.resize(bytes);
   for (size_t i = 0; i < members.size(); ++i) {
@@ -413,8 +455,11 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
       std::memcpy(fusion_buffer_.data() + offsets[i], entry.send, entry.request.bytes());
     }
   }
+  times->copied = true;
+  times->copied_in = Clock::now();
   Status status = backend.Allreduce(fusion_buffer_.data(), fusion_buffer_.data(),
                                     bytes / DataTypeSize(first.type), first.type, first.op);
+  times->reduced = times->end = Clock::now();
   if (!status.ok()) return status;
   for (size_t i = 0; i < members.size(); ++i) {
     const Entry& entry = pending_.At(ready[members[i]].name);
@@ -422,6 +467,7 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
       std::memcpy(entry.recv, fusion_buffer_.data() + offsets[i], entry.request.bytes());
     }
   }
+  times->end = Clock::now();
   return Status::Ok();
 }
 

@@ -15,7 +15,13 @@
 // kIdleCycleTime instead of every cycle time (a submission wakes it at once), so an idle runtime costs
 // next to nothing, and the others wait for it only while it has nothing they could agree on.
 //
-// Thread-safe: Submit, RequestStop and counters from any thread; Run on the collective thread.
+// With a timeline (set_timeline), each response is recorded as Horovod names its activities: from
+// this rank's submission of its first tensor to the cycle's agreement (NEGOTIATE_ALLREDUCE: how long
+// this rank waited for the others), then QUEUE, MEMCPY_IN_FUSION_BUFFER, <BACKEND>_ALLREDUCE and
+// MEMCPY_OUT_FUSION_BUFFER (the copies only when the tensors were copied through the fusion buffer).
+//
+// Thread-safe: Submit, RequestStop and counters from any thread; Run and set_timeline on the
+// collective thread.
 #ifndef HVDRUN_RUNTIME_NEGOTIATED_STREAM_H_
 #define HVDRUN_RUNTIME_NEGOTIATED_STREAM_H_
 
@@ -40,6 +46,7 @@
 #include "runtime/response_cache.h"
 #include "runtime/response_statistics.h"
 #include "runtime/tensor_request.h"
+#include "runtime/timeline.h"
 
 namespace hvdrun {
 
@@ -62,6 +69,9 @@ class NegotiatedStream {
   // What the rank's report carries (docs/results.md): the counters, and every response's bytes and
   // time summed per size bin (runtime/response_statistics.h).
   nlohmann::json ReportJson() const;
+  // Records every response in `timeline` from now on; null records nothing. Not owned: it must
+  // outlive Run.
+  void set_timeline(Timeline* timeline) { timeline_ = timeline; }
 
  private:
   struct Entry {
@@ -93,15 +103,30 @@ class NegotiatedStream {
     std::unordered_map<std::string, uint64_t> order_of_;
   };
 
+  // When a response's steps ended, for the timeline; without copies, copied_in is start and end is
+  // reduced.
+  struct ResponseTimes {
+    bool copied = false;  // through the fusion buffer
+    std::chrono::steady_clock::time_point start;
+    std::chrono::steady_clock::time_point copied_in;
+    std::chrono::steady_clock::time_point reduced;
+    std::chrono::steady_clock::time_point end;
+  };
+
   // One cycle; false when the loop must end.
   bool Cycle(Backend& backend);
   Status Gather(Backend& backend, const std::vector<Announcement>& mine,
                 std::vector<std::vector<Announcement>>* by_rank);
-  Status Execute(Backend& backend, const std::vector<TensorRequest>& ready);
+  // Runs the ready requests; `agreed` is when the ranks agreed on them.
+  Status Execute(Backend& backend, const std::vector<TensorRequest>& ready,
+                 std::chrono::steady_clock::time_point agreed);
   Status RunAlone(Backend& backend, Entry& entry);
   Status RunFused(Backend& backend, const std::vector<TensorRequest>& ready,
                   const std::vector<size_t>& members, const std::vector<size_t>& offsets, size_t bytes,
-                  bool* copied);
+                  ResponseTimes* times);
+  // Records one response of `requests[members]` in the timeline, if there is one.
+  void RecordResponse(const std::vector<TensorRequest>& requests, const std::vector<size_t>& members,
+                      std::chrono::steady_clock::time_point agreed, const ResponseTimes& times);
   void Complete(const std::string& name, const Status& status);
   void Warn(const std::string& line) const;
   // Rank 0: warns of each name stalled past the limit, once per limit's length of waiting.
@@ -127,6 +152,7 @@ class NegotiatedStream {
   ResponseCache cache_;
   ReadinessTable table_;
   std::vector<std::byte> fusion_buffer_;
+  Timeline* timeline_ = nullptr;
   std::chrono::steady_clock::time_point agreed_at_;  // when the last cycle's allreduce returned
   std::chrono::steady_clock::duration quickest_agreement_ = std::chrono::milliseconds(1);
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> next_stall_warning_;  // rank 0

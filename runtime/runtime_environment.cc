@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "common/env_names.h"
@@ -73,6 +74,35 @@ Status ReadNegotiation(const EnvironmentReader& env, NegotiationOptions& negotia
   return Status::Ok();
 }
 
+// "1" or "0" (also "true"/"false", as Horovod's boolean variables), or unset: `fallback`.
+StatusOr<bool> ReadFlag(const EnvironmentReader& env, const char* name, bool fallback) {
+  const char* text = env.Find(name);
+  if (text == nullptr) return fallback;
+  const std::string value = text;
+  if (value == "1" || value == "true") return true;
+  if (value == "0" || value == "false") return false;
+  return Status::Error(std::string(name) + "='" + value + "' is not 1 or 0");
+}
+
+// The timeline's file: hvdrun's HVDRUN_TIMELINE for every rank; else Horovod's HOROVOD_TIMELINE
+// for rank 0 alone, as Horovod writes it.
+Status ReadTimeline(const EnvironmentReader& env, int rank, TimelineSettings& timeline) {
+  if (const char* path = env.Find(env::kTimeline); path != nullptr && *path != '\0') {
+    timeline.path = path;
+  } else if (const char* horovod = env.Find(env::kHorovodTimeline); horovod != nullptr && rank == 0) {
+    timeline.path = horovod;
+  }
+  if (timeline.path.empty()) return Status::Ok();
+  if (const char* host = env.Find(env::kHostname); host != nullptr) timeline.host = host;
+  StatusOr<bool> mark = ReadFlag(env, env::kHorovodTimelineMarkCycles, false);
+  if (!mark.ok()) return mark.status();
+  timeline.mark_cycles = mark.value();
+  StatusOr<bool> send = ReadFlag(env, env::kTimelineSend, false);
+  if (!send.ok()) return send.status();
+  timeline.send_to_launcher = send.value();
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const char*(const char*)>& lookup) {
@@ -113,6 +143,7 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
   if (!host_address.ok()) return host_address.status();
   options.host_address = std::move(host_address).value();
   status = ReadNegotiation(env, options.negotiation);
+  if (status.ok()) status = ReadTimeline(env, options.rank, options.timeline);
   if (!status.ok()) return status;
   return result;
 }

@@ -1,8 +1,18 @@
 #include "runtime/runtime_impl.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <utility>
+
+#include "common/file_descriptor.h"
 
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"
@@ -22,6 +32,54 @@ Runtime::Impl::~Impl() {
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
+  CloseTimeline();
+}
+
+Status Runtime::Impl::OpenTimeline() {
+  const TimelineSettings& settings = options_.timeline;
+  if (settings.path.empty()) return Status::Ok();
+  const std::filesystem::path parent = std::filesystem::path(settings.path).parent_path();
+  std::error_code error;
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  if (error) {
+    return Status::Error("cannot create the timeline's directory '" + parent.string() + "': " + error.message());
+  }
+  TimelineOptions options;
+  options.path = settings.path;
+  options.rank = options_.rank;
+  options.host = settings.host;
+  options.mark_cycles = settings.mark_cycles;
+  options.zero = std::chrono::steady_clock::now();
+  StatusOr<std::unique_ptr<Timeline>> timeline = Timeline::Open(std::move(options));
+  if (!timeline.ok()) return timeline.status();
+  timeline_ = std::move(timeline).value();
+  if (stream_ != nullptr) stream_->set_timeline(timeline_.get());
+  return Status::Ok();
+}
+
+void Runtime::Impl::CloseTimeline() {
+  if (timeline_ == nullptr) return;
+  const std::string path = timeline_->options().path;
+  Status status = timeline_->Close();
+  timeline_.reset();
+  if (status.ok() && options_.timeline.send_to_launcher) {
+    // In pieces well under the rendezvous protocol's frame limit.
+    constexpr size_t kPieceBytes = size_t{8} << 20;
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) status = Status::Error("cannot read timeline '" + path + "': " + std::strerror(errno));
+    std::string piece(kPieceBytes, '\0');
+    uint64_t offset = 0;
+    while (status.ok()) {
+      const ssize_t n = ::pread(fd.get(), piece.data(), piece.size(), static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) status = Status::Error("cannot read timeline '" + path + "': " + std::strerror(errno));
+      if (n <= 0) break;
+      status = options_.store->SendTimelinePiece(options_.rank, offset, piece.substr(0, static_cast<size_t>(n)));
+      offset += static_cast<uint64_t>(n);
+    }
+    if (status.ok()) ::unlink(path.c_str());
+  }
+  if (!status.ok()) std::fprintf(stderr, "libhvdrun: timeline: %s\n", status.message().c_str());
 }
 
 Status Runtime::Impl::Start() {
@@ -113,6 +171,7 @@ Status Runtime::Impl::Bootstrap() {
   const std::string scope = "runtime/" + std::to_string(instance.value()) + "/";
   Status arrived = CheckArrival(store, scope, options_.rank, options_.size, options_.timeout);
   if (!arrived.ok()) return arrived;
+  if (Status opened = OpenTimeline(); !opened.ok()) return opened;
 
   BackendContext context;
   context.rank = options_.rank;

@@ -14,6 +14,10 @@
 // and collectives are submitted to it as named requests (SubmitRequest); Submit, Run and RunBaseline
 // are for call-order mode only.
 //
+// With a timeline (RuntimeOptions::timeline), the thread opens it right after the ranks' arrival
+// check, so that every rank's zero is the same moment to within that barrier's skew; the destructor
+// closes it, and sends it to hvdrun when asked (send_to_launcher).
+//
 // Thread-safe: Submit, SubmitRequest, Run and RunBaseline may be called from any thread.
 #ifndef HVDRUN_RUNTIME_RUNTIME_IMPL_H_
 #define HVDRUN_RUNTIME_RUNTIME_IMPL_H_
@@ -31,6 +35,7 @@
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 #include "runtime/negotiated_stream.h"
+#include "runtime/timeline.h"
 #include "runtime/tensor_request.h"
 
 namespace hvdrun {
@@ -78,6 +83,9 @@ class Runtime::Impl {
   Status RunGuarded(const Collective& collective);
   // Runs `collective` on this thread; active_ must already count it. Records a failure in broken_.
   Status RunInline(const Collective& collective);
+  Status OpenTimeline();
+  // Closes the timeline, and sends it to hvdrun if asked; failures are warned of on stderr.
+  void CloseTimeline();
 
   const RuntimeOptions options_;
   std::unique_ptr<Backend> backend_;  // written by the collective thread before started_ is set
@@ -93,6 +101,7 @@ class Runtime::Impl {
   Status broken_;                                   // GUARDED_BY(mutex_): the first failure, or OK
   uint64_t unnamed_calls_ = 0;                      // GUARDED_BY(mutex_)
   const std::unique_ptr<NegotiatedStream> stream_;  // null in call-order mode
+  std::unique_ptr<Timeline> timeline_;              // opened by the collective thread; null without one
   std::thread thread_;
 };
 

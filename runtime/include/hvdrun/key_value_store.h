@@ -40,6 +40,16 @@ class KeyValueStore {
   virtual Status SendReport(int rank, const std::string& json) {
     return Set("report/" + std::to_string(rank), json);
   }
+
+  // Hands a piece of rank `rank`'s timeline file to the job's collector, to be written at `offset`
+  // of its copy (a runtime whose RuntimeOptions::timeline says send_to_launcher does so when it
+  // ends). hvdrun's rendezvous service writes it to the job's timeline directory; this default
+  // refuses it.
+  virtual Status SendTimelinePiece(int rank, uint64_t offset, const std::string& data) {
+    (void)offset;
+    (void)data;
+    return Status::Error("rank " + std::to_string(rank) + ": this store takes no timeline files");
+  }
 };
 
 }  // namespace hvdrun

@@ -42,8 +42,8 @@ enum class CollectiveOrder : uint8_t {
 
 // Named negotiation, the response cache and tensor fusion (CollectiveOrder::kNegotiated). Every rank
 // must use the same settings. InitFromEnvironment reads them from Horovod's variables.
-struct NegotiationOptions {  // Ready allreduces of one element type and operation are packed into one buffer
-                             // of at most this
+struct NegotiationOptions {
+  // Ready allreduces of one element type and operation are packed into one buffer of at most this
   // many bytes (rounded up to a multiple of local_size * 512 B) and reduced by one call; 0 turns
   // fusion off. Horovod's HOROVOD_FUSION_THRESHOLD, with its current default.
   size_t fusion_threshold_bytes = size_t{128} << 20;
@@ -58,6 +58,23 @@ struct NegotiationOptions {  // Ready allreduces of one element type and operati
   std::chrono::milliseconds stall_warning{60000};
   // Where warnings go, one line each; by default standard error (rank 0 warns for the job).
   std::function<void(const std::string&)> warn;
+};
+
+// A Chrome-trace timeline of what this rank's runtime does, for chrome://tracing and Perfetto
+// (docs/timeline.md). hvdrun --timeline-filename gives every rank one and merges them into one file;
+// InitFromEnvironment reads these settings from the variables hvdrun sets (HVDRUN_TIMELINE,
+// HOROVOD_TIMELINE_MARK_CYCLES), or from HOROVOD_TIMELINE on rank 0 outside hvdrun, as Horovod.
+struct TimelineSettings {
+  // This rank's file, created (or truncated) when the runtime starts; empty: no timeline. Its
+  // directory is created if missing.
+  std::string path;
+  // Shown in the rank's name in the trace ("rank 1 (server2)"); may be empty.
+  std::string host;
+  // A CYCLE_START mark at each negotiation cycle that has work (Horovod's --timeline-mark-cycles).
+  bool mark_cycles = false;
+  // When the runtime ends, send the file to hvdrun (KeyValueStore::SendTimelinePiece) and delete it:
+  // hvdrun asks this of ranks on other hosts than its own.
+  bool send_to_launcher = false;
 };
 
 struct RuntimeOptions {
@@ -77,6 +94,9 @@ struct RuntimeOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   CollectiveOrder order = CollectiveOrder::kCallOrder;
   NegotiationOptions negotiation;
+  // The timeline records the negotiated path's responses, each with its negotiation, queue, copies
+  // and backend call (CollectiveOrder::kNegotiated); in call-order mode the file holds no response.
+  TimelineSettings timeline;
 };
 
 // What negotiation did on this rank, for its report.

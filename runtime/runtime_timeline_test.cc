@@ -1,0 +1,194 @@
+// The timeline of a Runtime that negotiates (RuntimeOptions::timeline): 2 ranks as threads over
+// real TCP (Gloo), each writing its own file, merged as hvdrun merges them.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/timeline_merge.h"
+#include "hvdrun/runtime.h"
+#include "runtime/test_job.h"
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun {
+namespace {
+
+using nlohmann::json;
+
+json ReadTrace(const std::string& path) {
+  json trace = json::parse(e2e::ReadFileBytes(path), nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(trace.is_array()) << path << " is not a JSON array:\n" << e2e::ReadFileBytes(path);
+  return trace.is_array() ? trace : json::array();
+}
+
+// How many events of each name the trace holds.
+std::map<std::string, int> CountByName(const json& trace) {
+  std::map<std::string, int> counts;
+  for (const json& event : trace) ++counts[event.value("name", "")];
+  return counts;
+}
+
+// A store that keeps the timeline pieces sent to it, as hvdrun's rendezvous service writes them.
+class PieceCollectingStore : public KeyValueStore {
+ public:
+  Status Set(const std::string& key, const std::string& value) override { return store_->Set(key, value); }
+  StatusOr<std::string> Get(const std::string& key, std::chrono::milliseconds timeout) override {
+    return store_->Get(key, timeout);
+  }
+  Status Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    return store_->Wait(keys, timeout);
+  }
+  StatusOr<int64_t> Add(const std::string& key, int64_t delta) override { return store_->Add(key, delta); }
+  StatusOr<std::string> CompareAndSet(const std::string& key, const std::string& expected,
+                                      const std::string& desired) override {
+    return store_->CompareAndSet(key, expected, desired);
+  }
+  Status Delete(const std::string& key) override { return store_->Delete(key); }
+  Status SendTimelinePiece(int rank, uint64_t offset, const std::string& data) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string& copy = copies_[rank];
+    if (offset > copy.size()) return Status::Error("a piece beyond the end");
+    copy.resize(offset);
+    copy += data;
+    return Status::Ok();
+  }
+  std::string Copy(int rank) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return copies_[rank];
+  }
+
+ private:
+  std::shared_ptr<KeyValueStore> store_ = NewInMemoryStore();
+  std::mutex mutex_;
+  std::map<int, std::string> copies_;
+};
+
+// Each rank: three steps of eight named slices of one array (reduced in place once cached) and of
+// eight slices with gaps between them (copied through the fusion buffer), and one broadcast.
+void RunSteps(Runtime& runtime) {
+  constexpr size_t kSlice = 64;
+  for (bool contiguous : {true, false}) {
+    const size_t stride = contiguous ? kSlice : kSlice + 8;
+    std::vector<float> arena(8 * stride, static_cast<float>(runtime.rank()));
+    for (int step = 0; step < 3; ++step) {
+      std::vector<CollectiveHandle> handles;
+      for (size_t i = 0; i < 8; ++i) {
+        float* data = arena.data() + i * stride;
+        const std::string name = (contiguous ? "near." : "apart.") + std::to_string(i);
+        handles.push_back(runtime.AllreduceAsync(name, data, data, kSlice, DataType::kFloat32, ReduceOp::kSum));
+      }
+      for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+    }
+  }
+  int32_t value = runtime.rank() == 0 ? 7 : 0;
+  ASSERT_TRUE(runtime.Broadcast(&value, 1, DataType::kInt32, 0).ok());
+  ASSERT_EQ(value, 7);
+}
+
+void RunTimelineRanks(const std::shared_ptr<KeyValueStore>& store,
+                      const std::function<TimelineSettings(int rank)>& timeline) {
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([rank, store, &timeline] {
+      RuntimeOptions options = testing::TestOptions(rank, 2, store);
+      options.order = CollectiveOrder::kNegotiated;
+      options.timeline = timeline(rank);
+      StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
+      ASSERT_TRUE(runtime.ok()) << "rank " << rank << ": " << runtime.status().message();
+      RunSteps(*runtime.value());
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
+
+TEST(RuntimeTimeline, EveryRankRecordsItsResponsesWithHorovodsActivitiesAndTheMergeHoldsBoth) {
+  e2e::ScratchDir dir;
+  auto path = [&](int rank) { return dir.path() + "/timeline/rank-" + std::to_string(rank) + ".json"; };
+  RunTimelineRanks(NewInMemoryStore(), [&](int rank) {
+    TimelineSettings settings;
+    settings.path = path(rank);  // its directory does not exist yet: the runtime creates it
+    settings.host = "host" + std::to_string(rank);
+    return settings;
+  });
+
+  for (int rank = 0; rank < 2; ++rank) {
+    const json trace = ReadTrace(path(rank));
+    const std::map<std::string, int> counts = CountByName(trace);
+    uint64_t allreduced_bytes = 0;
+    uint64_t allreduced_tensors = 0;
+    for (const json& event : trace) {
+      if (event.value("name", "") != "ALLREDUCE") continue;
+      EXPECT_EQ(event["pid"], rank);
+      EXPECT_GT(event["dur"].get<double>(), 0.0);
+      allreduced_bytes += event["args"]["bytes"].get<uint64_t>();
+      allreduced_tensors += event["args"]["tensors"].get<uint64_t>();
+    }
+    // 2 kinds x 3 steps x 8 slices x 64 floats, every one in some response.
+    EXPECT_EQ(allreduced_tensors, 2U * 3 * 8) << "rank " << rank;
+    EXPECT_EQ(allreduced_bytes, 2U * 3 * 8 * 64 * 4) << "rank " << rank;
+    // Every response negotiates, queues and calls Gloo; the slices with gaps are copied in and out.
+    EXPECT_EQ(counts.at("NEGOTIATE_ALLREDUCE"), counts.at("ALLREDUCE"));
+    EXPECT_EQ(counts.at("QUEUE"), counts.at("ALLREDUCE") + counts.at("BROADCAST"));
+    EXPECT_EQ(counts.at("GLOO_ALLREDUCE"), counts.at("ALLREDUCE"));
+    EXPECT_GE(counts.at("MEMCPY_IN_FUSION_BUFFER"), 1);
+    EXPECT_EQ(counts.at("MEMCPY_IN_FUSION_BUFFER"), counts.at("MEMCPY_OUT_FUSION_BUFFER"));
+    EXPECT_EQ(counts.at("GLOO_BROADCAST"), 1);
+    EXPECT_EQ(counts.count("CYCLE_START"), 0U) << "cycles are marked only when asked";
+  }
+
+  const std::string merged = dir.path() + "/merged.json";
+  StatusOr<TimelineMergeSummary> summary = MergeTimelines({path(0), path(1)}, merged);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  const json trace = ReadTrace(merged);
+  std::map<int, int> responses_by_rank;
+  for (const json& event : trace) {
+    if (event.value("name", "") == "ALLREDUCE") ++responses_by_rank[event["pid"].get<int>()];
+  }
+  EXPECT_GT(responses_by_rank[0], 0);
+  EXPECT_GT(responses_by_rank[1], 0);
+  for (const RankTimelineSummary& rank : summary.value().ranks) EXPECT_TRUE(rank.complete) << rank.note;
+}
+
+TEST(RuntimeTimeline, MarkedCyclesAndAFileSentToTheLauncherThenDeleted) {
+  e2e::ScratchDir dir;
+  auto store = std::make_shared<PieceCollectingStore>();
+  auto path = [&](int rank) { return dir.path() + "/rank-" + std::to_string(rank) + ".json"; };
+  RunTimelineRanks(store, [&](int rank) {
+    TimelineSettings settings;
+    settings.path = path(rank);
+    settings.mark_cycles = true;
+    settings.send_to_launcher = rank == 1;
+    return settings;
+  });
+  // Rank 0 keeps its file; rank 1 sent its own whole and deleted it.
+  EXPECT_TRUE(std::filesystem::exists(path(0)));
+  EXPECT_FALSE(std::filesystem::exists(path(1)));
+  EXPECT_TRUE(store->Copy(0).empty());
+  const std::string sent = store->Copy(1);
+  const json trace = json::parse(sent, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(trace.is_array()) << sent;
+  EXPECT_GT(CountByName(trace)["CYCLE_START"], 0);
+  EXPECT_GT(CountByName(trace)["ALLREDUCE"], 0);
+  EXPECT_GT(CountByName(ReadTrace(path(0)))["CYCLE_START"], 0);
+}
+
+TEST(RuntimeTimeline, AFileThatCannotBeCreatedFailsInitNamingIt) {
+  e2e::ScratchDir dir;
+  const std::string blocker = dir.WriteFile("not-a-dir", "");
+  RuntimeOptions options = testing::TestOptions(0, 1, NewInMemoryStore());
+  options.order = CollectiveOrder::kNegotiated;
+  options.timeline.path = blocker + "/rank-0.json";
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
+  ASSERT_FALSE(runtime.ok());
+  EXPECT_NE(runtime.status().message().find(blocker), std::string::npos) << runtime.status().message();
+}
+
+}  // namespace
+}  // namespace hvdrun
