@@ -66,14 +66,13 @@ inline constexpr const char* kHorovodCycleTime = "HOROVOD_CYCLE_TIME";          
 inline constexpr const char* kHorovodCacheCapacity = "HOROVOD_CACHE_CAPACITY";      // entries; 0: no cache
 inline constexpr const char* kHorovodStallCheckTime = "HOROVOD_STALL_CHECK_TIME_SECONDS";
 
-// The timeline (RuntimeOptions::timeline). hvdrun --timeline-filename gives each rank its own file in
-// HVDRUN_TIMELINE (on the rank's host), and HVDRUN_TIMELINE_SEND=1 to a rank on another host than
-// hvdrun's, which sends the file to hvdrun when its runtime ends; hvdrun merges them. Outside hvdrun,
-// Horovod's HOROVOD_TIMELINE names the file rank 0 writes, as in Horovod. Set in hvdrun's own
-// environment or with -x, HOROVOD_TIMELINE is hvdrun's --timeline-filename.
-// HOROVOD_TIMELINE_MARK_CYCLES=1: --timeline-mark-cycles.
+// The timeline (RuntimeOptions::timeline). hvdrun --timeline-filename gives every rank HVDRUN_TIMELINE,
+// a directory on the rank's host: its runtime writes DIR/rank-R.json there and, when it ends, sends
+// the file to hvdrun (which merges every rank's) and deletes it. Outside hvdrun, Horovod's
+// HOROVOD_TIMELINE names the file rank 0 writes, as in Horovod; in hvdrun's own environment or
+// given with -x, it is hvdrun's --timeline-filename. HOROVOD_TIMELINE_MARK_CYCLES=1:
+// --timeline-mark-cycles.
 inline constexpr const char* kTimeline = "HVDRUN_TIMELINE";
-inline constexpr const char* kTimelineSend = "HVDRUN_TIMELINE_SEND";
 inline constexpr const char* kHorovodTimeline = "HOROVOD_TIMELINE";
 inline constexpr const char* kHorovodTimelineMarkCycles = "HOROVOD_TIMELINE_MARK_CYCLES";
 

@@ -62,6 +62,11 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
     }
   }
 
+  if (!job.timeline_dir.empty()) {
+    set(env::kTimeline, job.timeline_dir);
+    if (job.timeline_mark_cycles) set(env::kHorovodTimelineMarkCycles, "1");
+  }
+
   set_int(env::kHorovodRank, place.rank);
   set_int(env::kHorovodSize, assignment.size());
   set_int(env::kHorovodLocalRank, place.local_rank);

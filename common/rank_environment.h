@@ -35,6 +35,11 @@ struct JobEnvironment {
   // Names of the variables the user set in hvdrun's own environment: the interface defaults above
   // leave them alone.
   std::vector<std::string> user_variables;
+  // With --timeline-filename: the directory, on every rank's host, where its runtime writes its
+  // timeline before sending it to hvdrun (HVDRUN_TIMELINE); empty: no timeline. With
+  // timeline_mark_cycles, HOROVOD_TIMELINE_MARK_CYCLES=1 too.
+  std::string timeline_dir;
+  bool timeline_mark_cycles = false;
   std::vector<std::string> exports;  // NAME=VALUE, applied last so that a user's -x wins
 };
 

@@ -123,6 +123,16 @@ bool JobRun::Prepare() {
     signals_ = std::move(signals).value();
   }
   if (options_.backend) secret_ = NewJobSecret();
+  if (!options_.timeline_file.empty()) {
+    StatusOr<std::unique_ptr<TimelineCollector>> timeline =
+        TimelineCollector::Create(options_.timeline_file, options_.results_dir, job_id_);
+    if (!timeline.ok()) {
+      std::fprintf(stderr, "hvdrun: %s\n", timeline.status().message().c_str());
+      start_failure_code_ = kExitResults;
+      return false;
+    }
+    timeline_ = std::move(timeline).value();
+  }
   start_failure_code_ = 0;
   return true;
 }
@@ -181,6 +191,7 @@ bool JobRun::StartRendezvous() {
     return false;
   }
   rendezvous_ = std::move(server).value();
+  if (timeline_ != nullptr) rendezvous_->KeepTimelines(timeline_->copies_dir());
   Verbose("rendezvous service on " + job_address_ + ":" + std::to_string(rendezvous_->port()));
   return true;
 }
@@ -201,6 +212,10 @@ bool JobRun::Launch() {
     job.rendezvous_addr = job_address_;
     job.rendezvous_port = rendezvous_->port();
     job.secret = secret_;
+  }
+  if (timeline_ != nullptr) {
+    job.timeline_dir = timeline_->rank_dir();
+    job.timeline_mark_cycles = options_.timeline_mark_cycles;
   }
   launch.command = options_.command;
   launch.working_dir = options_.working_dir.empty() ? WorkingDirectory() : options_.working_dir;
@@ -288,6 +303,16 @@ int JobRun::Conclude() {
   if (!status.ok()) {
     std::fprintf(stderr, "hvdrun: %s\n", status.message().c_str());
     if (exit_code == 0) exit_code = kExitResults;
+  }
+  if (timeline_ != nullptr && launched_) {
+    std::vector<bool> on_this_machine;
+    for (const RankPlacement& place : assignment_.ranks()) {
+      on_this_machine.push_back(launcher_->host(place.host_index).this_machine);
+    }
+    if (Status merged = timeline_->Merge(on_this_machine); !merged.ok()) {
+      std::fprintf(stderr, "hvdrun: %s\n", merged.message().c_str());
+      if (exit_code == 0) exit_code = kExitResults;
+    }
   }
   return exit_code;
 }

@@ -16,8 +16,8 @@
 //    or SIGHUP to hvdrun stops the job the same way; a second SIGINT kills every rank at once;
 //  - reports how the job ended (launcher/failure_report.h: the first failure's line or table, the
 //    interrupt, or the launcher's own failure) and publishes the ranks' reports, the results
-//    directory and each host's facts (launcher/results_writer.h). When Run() returns, everything
-//    the launcher started has ended.
+//    directory and each host's facts (launcher/results_writer.h), and merges every rank's timeline
+//    (launcher/timeline_collector.h). When Run() returns, everything the launcher started has ended.
 //
 // The first failure is the failing rank that ended, or was lost, before anything told it to stop,
 // earliest first (by the ranks' own clocks when the launcher knows them, else in the order the
@@ -38,6 +38,7 @@
 #include "launcher/output_router.h"
 #include "launcher/rank_launcher.h"
 #include "launcher/rendezvous_server.h"
+#include "launcher/timeline_collector.h"
 
 namespace hvdrun {
 
@@ -82,6 +83,7 @@ class JobRun : private RankEvents {
   std::string job_id_;
   std::string secret_;  // the job secret; never printed or stored
   std::unique_ptr<RendezvousServer> rendezvous_;
+  std::unique_ptr<TimelineCollector> timeline_;  // with --timeline-filename
 
   // Decided by DecideNetwork.
   std::string job_address_;  // where the hosts reach this machine; the rendezvous service's

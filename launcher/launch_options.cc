@@ -177,6 +177,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   app.add_option(
       "--cache-capacity", cache_capacity_text,
       "libhvdrun's response cache, in entries; 0 turns it off (default 1024; HOROVOD_CACHE_CAPACITY)");
+  app.add_option("--timeline-filename", options.timeline_file,
+                 "Record every rank's libhvdrun timeline and merge them into FILE, a Chrome trace for "
+                 "Perfetto or chrome://tracing, one process per rank (also: HOROVOD_TIMELINE)");
+  app.add_flag("--timeline-mark-cycles", options.timeline_mark_cycles,
+               "With --timeline-filename: mark each negotiation cycle in the timeline");
 
   std::vector<std::string> args(argv + 1, argv + argc);
   StatusOr<size_t> command_start = SplitOptions(app, args);
@@ -335,6 +340,33 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     StatusOr<int> capacity = ParseFlagWholeNumber("--cache-capacity", cache_capacity_text, 0, 1 << 20);
     if (!capacity.ok()) return usage_error(capacity.status().message());
     tuning.push_back({"--cache-capacity", env::kHorovodCacheCapacity, std::to_string(capacity.value())});
+  }
+  // HOROVOD_TIMELINE names the merged file, as horovodrun's --timeline-filename sets it: given
+  // with -x it is taken from the exports; in hvdrun's own environment it applies when neither is
+  // (and the job has a backend).
+  for (auto entry = options.exports.begin(); entry != options.exports.end(); ++entry) {
+    if (entry->substr(0, entry->find('=')) != env::kHorovodTimeline) continue;
+    if (!options.timeline_file.empty()) {
+      return usage_error("-x " + std::string(env::kHorovodTimeline) +
+                         ": --timeline-filename sets it too; give one of them");
+    }
+    options.timeline_file = entry->substr(entry->find('=') + 1);
+    if (options.timeline_file.empty()) return usage_error("-x " + *entry + ": an empty file name");
+    options.exports.erase(entry);
+    break;
+  }
+  if (app.count("--timeline-filename") > 0 && options.timeline_file.empty()) {
+    return usage_error("--timeline-filename: an empty file name");
+  }
+  const char* inherited = getenv(env::kHorovodTimeline);
+  if (options.timeline_file.empty() && options.backend && inherited != nullptr && *inherited != '\0') {
+    options.timeline_file = inherited;
+  }
+  if (!options.timeline_file.empty() && !options.backend) {
+    return usage_error("--timeline-filename: the timeline is libhvdrun's; give --gloo, --mpi or --nccl");
+  }
+  if (options.timeline_mark_cycles && options.timeline_file.empty()) {
+    return usage_error("--timeline-mark-cycles: give --timeline-filename too");
   }
   for (const Tuning& setting : tuning) {
     for (const std::string& entry : options.exports) {

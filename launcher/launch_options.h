@@ -55,6 +55,10 @@ struct LaunchOptions {
   // -x entries resolved to NAME=VALUE (a bare NAME takes hvdrun's own value), then the variables of
   // the tuning flags (--fusion-threshold-mb: HOROVOD_FUSION_THRESHOLD, ...).
   std::vector<std::string> exports;
+  // --timeline-filename (or HOROVOD_TIMELINE, in hvdrun's environment or given with -x): every rank
+  // records a timeline and hvdrun merges them into this file (docs/timeline.md); empty: none.
+  std::string timeline_file;
+  bool timeline_mark_cycles = false;  // --timeline-mark-cycles
   std::vector<std::string> command;
 };
 

@@ -7,15 +7,16 @@
 namespace hvdrun {
 namespace {
 
-ParsedCommandLine Parse(std::vector<std::string> args) {
-  static const std::map<std::string, std::string> kEnvironment = {{"HOME", "/home/student"}, {"OMP", "4"}};
+ParsedCommandLine Parse(std::vector<std::string> args,
+                        const std::map<std::string, std::string>& environment = {{"HOME", "/home/student"},
+                                                                                 {"OMP", "4"}}) {
   args.insert(args.begin(), "hvdrun");
   std::vector<const char*> argv;
   argv.reserve(args.size());
   for (const std::string& arg : args) argv.push_back(arg.c_str());
-  return ParseCommandLine(static_cast<int>(argv.size()), argv.data(), [](const char* name) -> const char* {
-    auto it = kEnvironment.find(name);
-    return it == kEnvironment.end() ? nullptr : it->second.c_str();
+  return ParseCommandLine(static_cast<int>(argv.size()), argv.data(), [&](const char* name) -> const char* {
+    auto it = environment.find(name);
+    return it == environment.end() ? nullptr : it->second.c_str();
   });
 }
 
@@ -41,6 +42,29 @@ TEST(LaunchOptions, TuningFlagsReachTheRanksAsHorovodsVariables) {
   EXPECT_EQ(parsed.options->exports,
             (std::vector<std::string>{"OMP=4", "HOROVOD_FUSION_THRESHOLD=67108864", "HOROVOD_CYCLE_TIME=2.5",
                                       "HOROVOD_CACHE_CAPACITY=0"}));
+}
+
+TEST(LaunchOptions, TheTimelineComesFromItsFlagOrHorovodsVariable) {
+  ParsedCommandLine flag = Parse({"-np", "2", "--gloo", "--timeline-filename", "tl.json", "--timeline-mark-cycles",
+                                  "./train"});
+  ASSERT_TRUE(flag.options.has_value()) << flag.error;
+  EXPECT_EQ(flag.options->timeline_file, "tl.json");
+  EXPECT_TRUE(flag.options->timeline_mark_cycles);
+
+  // Given with -x, HOROVOD_TIMELINE is hvdrun's to merge into, not the ranks' to write.
+  ParsedCommandLine exported = Parse({"-np", "2", "--mpi", "-x", "HOROVOD_TIMELINE=/tmp/t.json", "-x", "OMP", "./train"});
+  ASSERT_TRUE(exported.options.has_value()) << exported.error;
+  EXPECT_EQ(exported.options->timeline_file, "/tmp/t.json");
+  EXPECT_EQ(exported.options->exports, (std::vector<std::string>{"OMP=4"}));
+
+  // In hvdrun's environment it applies to a job with a backend, as Horovod's users set it.
+  const std::map<std::string, std::string> environment = {{"HOROVOD_TIMELINE", "env.json"}};
+  ParsedCommandLine inherited = Parse({"-np", "2", "--gloo", "./train"}, environment);
+  ASSERT_TRUE(inherited.options.has_value()) << inherited.error;
+  EXPECT_EQ(inherited.options->timeline_file, "env.json");
+  ParsedCommandLine without_backend = Parse({"-np", "2", "./train"}, environment);
+  ASSERT_TRUE(without_backend.options.has_value()) << without_backend.error;
+  EXPECT_EQ(without_backend.options->timeline_file, "");
 }
 
 TEST(LaunchOptions, SshFlags) {
@@ -230,6 +254,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"-np", "1", "--cache-capacity", "x", "true"}, "--cache-capacity: 'x' is not a whole number"},
         BadCase{{"-np", "1", "-x", "HOROVOD_CYCLE_TIME=5", "--cycle-time-ms", "1", "true"},
                 "-x HOROVOD_CYCLE_TIME: --cycle-time-ms sets it too; give one of them"},
+        BadCase{{"-np", "1", "--gloo", "--timeline-filename", "a.json", "-x", "HOROVOD_TIMELINE=b.json", "true"},
+                "-x HOROVOD_TIMELINE: --timeline-filename sets it too; give one of them"},
+        BadCase{{"-np", "1", "--timeline-filename", "a.json", "true"},
+                "--timeline-filename: the timeline is libhvdrun's; give --gloo, --mpi or --nccl"},
+        BadCase{{"-np", "1", "--gloo", "--timeline-mark-cycles", "true"},
+                "--timeline-mark-cycles: give --timeline-filename too"},
         BadCase{{"-np", "1", "--mpi", "-x", "HVDRUN_SECRET=00", "true"},
                 "-x HVDRUN_SECRET: with --mpi, hvdrun-agent needs hvdrun's own value of HVDRUN_SECRET, so "
                 "it cannot be exported"}));

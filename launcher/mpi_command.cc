@@ -189,6 +189,10 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
       {env::kTorchMasterPort, job.master_port != 0 ? std::to_string(job.master_port) : ""},
       {env::kMpiLayout, layout},
   };
+  if (!job.timeline_dir.empty()) {
+    exported.emplace_back(env::kTimeline, job.timeline_dir);
+    if (job.timeline_mark_cycles) exported.emplace_back(env::kHorovodTimelineMarkCycles, "1");
+  }
   if (!options.network_interfaces.empty()) {
     std::string names = JoinInterfaceNames(options.network_interfaces);
     for (const char* name : {env::kNetworkInterfaces, env::kNcclSocketIfname, env::kGlooSocketIfname}) {

@@ -84,11 +84,12 @@ StatusOr<bool> ReadFlag(const EnvironmentReader& env, const char* name, bool fal
   return Status::Error(std::string(name) + "='" + value + "' is not 1 or 0");
 }
 
-// The timeline's file: hvdrun's HVDRUN_TIMELINE for every rank; else Horovod's HOROVOD_TIMELINE
-// for rank 0 alone, as Horovod writes it.
+// The timeline's file: in hvdrun's HVDRUN_TIMELINE directory for every rank, sent to hvdrun at the
+// end; else Horovod's HOROVOD_TIMELINE for rank 0 alone, as Horovod writes it.
 Status ReadTimeline(const EnvironmentReader& env, int rank, TimelineSettings& timeline) {
-  if (const char* path = env.Find(env::kTimeline); path != nullptr && *path != '\0') {
-    timeline.path = path;
+  if (const char* dir = env.Find(env::kTimeline); dir != nullptr && *dir != '\0') {
+    timeline.path = std::string(dir) + "/rank-" + std::to_string(rank) + ".json";
+    timeline.send_to_launcher = true;
   } else if (const char* horovod = env.Find(env::kHorovodTimeline); horovod != nullptr && rank == 0) {
     timeline.path = horovod;
   }
@@ -97,9 +98,6 @@ Status ReadTimeline(const EnvironmentReader& env, int rank, TimelineSettings& ti
   StatusOr<bool> mark = ReadFlag(env, env::kHorovodTimelineMarkCycles, false);
   if (!mark.ok()) return mark.status();
   timeline.mark_cycles = mark.value();
-  StatusOr<bool> send = ReadFlag(env, env::kTimelineSend, false);
-  if (!send.ok()) return send.status();
-  timeline.send_to_launcher = send.value();
   return Status::Ok();
 }
 

@@ -8,6 +8,9 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -18,6 +21,19 @@
 #include "runtime/collective_state.h"
 
 namespace hvdrun {
+namespace {
+
+// The timelines this process's Runtimes have open, by path.
+std::mutex& TimelinesMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::map<std::string, std::weak_ptr<Timeline>>& OpenTimelines() {
+  static auto* open = new std::map<std::string, std::weak_ptr<Timeline>>();
+  return *open;
+}
+
+}  // namespace
 
 Runtime::Impl::Impl(RuntimeOptions options)
     : options_(std::move(options)),
@@ -38,28 +54,45 @@ Runtime::Impl::~Impl() {
 Status Runtime::Impl::OpenTimeline() {
   const TimelineSettings& settings = options_.timeline;
   if (settings.path.empty()) return Status::Ok();
-  const std::filesystem::path parent = std::filesystem::path(settings.path).parent_path();
-  std::error_code error;
-  if (!parent.empty()) std::filesystem::create_directories(parent, error);
-  if (error) {
-    return Status::Error("cannot create the timeline's directory '" + parent.string() + "': " + error.message());
+  std::lock_guard<std::mutex> lock(TimelinesMutex());
+  std::weak_ptr<Timeline>& shared = OpenTimelines()[settings.path];
+  timeline_ = shared.lock();
+  if (timeline_ == nullptr) {
+    const std::filesystem::path parent = std::filesystem::path(settings.path).parent_path();
+    std::error_code error;
+    if (!parent.empty()) std::filesystem::create_directories(parent, error);
+    if (error) {
+      OpenTimelines().erase(settings.path);
+      return Status::Error("cannot create the timeline's directory '" + parent.string() + "': " +
+                           error.message());
+    }
+    TimelineOptions options;
+    options.path = settings.path;
+    options.rank = options_.rank;
+    options.host = settings.host;
+    options.mark_cycles = settings.mark_cycles;
+    options.zero = std::chrono::steady_clock::now();
+    StatusOr<std::unique_ptr<Timeline>> opened = Timeline::Open(std::move(options));
+    if (!opened.ok()) {
+      OpenTimelines().erase(settings.path);
+      return opened.status();
+    }
+    timeline_ = std::shared_ptr<Timeline>(std::move(opened).value());
+    shared = timeline_;
   }
-  TimelineOptions options;
-  options.path = settings.path;
-  options.rank = options_.rank;
-  options.host = settings.host;
-  options.mark_cycles = settings.mark_cycles;
-  options.zero = std::chrono::steady_clock::now();
-  StatusOr<std::unique_ptr<Timeline>> timeline = Timeline::Open(std::move(options));
-  if (!timeline.ok()) return timeline.status();
-  timeline_ = std::move(timeline).value();
   if (stream_ != nullptr) stream_->set_timeline(timeline_.get());
   return Status::Ok();
 }
 
 void Runtime::Impl::CloseTimeline() {
   if (timeline_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(TimelinesMutex());
+  if (timeline_.use_count() > 1) {  // another Runtime of this process still records in it
+    timeline_.reset();
+    return;
+  }
   const std::string path = timeline_->options().path;
+  OpenTimelines().erase(path);
   Status status = timeline_->Close();
   timeline_.reset();
   if (status.ok() && options_.timeline.send_to_launcher) {

@@ -15,8 +15,10 @@
 // are for call-order mode only.
 //
 // With a timeline (RuntimeOptions::timeline), the thread opens it right after the ranks' arrival
-// check, so that every rank's zero is the same moment to within that barrier's skew; the destructor
-// closes it, and sends it to hvdrun when asked (send_to_launcher).
+// check, so that every rank's zero is the same moment to within that barrier's skew. Runtimes of one
+// process that name the same file share one Timeline (hvdrun-bench holds one Runtime for its
+// report while others come and go); the last of them to end closes it, and sends it to hvdrun when
+// asked (send_to_launcher). A Runtime created after all of those have ended starts the file afresh.
 //
 // Thread-safe: Submit, SubmitRequest, Run and RunBaseline may be called from any thread.
 #ifndef HVDRUN_RUNTIME_RUNTIME_IMPL_H_
@@ -101,7 +103,7 @@ class Runtime::Impl {
   Status broken_;                                   // GUARDED_BY(mutex_): the first failure, or OK
   uint64_t unnamed_calls_ = 0;                      // GUARDED_BY(mutex_)
   const std::unique_ptr<NegotiatedStream> stream_;  // null in call-order mode
-  std::unique_ptr<Timeline> timeline_;              // opened by the collective thread; null without one
+  std::shared_ptr<Timeline> timeline_;              // opened by the collective thread; null without one
   std::thread thread_;
 };
 

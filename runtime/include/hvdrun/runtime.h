@@ -62,8 +62,9 @@ struct NegotiationOptions {
 
 // A Chrome-trace timeline of what this rank's runtime does, for chrome://tracing and Perfetto
 // (docs/timeline.md). hvdrun --timeline-filename gives every rank one and merges them into one file;
-// InitFromEnvironment reads these settings from the variables hvdrun sets (HVDRUN_TIMELINE,
-// HOROVOD_TIMELINE_MARK_CYCLES), or from HOROVOD_TIMELINE on rank 0 outside hvdrun, as Horovod.
+// InitFromEnvironment reads these settings from the variables hvdrun sets (HVDRUN_TIMELINE: a
+// directory, for DIR/rank-R.json sent to hvdrun at the end; HOROVOD_TIMELINE_MARK_CYCLES), or from
+// HOROVOD_TIMELINE on rank 0 outside hvdrun, as Horovod.
 struct TimelineSettings {
   // This rank's file, created (or truncated) when the runtime starts; empty: no timeline. Its
   // directory is created if missing.
