@@ -55,10 +55,10 @@ INSTANTIATE_TYPED_TEST_SUITE_P(RendezvousProtocol, FramedProtocol, RendezvousPro
 // The type bytes docs/protocol.md gives.
 TEST(RendezvousProtocol, MessagesCarryTheirDocumentedTypes) {
   std::vector<std::pair<Message, int>> types = {
-      {Challenge{}, 1},      {Proof{}, 2},          {Welcome{}, 3},     {SetRequest{}, 10},
-      {GetRequest{}, 11},    {WaitRequest{}, 12},   {AddRequest{}, 13}, {CompareAndSetRequest{}, 14},
+      {Challenge{}, 1},      {Proof{}, 2},          {Welcome{}, 3},          {SetRequest{}, 10},
+      {GetRequest{}, 11},    {WaitRequest{}, 12},   {AddRequest{}, 13},      {CompareAndSetRequest{}, 14},
       {DeleteRequest{}, 15}, {ReportRequest{}, 16}, {TimelineRequest{}, 17}, {OkResponse{}, 20},
-      {ValueResponse{}, 21}, {IntResponse{}, 22},    {ErrorResponse{}, 23},
+      {ValueResponse{}, 21}, {IntResponse{}, 22},   {ErrorResponse{}, 23},
   };
   ASSERT_EQ(types.size(), std::variant_size_v<Message>);
   for (const auto& [message, type] : types) {

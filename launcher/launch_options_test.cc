@@ -45,14 +45,15 @@ TEST(LaunchOptions, TuningFlagsReachTheRanksAsHorovodsVariables) {
 }
 
 TEST(LaunchOptions, TheTimelineComesFromItsFlagOrHorovodsVariable) {
-  ParsedCommandLine flag = Parse({"-np", "2", "--gloo", "--timeline-filename", "tl.json", "--timeline-mark-cycles",
-                                  "./train"});
+  ParsedCommandLine flag =
+      Parse({"-np", "2", "--gloo", "--timeline-filename", "tl.json", "--timeline-mark-cycles", "./train"});
   ASSERT_TRUE(flag.options.has_value()) << flag.error;
   EXPECT_EQ(flag.options->timeline_file, "tl.json");
   EXPECT_TRUE(flag.options->timeline_mark_cycles);
 
   // Given with -x, HOROVOD_TIMELINE is hvdrun's to merge into, not the ranks' to write.
-  ParsedCommandLine exported = Parse({"-np", "2", "--mpi", "-x", "HOROVOD_TIMELINE=/tmp/t.json", "-x", "OMP", "./train"});
+  ParsedCommandLine exported =
+      Parse({"-np", "2", "--mpi", "-x", "HOROVOD_TIMELINE=/tmp/t.json", "-x", "OMP", "./train"});
   ASSERT_TRUE(exported.options.has_value()) << exported.error;
   EXPECT_EQ(exported.options->timeline_file, "/tmp/t.json");
   EXPECT_EQ(exported.options->exports, (std::vector<std::string>{"OMP=4"}));
@@ -254,8 +255,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"-np", "1", "--cache-capacity", "x", "true"}, "--cache-capacity: 'x' is not a whole number"},
         BadCase{{"-np", "1", "-x", "HOROVOD_CYCLE_TIME=5", "--cycle-time-ms", "1", "true"},
                 "-x HOROVOD_CYCLE_TIME: --cycle-time-ms sets it too; give one of them"},
-        BadCase{{"-np", "1", "--gloo", "--timeline-filename", "a.json", "-x", "HOROVOD_TIMELINE=b.json", "true"},
-                "-x HOROVOD_TIMELINE: --timeline-filename sets it too; give one of them"},
+        BadCase{
+            {"-np", "1", "--gloo", "--timeline-filename", "a.json", "-x", "HOROVOD_TIMELINE=b.json", "true"},
+            "-x HOROVOD_TIMELINE: --timeline-filename sets it too; give one of them"},
         BadCase{{"-np", "1", "--timeline-filename", "a.json", "true"},
                 "--timeline-filename: the timeline is libhvdrun's; give --gloo, --mpi or --nccl"},
         BadCase{{"-np", "1", "--gloo", "--timeline-mark-cycles", "true"},

@@ -21,7 +21,8 @@ StatusOr<std::unique_ptr<TimelineCollector>> TimelineCollector::Create(const std
     const std::string copies = results_dir + "/timeline";
     std::error_code error;
     fs::create_directories(copies, error);
-    if (error) return Status::Error("--timeline-filename: cannot create '" + copies + "': " + error.message());
+    if (error)
+      return Status::Error("--timeline-filename: cannot create '" + copies + "': " + error.message());
     return std::unique_ptr<TimelineCollector>(new TimelineCollector(out_file, rank_dir, copies, false));
   }
   std::string pattern = (fs::temp_directory_path() / "hvdrun-timeline-XXXXXX").string();
@@ -58,8 +59,9 @@ Status TimelineCollector::Merge(const std::vector<bool>& on_this_machine) {
       why.emplace_back(" (the rank did not send it: this is its own file, as far as the rank wrote it)");
     } else {
       files.push_back(copies_dir_ + name);
-      why.push_back(" (the rank sent none: its program does not use libhvdrun, or it ended before its runtime did" +
-                    (on_this_machine[rank] ? std::string(")") : "; its host may keep " + rank_dir_ + name + ")"));
+      why.push_back(
+          " (the rank sent none: its program does not use libhvdrun, or it ended before its runtime did" +
+          (on_this_machine[rank] ? std::string(")") : "; its host may keep " + rank_dir_ + name + ")"));
     }
   }
   StatusOr<TimelineMergeSummary> summary = MergeTimelines(files, out_file_);

@@ -26,7 +26,8 @@ class TimelineCollector {
  public:
   // Creates copies_dir(). Errors: "--timeline-filename: cannot create 'DIR': REASON".
   static StatusOr<std::unique_ptr<TimelineCollector>> Create(const std::string& out_file,
-                                                             const std::string& results_dir, const std::string& job_id);
+                                                             const std::string& results_dir,
+                                                             const std::string& job_id);
   ~TimelineCollector();
   TimelineCollector(const TimelineCollector&) = delete;
   TimelineCollector& operator=(const TimelineCollector&) = delete;

@@ -63,8 +63,8 @@ Status Runtime::Impl::OpenTimeline() {
     if (!parent.empty()) std::filesystem::create_directories(parent, error);
     if (error) {
       OpenTimelines().erase(settings.path);
-      return Status::Error("cannot create the timeline's directory '" + parent.string() + "': " +
-                           error.message());
+      return Status::Error("cannot create the timeline's directory '" + parent.string() +
+                           "': " + error.message());
     }
     TimelineOptions options;
     options.path = settings.path;
@@ -107,7 +107,8 @@ void Runtime::Impl::CloseTimeline() {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) status = Status::Error("cannot read timeline '" + path + "': " + std::strerror(errno));
       if (n <= 0) break;
-      status = options_.store->SendTimelinePiece(options_.rank, offset, piece.substr(0, static_cast<size_t>(n)));
+      status =
+          options_.store->SendTimelinePiece(options_.rank, offset, piece.substr(0, static_cast<size_t>(n)));
       offset += static_cast<uint64_t>(n);
     }
     if (status.ok()) ::unlink(path.c_str());

@@ -37,8 +37,8 @@
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 #include "runtime/negotiated_stream.h"
-#include "runtime/timeline.h"
 #include "runtime/tensor_request.h"
+#include "runtime/timeline.h"
 
 namespace hvdrun {
 

@@ -82,7 +82,8 @@ void RunSteps(Runtime& runtime) {
       for (size_t i = 0; i < 8; ++i) {
         float* data = arena.data() + i * stride;
         const std::string name = (contiguous ? "near." : "apart.") + std::to_string(i);
-        handles.push_back(runtime.AllreduceAsync(name, data, data, kSlice, DataType::kFloat32, ReduceOp::kSum));
+        handles.push_back(
+            runtime.AllreduceAsync(name, data, data, kSlice, DataType::kFloat32, ReduceOp::kSum));
       }
       for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
     }

@@ -52,12 +52,12 @@ TEST(MergedTimelineTest, GlooRanksTimelinesAreMergedOneProcessPerRankAndKeptWith
   const std::string timeline = dir.path() + "/timeline.json";
   const std::string results = dir.path() + "/results";
   ProcessResult result =
-      RunHvdrun({"-np", "2", "--gloo", "--results", results, "--timeline-filename", timeline, "--timeline-mark-cycles",
-                 kBench, "--replay", "resnet18", "--iters", "2", "--warmup", "1"});
+      RunHvdrun({"-np", "2", "--gloo", "--results", results, "--timeline-filename", timeline,
+                 "--timeline-mark-cycles", kBench, "--replay", "resnet18", "--iters", "2", "--warmup", "1"});
   ASSERT_EQ(result.exit_code, 0) << result;
   EXPECT_NE(result.stderr_text.find("hvdrun: timeline: 2 ranks, "), std::string::npos) << result;
-  EXPECT_EQ(result.stderr_text.find("hvdrun: timeline: rank "), std::string::npos) << "no rank's is incomplete"
-                                                                                   << result;
+  EXPECT_EQ(result.stderr_text.find("hvdrun: timeline: rank "), std::string::npos)
+      << "no rank's is incomplete" << result;
   const auto counts = CountByRankAndName(ReadTrace(timeline));
   for (int rank = 0; rank < 2; ++rank) {
     for (const char* name : {"ALLREDUCE", "NEGOTIATE_ALLREDUCE", "QUEUE", "GLOO_ALLREDUCE", "CYCLE_START",
@@ -74,8 +74,8 @@ TEST(MergedTimelineTest, GlooRanksTimelinesAreMergedOneProcessPerRankAndKeptWith
 TEST(MergedTimelineTest, UnderMpirunHorovodsVariableNamesTheMergedFile) {
   ScratchDir dir;
   const std::string timeline = dir.path() + "/mpi-timeline.json";
-  ProcessResult result = RunHvdrun({"-np", "2", "--mpi", "-x", "HOROVOD_TIMELINE=" + timeline, kBench, "--replay",
-                                    "resnet18", "--iters", "2", "--warmup", "1"});
+  ProcessResult result = RunHvdrun({"-np", "2", "--mpi", "-x", "HOROVOD_TIMELINE=" + timeline, kBench,
+                                    "--replay", "resnet18", "--iters", "2", "--warmup", "1"});
   ASSERT_EQ(result.exit_code, 0) << result;
   const auto counts = CountByRankAndName(ReadTrace(timeline));
   for (int rank = 0; rank < 2; ++rank) {
@@ -92,7 +92,7 @@ bool RankFileGrew(const std::set<std::string>& before) {
     for (size_t i = 0; i < found.gl_pathc; ++i) {
       struct stat info {};
       grew = grew || (before.count(found.gl_pathv[i]) == 0 && ::stat(found.gl_pathv[i], &info) == 0 &&
-                       info.st_size > 4096);
+                      info.st_size > 4096);
     }
   }
   ::globfree(&found);
@@ -113,8 +113,8 @@ TEST(MergedTimelineTest, AJobStoppedMidwayStillGivesAValidMergedFileWithEveryRan
   ScratchDir dir;
   const std::string timeline = dir.path() + "/stopped.json";
   const std::set<std::string> before = RankFilesNow();
-  RunningProcess hvdrun = StartHvdrun({"-np", "2", "--gloo", "--timeline-filename", timeline, kBench, "--replay",
-                                       "resnet18", "--iters", "100000", "--warmup", "1"});
+  RunningProcess hvdrun = StartHvdrun({"-np", "2", "--gloo", "--timeline-filename", timeline, kBench,
+                                       "--replay", "resnet18", "--iters", "100000", "--warmup", "1"});
   const auto deadline = std::chrono::steady_clock::now() + milliseconds(30'000);
   while (!RankFileGrew(before) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(100));
