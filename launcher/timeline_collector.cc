@@ -21,8 +21,9 @@ StatusOr<std::unique_ptr<TimelineCollector>> TimelineCollector::Create(const std
     const std::string copies = results_dir + "/timeline";
     std::error_code error;
     fs::create_directories(copies, error);
-    if (error)
+    if (error) {
       return Status::Error("--timeline-filename: cannot create '" + copies + "': " + error.message());
+    }
     return std::unique_ptr<TimelineCollector>(new TimelineCollector(out_file, rank_dir, copies, false));
   }
   std::string pattern = (fs::temp_directory_path() / "hvdrun-timeline-XXXXXX").string();

@@ -399,8 +399,9 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
   for (size_t member : members) {
     const TensorRequest& request = requests[member];
     response.bytes += request.bytes();
-    if (response.tensor_names.size() < Timeline::kMaxTensorNames)
+    if (response.tensor_names.size() < Timeline::kMaxTensorNames) {
       response.tensor_names.push_back(request.name);
+    }
     if (pending_.Contains(request.name)) submitted = std::min(submitted, pending_.At(request.name).submitted);
   }
   response.activities.push_back({negotiate, submitted, agreed});

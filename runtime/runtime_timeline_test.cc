@@ -96,6 +96,7 @@ void RunSteps(Runtime& runtime) {
 void RunTimelineRanks(const std::shared_ptr<KeyValueStore>& store,
                       const std::function<TimelineSettings(int rank)>& timeline) {
   std::vector<std::thread> threads;
+  threads.reserve(2);
   for (int rank = 0; rank < 2; ++rank) {
     threads.emplace_back([rank, store, &timeline] {
       RuntimeOptions options = testing::TestOptions(rank, 2, store);
