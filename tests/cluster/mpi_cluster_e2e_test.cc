@@ -180,6 +180,28 @@ TEST_F(MpiClusterTest, BenchAllreduceAcrossHostsHasNoError) {
   EXPECT_EQ(rows, 3) << result;
 }
 
+// The ranks on the two servers send their timelines to hvdrun over the job's network when their
+// runtimes end; hvdrun merges them, one process per rank.
+TEST_F(MpiClusterTest, EveryRanksTimelineComesBackFromItsHostAndIsMerged) {
+  e2e::ScratchDir dir;
+  const std::string timeline = dir.path() + "/timeline.json";
+  ProcessResult result =
+      HvdrunMpi({"-np", "4", "-H", kHosts, "--timeline-filename", timeline, StagedProgram("hvdrun-bench"),
+                 "--replay", "resnet18", "--iters", "1", "--warmup", "1", "--fusion-threshold-mb", "16"});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_TRUE(Contains(result.stderr_text, "hvdrun: timeline: 4 ranks, ")) << result;
+  EXPECT_FALSE(Contains(result.stderr_text, "hvdrun: timeline: rank "))
+      << "every rank's is complete" << result;
+  const std::string merged = e2e::ReadFileBytes(timeline);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_TRUE(
+        Contains(merged, "\"name\":\"MPI_ALLREDUCE\",\"ph\":\"X\",\"pid\":" + std::to_string(rank) + ","))
+        << "rank " << rank;
+    const std::string host = rank < 2 ? "server1" : "server2";
+    EXPECT_TRUE(Contains(merged, "rank " + std::to_string(rank) + " (" + host + ")")) << "rank " << rank;
+  }
+}
+
 TEST_F(MpiClusterTest, AFailingRankIsReportedWithItsHostAndExitCode) {
   ProcessResult result = HvdrunMpi(
       {"-np", "4", "-H", kHosts, "sh", "-c", "if [ \"$HVDRUN_RANK\" = 3 ]; then exit 7; fi; sleep 60"});
