@@ -4,6 +4,9 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/cuda.h>
 
 #include <algorithm>
@@ -21,6 +24,14 @@ DataType RuntimeType(const at::Tensor& tensor) {
   TORCH_CHECK(type && *type != DataType::kInt32 && *type != DataType::kInt64,
               "GradientReducer: parameters of type ", tensor.scalar_type(), " cannot be averaged");
   return *type;
+}
+
+// Whether `gradient` is `buffer`: the same elements of the same storage (the same tensor, or one
+// that zero_grad or the caller made of it), so that the buffer holds what autograd accumulated.
+bool IsBuffer(const at::Tensor& gradient, const at::Tensor& buffer) {
+  return gradient.defined() && gradient.is_alias_of(buffer) &&
+         gradient.storage_offset() == buffer.storage_offset() && gradient.sizes() == buffer.sizes() &&
+         gradient.strides() == buffer.strides() && gradient.scalar_type() == buffer.scalar_type();
 }
 
 }  // namespace
@@ -53,22 +64,32 @@ GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> param
     for (size_t i = 0; i < count; ++i) {
       const at::Tensor& parameter = parameters_[i];
       if (parameter.scalar_type() != arena.scalar_type()) continue;  // a buffer of its own, below
-      buffers_[i] = arena.narrow(0, offsets[i], parameter.numel()).view(parameter.sizes());
+      // The arena's storage, not a view of the arena: a view as .grad() would refuse detach_().
+      buffers_[i] = at::empty({0}, arena.options());
+      buffers_[i].set_(arena.storage(), offsets[i], parameter.sizes());
     }
   }
+  grad_is_buffer_.assign(count, false);
   for (size_t i = 0; i < count; ++i) {
     const at::Tensor& parameter = parameters_[i];
     if (!buffers_[i].defined()) {
       at::Device device = buffers_on_device_ ? parameter.device() : at::Device(at::kCPU);
       buffers_[i] = at::empty(parameter.sizes(), parameter.options().device(device).requires_grad(false));
     }
-    hook_ids_.push_back(
-        parameter.register_hook([this, i](const at::Tensor& gradient) { OnGradientReady(i, gradient); }));
+    grad_is_buffer_[i] = named_ && buffers_[i].device() == parameter.device();
+    std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(parameter);
+    TORCH_CHECK(accumulator != nullptr, "GradientReducer: parameter ", i, " does not require gradients");
+    hook_keys_.push_back(accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [this, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+          OnGradientReady(i);
+          return outputs;
+        })));
+    accumulators_.push_back(std::move(accumulator));
   }
 }
 
 GradientReducer::~GradientReducer() {
-  for (size_t i = 0; i < hook_ids_.size(); ++i) parameters_[i].remove_hook(hook_ids_[i]);
+  for (size_t i = 0; i < hook_keys_.size(); ++i) accumulators_[i]->del_post_hook(hook_keys_[i]);
   // A step abandoned half-way (an exception in backward) may still have reductions writing into
   // the buffers.
   for (size_t i = 0; i < started_.size(); ++i) {
@@ -76,17 +97,29 @@ GradientReducer::~GradientReducer() {
   }
 }
 
-void GradientReducer::OnGradientReady(size_t index, const at::Tensor& gradient) {
+void GradientReducer::OnGradientReady(size_t index) {
   TORCH_CHECK(!ready_[index], "GradientReducer: parameter ", index,
               " got a second gradient before FinishStep (one backward pass per step)");
   at::NoGradGuard no_grad;
-  buffers_[index].copy_(gradient);
+  LoadBuffer(index);
   ready_[index] = true;
   if (named_) {
     StartReduction(index);
   } else {
     StartReadyReductions();
   }
+}
+
+void GradientReducer::LoadBuffer(size_t index) {
+  at::Tensor& gradient = parameters_[index].mutable_grad();
+  at::Tensor& buffer = buffers_[index];
+  if (IsBuffer(gradient, buffer)) return;
+  if (gradient.defined()) {
+    buffer.copy_(gradient);
+  } else {
+    buffer.zero_();
+  }
+  if (grad_is_buffer_[index]) gradient = buffer;
 }
 
 void GradientReducer::StartReadyReductions() {
@@ -120,12 +153,7 @@ Status GradientReducer::FinishStep() {
       const size_t index = launch_order_[position];
       if (named_ && !started_[index] && ready_[index]) StartReduction(index);
       if (!ready_[index]) {
-        const at::Tensor& gradient = parameters_[index].grad();
-        if (gradient.defined()) {
-          buffers_[index].copy_(gradient);
-        } else {
-          buffers_[index].zero_();
-        }
+        LoadBuffer(index);
         ready_[index] = true;
         if (named_) StartReduction(index);
       }
@@ -147,6 +175,7 @@ Status GradientReducer::FinishStep() {
 
   at::NoGradGuard no_grad;
   for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (grad_is_buffer_[i]) continue;  // averaged where it lies
     at::Tensor& gradient = parameters_[i].mutable_grad();
     if (gradient.defined()) {
       gradient.copy_(buffers_[i]);

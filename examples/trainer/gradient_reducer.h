@@ -1,29 +1,45 @@
 // GradientReducer: averages a model's gradients over the ranks of a data-parallel group while
 // backward still runs, as Horovod's DistributedOptimizer and PyTorch's DDP do.
 //
-// A hook on each parameter copies its gradient, as soon as autograd has computed it, into a
-// buffer of the reducer and starts an asynchronous average (Runtime::AllreduceAsync) of that
-// buffer; FinishStep() waits for every one and writes the averages into the parameters' .grad(),
-// before the optimizer's step. Communication of the later layers' gradients so overlaps the
-// computation of the earlier layers'.
+// A hook on each parameter's gradient accumulator runs as soon as autograd has written the
+// parameter's .grad() — added this pass's gradient into it in place, or, where .grad() was
+// undefined, made that gradient .grad() — and starts an asynchronous average
+// (Runtime::AllreduceAsync, a sum divided by the ranks) of .grad() in a buffer of the reducer.
+// FinishStep() waits for every one and leaves the averages in .grad(), before the optimizer's step.
+// Communication of the later layers' gradients so overlaps the computation of the earlier layers'.
+//
+// What is averaged is .grad() as backward leaves it, as in DDP and Horovod: clear the gradients
+// before each backward, by zeroing them (libtorch 1.13's Optimizer::zero_grad, what TrainingStep
+// does) or by making them undefined; otherwise this pass's gradient plus the last average is
+// averaged. A parameter that got no gradient in a step is reduced at FinishStep, as its .grad() if
+// it has one, else as zeros, so that the ranks stay in step.
 //
 // Named (a runtime in CollectiveOrder::kNegotiated, every backend but NCCL): each gradient is
 // submitted as "grad.<index>" the moment its hook fires, in whatever order autograd finishes them;
 // libhvdrun agrees the order with the other ranks and fuses what is ready together. The buffers are
-// then views into one array in launch order, so a fused response of neighbouring gradients is reduced
-// in place, with no copy through a fusion buffer.
+// then ranges of one array in launch order, so a fused response of neighbouring gradients is
+// reduced in place, with no copy through a fusion buffer. Where the parameter is on the CPU too,
+// its buffer also *is* its .grad(), as with DDP's gradient_as_bucket_view: the first hook copies
+// the gradient into the buffer and makes the buffer .grad(); from then on autograd accumulates into
+// the buffer, the runtime averages it where it lies, and no gradient is copied in or out. A .grad()
+// made undefined or replaced since costs that one copy again. The buffers share the array's storage
+// but are not autograd views of it, so that zero_grad may detach_() them. Such a .grad() holds the
+// average until the next backward adds into it: clone it to keep it longer.
+//
+// Other buffers — in call order, or of a CUDA model's parameters over Gloo or MPI — are the
+// reducer's own: the hook copies .grad() into the buffer, FinishStep copies the average back.
 //
 // Call order (NCCL): every rank must start the same collectives in the same order, but
 // hooks fire in whatever order autograd finishes gradients. The reducer therefore starts them in a
 // fixed order — reverse registration order, the order backward mostly produces them — each as soon
 // as it and every gradient before it in that order is ready, so an early gradient waits for at most
-// a few others. A parameter that got no gradient in a step is reduced at FinishStep (as zeros, or
-// its .grad() if it has one), so that the ranks stay in step.
+// a few others.
 //
 // Threading: the hooks run on autograd's thread for the device, FinishStep on the thread that
 // called backward(), after backward() returned; the two never overlap. Not otherwise thread-safe.
 // The reducer must outlive every backward pass through its parameters, and is neither copyable
-// nor movable (the hooks point at it); its destructor removes the hooks.
+// nor movable (the hooks point at it); its destructor removes the hooks. A parameter's .grad() may
+// outlive the reducer.
 #ifndef HVDRUN_EXAMPLES_TRAINER_GRADIENT_REDUCER_H_
 #define HVDRUN_EXAMPLES_TRAINER_GRADIENT_REDUCER_H_
 
@@ -31,10 +47,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
+
+namespace torch::autograd {
+struct Node;
+}  // namespace torch::autograd
 
 namespace hvdrun::trainer {
 
@@ -49,9 +70,10 @@ class GradientReducer {
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  // Starts the reductions that did not start during backward, waits for all of them, and replaces
-  // each parameter's gradient by its average over the ranks. The first failure is returned (the
-  // runtime is then broken, hvdrun/runtime.h). Call once per backward pass.
+  // Starts the reductions that did not start during backward, waits for all of them, and leaves
+  // each parameter's average over the ranks in its .grad(). The first failure is returned (the
+  // runtime is then broken, hvdrun/runtime.h, and the gradients hold no meaningful values). Call
+  // once per backward pass.
   Status FinishStep();
 
   // Bytes of gradients one step reduces (float32 elements × 4); 0 without a runtime.
@@ -64,8 +86,12 @@ class GradientReducer {
   int started_during_backward() const { return started_during_backward_; }
 
  private:
-  // The hook: copies parameter `index`'s gradient into its buffer and starts what is now startable.
-  void OnGradientReady(size_t index, const at::Tensor& gradient);
+  // The hook, after autograd has written parameter `index`'s .grad(): loads its buffer and starts
+  // what is now startable.
+  void OnGradientReady(size_t index);
+  // Puts parameter `index`'s .grad() (zeros where it is undefined) into its buffer, and makes the
+  // buffer .grad() where it is to be; nothing to copy where .grad() is the buffer already.
+  void LoadBuffer(size_t index);
   // Starts, in launch order, every reduction whose gradient and predecessors are ready.
   void StartReadyReductions();
   void StartReduction(size_t index);
@@ -73,7 +99,11 @@ class GradientReducer {
   Runtime* runtime_;
   std::vector<at::Tensor> parameters_;
   std::vector<at::Tensor> buffers_;   // one per parameter, contiguous, the reduction's in and out
-  std::vector<unsigned> hook_ids_;    // per parameter, to remove the hooks
+  std::vector<bool> grad_is_buffer_;  // per parameter: its buffer is made its .grad()
+  // Per parameter, its gradient accumulator and the key of the hook on it. Held: a parameter refers
+  // to its accumulator weakly, and autograd would replace one that nothing holds by one without hook.
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<uintptr_t> hook_keys_;
   std::vector<size_t> launch_order_;  // parameter indices in the order reductions start
   std::vector<bool> ready_;           // per parameter: its buffer holds this step's gradient
   std::vector<bool> started_;         // per parameter: handles_[i] is this step's reduction
