@@ -35,8 +35,8 @@ const std::vector<std::string>& TopLevelKeys() {
 }
 
 const std::vector<std::string>& FigureKeys() {
-  static const std::vector<std::string> kKeys = {"step_time", "step_time_scale", "throughput",
-                                                 "throughput_unit", "accuracy"};
+  static const std::vector<std::string> kKeys = {"step_time",       "step_time_scale", "throughput",
+                                                 "throughput_unit", "accuracy",        "training_time"};
   return kKeys;
 }
 
@@ -84,6 +84,7 @@ constexpr NamedAxis kNamedAxes[] = {
     {"compression", AxisKind::kProgramFlag, "--compression"},
     {"device", AxisKind::kProgramFlag, "--device"},
     {"fusion_threshold", AxisKind::kEnvironment, "HOROVOD_FUSION_THRESHOLD"},
+    {"fusion", AxisKind::kFusion, ""},
 };
 
 class Parser {
@@ -363,6 +364,7 @@ class Parser {
       if (key == "throughput") config_.figures.throughput = text.value();
       if (key == "throughput_unit") config_.figures.throughput_unit = text.value();
       if (key == "accuracy") config_.figures.accuracy = text.value();
+      if (key == "training_time") config_.figures.training_time = text.value();
     }
     return Status::Ok();
   }
@@ -398,7 +400,7 @@ class Parser {
         return Status::Error(
             axis.position.Prefix() + "unknown axis '" + name +
             "' (expected backend, np, processes_per_server, servers, model, batch_size, device, "
-            "compression, fusion_threshold, a program flag such as --image-size, or env.NAME)");
+            "compression, fusion, fusion_threshold, a program flag such as --image-size, or env.NAME)");
       }
       axis.kind = named->kind;
       axis.target = named->target;
@@ -435,6 +437,15 @@ class Parser {
       case AxisKind::kProgramFlag:
         if (value.text.empty() && !value.is_boolean) return fail("empty value");
         break;
+      case AxisKind::kFusion: {
+        std::optional<FusionSetting> setting = ParseFusionSetting(value.text);
+        if (!setting) {
+          return fail("unknown setting '" + value.text +
+                      "' (expected off, on, horovod-0.19, horovod-0.20, or whole MiB/ms such as 64/5)");
+        }
+        value.fusion = *setting;
+        break;
+      }
     }
     return value;
   }
@@ -581,6 +592,21 @@ bool IsPlacementAxis(std::string_view name) {
 std::string SourcePosition::Prefix() const {
   if (line <= 0) return file + ": ";
   return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+}
+
+std::optional<FusionSetting> ParseFusionSetting(std::string_view text) {
+  if (text == "off") return FusionSetting{0, 1};
+  if (text == "on") return FusionSetting{128, 1};
+  if (text == "horovod-0.19" || text == "horovod-0.20") return FusionSetting{64, 5};
+  const size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  // hvdrun's --fusion-threshold-mb takes whole MiB, --cycle-time-ms any number of ms.
+  std::optional<double> mb = ParseNumber(std::string(text.substr(0, slash)));
+  std::optional<double> ms = ParseNumber(std::string(text.substr(slash + 1)));
+  if (!mb || !ms || *mb < 0 || *mb > (1 << 20) || *mb != std::floor(*mb) || *ms < 0 || *ms > 60000) {
+    return std::nullopt;
+  }
+  return FusionSetting{*mb, *ms};
 }
 
 StatusOr<ExperimentConfig> ParseExperiment(std::string_view text, const std::string& path) {

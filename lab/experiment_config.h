@@ -9,6 +9,7 @@
 #ifndef HVDRUN_LAB_EXPERIMENT_CONFIG_H_
 #define HVDRUN_LAB_EXPERIMENT_CONFIG_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,12 +38,25 @@ enum class AxisKind {
   kServers,         // how many of the experiment's hosts the cell uses, np/servers processes on each
   kProgramFlag,     // a flag of the program: `--flag value`; true: `--flag` alone; false: left out
   kEnvironment,     // an environment variable of every rank (hvdrun -x NAME=VALUE)
+  kFusion,          // hvdrun's --fusion-threshold-mb and --cycle-time-ms, from a FusionSetting
 };
+
+// A value of the `fusion` axis: libhvdrun's tensor fusion threshold and negotiation cycle.
+struct FusionSetting {
+  double threshold_mb = 0;  // MiB; 0: fusion off
+  double cycle_ms = 1;
+};
+
+// "off" (0 MiB, 1 ms), "on" (libhvdrun's defaults, as current Horovod's: 128 MiB, 1 ms),
+// "horovod-0.19" and "horovod-0.20" (what those Horovod versions used: 64 MiB, 5 ms), or "MiB/ms"
+// ("32/2", whole MiB); std::nullopt for anything else.
+std::optional<FusionSetting> ParseFusionSetting(std::string_view text);
 
 struct AxisValue {
   std::string text;  // as written (a YAML boolean as "true"/"false")
   bool is_boolean = false;
-  int number = 0;  // np, processes_per_server, servers: the value, checked to be a whole number
+  int number = 0;        // np, processes_per_server, servers: the value, checked to be a whole number
+  FusionSetting fusion;  // fusion: the setting the text names
   SourcePosition position;
 };
 
@@ -69,6 +83,7 @@ struct FigureNames {
   std::string throughput = "img_per_sec";  // per rank
   std::string throughput_unit = "images/s";
   std::string accuracy = "test_accuracy";
+  std::string training_time = "wall_s";  // seconds a run's training took (the fusion table's)
 };
 
 struct ExperimentConfig {

@@ -39,7 +39,7 @@ const BadExperiment kBadExperiments[] = {
     {"env name", "program: p\nenv:\n  1BAD: x\n", "exp.yaml:3:3: env: '1BAD' is not a variable name"},
     {"figures key", "program: p\nfigures:\n  step: t\n",
      "exp.yaml:3:3: unknown key 'step' in figures (expected one of: step_time, step_time_scale, throughput, "
-     "throughput_unit, accuracy)"},
+     "throughput_unit, accuracy, training_time)"},
     {"np not a number", "program: p\nmatrix:\n  np: [1, two, 4]\n",
      "exp.yaml:3:11: np: 'two' is not a whole number from 1 to 1048576"},
     {"np zero", "program: p\nmatrix:\n  np: [0]\n",
@@ -49,7 +49,14 @@ const BadExperiment kBadExperiments[] = {
     {"unknown axis", "program: p\nmatrix:\n  modle: [resnet50]\n",
      "exp.yaml:3:3: unknown axis 'modle' (expected backend, np, processes_per_server, servers, model, "
      "batch_size, "
-     "device, compression, fusion_threshold, a program flag such as --image-size, or env.NAME)"},
+     "device, compression, fusion, fusion_threshold, a program flag such as --image-size, or env.NAME)"},
+    {"unknown fusion setting", "program: p\nmatrix:\n  fusion: [off, 'on', horovod-0.18]\n",
+     "exp.yaml:3:23: fusion: unknown setting 'horovod-0.18' (expected off, on, horovod-0.19, horovod-0.20, "
+     "or "
+     "whole MiB/ms such as 64/5)"},
+    {"fusion MiB not whole", "program: p\nmatrix:\n  fusion: [2.5/1]\n",
+     "exp.yaml:3:12: fusion: unknown setting '2.5/1' (expected off, on, horovod-0.19, horovod-0.20, or whole "
+     "MiB/ms such as 64/5)"},
     {"empty axis", "program: p\nmatrix:\n  np: []\n", "exp.yaml:3:7: np: the list is empty"},
     {"value twice", "program: p\nmatrix:\n  model: [a, b, a]\n", "exp.yaml:3:17: model: 'a' is listed twice"},
     {"nested value", "program: p\nmatrix:\n  model: [[a]]\n",

@@ -28,6 +28,8 @@ const char* AxisKindName(AxisKind kind) {
       return "program_flag";
     case AxisKind::kEnvironment:
       return "environment";
+    case AxisKind::kFusion:
+      return "fusion";
   }
   return "";
 }
@@ -84,6 +86,18 @@ RankReport ReadRankReport(int rank, const nlohmann::json& report) {
     size.time_us = *time_us;
     size.busbw_gbps = NumberMember(entry, "busbw_gbps");
     read.sizes.push_back(size);
+  }
+  const nlohmann::json libhvdrun = Member<nlohmann::json>(report, "libhvdrun", nlohmann::json::object());
+  const nlohmann::json responses = Member<nlohmann::json>(libhvdrun, "responses", nlohmann::json::object());
+  for (const nlohmann::json& entry : Member<nlohmann::json>(responses, "bins", nlohmann::json::array())) {
+    std::optional<double> lower = NumberMember(entry, "lower_bytes");
+    std::optional<double> upper = NumberMember(entry, "upper_bytes");
+    std::optional<double> count = NumberMember(entry, "responses");
+    std::optional<double> bytes = NumberMember(entry, "bytes");
+    std::optional<double> seconds = NumberMember(entry, "seconds");
+    if (!lower || !upper || !count || !bytes || !seconds) continue;
+    read.responses.push_back(
+        ResponseBin{*lower, *upper, *count, NumberMember(entry, "tensors").value_or(0), *bytes, *seconds});
   }
   return read;
 }
@@ -185,7 +199,8 @@ nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& ma
             {"step_time_scale", figures.step_time_scale},
             {"throughput", figures.throughput},
             {"throughput_unit", figures.throughput_unit},
-            {"accuracy", figures.accuracy}}},
+            {"accuracy", figures.accuracy},
+            {"training_time", figures.training_time}}},
           {"axes", axes},
           {"excluded", matrix.excluded},
           {"cells", cells}};
@@ -216,6 +231,7 @@ StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir) {
   names.throughput = Member<std::string>(figures, "throughput", names.throughput);
   names.throughput_unit = Member<std::string>(figures, "throughput_unit", names.throughput_unit);
   names.accuracy = Member<std::string>(figures, "accuracy", names.accuracy);
+  names.training_time = Member<std::string>(figures, "training_time", names.training_time);
   const nlohmann::json axes = Member<nlohmann::json>(experiment, "axes", nlohmann::json::array());
   for (const nlohmann::json& axis : axes) {
     StoredAxis stored;

@@ -30,12 +30,24 @@ struct AllreduceSize {
   std::optional<double> busbw_gbps;
 };
 
+// One size bin of libhvdrun's response statistics (the report's libhvdrun.responses.bins,
+// docs/results.md): the backend calls of the negotiated path whose bytes fall in (lower, upper].
+struct ResponseBin {
+  double lower_bytes = 0;
+  double upper_bytes = 0;
+  double responses = 0;
+  double tensors = 0;
+  double bytes = 0;
+  double seconds = 0;
+};
+
 // What the report uses of a rank's report.
 struct RankReport {
   int rank = 0;
   std::map<std::string, double> figures;  // the numbers of the report's "summary"
   std::string framework;                  // "framework" and "framework_version", when the report names them
   std::vector<AllreduceSize> sizes;       // hvdrun-bench's "results": one entry per message size
+  std::vector<ResponseBin> responses;     // libhvdrun's response statistics, bins in order; empty without
 };
 
 struct StoredRun {

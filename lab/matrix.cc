@@ -17,6 +17,13 @@ constexpr size_t kMaxIdLength = 160;
 // A bound on the matrix, far above any lab's, so that a typo cannot ask for millions of runs.
 constexpr size_t kMaxCombinations = 100000;
 
+// A number as hvdrun's flags take it: "64", "2.5".
+std::string FormatSettingNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
 }  // namespace
 
 std::string SlugForFileName(std::string_view text) {
@@ -92,6 +99,11 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
         break;
       case AxisKind::kEnvironment:
         cell.env.push_back(axis.target + "=" + value.text);
+        break;
+      case AxisKind::kFusion:
+        cell.hvdrun_args.insert(cell.hvdrun_args.end(),
+                                {"--fusion-threshold-mb", FormatSettingNumber(value.fusion.threshold_mb),
+                                 "--cycle-time-ms", FormatSettingNumber(value.fusion.cycle_ms)});
         break;
     }
   }
@@ -230,6 +242,7 @@ std::vector<std::string> HvdrunArguments(const Cell& cell, const std::string& pr
     args.push_back("-x");
     args.push_back(variable);
   }
+  args.insert(args.end(), cell.hvdrun_args.begin(), cell.hvdrun_args.end());
   args.insert(args.end(), {"--results", results_dir, "--output-filename", logs_dir, "--", program});
   args.insert(args.end(), cell.program_args.begin(), cell.program_args.end());
   return args;

@@ -39,6 +39,7 @@ struct Cell {
   std::vector<HostSlots> hosts;           // hvdrun's -H
   std::vector<std::string> program_args;  // the experiment's args, then the flag axes'
   std::vector<std::string> env;           // NAME=VALUE: the experiment's env, then the env axes'
+  std::vector<std::string> hvdrun_args;   // hvdrun's own flags the axes set (fusion)
   std::string skip_reason;                // not empty: this machine cannot run the cell
 };
 
@@ -56,7 +57,8 @@ std::string DescribeCell(const Cell& cell);
 std::string CellValue(const Cell& cell, const std::string& name);
 
 // hvdrun's arguments (without hvdrun itself) for one run of `cell`: placement, backend, exported
-// variables, `--results results_dir --output-filename logs_dir`, then `--` and the program's argv.
+// variables, the axes' hvdrun flags, `--results results_dir --output-filename logs_dir`, then `--`
+// and the program's argv.
 std::vector<std::string> HvdrunArguments(const Cell& cell, const std::string& program,
                                          const std::string& results_dir, const std::string& logs_dir);
 

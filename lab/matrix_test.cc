@@ -90,6 +90,30 @@ matrix:
                                       "--synthetic"}));
 }
 
+TEST(Matrix, TheFusionAxisSetsHvdrunsFusionFlags) {
+  ExperimentConfig config = Parse(R"(
+program: hvdrun-trainer
+matrix:
+  np: [2]
+  fusion: ["off", "on", horovod-0.20, 32/2.5]
+)");
+  StatusOr<Matrix> matrix = ExpandMatrix(config, NoGpus());
+  ASSERT_TRUE(matrix.ok()) << matrix.status().message();
+  ASSERT_EQ(matrix->cells.size(), 4u);
+  const std::vector<std::vector<std::string>> flags = {
+      {"--fusion-threshold-mb", "0", "--cycle-time-ms", "1"},
+      {"--fusion-threshold-mb", "128", "--cycle-time-ms", "1"},
+      {"--fusion-threshold-mb", "64", "--cycle-time-ms", "5"},
+      {"--fusion-threshold-mb", "32", "--cycle-time-ms", "2.5"}};
+  for (size_t i = 0; i < flags.size(); ++i) {
+    std::vector<std::string> expected = {"-np", "2", "-H", "localhost:2", "--gloo"};
+    expected.insert(expected.end(), flags[i].begin(), flags[i].end());
+    expected.insert(expected.end(), {"--results", "hvdrun", "--output-filename", "logs", "--", "/bin/t"});
+    EXPECT_EQ(HvdrunArguments(matrix->cells[i], "/bin/t", "hvdrun", "logs"), expected) << i;
+  }
+  EXPECT_EQ(CellValue(matrix->cells[2], "fusion"), "horovod-0.20");
+}
+
 TEST(Matrix, ProcessesPerServerSetsNpFromServers) {
   ExperimentConfig config = Parse(R"(
 program: p

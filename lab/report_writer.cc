@@ -186,6 +186,39 @@ DisplayTable ComparisonDisplay(const ExperimentResults& results, const std::stri
   return table;
 }
 
+DisplayTable FusionDisplay(const ReportTables& tables) {
+  DisplayTable table;
+  table.header = {"cells",
+                  "fusion",
+                  "training time (s)",
+                  "step time (s)",
+                  "training: first / this",
+                  "step: first / this",
+                  "runs ok"};
+  table.text = {true, true, false, false, false, false, false};
+  for (const FusionRow& row : tables.fusion) {
+    table.rows.push_back(
+        {row.group, row.value, row.row.has_training_time ? MeanSd(row.row.training_time_s) : "—",
+         MeanSd(row.row.step_time_s), row.training_ratio ? FormatFigure(*row.training_ratio) + "×" : "—",
+         row.step_time_ratio ? FormatFigure(*row.step_time_ratio) + "×" : "—",
+         std::to_string(row.row.runs_ok)});
+  }
+  return table;
+}
+
+DisplayTable ResponseSizeDisplay(const ResponseSizeTable& sizes) {
+  DisplayTable table;
+  table.header = {"response size",  "count",          "mean size (MB)", "rate (Mbps)",
+                  "total time (s)", "mean time (ms)", "share of time"};
+  table.text = {true, false, false, false, false, false, false};
+  for (const ResponseSizeRow& row : sizes.rows) {
+    table.rows.push_back({row.bin, FormatFigure(row.count), FormatFigure(row.mean_size_mb),
+                          FormatFigure(row.rate_mbps), FormatFigure(row.total_time_s),
+                          FormatFigure(row.mean_time_ms), Percent(row.share_of_time)});
+  }
+  return table;
+}
+
 DisplayTable RunsDisplay(const std::vector<RunLine>& lines, const std::vector<std::string>& statuses) {
   DisplayTable table;
   table.header = {"cell", "repeat", "status", "time (s)", "reason"};
@@ -355,6 +388,19 @@ std::string SpeedupNote(const ExperimentResults& results) {
          "' (" + figures.throughput_unit + ").";
 }
 
+constexpr const char* kFusionNote =
+    "Cells that differ only in their fusion setting, side by side (off: --fusion-threshold-mb 0; on: "
+    "libhvdrun's defaults, 128 MiB and 1 ms; horovod-0.19/0.20: 64 MiB and 5 ms). Training time and step "
+    "time: mean ± standard deviation over ok runs of each run's mean over its ranks. The ratios divide "
+    "the first setting's time by this one's: with `off` first, the speedup fusion gives.";
+
+constexpr const char* kResponseSizesNote =
+    "Every backend call of libhvdrun's negotiated path (a response: one fused buffer, or a tensor "
+    "alone) by size, from the response statistics in each rank's report (no timeline needed). Each "
+    "figure is the mean over ranks, then over ok runs, of a whole run (warm-up included). Mean size = "
+    "bytes / count; rate = bytes × 8 / total time (Mbps, 10^6 bit/s); mean time = total time / count; "
+    "share of time = this size's total time / every size's. Sizes are decimal (1 MB = 10^6 bytes).";
+
 }  // namespace
 
 std::string FormatFigure(double value) {
@@ -377,6 +423,8 @@ ReportTables BuildReportTables(const ExperimentResults& results,
     std::vector<ComparisonRow> rows = BuildComparison(results, tables.speedup, axis);
     if (!rows.empty()) tables.comparisons.emplace_back(axis, std::move(rows));
   }
+  tables.fusion = BuildFusionTable(results, tables.speedup);
+  tables.response_sizes = BuildResponseSizeTables(results);
   tables.charts = BuildSpeedupCharts(tables.speedup, results.figures.throughput_unit);
   return tables;
 }
@@ -401,6 +449,16 @@ std::string RenderMarkdown(const ExperimentResults& results, const ReportTables&
   if (!tables.sizes.empty()) {
     md += "## Allreduce by message size\n\nMean ± standard deviation over ranks and ok runs.\n\n" +
           ToMarkdown(SizesDisplay(tables)) + "\n";
+  }
+  if (!tables.fusion.empty()) {
+    md += "## Tensor fusion on and off\n\n" + std::string(kFusionNote) + "\n\n" +
+          ToMarkdown(FusionDisplay(tables)) + "\n";
+  }
+  if (!tables.response_sizes.empty()) {
+    md += "## Responses by size\n\n" + std::string(kResponseSizesNote) + "\n\n";
+    for (const ResponseSizeTable& sizes : tables.response_sizes) {
+      md += "### " + MarkdownCell(sizes.cell) + "\n\n" + ToMarkdown(ResponseSizeDisplay(sizes)) + "\n";
+    }
   }
   for (const auto& [axis, rows] : tables.comparisons) {
     md += "## " + Title(axis) + "\n\nRelative figures: against the first value of " + axis +
@@ -464,6 +522,17 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
         "runs.</p>\n" +
         ToHtml(SizesDisplay(tables), "sizes-table");
   }
+  if (!tables.fusion.empty()) {
+    html += "<h2>Tensor fusion on and off</h2>\n<p class=\"note\">" + EscapeXml(kFusionNote) + "</p>\n" +
+            ToHtml(FusionDisplay(tables), "fusion-table");
+  }
+  if (!tables.response_sizes.empty()) {
+    html += "<h2>Responses by size</h2>\n<p class=\"note\">" + EscapeXml(kResponseSizesNote) + "</p>\n";
+    for (const ResponseSizeTable& sizes : tables.response_sizes) {
+      html += "<h3>" + EscapeXml(sizes.cell) + "</h3>\n" +
+              ToHtml(ResponseSizeDisplay(sizes), "responses-" + EscapeXml(sizes.cell_id));
+    }
+  }
   for (const auto& [axis, rows] : tables.comparisons) {
     html += "<h2>" + EscapeXml(Title(axis)) +
             "</h2>\n<p class=\"note\">Relative figures: against the "
@@ -517,6 +586,33 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
     }
     comparisons[axis] = list;
   }
+  nlohmann::json fusion = nlohmann::json::array();
+  for (const FusionRow& row : tables.fusion) {
+    fusion.push_back(
+        {{"cells", row.group},
+         {"fusion", row.value},
+         {"row", SpeedupRowJson(row.row)},
+         {"training_time_s", row.row.has_training_time ? SpreadJson(row.row.training_time_s) : nullptr},
+         {"training_ratio", OptionalJson(row.training_ratio)},
+         {"step_time_ratio", OptionalJson(row.step_time_ratio)}});
+  }
+  nlohmann::json response_sizes = nlohmann::json::array();
+  for (const ResponseSizeTable& table : tables.response_sizes) {
+    nlohmann::json bins = nlohmann::json::array();
+    for (const ResponseSizeRow& row : table.rows) {
+      bins.push_back({{"lower_bytes", row.lower_bytes},
+                      {"upper_bytes", row.upper_bytes},
+                      {"bin", row.bin},
+                      {"count", row.count},
+                      {"mean_size_mb", row.mean_size_mb},
+                      {"rate_mbps", row.rate_mbps},
+                      {"total_time_s", row.total_time_s},
+                      {"mean_time_ms", row.mean_time_ms},
+                      {"share_of_time", row.share_of_time}});
+    }
+    response_sizes.push_back(
+        {{"cell", table.cell_id}, {"values", table.cell}, {"runs", table.runs}, {"bins", bins}});
+  }
   nlohmann::json runs = nlohmann::json::array();
   for (const RunLine& line : ListRuns(results)) {
     runs.push_back({{"cell", line.cell_id},
@@ -546,6 +642,8 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
           {"environment", environment},
           {"sizes", sizes},
           {"comparisons", comparisons},
+          {"fusion", fusion},
+          {"response_sizes", response_sizes},
           {"runs", runs},
           {"charts", charts},
           {"problems", results.problems}};
@@ -638,6 +736,34 @@ std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& resul
     files["sizes.csv"] = ToCsv({"cell", "backend", "workers", "bytes", "time_us_mean", "time_us_sd",
                                 "busbw_gbps_mean", "busbw_gbps_sd"},
                                rows);
+  }
+  if (!tables.fusion.empty()) {
+    rows.clear();
+    for (const FusionRow& row : tables.fusion) {
+      rows.push_back({row.group, row.value, row.row.cell_id,
+                      row.row.has_training_time ? Raw(row.row.training_time_s.mean) : "",
+                      row.row.has_training_time ? Raw(row.row.training_time_s.sd) : "",
+                      Raw(row.row.step_time_s.mean), Raw(row.row.step_time_s.sd),
+                      Optional(row.training_ratio), Optional(row.step_time_ratio),
+                      std::to_string(row.row.runs_ok)});
+    }
+    files["fusion.csv"] =
+        ToCsv({"cells", "fusion", "cell", "training_time_s_mean", "training_time_s_sd", "step_time_s_mean",
+               "step_time_s_sd", "training_ratio", "step_time_ratio", "runs_ok"},
+              rows);
+  }
+  if (!tables.response_sizes.empty()) {
+    rows.clear();
+    for (const ResponseSizeTable& sizes : tables.response_sizes) {
+      for (const ResponseSizeRow& row : sizes.rows) {
+        rows.push_back({sizes.cell_id, Raw(row.lower_bytes), Raw(row.upper_bytes), Raw(row.count),
+                        Raw(row.mean_size_mb), Raw(row.rate_mbps), Raw(row.total_time_s),
+                        Raw(row.mean_time_ms), Raw(row.share_of_time)});
+      }
+    }
+    files["responses.csv"] = ToCsv({"cell", "lower_bytes", "upper_bytes", "count", "mean_size_mb",
+                                    "rate_mbps", "total_time_s", "mean_time_ms", "share_of_time"},
+                                   rows);
   }
   for (const auto& [axis, comparison] : tables.comparisons) {
     rows.clear();

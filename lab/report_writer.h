@@ -3,9 +3,11 @@
 //   report.html    the same, self-contained: styles and charts inline, no script, nothing fetched
 //   report.json    every table, for pandas or a notebook
 //   *.csv          one file per table (speedup.csv, environment.csv, runs.csv, and sizes.csv,
-//                  fusion_threshold.csv, compression.csv when their sections exist)
+//                  fusion.csv, responses.csv, fusion_threshold.csv, compression.csv when their
+//                  sections exist)
 //   *.svg          the charts (lab/speedup_charts.h)
-// Sections whose data the results do not hold (allreduce sizes, fusion, compression) are left out.
+// Sections whose data the results do not hold (allreduce sizes, fusion, response sizes,
+// compression) are left out.
 // Every file is written whole or not at all.
 #ifndef HVDRUN_LAB_REPORT_WRITER_H_
 #define HVDRUN_LAB_REPORT_WRITER_H_
@@ -20,6 +22,7 @@
 #include "hvdrun/status.h"
 #include "lab/environment_table.h"
 #include "lab/experiment_results.h"
+#include "lab/fusion_tables.h"
 #include "lab/results_table.h"
 #include "lab/speedup_charts.h"
 
@@ -31,6 +34,8 @@ struct ReportTables {
   std::vector<SizeRow> sizes;
   // ("fusion_threshold" or "compression", rows), for those axes with two or more values.
   std::vector<std::pair<std::string, std::vector<ComparisonRow>>> comparisons;
+  std::vector<FusionRow> fusion;                  // the `fusion` axis's table (lab/fusion_tables.h)
+  std::vector<ResponseSizeTable> response_sizes;  // one per cell with libhvdrun response statistics
   std::vector<NamedChart> charts;
 };
 

@@ -63,14 +63,14 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
       if (!IsPlacementAxis(name)) row.group.emplace_back(name, value);
     }
     std::vector<double> step_by_run, step_by_rank, per_worker_by_run, per_worker_by_rank, total_by_run,
-        accuracy_by_run;
+        accuracy_by_run, training_by_run;
     bool throughput_everywhere = true;
     for (const StoredRun& run : stored.runs) {
       if (!run.record.ok) {
         ++row.runs_failed;
         continue;
       }
-      std::vector<double> steps, throughputs, accuracies;
+      std::vector<double> steps, throughputs, accuracies, trainings;
       for (const RankReport& rank : run.ranks) {
         auto step = rank.figures.find(figures.step_time);
         if (step != rank.figures.end()) steps.push_back(step->second * figures.step_time_scale);
@@ -82,6 +82,8 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
         }
         auto accuracy = rank.figures.find(figures.accuracy);
         if (accuracy != rank.figures.end()) accuracies.push_back(accuracy->second);
+        auto training = rank.figures.find(figures.training_time);
+        if (training != rank.figures.end()) trainings.push_back(training->second);
       }
       if (steps.empty()) continue;
       ++row.runs_ok;
@@ -93,6 +95,7 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
         total_by_run.push_back(std::accumulate(throughputs.begin(), throughputs.end(), 0.0));
       }
       if (!accuracies.empty()) accuracy_by_run.push_back(SpreadOf(accuracies).mean);
+      if (!trainings.empty()) training_by_run.push_back(SpreadOf(trainings).mean);
     }
     if (row.runs_ok == 0) continue;
     row.step_time_s = SpreadOf(step_by_run);
@@ -105,6 +108,8 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
     }
     row.has_accuracy = !accuracy_by_run.empty();
     if (row.has_accuracy) row.accuracy = SpreadOf(accuracy_by_run);
+    row.has_training_time = !training_by_run.empty();
+    if (row.has_training_time) row.training_time_s = SpreadOf(training_by_run);
     rows.push_back(std::move(row));
   }
   std::map<std::string, const SpeedupRow*> baselines;

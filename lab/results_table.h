@@ -49,6 +49,8 @@ struct SpeedupRow {
   Spread total_throughput;             // over ok runs: each run's sum over ranks
   bool has_accuracy = false;
   Spread accuracy;  // over ok runs: each run's mean over ranks
+  bool has_training_time = false;
+  Spread training_time_s;  // over ok runs: each run's mean over ranks (FigureNames::training_time)
   std::optional<double> speedup;
   std::optional<double> efficiency;
   std::string speedup_basis;  // "throughput" or "step time"

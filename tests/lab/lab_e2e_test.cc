@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "tests/e2e/console_output.h"
 #include "tests/e2e/scratch_dir.h"
@@ -255,6 +258,72 @@ timeout: 240
         << row.dump();  // the default figure names
   }
   EXPECT_EQ(json["speedup"][1]["speedup_basis"], "throughput");
+}
+
+// Replaces the one occurrence of `from` in `text` by `to`; fails the test when there is none.
+std::string ReplaceOnce(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "'" << from << "' is not in the experiment";
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// The shipped fusion lab (configs/lab7-fusion.yaml) run whole at a small size: both models, both
+// backends, every fusion setting, with tiny images and two steps; then its report's two fusion
+// sections.
+TEST(LabRun, FusionLabAtASmallSize) {
+  if (::access((BinDir() + "/hvdrun-trainer").c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "hvdrun-trainer is not installed (built only with libtorch)";
+  }
+  ScratchDir dir;
+  std::string experiment = ReadFileBytes(std::string(HVDRUN_LAB_CONFIGS_DIR) + "/lab7-fusion.yaml");
+  experiment = ReplaceOnce(experiment, "args: [--image-size, 224, --steps, 20, --warmup-steps, 5]",
+                           "args: [--image-size, 32, --steps, 2, --warmup-steps, 1]");
+  experiment = ReplaceOnce(experiment, "batch_size: 32", "batch_size: 2");
+  experiment = ReplaceOnce(experiment, "repeats: 3", "repeats: 1");
+  const std::string path = dir.WriteFile("lab7-fusion.yaml", experiment);
+  ProcessResult run = RunLab({"run", path, "--results", dir.path()});
+  ASSERT_EQ(run.exit_code, 0) << run;
+  ProcessResult report = RunLab({"report", dir.path() + "/lab7-fusion"});
+  ASSERT_EQ(report.exit_code, 0) << report;
+  const nlohmann::json json = ReadJson(dir.path() + "/lab7-fusion/report.json");
+
+  // Fusion on and off: 2 models x 2 backends, each with off, on and horovod-0.20, off first.
+  const nlohmann::json& fusion = json["fusion"];
+  ASSERT_EQ(fusion.size(), 12U) << fusion.dump(2);
+  for (size_t i = 0; i < fusion.size(); ++i) {
+    EXPECT_EQ(fusion[i]["fusion"], (std::vector<std::string>{"off", "on", "horovod-0.20"}[i % 3])) << i;
+    EXPECT_GT(fusion[i]["training_time_s"]["mean"].get<double>(), 0) << fusion[i].dump();
+    EXPECT_GT(fusion[i]["training_ratio"].get<double>(), 0) << fusion[i].dump();
+  }
+
+  // Responses by size: each cell's, adding up to what it reduced. With fusion off, every gradient
+  // tensor is a response of its own (ResNet-50: 161 a step, 3 steps with the warm-up); fused, fewer.
+  const nlohmann::json& sizes = json["response_sizes"];
+  ASSERT_EQ(sizes.size(), 12U) << sizes.dump(2);
+  std::map<std::string, double> responses_by_cell;
+  for (const nlohmann::json& cell : sizes) {
+    double count = 0;
+    double share = 0;
+    for (const nlohmann::json& bin : cell["bins"]) {
+      count += bin["count"].get<double>();
+      share += bin["share_of_time"].get<double>();
+      EXPECT_GT(bin["rate_mbps"].get<double>(), 0) << bin.dump();
+    }
+    EXPECT_NEAR(share, 1.0, 1e-9) << cell.dump();
+    responses_by_cell[cell["values"].get<std::string>()] = count;
+  }
+  for (const char* backend : {"gloo", "mpi"}) {
+    const std::string cell =
+        std::string("backend=") + backend + " np=2 servers=1 batch_size=2 device=cpu model=resnet50";
+    EXPECT_GE(responses_by_cell[cell + " fusion=off"], 161 * 3) << backend;
+    EXPECT_LT(responses_by_cell[cell + " fusion=on"], responses_by_cell[cell + " fusion=off"]) << backend;
+  }
+  const std::string markdown = ReadFileBytes(dir.path() + "/lab7-fusion/report.md");
+  EXPECT_TRUE(Contains(markdown, "## Tensor fusion on and off")) << markdown;
+  EXPECT_TRUE(Contains(markdown, "## Responses by size")) << markdown;
+  EXPECT_TRUE(fs::exists(dir.path() + "/lab7-fusion/responses.csv"));
+  EXPECT_TRUE(fs::exists(dir.path() + "/lab7-fusion/fusion.csv"));
 }
 
 }  // namespace
