@@ -434,15 +434,16 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
                                   const std::vector<size_t>& members, const std::vector<size_t>& offsets,
                                   size_t bytes, ResponseTimes* times) {
   const TensorRequest& first = ready[members.front()];
-  // Members that already lie back to back in memory, in packing order and in place, are reduced
-  // where they are (as PyTorch DDP's gradient_as_bucket_view): no copy in or out.
+  // Members that already lie back to back in memory, in packing order, with no gap between them
+  // (a gap may be someone else's memory) and in place, are reduced where they are (as PyTorch DDP's
+  // gradient_as_bucket_view): no copy in or out. The fusion buffer's alignment does not apply.
   auto* base = static_cast<std::byte*>(pending_.At(first.name).recv);
   bool in_place = true;
   size_t end = 0;
   for (size_t i = 0; i < members.size() && in_place; ++i) {
     const Entry& entry = pending_.At(ready[members[i]].name);
-    in_place = entry.send == entry.recv && offsets[i] == end && entry.recv == base + offsets[i];
-    end = offsets[i] + entry.request.bytes();
+    in_place = entry.send == entry.recv && entry.recv == base + end;
+    end += entry.request.bytes();
   }
   if (in_place) {
     Status status = backend.Allreduce(base, base, end / DataTypeSize(first.type), first.type, first.op);

@@ -39,9 +39,9 @@ struct SettingResult {
   double copied_share = 0;  // of the bytes of fused responses: copied through the fusion buffer
 };
 
-// The gradient tensors as views into one array, back to back in backward order, each starting on
-// a 16-byte boundary (as libhvdrun packs a fusion buffer): a fused response of consecutive tensors
-// is then reduced where it lies, with no copy, as a trainer's gradient buckets would be.
+// The gradient tensors as views into one array, back to back in backward order with no gap: a fused
+// response of consecutive tensors is then reduced where it lies, with no copy, as a trainer's
+// gradient buckets would be.
 struct Gradients {
   struct View {
     float* data;
@@ -49,15 +49,12 @@ struct Gradients {
   };
 
   explicit Gradients(std::vector<examples::GradientTensor> list) : tensors(std::move(list)) {
-    constexpr size_t kAlignment = 16 / sizeof(float);
     std::vector<size_t> offsets;
-    size_t end = 0;
     for (const examples::GradientTensor& tensor : tensors) {
-      offsets.push_back(end);
+      offsets.push_back(elements);
       elements += static_cast<size_t>(tensor.elements());
-      end = (end + static_cast<size_t>(tensor.elements()) + kAlignment - 1) / kAlignment * kAlignment;
     }
-    arena.resize(end);
+    arena.resize(elements);
     for (size_t i = 0; i < tensors.size(); ++i) {
       buffers.push_back(View{arena.data() + offsets[i], static_cast<size_t>(tensors[i].elements())});
     }

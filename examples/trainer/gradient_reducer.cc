@@ -50,25 +50,7 @@ GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> param
   named_ = runtime_->order() == CollectiveOrder::kNegotiated;
   for (const at::Tensor& parameter : parameters_) RuntimeType(parameter);  // refuses what cannot be averaged
   buffers_.resize(count);
-  if (named_ && !buffers_on_device_ && count > 0) {
-    // One array holds every buffer, in launch order, each on a 16-byte boundary as libhvdrun packs a
-    // fusion buffer: gradients that become ready together are then reduced where they lie.
-    std::vector<int64_t> offsets(count);
-    int64_t end = 0;
-    const int64_t alignment = std::max<int64_t>(1, 16 / static_cast<int64_t>(parameters_[0].element_size()));
-    for (size_t index : launch_order_) {
-      offsets[index] = end;
-      end = (end + parameters_[index].numel() + alignment - 1) / alignment * alignment;
-    }
-    at::Tensor arena = at::empty({end}, parameters_[0].options().device(at::kCPU).requires_grad(false));
-    for (size_t i = 0; i < count; ++i) {
-      const at::Tensor& parameter = parameters_[i];
-      if (parameter.scalar_type() != arena.scalar_type()) continue;  // a buffer of its own, below
-      // The arena's storage, not a view of the arena: a view as .grad() would refuse detach_().
-      buffers_[i] = at::empty({0}, arena.options());
-      buffers_[i].set_(arena.storage(), offsets[i], parameter.sizes());
-    }
-  }
+  if (named_ && !buffers_on_device_ && count > 0) arena_ = BuildArena(launch_order_);
   grad_is_buffer_.assign(count, false);
   for (size_t i = 0; i < count; ++i) {
     const at::Tensor& parameter = parameters_[i];
@@ -88,6 +70,40 @@ GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> param
   }
 }
 
+at::Tensor GradientReducer::BuildArena(const std::vector<size_t>& indices) {
+  const at::Tensor& first = parameters_.front();  // its type is the arena's
+  std::vector<int64_t> offsets(parameters_.size());
+  int64_t end = 0;
+  for (size_t index : indices) {
+    if (parameters_[index].scalar_type() != first.scalar_type()) continue;  // a buffer of its own
+    offsets[index] = end;
+    end += parameters_[index].numel();
+  }
+  at::Tensor arena = at::empty({end}, first.options().device(at::kCPU).requires_grad(false));
+  for (size_t index : indices) {
+    const at::Tensor& parameter = parameters_[index];
+    if (parameter.scalar_type() != arena.scalar_type()) continue;
+    // The arena's storage, not a view of the arena: a view as .grad() would refuse detach_().
+    buffers_[index] = at::empty({0}, arena.options());
+    buffers_[index].set_(arena.storage(), offsets[index], parameter.sizes());
+  }
+  return arena;
+}
+
+void GradientReducer::RelayoutArena() {
+  // Only a complete first step tells the order; a parameter without a gradient keeps launch order.
+  if (arrival_.size() != parameters_.size() || arrival_ == launch_order_) return;
+  std::vector<at::Tensor> old_buffers = buffers_;
+  at::Tensor old_arena = arena_;
+  arena_ = BuildArena(arrival_);
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (!buffers_[i].is_alias_of(arena_)) continue;
+    buffers_[i].copy_(old_buffers[i]);
+    at::Tensor& gradient = parameters_[i].mutable_grad();
+    if (grad_is_buffer_[i] && IsBuffer(gradient, old_buffers[i])) gradient = buffers_[i];
+  }
+}
+
 GradientReducer::~GradientReducer() {
   for (size_t i = 0; i < hook_keys_.size(); ++i) accumulators_[i]->del_post_hook(hook_keys_[i]);
   // A step abandoned half-way (an exception in backward) may still have reductions writing into
@@ -103,6 +119,7 @@ void GradientReducer::OnGradientReady(size_t index) {
   at::NoGradGuard no_grad;
   LoadBuffer(index);
   ready_[index] = true;
+  if (first_step_ && arena_.defined()) arrival_.push_back(index);
   if (named_) {
     StartReduction(index);
   } else {
@@ -174,6 +191,8 @@ Status GradientReducer::FinishStep() {
   if (!first_error.ok()) return first_error;
 
   at::NoGradGuard no_grad;
+  if (first_step_ && arena_.defined()) RelayoutArena();
+  first_step_ = false;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     if (grad_is_buffer_[i]) continue;  // averaged where it lies
     at::Tensor& gradient = parameters_[i].mutable_grad();

@@ -17,8 +17,11 @@
 // Named (a runtime in CollectiveOrder::kNegotiated, every backend but NCCL): each gradient is
 // submitted as "grad.<index>" the moment its hook fires, in whatever order autograd finishes them;
 // libhvdrun agrees the order with the other ranks and fuses what is ready together. The buffers are
-// then ranges of one array in launch order, so a fused response of neighbouring gradients is
-// reduced in place, with no copy through a fusion buffer. Where the parameter is on the CPU too,
+// then ranges of one array, so a fused response of neighbouring gradients is reduced in place, with
+// no copy through a fusion buffer: first in launch order, then, from the end of the first step on,
+// in the order the hooks fired in it (as DDP rebuilds its buckets after its first iteration). That
+// is the order libhvdrun learned the names in and packs them in, since every later step makes its
+// gradients in the same order. Where the parameter is on the CPU too,
 // its buffer also *is* its .grad(), as with DDP's gradient_as_bucket_view: the first hook copies
 // the gradient into the buffer and makes the buffer .grad(); from then on autograd accumulates into
 // the buffer, the runtime averages it where it lies, and no gradient is copied in or out. A .grad()
@@ -95,11 +98,21 @@ class GradientReducer {
   // Starts, in launch order, every reduction whose gradient and predecessors are ready.
   void StartReadyReductions();
   void StartReduction(size_t index);
+  // Lays `arena_` out again in `arrival_` order (FinishStep, after the first step's averages), moving
+  // each buffer's values and each .grad() that is its buffer.
+  void RelayoutArena();
+  // One array for every parameter in `indices` order (those of the arena's type), back to back with
+  // no gap, as libhvdrun needs them to reduce a fused response in place; sets their buffers_ to
+  // its ranges.
+  at::Tensor BuildArena(const std::vector<size_t>& indices);
 
   Runtime* runtime_;
   std::vector<at::Tensor> parameters_;
   std::vector<at::Tensor> buffers_;   // one per parameter, contiguous, the reduction's in and out
   std::vector<bool> grad_is_buffer_;  // per parameter: its buffer is made its .grad()
+  at::Tensor arena_;                  // named, on the CPU: the array the buffers are ranges of
+  std::vector<size_t> arrival_;       // the first step's hooks, in the order they fired
+  bool first_step_ = true;
   // Per parameter, its gradient accumulator and the key of the hook on it. Held: a parameter refers
   // to its accumulator weakly, and autograd would replace one that nothing holds by one without hook.
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
