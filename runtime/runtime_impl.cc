@@ -111,7 +111,11 @@ void Runtime::Impl::CloseTimeline() {
           options_.store->SendTimelinePiece(options_.rank, offset, piece.substr(0, static_cast<size_t>(n)));
       offset += static_cast<uint64_t>(n);
     }
-    if (status.ok()) ::unlink(path.c_str());
+    if (status.ok()) {
+      ::unlink(path.c_str());
+      // Its directory too, once empty: the last rank of the host to finish leaves none behind.
+      ::rmdir(std::filesystem::path(path).parent_path().c_str());
+    }
   }
   if (!status.ok()) std::fprintf(stderr, "libhvdrun: timeline: %s\n", status.message().c_str());
 }

@@ -181,6 +181,22 @@ TEST(RuntimeTimeline, MarkedCyclesAndAFileSentToTheLauncherThenDeleted) {
   EXPECT_GT(CountByName(ReadTrace(path(0)))["CYCLE_START"], 0);
 }
 
+TEST(RuntimeTimeline, RanksThatSendTheirFilesLeaveNoDirectoryBehind) {
+  e2e::ScratchDir dir;
+  auto store = std::make_shared<PieceCollectingStore>();
+  const std::string timeline_dir = dir.path() + "/hvdrun-job-timeline";
+  RunTimelineRanks(store, [&](int rank) {
+    TimelineSettings settings;
+    settings.path = timeline_dir + "/rank-" + std::to_string(rank) + ".json";
+    settings.send_to_launcher = true;
+    return settings;
+  });
+  EXPECT_FALSE(std::filesystem::exists(timeline_dir));
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_TRUE(json::parse(store->Copy(rank), nullptr, /*allow_exceptions=*/false).is_array()) << rank;
+  }
+}
+
 TEST(RuntimeTimeline, AFileThatCannotBeCreatedFailsInitNamingIt) {
   e2e::ScratchDir dir;
   const std::string blocker = dir.WriteFile("not-a-dir", "");

@@ -73,8 +73,8 @@ struct TimelineSettings {
   std::string host;
   // A CYCLE_START mark at each negotiation cycle that has work (Horovod's --timeline-mark-cycles).
   bool mark_cycles = false;
-  // When the runtime ends, send the file to hvdrun (KeyValueStore::SendTimelinePiece) and delete it:
-  // hvdrun asks this of ranks on other hosts than its own.
+  // When the runtime ends, send the file to hvdrun (KeyValueStore::SendTimelinePiece) and delete it,
+  // and its directory once that is empty: hvdrun asks this of every rank it starts.
   bool send_to_launcher = false;
 };
 
