@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -278,11 +279,13 @@ TEST(LabRun, FusionLabAtASmallSize) {
   ScratchDir dir;
   std::string experiment = ReadFileBytes(std::string(HVDRUN_LAB_CONFIGS_DIR) + "/lab7-fusion.yaml");
   experiment = ReplaceOnce(experiment, "args: [--image-size, 224, --steps, 20, --warmup-steps, 5]",
-                           "args: [--image-size, 32, --steps, 2, --warmup-steps, 1]");
+                           "args: [--image-size, 32, --steps, 1, --warmup-steps, 1]");
   experiment = ReplaceOnce(experiment, "batch_size: 32", "batch_size: 2");
   experiment = ReplaceOnce(experiment, "repeats: 3", "repeats: 1");
   const std::string path = dir.WriteFile("lab7-fusion.yaml", experiment);
-  ProcessResult run = RunLab({"run", path, "--results", dir.path()});
+  // 12 cells, VGG-16's among them: about 75 s alone, twice that beside other tests.
+  ProcessResult run =
+      StartLab({"run", path, "--results", dir.path()}).Wait(std::chrono::milliseconds(270'000));
   ASSERT_EQ(run.exit_code, 0) << run;
   ProcessResult report = RunLab({"report", dir.path() + "/lab7-fusion"});
   ASSERT_EQ(report.exit_code, 0) << report;
@@ -298,7 +301,7 @@ TEST(LabRun, FusionLabAtASmallSize) {
   }
 
   // Responses by size: each cell's, adding up to what it reduced. With fusion off, every gradient
-  // tensor is a response of its own (ResNet-50: 161 a step, 3 steps with the warm-up); fused, fewer.
+  // tensor is a response of its own (ResNet-50: 161 a step, 2 steps with the warm-up); fused, fewer.
   const nlohmann::json& sizes = json["response_sizes"];
   ASSERT_EQ(sizes.size(), 12U) << sizes.dump(2);
   std::map<std::string, double> responses_by_cell;
@@ -316,7 +319,7 @@ TEST(LabRun, FusionLabAtASmallSize) {
   for (const char* backend : {"gloo", "mpi"}) {
     const std::string cell =
         std::string("backend=") + backend + " np=2 servers=1 batch_size=2 device=cpu model=resnet50";
-    EXPECT_GE(responses_by_cell[cell + " fusion=off"], 161 * 3) << backend;
+    EXPECT_GE(responses_by_cell[cell + " fusion=off"], 161 * 2) << backend;
     EXPECT_LT(responses_by_cell[cell + " fusion=on"], responses_by_cell[cell + " fusion=off"]) << backend;
   }
   const std::string markdown = ReadFileBytes(dir.path() + "/lab7-fusion/report.md");
