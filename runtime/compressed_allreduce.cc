@@ -23,23 +23,36 @@ uint64_t CompressedAllreduce::ExchangeBytes(size_t bytes) const {
   return static_cast<uint64_t>(size_ - 1) * bytes / static_cast<uint64_t>(size_);
 }
 
-Status CompressedAllreduce::Reduce(Backend& backend, float* values, size_t count, ReduceOp op,
-                                   const CompressionSettings& settings,
-                                   const std::vector<TensorSpan>& tensors) {
-  if (op != ReduceOp::kSum && op != ReduceOp::kAverage) {
-    return Status::Error("compressed allreduce: " + std::string(WireFormatName(settings.format)) +
-                         " reduces sums and averages, not " + std::string(ReduceOpName(op)));
-  }
-  float32_bytes_ += RingAllreduceBytes(count * sizeof(float));
-  if (count == 0) return Status::Ok();
-  if (WireFormatSize(settings.format) == 2) {
-    return ReduceSixteenBits(backend, values, count, op, settings.format);
-  }
-  return ReduceFloat8(backend, values, count, op, settings, tensors);
+CompressedAllreduce::CompressedAllreduce(int rank, int size, const CompressionOptions& options)
+    : rank_(rank),
+      size_(size),
+      options_(options),
+      format_(options.format == CompressionFormat::kNone ? WireFormat::kFloat16
+                                                         : WireFormatOf(options.format)) {}
+
+bool CompressedAllreduce::Compresses(DataType type, ReduceOp op) const {
+  return options_.format != CompressionFormat::kNone && type == DataType::kFloat32 &&
+         (op == ReduceOp::kSum || op == ReduceOp::kAverage);
 }
 
-Status CompressedAllreduce::ReduceSixteenBits(Backend& backend, float* values, size_t count, ReduceOp op,
-                                              WireFormat format) {
+CompressionCounters CompressedAllreduce::counters() const {
+  return {compressed_bytes_.load(), wire_bytes_.load(), float32_wire_bytes_.load()};
+}
+
+Status CompressedAllreduce::Allreduce(Backend& backend, const void* send, void* recv, size_t count,
+                                      DataType type, ReduceOp op, const std::vector<TensorSpan>& tensors) {
+  if (!Compresses(type, op)) return backend.Allreduce(send, recv, count, type, op);
+  auto* values = static_cast<float*>(recv);
+  if (send != recv && count > 0) std::memmove(values, send, count * sizeof(float));
+  compressed_bytes_ += count * sizeof(float);
+  float32_wire_bytes_ += RingAllreduceBytes(count * sizeof(float));
+  if (count == 0) return Status::Ok();
+  if (WireFormatSize(format_) == 2) return ReduceSixteenBits(backend, values, count, op);
+  return ReduceFloat8(backend, values, count, op, tensors);
+}
+
+Status CompressedAllreduce::ReduceSixteenBits(Backend& backend, float* values, size_t count, ReduceOp op) {
+  const WireFormat format = format_;
   codes_.resize(count * 2);
   const float prescale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
   EncodeToWire(format, values, count, prescale, codes_.data());
@@ -52,8 +65,8 @@ Status CompressedAllreduce::ReduceSixteenBits(Backend& backend, float* values, s
 }
 
 Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t count, ReduceOp op,
-                                         const CompressionSettings& settings,
                                          const std::vector<TensorSpan>& tensors) {
+  const CompressionOptions& settings = options_;
   const auto ranks = static_cast<size_t>(size_);
   // Blocks of kBlockElements, fewer elements for a tensor smaller than a block per rank; each
   // rank's chunk a whole number of blocks; the buffer padded with zeros to ranks * chunk.
@@ -70,28 +83,34 @@ Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t
   if (settings.error_feedback) AddKeptErrors(spans);
   const float headroom = settings.float32_sums ? 1.0f : static_cast<float>(size_);
   if (settings.scaling) {
-    Status status = AgreeOnScales(backend, padded, settings.format, headroom);
+    Status status = AgreeOnScales(backend, padded, headroom);
     if (!status.ok()) return status;
   } else {
     scales_.assign(padded / block_, 1.0f);
   }
   codes_.resize(padded);
   for (size_t block = 0; block < padded / block_; ++block) {
-    EncodeToWire(settings.format, &work_[block * block_], block_, scales_[block], &codes_[block * block_]);
+    EncodeToWire(format_, &work_[block * block_], block_, scales_[block], &codes_[block * block_]);
   }
-  if (settings.error_feedback) KeepLostErrors(spans, settings.format);
+  if (settings.error_feedback) KeepLostErrors(spans);
 
+  // The owner's feedback keys on the layout of named tensors; any unnamed one leaves it out.
   std::string layout;
-  for (const TensorSpan& span : spans) layout += span.name + '\n' + std::to_string(span.count) + '\n';
-  Status status = settings.float32_sums ? SumInFloat32(backend, padded, op, settings, layout)
-                                        : SumInFloat8(backend, padded, op, settings.format);
+  for (const TensorSpan& span : spans) {
+    if (span.name.empty()) {
+      layout.clear();
+      break;
+    }
+    layout += span.name + '\n' + std::to_string(span.count) + '\n';
+  }
+  Status status =
+      settings.float32_sums ? SumInFloat32(backend, padded, op, layout) : SumInFloat8(backend, padded, op);
   if (!status.ok()) return status;
   std::copy(work_.begin(), work_.begin() + static_cast<std::ptrdiff_t>(count), values);
   return Status::Ok();
 }
 
-Status CompressedAllreduce::AgreeOnScales(Backend& backend, size_t padded, WireFormat format,
-                                          float headroom) {
+Status CompressedAllreduce::AgreeOnScales(Backend& backend, size_t padded, float headroom) {
   const size_t blocks = padded / block_;
   scales_.resize(blocks);
   for (size_t block = 0; block < blocks; ++block) {
@@ -101,31 +120,37 @@ Status CompressedAllreduce::AgreeOnScales(Backend& backend, size_t padded, WireF
       backend.Allreduce(scales_.data(), scales_.data(), blocks, DataType::kFloat32, ReduceOp::kMax);
   if (!status.ok()) return status;
   wire_bytes_ += RingAllreduceBytes(blocks * sizeof(float));
-  for (float& scale : scales_) scale = WireScaleFor(format, scale, headroom);
+  for (float& scale : scales_) scale = WireScaleFor(format_, scale, headroom);
   return Status::Ok();
 }
 
 void CompressedAllreduce::AddKeptErrors(const std::vector<TensorSpan>& spans) {
   for (const TensorSpan& span : spans) {
+    if (span.name.empty()) continue;
     std::vector<float>& kept = tensor_errors_[span.name];
     if (kept.size() != span.count) kept.assign(span.count, 0.0f);
     for (size_t i = 0; i < span.count; ++i) work_[span.offset + i] += kept[i];
   }
 }
 
-void CompressedAllreduce::KeepLostErrors(const std::vector<TensorSpan>& spans, WireFormat format) {
+void CompressedAllreduce::KeepLostErrors(const std::vector<TensorSpan>& spans) {
+  const auto unnamed = [](const TensorSpan& span) { return span.name.empty(); };
+  if (std::all_of(spans.begin(), spans.end(), unnamed)) return;
   decoded_.resize(work_.size());
   for (size_t block = 0; block < work_.size() / block_; ++block) {
-    DecodeFromWire(format, &codes_[block * block_], block_, 1.0f / scales_[block], &decoded_[block * block_]);
+    DecodeFromWire(format_, &codes_[block * block_], block_, 1.0f / scales_[block],
+                   &decoded_[block * block_]);
   }
   for (const TensorSpan& span : spans) {
+    if (span.name.empty()) continue;
     std::vector<float>& kept = tensor_errors_[span.name];
     for (size_t i = 0; i < span.count; ++i) kept[i] = work_[span.offset + i] - decoded_[span.offset + i];
   }
 }
 
 Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, ReduceOp op,
-                                         const CompressionSettings& settings, const std::string& layout) {
+                                         const std::string& layout) {
+  const CompressionOptions& settings = options_;
   const auto ranks = static_cast<size_t>(size_);
   const size_t chunk = padded / ranks;
   const size_t chunk_blocks = chunk / block_;
@@ -139,7 +164,7 @@ Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, Reduce
   chunk_sum_.assign(chunk, 0.0f);
   for (size_t from = 0; from < ranks; ++from) {
     for (size_t block = 0; block < chunk_blocks; ++block) {
-      DecodeAddFromWire(settings.format, &received_[from * chunk + block * block_], block_,
+      DecodeAddFromWire(format_, &received_[from * chunk + block * block_], block_,
                         1.0f / scales_[first_block + block], &chunk_sum_[block * block_]);
     }
   }
@@ -149,7 +174,8 @@ Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, Reduce
 
   // The chunk of the sum, encoded again with scales of its own: [scales][codes] for the allgather.
   std::vector<float>* kept = nullptr;
-  if (settings.error_feedback) {
+  if (settings.error_feedback && !layout.empty()) {
+    if (chunk_errors_.size() >= kMaxLayouts && chunk_errors_.count(layout) == 0) chunk_errors_.clear();
     kept = &chunk_errors_[layout];
     if (kept->size() != chunk) kept->assign(chunk, 0.0f);
     for (size_t i = 0; i < chunk; ++i) chunk_sum_[i] += (*kept)[i];
@@ -159,17 +185,16 @@ Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, Reduce
   uint8_t* segment_codes = segment_.data() + chunk_blocks * sizeof(float);
   for (size_t block = 0; block < chunk_blocks; ++block) {
     const float* sum = &chunk_sum_[block * block_];
-    const float scale =
-        settings.scaling ? WireScaleFor(settings.format, AbsoluteMax(sum, block_), 1.0f) : 1.0f;
+    const float scale = settings.scaling ? WireScaleFor(format_, AbsoluteMax(sum, block_), 1.0f) : 1.0f;
     std::memcpy(segment_.data() + block * sizeof(float), &scale, sizeof scale);
-    EncodeToWire(settings.format, sum, block_, scale, segment_codes + block * block_);
+    EncodeToWire(format_, sum, block_, scale, segment_codes + block * block_);
   }
   if (kept != nullptr) {
     decoded_.resize(chunk);
     for (size_t block = 0; block < chunk_blocks; ++block) {
       float scale = 0;
       std::memcpy(&scale, segment_.data() + block * sizeof(float), sizeof scale);
-      DecodeFromWire(settings.format, segment_codes + block * block_, block_, 1.0f / scale,
+      DecodeFromWire(format_, segment_codes + block * block_, block_, 1.0f / scale,
                      &decoded_[block * block_]);
     }
     for (size_t i = 0; i < chunk; ++i) (*kept)[i] = chunk_sum_[i] - decoded_[i];
@@ -185,14 +210,15 @@ Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, Reduce
     for (size_t block = 0; block < chunk_blocks; ++block) {
       float scale = 0;
       std::memcpy(&scale, segment + block * sizeof(float), sizeof scale);
-      DecodeFromWire(settings.format, segment + chunk_blocks * sizeof(float) + block * block_, block_,
-                     1.0f / scale, &work_[owner * chunk + block * block_]);
+      DecodeFromWire(format_, segment + chunk_blocks * sizeof(float) + block * block_, block_, 1.0f / scale,
+                     &work_[owner * chunk + block * block_]);
     }
   }
   return Status::Ok();
 }
 
-Status CompressedAllreduce::SumInFloat8(Backend& backend, size_t padded, ReduceOp op, WireFormat format) {
+Status CompressedAllreduce::SumInFloat8(Backend& backend, size_t padded, ReduceOp op) {
+  const WireFormat format = format_;
   const auto ranks = static_cast<size_t>(size_);
   received_.resize(padded * ranks);
   Status status = backend.Allgather(codes_.data(), received_.data(), padded / kWordBytes, DataType::kInt32);

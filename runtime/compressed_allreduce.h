@@ -1,5 +1,6 @@
-// CompressedAllreduce: a float32 sum or average over every rank that sends its values in a smaller
-// wire format (runtime/wire_format.h), on any Backend.
+// CompressedAllreduce: a rank's allreduces under the job's CompressionOptions (hvdrun/runtime.h):
+// float32 sums and averages send their values in a smaller wire format (runtime/wire_format.h), on
+// any Backend; everything else goes to the backend's own allreduce as it is.
 //
 // fp16 and bf16 reduce as Horovod's Compression.fp16 does: each rank encodes its values (divided
 // first by the number of ranks for an average, so that the sum cannot overflow where the values
@@ -22,24 +23,28 @@
 //   - error feedback: what encoding lost is kept and added the next time: by each rank, per tensor
 //     (its values minus their decoded codes, added to the same tensor's next values), and by each
 //     chunk's owner, per layout of tensors (its chunk of the sum minus what it sent). Rounding
-//     errors then do not accumulate over steps (EF-SGD). Off: they are lost.
-// Every rank ends with the same values, bit for bit.
+//     errors then do not accumulate over steps (EF-SGD). Off: they are lost. Only named tensors
+//     have a next time: an unnamed one (an empty name) is compressed without feedback.
+// An average divides the float32 sum. Every rank ends with the same values, bit for bit.
 //
-// Bytes: wire_bytes() counts what this rank sent, as the collectives' usual algorithms send it
-// (ring allreduce 2(N-1)/N of the buffer, alltoall and allgather (N-1)/N of the whole), and
-// float32_bytes() what a float32 ring allreduce of the same values would have sent.
+// Bytes (counters()): what this rank sent for compressed allreduces, as the collectives' usual
+// algorithms send it (ring allreduce 2(N-1)/N of the buffer, alltoall and allgather (N-1)/N of the
+// whole), beside what a float32 ring allreduce of the same values would have sent.
 //
-// Not thread-safe: one collective thread uses it. Every rank must call Reduce with the same
-// settings, sizes and layout, in the same order (it is a collective on the backend).
+// Allreduce is used by one collective thread at a time; counters() may be read from any thread.
+// Every rank must call Allreduce with the same options, sizes and layout, in the same order (it is
+// a collective on the backend).
 #ifndef HVDRUN_RUNTIME_COMPRESSED_ALLREDUCE_H_
 #define HVDRUN_RUNTIME_COMPRESSED_ALLREDUCE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 #include "runtime/backend.h"
@@ -47,15 +52,7 @@
 
 namespace hvdrun {
 
-struct CompressionSettings {
-  WireFormat format = WireFormat::kFloat8E4M3;
-  // fp8's safeguards (above); ignored by fp16 and bf16.
-  bool scaling = true;
-  bool float32_sums = true;
-  bool error_feedback = true;
-};
-
-// One tensor of the buffer Reduce is given: its name (what error feedback keys on) and its place.
+// One tensor of the buffer Allreduce is given: its name (what error feedback keys on) and its place.
 struct TensorSpan {
   std::string name;
   size_t offset = 0;  // elements
@@ -67,38 +64,41 @@ class CompressedAllreduce {
   // Elements per scale: one float32 scale per block costs 4 / kBlockElements of fp8's bytes.
   static constexpr size_t kBlockElements = 1024;
 
-  CompressedAllreduce(int rank, int size) : rank_(rank), size_(size) {}
+  CompressedAllreduce(int rank, int size, const CompressionOptions& options);
 
-  // values[0, count) becomes the sum (kSum) or average (kAverage) over every rank, through
-  // `settings.format`. `tensors` cover [0, count) in order; an empty list is one tensor named "".
-  // Other ops are refused, as are non-float32 types (the caller reduces those uncompressed).
-  Status Reduce(Backend& backend, float* values, size_t count, ReduceOp op,
-                const CompressionSettings& settings, const std::vector<TensorSpan>& tensors = {});
-
-  uint64_t wire_bytes() const { return wire_bytes_; }
-  uint64_t float32_bytes() const { return float32_bytes_; }
+  // Whether an allreduce of `type` with `op` is compressed: a format is set, and it is a float32
+  // sum or average.
+  bool Compresses(DataType type, ReduceOp op) const;
+  // recv[0, count) = the allreduce over every rank of send[0, count): compressed when
+  // Compresses(type, op), else the backend's own. send == recv is in place. `tensors` name the
+  // tensors packed in the buffer, in order, for error feedback; an empty list is one unnamed tensor.
+  Status Allreduce(Backend& backend, const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+                   const std::vector<TensorSpan>& tensors = {});
+  CompressionCounters counters() const;
 
  private:
-  Status ReduceSixteenBits(Backend& backend, float* values, size_t count, ReduceOp op, WireFormat format);
+  Status ReduceSixteenBits(Backend& backend, float* values, size_t count, ReduceOp op);
   Status ReduceFloat8(Backend& backend, float* values, size_t count, ReduceOp op,
-                      const CompressionSettings& settings, const std::vector<TensorSpan>& tensors);
+                      const std::vector<TensorSpan>& tensors);
   // The blocks' shared scales for work_[0, padded): a MAX allreduce of their absolute maxima.
-  Status AgreeOnScales(Backend& backend, size_t padded, WireFormat format, float headroom);
-  Status SumInFloat32(Backend& backend, size_t padded, ReduceOp op, const CompressionSettings& settings,
-                      const std::string& layout);
-  Status SumInFloat8(Backend& backend, size_t padded, ReduceOp op, WireFormat format);
+  Status AgreeOnScales(Backend& backend, size_t padded, float headroom);
+  Status SumInFloat32(Backend& backend, size_t padded, ReduceOp op, const std::string& layout);
+  Status SumInFloat8(Backend& backend, size_t padded, ReduceOp op);
   // Error feedback of each rank's values: the tensors' kept errors added to work_, and what encoding
   // work_ into codes_ lost kept.
   void AddKeptErrors(const std::vector<TensorSpan>& spans);
-  void KeepLostErrors(const std::vector<TensorSpan>& spans, WireFormat format);
+  void KeepLostErrors(const std::vector<TensorSpan>& spans);
   // A ring allreduce's, an alltoall's or an allgather's bytes sent by this rank for `bytes` in all.
   uint64_t RingAllreduceBytes(size_t bytes) const;
   uint64_t ExchangeBytes(size_t bytes) const;
 
   const int rank_;
   const int size_;
-  uint64_t wire_bytes_ = 0;
-  uint64_t float32_bytes_ = 0;
+  const CompressionOptions options_;
+  const WireFormat format_;  // options_.format's; unused when that is kNone
+  std::atomic<uint64_t> compressed_bytes_{0};
+  std::atomic<uint64_t> wire_bytes_{0};
+  std::atomic<uint64_t> float32_wire_bytes_{0};
   // The current call's elements per block (kBlockElements, or fewer for a small buffer).
   size_t block_ = kBlockElements;
   // Scratch, kept between calls: the values with their kept errors (and, at the end, the result),
@@ -111,7 +111,9 @@ class CompressedAllreduce {
   std::vector<float> chunk_sum_;
   std::vector<uint8_t> segment_;
   std::vector<float> decoded_;
-  // Error feedback: each tensor's, by name, and each layout's owned chunk of the sum.
+  // Error feedback: each named tensor's, by name, and each layout's owned chunk of the sum (at most
+  // kMaxLayouts layouts: a program whose fusion groups tensors anew each step starts afresh).
+  static constexpr size_t kMaxLayouts = 256;
   std::map<std::string, std::vector<float>> tensor_errors_;
   std::map<std::string, std::vector<float>> chunk_errors_;
 };

@@ -43,21 +43,22 @@ int MantissaBits(WireFormat format) {
 
 // Runs Reduce on `size` Gloo ranks (threads over TCP) and returns each rank's result.
 std::vector<std::vector<float>> ReduceOnRanks(int size, size_t count, ReduceOp op,
-                                              const CompressionSettings& settings,
+                                              const CompressionOptions& options,
                                               std::vector<double>* wire_ratio = nullptr) {
   std::vector<std::vector<float>> results(static_cast<size_t>(size));
   std::mutex mutex;
   RunBackendRanks(BackendKind::kGloo, size, [&](Backend& backend, const BackendContext& context) {
     std::vector<float> values(count);
     for (size_t i = 0; i < count; ++i) values[i] = Value(context.rank, i);
-    CompressedAllreduce allreduce(context.rank, context.size);
-    Status status = allreduce.Reduce(backend, values.data(), count, op, settings);
+    CompressedAllreduce allreduce(context.rank, context.size, options);
+    Status status = allreduce.Allreduce(backend, values.data(), values.data(), count, DataType::kFloat32, op);
     EXPECT_TRUE(status.ok()) << "rank " << context.rank << ": " << status.message();
     const std::lock_guard<std::mutex> lock(mutex);
     results[static_cast<size_t>(context.rank)] = values;
     if (wire_ratio != nullptr && context.rank == 0) {
-      wire_ratio->push_back(static_cast<double>(allreduce.wire_bytes()) /
-                            static_cast<double>(allreduce.float32_bytes()));
+      const CompressionCounters counters = allreduce.counters();
+      wire_ratio->push_back(static_cast<double>(counters.wire_bytes) /
+                            static_cast<double>(counters.float32_wire_bytes));
     }
   });
   return results;
@@ -73,9 +74,9 @@ TEST(CompressedAllreduceTest, EveryFormatIsWithinItsBoundOfTheExactResultOnEvery
     for (int size = 1; size <= 4; ++size) {
       for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, size_t{100'003}}) {
         for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage}) {
-          CompressionSettings settings;
-          settings.format = format;
-          const std::vector<std::vector<float>> results = ReduceOnRanks(size, count, op, settings);
+          CompressionOptions options;
+          options.format = CompressionFormatOf(format);
+          const std::vector<std::vector<float>> results = ReduceOnRanks(size, count, op, options);
           const std::string what = std::string(WireFormatName(format)) + " " + std::to_string(size) +
                                    " ranks, " + std::to_string(count) + " elements, " +
                                    std::string(ReduceOpName(op));
@@ -112,10 +113,10 @@ TEST(CompressedAllreduceTest, EveryFormatIsWithinItsBoundOfTheExactResultOnEvery
 TEST(CompressedAllreduceTest, WireBytesAreAHalfAndAQuarterOfFloat32s) {
   for (int size = 2; size <= 4; ++size) {
     for (WireFormat format : kFormats) {
-      CompressionSettings settings;
-      settings.format = format;
+      CompressionOptions options;
+      options.format = CompressionFormatOf(format);
       std::vector<double> ratio;
-      ReduceOnRanks(size, size_t{1} << 20, ReduceOp::kAverage, settings, &ratio);
+      ReduceOnRanks(size, size_t{1} << 20, ReduceOp::kAverage, options, &ratio);
       ASSERT_EQ(ratio.size(), 1U);
       const double limit = WireFormatSize(format) == 2 ? 0.51 : 0.26;
       EXPECT_LE(ratio[0], limit) << WireFormatName(format) << " on " << size << " ranks";
@@ -140,14 +141,23 @@ TEST(CompressedAllreduceTest, NaiveFloat8LosesSmallGradientsAndScalingKeepsThem)
     }
     std::vector<float> naive = gradients;
     std::vector<float> scaled = gradients;
-    CompressedAllreduce allreduce(context.rank, context.size);
-    CompressionSettings off;
+    CompressionOptions off;
+    off.format = CompressionFormat::kFloat8E4M3;
     off.scaling = false;
     off.float32_sums = false;
     off.error_feedback = false;
-    ASSERT_TRUE(allreduce.Reduce(backend, naive.data(), count, ReduceOp::kAverage, off).ok());
+    CompressionOptions safeguarded;
+    safeguarded.format = CompressionFormat::kFloat8E4M3;
+    CompressedAllreduce naive_allreduce(context.rank, context.size, off);
+    CompressedAllreduce safe_allreduce(context.rank, context.size, safeguarded);
     ASSERT_TRUE(
-        allreduce.Reduce(backend, scaled.data(), count, ReduceOp::kAverage, CompressionSettings{}).ok());
+        naive_allreduce
+            .Allreduce(backend, naive.data(), naive.data(), count, DataType::kFloat32, ReduceOp::kAverage)
+            .ok());
+    ASSERT_TRUE(
+        safe_allreduce
+            .Allreduce(backend, scaled.data(), scaled.data(), count, DataType::kFloat32, ReduceOp::kAverage)
+            .ok());
     if (context.rank != 0) return;
     for (size_t i = 0; i < count; ++i) {
       const double exact =
@@ -176,16 +186,18 @@ TEST(CompressedAllreduceTest, ErrorFeedbackConservesTheSumOverSteps) {
   for (bool feedback : {true, false}) {
     double worst_drift = 0;
     RunBackendRanks(BackendKind::kGloo, 2, [&](Backend& backend, const BackendContext& context) {
-      CompressionSettings settings;
-      settings.error_feedback = feedback;
-      CompressedAllreduce allreduce(context.rank, context.size);
+      CompressionOptions options;
+      options.format = CompressionFormat::kFloat8E4M3;
+      options.error_feedback = feedback;
+      CompressedAllreduce allreduce(context.rank, context.size, options);
       std::vector<double> sums(count, 0.0);
       for (int step = 0; step < kSteps; ++step) {
         std::vector<float> gradients(count);
         for (size_t i = 0; i < count; ++i) gradients[i] = Steady(context.rank, i);
-        ASSERT_TRUE(
-            allreduce.Reduce(backend, gradients.data(), count, ReduceOp::kSum, settings, {{"w", 0, count}})
-                .ok());
+        ASSERT_TRUE(allreduce
+                        .Allreduce(backend, gradients.data(), gradients.data(), count, DataType::kFloat32,
+                                   ReduceOp::kSum, {{"w", 0, count}})
+                        .ok());
         for (size_t i = 0; i < count; ++i) sums[i] += gradients[i];
       }
       if (context.rank != 0) return;
@@ -205,13 +217,29 @@ TEST(CompressedAllreduceTest, ErrorFeedbackConservesTheSumOverSteps) {
   }
 }
 
-TEST(CompressedAllreduceTest, RefusesOperationsOtherThanSumAndAverage) {
-  RunBackendRanks(BackendKind::kGloo, 1, [&](Backend& backend, const BackendContext& context) {
-    CompressedAllreduce allreduce(context.rank, context.size);
-    float value = 1.0f;
-    const Status status = allreduce.Reduce(backend, &value, 1, ReduceOp::kMax, CompressionSettings{});
-    ASSERT_FALSE(status.ok());
-    EXPECT_EQ(status.message(), "compressed allreduce: fp8-e4m3 reduces sums and averages, not max");
+// Other operations and types, and the format kNone, are the backend's own allreduce, exactly.
+TEST(CompressedAllreduceTest, PassesWhatItDoesNotCompressToTheBackend) {
+  RunBackendRanks(BackendKind::kGloo, 2, [&](Backend& backend, const BackendContext& context) {
+    CompressionOptions fp8;
+    fp8.format = CompressionFormat::kFloat8E4M3;
+    CompressedAllreduce allreduce(context.rank, context.size, fp8);
+    EXPECT_FALSE(allreduce.Compresses(DataType::kFloat32, ReduceOp::kMax));
+    EXPECT_FALSE(allreduce.Compresses(DataType::kFloat64, ReduceOp::kSum));
+    EXPECT_TRUE(allreduce.Compresses(DataType::kFloat32, ReduceOp::kAverage));
+    float largest = 0.123456789f * static_cast<float>(context.rank + 1);
+    ASSERT_TRUE(allreduce.Allreduce(backend, &largest, &largest, 1, DataType::kFloat32, ReduceOp::kMax).ok());
+    EXPECT_EQ(largest, 0.123456789f * 2.0f);
+    const double sent = 1.0 / 3.0;
+    double sum = 0;
+    ASSERT_TRUE(allreduce.Allreduce(backend, &sent, &sum, 1, DataType::kFloat64, ReduceOp::kSum).ok());
+    EXPECT_EQ(sum, 2.0 / 3.0);
+    EXPECT_EQ(allreduce.counters().compressed_bytes, 0U);
+
+    CompressedAllreduce none(context.rank, context.size, CompressionOptions{});
+    EXPECT_FALSE(none.Compresses(DataType::kFloat32, ReduceOp::kSum));
+    float value = 0.1f;
+    ASSERT_TRUE(none.Allreduce(backend, &value, &value, 1, DataType::kFloat32, ReduceOp::kSum).ok());
+    EXPECT_EQ(value, 0.2f);
   });
 }
 

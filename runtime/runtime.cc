@@ -142,7 +142,9 @@ Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType t
                         send, recv)
         .Wait();
   }
-  return impl_->Run([=](Backend& backend) { return backend.Allreduce(send, recv, count, type, op); });
+  return impl_->Run([=, impl = impl_.get()](Backend& backend) {
+    return impl->compressed().Allreduce(backend, send, recv, count, type, op);
+  });
 }
 
 CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t count, DataType type,
@@ -155,7 +157,9 @@ CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t co
         Request(impl_->NextUnnamed(CollectiveKind::kAllreduce), CollectiveKind::kAllreduce, count, type, op),
         send, recv);
   }
-  return impl_->Submit([=](Backend& backend) { return backend.Allreduce(send, recv, count, type, op); });
+  return impl_->Submit([=, impl = impl_.get()](Backend& backend) {
+    return impl->compressed().Allreduce(backend, send, recv, count, type, op);
+  });
 }
 
 Status Runtime::Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
@@ -183,6 +187,7 @@ CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* se
 }
 
 NegotiationCounters Runtime::negotiation_counters() const { return impl_->negotiation_counters(); }
+CompressionCounters Runtime::compression_counters() const { return impl_->compression_counters(); }
 
 Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
   Status valid = ValidateBuffers("Broadcast", buffer, buffer, count, type);
@@ -226,11 +231,11 @@ Status Runtime::Barrier() {
 }
 
 Status Runtime::SendReport(const std::string& json) {
-  nlohmann::json negotiation = impl_->NegotiationReport();
-  if (!negotiation.is_null()) {
+  nlohmann::json library = impl_->LibraryReport();
+  if (!library.is_null()) {
     nlohmann::json report = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
     if (report.is_object() && !report.contains("libhvdrun")) {
-      report["libhvdrun"] = std::move(negotiation);
+      report["libhvdrun"] = std::move(library);
       return impl_->options().store->SendReport(impl_->options().rank, report.dump());
     }
   }

@@ -171,27 +171,39 @@ size_t WireFormatSize(WireFormat format) {
   return format == WireFormat::kFloat16 || format == WireFormat::kBFloat16 ? 2 : 1;
 }
 
-std::string_view WireFormatName(WireFormat format) {
+WireFormat WireFormatOf(CompressionFormat format) {
   switch (format) {
-    case WireFormat::kFloat16:
-      return "fp16";
-    case WireFormat::kBFloat16:
-      return "bf16";
-    case WireFormat::kFloat8E4M3:
-      return "fp8-e4m3";
-    case WireFormat::kFloat8E5M2:
-      return "fp8-e5m2";
+    case CompressionFormat::kFloat16:
+      return WireFormat::kFloat16;
+    case CompressionFormat::kBFloat16:
+      return WireFormat::kBFloat16;
+    case CompressionFormat::kFloat8E4M3:
+      return WireFormat::kFloat8E4M3;
+    case CompressionFormat::kFloat8E5M2:
+      return WireFormat::kFloat8E5M2;
+    case CompressionFormat::kNone:
+      break;
   }
-  return "unknown";
+  throw std::invalid_argument("compression format " + std::string(CompressionFormatName(format)) +
+                              " has no wire format");
 }
 
-std::optional<WireFormat> ParseWireFormat(std::string_view name) {
-  if (name == "fp8") return WireFormat::kFloat8E4M3;
-  for (WireFormat format :
-       {WireFormat::kFloat16, WireFormat::kBFloat16, WireFormat::kFloat8E4M3, WireFormat::kFloat8E5M2}) {
-    if (name == WireFormatName(format)) return format;
+CompressionFormat CompressionFormatOf(WireFormat format) {
+  switch (format) {
+    case WireFormat::kFloat16:
+      return CompressionFormat::kFloat16;
+    case WireFormat::kBFloat16:
+      return CompressionFormat::kBFloat16;
+    case WireFormat::kFloat8E4M3:
+      return CompressionFormat::kFloat8E4M3;
+    case WireFormat::kFloat8E5M2:
+      return CompressionFormat::kFloat8E5M2;
   }
-  return std::nullopt;
+  throw std::invalid_argument("unknown wire format " + std::to_string(static_cast<int>(format)));
+}
+
+std::string_view WireFormatName(WireFormat format) {
+  return CompressionFormatName(CompressionFormatOf(format));
 }
 
 float WireFormatMax(WireFormat format) {

@@ -26,8 +26,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string_view>
+
+#include "hvdrun/types.h"
 
 namespace hvdrun {
 
@@ -38,11 +39,14 @@ enum class WireFormat : uint8_t {
   kFloat8E5M2 = 3,
 };
 
+// The wire format of a compression format other than kNone, and back.
+WireFormat WireFormatOf(CompressionFormat format);
+CompressionFormat CompressionFormatOf(WireFormat format);
+
 // Bytes per element: 2 or 1.
 size_t WireFormatSize(WireFormat format);
-// "fp16", "bf16", "fp8-e4m3", "fp8-e5m2"; ParseWireFormat also takes "fp8" for E4M3.
+// As CompressionFormatName: "fp16", "bf16", "fp8-e4m3", "fp8-e5m2".
 std::string_view WireFormatName(WireFormat format);
-std::optional<WireFormat> ParseWireFormat(std::string_view name);
 // The largest finite value of the format.
 float WireFormatMax(WireFormat format);
 

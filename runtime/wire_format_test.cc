@@ -300,10 +300,16 @@ TEST(WireFormatTest, ScaleIsThePowerOfTwoThatFillsTheRange) {
   EXPECT_EQ(WireScaleFor(WireFormat::kFloat8E4M3, 1e-45f, 1.0f), 0x1p126f);  // clamped
 }
 
-TEST(WireFormatTest, NamesParse) {
-  for (WireFormat format : kFormats) EXPECT_EQ(ParseWireFormat(WireFormatName(format)), format);
-  EXPECT_EQ(ParseWireFormat("fp8"), WireFormat::kFloat8E4M3);
-  EXPECT_EQ(ParseWireFormat("fp32"), std::nullopt);
+TEST(WireFormatTest, NamesAreTheCompressionFormatsNames) {
+  for (WireFormat format : kFormats) {
+    EXPECT_EQ(WireFormatOf(CompressionFormatOf(format)), format);
+    EXPECT_EQ(ParseCompressionFormat(WireFormatName(format)), CompressionFormatOf(format));
+  }
+  EXPECT_EQ(ParseCompressionFormat("fp8"), CompressionFormat::kFloat8E4M3);
+  EXPECT_EQ(CompressionFormatName(CompressionFormat::kFloat8E4M3), "fp8-e4m3");
+  EXPECT_EQ(ParseCompressionFormat("none"), CompressionFormat::kNone);
+  EXPECT_EQ(ParseCompressionFormat("fp32"), std::nullopt);
+  EXPECT_THROW(WireFormatOf(CompressionFormat::kNone), std::invalid_argument);
 }
 
 }  // namespace
