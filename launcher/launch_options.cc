@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "common/env_names.h"
@@ -177,6 +179,28 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   app.add_option(
       "--cache-capacity", cache_capacity_text,
       "libhvdrun's response cache, in entries; 0 turns it off (default 1024; HOROVOD_CACHE_CAPACITY)");
+  std::string compression_text;
+  app.add_option("--compression", compression_text,
+                 "libhvdrun's gradient compression: float32 sums and averages travel as none (default), "
+                 "fp16, bf16, fp8 (E4M3; also fp8-e4m3) or fp8-e5m2 (HVDRUN_COMPRESSION for the ranks)");
+  // fp8's safeguards, each on unless switched off (docs/compression.md).
+  const struct {
+    const char* flag;
+    const char* name;
+    const char* help;
+  } safeguards[] = {
+      {"--fp8-scaling", env::kFp8Scaling,
+       "With fp8 compression: scale blocks of values by a power of two shared by every rank, so that "
+       "small gradients survive (on|off; default on)"},
+      {"--fp8-float32-sums", env::kFp8Float32Sums,
+       "With fp8 compression: sum every rank's values in float32, never in fp8 (on|off; default on)"},
+      {"--error-feedback", env::kErrorFeedback,
+       "With fp8 compression: add what encoding lost to the same tensor's next values (on|off; default on)"},
+  };
+  std::string safeguard_texts[std::size(safeguards)];
+  for (size_t i = 0; i < std::size(safeguards); ++i) {
+    app.add_option(safeguards[i].flag, safeguard_texts[i], safeguards[i].help);
+  }
   app.add_option("--timeline-filename", options.timeline_file,
                  "Record every rank's libhvdrun timeline and merge them into FILE, a Chrome trace for "
                  "Perfetto or chrome://tracing, one process per rank (also: HOROVOD_TIMELINE)");
@@ -340,6 +364,29 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     StatusOr<int> capacity = ParseFlagWholeNumber("--cache-capacity", cache_capacity_text, 0, 1 << 20);
     if (!capacity.ok()) return usage_error(capacity.status().message());
     tuning.push_back({"--cache-capacity", env::kHorovodCacheCapacity, std::to_string(capacity.value())});
+  }
+  if (app.count("--compression") > 0) {
+    const std::optional<CompressionFormat> format = ParseCompressionFormat(compression_text);
+    if (!format) {
+      return usage_error("--compression: '" + compression_text +
+                         "' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
+    }
+    if (!options.backend) {
+      return usage_error("--compression: compression is libhvdrun's; give --gloo, --mpi or --nccl");
+    }
+    tuning.push_back({"--compression", env::kCompression, std::string(CompressionFormatName(*format))});
+  }
+  for (size_t i = 0; i < std::size(safeguards); ++i) {
+    if (app.count(safeguards[i].flag) == 0) continue;
+    const std::string& text = safeguard_texts[i];
+    if (text != "on" && text != "off") {
+      return usage_error(std::string(safeguards[i].flag) + ": '" + text + "' is not on or off");
+    }
+    if (compression_text.rfind("fp8", 0) != 0) {
+      return usage_error(std::string(safeguards[i].flag) +
+                         ": a safeguard of fp8 compression; give --compression fp8");
+    }
+    tuning.push_back({safeguards[i].flag, safeguards[i].name, text == "on" ? "1" : "0"});
   }
   // HOROVOD_TIMELINE names the merged file, as horovodrun's --timeline-filename sets it: given
   // with -x it is taken from the exports; in hvdrun's own environment it applies when neither is

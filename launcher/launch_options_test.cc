@@ -44,6 +44,18 @@ TEST(LaunchOptions, TuningFlagsReachTheRanksAsHorovodsVariables) {
                                       "HOROVOD_CACHE_CAPACITY=0"}));
 }
 
+TEST(LaunchOptions, CompressionFlagsReachTheRanksAsHvdrunsVariables) {
+  ParsedCommandLine parsed = Parse({"-np", "2", "--mpi", "--compression", "fp8", "--fp8-scaling", "off",
+                                    "--fp8-float32-sums", "off", "--error-feedback", "on", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->exports,
+            (std::vector<std::string>{"HVDRUN_COMPRESSION=fp8-e4m3", "HVDRUN_FP8_SCALING=0",
+                                      "HVDRUN_FP8_FLOAT32_SUMS=0", "HVDRUN_ERROR_FEEDBACK=1"}));
+  ParsedCommandLine half = Parse({"-np", "2", "--gloo", "--compression", "bf16", "./train"});
+  ASSERT_TRUE(half.options.has_value()) << half.error;
+  EXPECT_EQ(half.options->exports, (std::vector<std::string>{"HVDRUN_COMPRESSION=bf16"}));
+}
+
 TEST(LaunchOptions, TheTimelineComesFromItsFlagOrHorovodsVariable) {
   ParsedCommandLine flag =
       Parse({"-np", "2", "--gloo", "--timeline-filename", "tl.json", "--timeline-mark-cycles", "./train"});
@@ -260,6 +272,16 @@ INSTANTIATE_TEST_SUITE_P(
             "-x HOROVOD_TIMELINE: --timeline-filename sets it too; give one of them"},
         BadCase{{"-np", "1", "--timeline-filename", "a.json", "true"},
                 "--timeline-filename: the timeline is libhvdrun's; give --gloo, --mpi or --nccl"},
+        BadCase{{"-np", "1", "--gloo", "--compression", "fp4", "true"},
+                "--compression: 'fp4' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)"},
+        BadCase{{"-np", "1", "--compression", "fp16", "true"},
+                "--compression: compression is libhvdrun's; give --gloo, --mpi or --nccl"},
+        BadCase{{"-np", "1", "--gloo", "--compression", "fp16", "--error-feedback", "off", "true"},
+                "--error-feedback: a safeguard of fp8 compression; give --compression fp8"},
+        BadCase{{"-np", "1", "--gloo", "--compression", "fp8", "--fp8-scaling", "no", "true"},
+                "--fp8-scaling: 'no' is not on or off"},
+        BadCase{{"-np", "1", "--gloo", "--compression", "fp8", "-x", "HVDRUN_COMPRESSION=none", "true"},
+                "-x HVDRUN_COMPRESSION: --compression sets it too; give one of them"},
         BadCase{{"-np", "1", "--gloo", "--timeline-mark-cycles", "true"},
                 "--timeline-mark-cycles: give --timeline-filename too"},
         BadCase{{"-np", "1", "--mpi", "-x", "HVDRUN_SECRET=00", "true"},
