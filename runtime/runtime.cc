@@ -54,6 +54,16 @@ Status ValidateOptions(const RuntimeOptions& options) {
     return Status::Error("Runtime::Init: timeout " + std::to_string(options.timeout.count()) +
                          " ms is not positive");
   }
+  const CompressionFormat format = options.compression.format;
+  if (CompressionFormatName(format) == "unknown") {
+    return Status::Error("Runtime::Init: unknown compression format " +
+                         std::to_string(static_cast<int>(format)));
+  }
+  if (format != CompressionFormat::kNone && options.backend == BackendKind::kNccl) {
+    return Status::Error("Runtime::Init: " + std::string(CompressionFormatName(format)) +
+                         " compression converts gradients in host memory; the nccl backend's are on the GPU "
+                         "(compress over gloo or mpi)");
+  }
   return Status::Ok();
 }
 
@@ -188,6 +198,7 @@ CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* se
 
 NegotiationCounters Runtime::negotiation_counters() const { return impl_->negotiation_counters(); }
 CompressionCounters Runtime::compression_counters() const { return impl_->compression_counters(); }
+const CompressionOptions& Runtime::compression() const { return impl_->options().compression; }
 
 Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
   Status valid = ValidateBuffers("Broadcast", buffer, buffer, count, type);

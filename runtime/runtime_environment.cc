@@ -177,13 +177,15 @@ bool Runtime::LaunchedByHvdrun(const EnvironmentLookup& lookup) {
   return (lookup ? lookup(env::kRank) : std::getenv(env::kRank)) != nullptr;
 }
 
-StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(const EnvironmentLookup& lookup,
-                                                                CollectiveOrder order) {
+StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(
+    const EnvironmentLookup& lookup, CollectiveOrder order,
+    const std::function<void(RuntimeOptions&)>& adjust) {
   StatusOr<RuntimeEnvironment> environment =
       ReadRuntimeEnvironment(lookup ? lookup : [](const char* name) { return std::getenv(name); });
   if (!environment.ok()) return environment.status();
   RuntimeEnvironment& settings = environment.value();
   settings.options.order = order;
+  if (adjust) adjust(settings.options);
   auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,
                                           settings.secret_hex, settings.options.timeout);
   if (!client.ok()) return client.status();

@@ -19,6 +19,13 @@ nlohmann::json Settings(const RunSettings& s) {
                              {"lr_schedule", s.synthetic ? "constant" : "cosine"},
                              {"momentum", s.momentum},
                              {"seed", s.seed}};
+  settings["compression"] = {{"format", CompressionFormatName(s.compression.format)}};
+  if (s.compression.format == CompressionFormat::kFloat8E4M3 ||
+      s.compression.format == CompressionFormat::kFloat8E5M2) {
+    settings["compression"]["scaling"] = s.compression.scaling;
+    settings["compression"]["float32_sums"] = s.compression.float32_sums;
+    settings["compression"]["error_feedback"] = s.compression.error_feedback;
+  }
   if (s.synthetic) {
     settings["warmup_steps"] = s.warmup_steps;
     settings["steps"] = s.steps;
@@ -96,6 +103,13 @@ nlohmann::json RunDocument(const RunSettings& settings, const TrainingResult& re
   document["test_accuracy"] = TestAccuracy(result);
   document["epochs_run"] = Epochs(result);
   document["bytes_reduced_per_step"] = result.bytes_reduced_per_step;
+  if (result.compression.float32_wire_bytes > 0) {
+    // Rank 0's bytes on the wire beside what float32 would have sent.
+    document["compression"]["wire_bytes"] = result.compression.wire_bytes;
+    document["compression"]["float32_wire_bytes"] = result.compression.float32_wire_bytes;
+    document["compression"]["wire_ratio"] = static_cast<double>(result.compression.wire_bytes) /
+                                            static_cast<double>(result.compression.float32_wire_bytes);
+  }
   document["parameter_checksum"] = result.parameter_checksum;
   document["wall_s"] = result.wall_s;
   return document;

@@ -160,8 +160,11 @@ class Runtime {
   // With CollectiveOrder::kNegotiated, the tuning comes from Horovod's variables where they are set
   // (HOROVOD_FUSION_THRESHOLD in bytes, HOROVOD_CYCLE_TIME in ms, HOROVOD_CACHE_CAPACITY,
   // HOROVOD_STALL_CHECK_TIME_SECONDS), else NegotiationOptions' defaults.
+  // `adjust`, when given, changes the options read from the environment before Init: a program's
+  // own flags over hvdrun's variables (hvdrun-trainer --compression).
   static StatusOr<std::unique_ptr<Runtime>> InitFromEnvironment(
-      const EnvironmentLookup& lookup = nullptr, CollectiveOrder order = CollectiveOrder::kCallOrder);
+      const EnvironmentLookup& lookup = nullptr, CollectiveOrder order = CollectiveOrder::kCallOrder,
+      const std::function<void(RuntimeOptions&)>& adjust = nullptr);
   // Initializes from explicit options; every rank of the job must call it.
   static StatusOr<std::unique_ptr<Runtime>> Init(RuntimeOptions options);
 
@@ -191,6 +194,7 @@ class Runtime {
                                   DataType type, ReduceOp op);
   NegotiationCounters negotiation_counters() const;
   CompressionCounters compression_counters() const;
+  const CompressionOptions& compression() const;
   // `buffer` on every rank gets root's `count` elements.
   Status Broadcast(void* buffer, size_t count, DataType type, int root);
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.
