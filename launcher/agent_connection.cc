@@ -149,8 +149,9 @@ void AgentConnection::Kill() {
     remote_->Abort();
     return;
   }
-  if (through_srun_) {
+  if (through_srun_ && !srun_terminated_) {
     agent_.Signal(SIGTERM);
+    srun_terminated_ = true;
     return;
   }
   agent_.KillGroup();

@@ -77,7 +77,8 @@ class AgentConnection {
   // SIGKILL to the agent's process group, for an agent that does not exit when asked; for a remote
   // agent, drops its SSH connection (its sshd closes the agent's stdin, and it stops its ranks). For
   // an agent through srun: SIGTERM to srun, which passes it to the agent, which stops its ranks and
-  // exits; srun itself is SIGKILLed when the connection is destroyed before it has exited.
+  // exits; a second Kill (srun did not exit: its node is gone) SIGKILLs srun's process group, as
+  // does destroying the connection before srun has exited.
   void Kill();
 
  private:
@@ -86,7 +87,8 @@ class AgentConnection {
   std::string host_;
   ChildProcess agent_;  // the local agent; no child for a remote one
   std::unique_ptr<SshAgentTransport> remote_;
-  bool through_srun_ = false;  // agent_ is the srun that runs the agent on its node
+  bool through_srun_ = false;     // agent_ is the srun that runs the agent on its node
+  bool srun_terminated_ = false;  // Kill() has sent srun SIGTERM
   UniqueFd to_agent_;
   UniqueFd from_agent_;
   protocol::FrameDecoder decoder_;

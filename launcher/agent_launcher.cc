@@ -321,22 +321,32 @@ void AgentLauncher::ShutDown() {
     if (agent.connection != nullptr) agent.connection->CloseInput();
   }
   Clock::time_point deadline = Clock::now() + kKillGrace + kAgentExitWait;
-  bool killed = false;
+  // The first kill of an agent through srun is a SIGTERM that srun passes on; one that is still
+  // there kAgentExitWait later (its node is gone) is killed again, for good.
+  int kills = 0;
   while (true) {
     bool all_reaped = true;
-    for (HostAgent& agent : agents_) {
+    std::vector<bool> reaped(agents_.size(), true);
+    for (size_t i = 0; i < agents_.size(); ++i) {
       int status = 0;
-      if (agent.connection != nullptr && !agent.connection->Reap(&status)) all_reaped = false;
+      if (agents_[i].connection != nullptr && !agents_[i].connection->Reap(&status)) {
+        all_reaped = false;
+        reaped[i] = false;
+      }
     }
     if (all_reaped) return;
-    if (!killed && Clock::now() >= deadline) {
-      for (HostAgent& agent : agents_) {
-        if (agent.connection == nullptr) continue;
-        std::fprintf(stderr, "hvdrun: host %s: the agent did not exit; killing it\n", agent.host.c_str());
+    if (kills < 2 && Clock::now() >= deadline) {
+      for (size_t i = 0; i < agents_.size(); ++i) {
+        HostAgent& agent = agents_[i];
+        if (reaped[i]) continue;
+        if (kills == 0) {
+          std::fprintf(stderr, "hvdrun: host %s: the agent did not exit; killing it\n", agent.host.c_str());
+        }
         agent.connection->Kill();
         KillRankGroups(agent);
       }
-      killed = true;
+      ++kills;
+      deadline = Clock::now() + kAgentExitWait;
     }
     // Keep reading: an agent blocked on a full pipe could not exit.
     std::vector<pollfd> fds;

@@ -3,8 +3,8 @@
 // hvdrun runs under salloc or sbatch in the launcher's namespace and starts the staged hvdrun-agent
 // on each node through srun. Covered: Slurm's host lists expanded as `scontrol show hostnames`
 // does, hosts, slots and -np taken from the allocation, Gloo collectives under sbatch, MPI under
-// salloc (mpirun finding the allocation itself), a rank's failure, and scancel in the middle of a
-// job leaving nothing running on any node.
+// salloc (mpirun finding the allocation itself), a rank's failure, a node that dies, and scancel in
+// the middle of a job leaving nothing running on any node.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -234,6 +234,28 @@ TEST_F(SlurmTest, ScancelInTheMiddleOfAJobLeavesNothingOnAnyNode) {
   EXPECT_NE(result.exit_code, 0) << result;
   // slurmstepd sends SIGTERM to every process of the job's steps; the agents report their ranks' ends.
   EXPECT_NE(result.stderr_text.find("failed first (killed by SIGTERM)"), std::string::npos) << result;
+  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(15'000));
+  EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
+}
+
+// Last: its node stays down for the rest of the process (ctest runs each test in its own).
+TEST_F(SlurmTest, ANodeThatDiesLosesItsRanksAndTheJobEnds) {
+  e2e::RunningProcess job =
+      StartInLauncherWithSlurm({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2",
+                                "--quiet", e2e::HvdrunPath(), "--heartbeat-timeout", "3", "sleep", "60"});
+  ASSERT_TRUE(WaitForPrograms("sleep", 4, milliseconds(30'000)));
+  // Everything of server2 dies at once, slurmd, slurmstepd, agent and ranks: as a node that loses
+  // power. Its sshd, the test cluster's, stays.
+  for (pid_t pid : c().PidsIn(c().server(2))) {
+    if (ProgramName(pid) != "sshd") ::kill(pid, SIGKILL);
+  }
+  ProcessResult result = job.Wait(milliseconds(40'000));
+  EXPECT_FALSE(result.timed_out) << result;
+  EXPECT_EQ(result.exit_code, 1) << result;
+  EXPECT_NE(result.stderr_text.find(
+                "hvdrun: rank 2 on host server2 failed first (agent failed: no heartbeat for 3 s"),
+            std::string::npos)
+      << result;
   std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(15'000));
   EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
 }
