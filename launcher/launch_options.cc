@@ -159,6 +159,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       "  hvdrun -np 8 -H localhost:4,127.0.0.1:4 ./train\n"
       "  hvdrun -np 4 --hostfile hosts.txt --output-filename logs/ ./train\n"
       "  hvdrun -np 4 --mpi hvdrun-bench -b 1M -e 64M    the ranks under Open MPI's mpirun\n"
+      "  salloc -N 2 --ntasks-per-node=4 hvdrun --gloo ./train    hosts, slots, -np from Slurm\n"
       "Every rank gets HVDRUN_RANK, HVDRUN_SIZE, HVDRUN_LOCAL_RANK, ... and the same values under\n"
       "Horovod's (HOROVOD_RANK, ...) and PyTorch's names (RANK, WORLD_SIZE, MASTER_ADDR, ...).");
   app.set_version_flag("--version", std::string("hvdrun ") + kVersion);
