@@ -106,6 +106,22 @@ inline constexpr const char* kOmpiLocalSize = "OMPI_COMM_WORLD_LOCAL_SIZE";
 // mpirun passes it to its processes when it is set.
 inline constexpr const char* kOmpiSigkillTimeout = "OMPI_MCA_odls_base_sigkill_timeout";
 
+// Set by Slurm inside an allocation (salloc, sbatch, srun), read by hvdrun (common/slurm_allocation.h):
+// the job's id, its nodes as a compressed host list, the tasks each node may run (`2(x3),1`) and
+// the job's task count. SLURM_NODELIST and SLURM_NPROCS are older names of the same values.
+inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
+inline constexpr const char* kSlurmJobNodeList = "SLURM_JOB_NODELIST";
+inline constexpr const char* kSlurmNodeList = "SLURM_NODELIST";
+inline constexpr const char* kSlurmTasksPerNode = "SLURM_TASKS_PER_NODE";
+inline constexpr const char* kSlurmNtasks = "SLURM_NTASKS";
+inline constexpr const char* kSlurmNprocs = "SLURM_NPROCS";
+// Set by slurmd for each task: the Slurm name of the node it runs on. hvdrun-agent names its node by
+// it, since several slurmd may share one machine and its host name.
+inline constexpr const char* kSlurmdNodeName = "SLURMD_NODENAME";
+// srun's --cpu-bind as a variable; hvdrun sets it to "none" for the srun that starts an agent, so
+// that the agent and its ranks are not pinned to the step's first CPU.
+inline constexpr const char* kSlurmCpuBind = "SLURM_CPU_BIND";
+
 }  // namespace hvdrun::env
 
 #endif  // HVDRUN_COMMON_ENV_NAMES_H_
