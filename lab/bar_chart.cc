@@ -68,6 +68,8 @@ std::string RenderSvg(const StackedBarChart& chart) {
     svg += "<text x=\"" + Coordinate(center) + "\" y=\"" + Coordinate(kTop + plot_height + 16) +
            "\" text-anchor=\"middle\">" + EscapeXml(chart.bars[i].label) + "</text>\n";
   }
+  svg += "<text x=\"" + Coordinate(kLeft + plot_width / 2) + "\" y=\"" + Coordinate(chart.height - 10.0) +
+         "\" text-anchor=\"middle\">" + EscapeXml(chart.x_label) + "</text>\n";
   svg += "<text transform=\"translate(16 " + Coordinate(kTop + plot_height / 2) +
          ") rotate(-90)\" text-anchor=\"middle\">" + EscapeXml(chart.y_label) + "</text>\n";
   svg += "</g>\n";

@@ -24,6 +24,7 @@ struct StackedBar {
 
 struct StackedBarChart {
   std::string title;
+  std::string x_label;  // under the bars' labels
   std::string y_label;
   std::vector<BarSegmentKind> segments;
   std::vector<StackedBar> bars;

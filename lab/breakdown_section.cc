@@ -53,6 +53,7 @@ std::vector<BreakdownTable> BuildBreakdownTables(const std::vector<BreakdownRow>
     table.explanation = ExplainLargestLoss(table.rows);
     table.chart_file = groups.size() > 1 ? "breakdown-" + SlugForFileName(group) + ".svg" : "breakdown.svg";
     table.chart.title = "Where a step's time goes" + (groups.size() > 1 ? " (" + group + ")" : "");
+    table.chart.x_label = "backend, servers × processes per server";
     table.chart.y_label = "seconds per step";
     table.chart.segments = Segments();
     for (const BreakdownRow& row : table.rows) {
