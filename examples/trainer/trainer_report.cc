@@ -61,6 +61,7 @@ nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& res
   for (const StepRecord& step : result.steps) {
     steps.push_back({{"compute_s", step.compute_s},
                      {"comm_wait_s", step.comm_wait_s},
+                     {"comm_overlapped_s", step.comm_overlapped_s},
                      {"step_s", step.step_s},
                      {"img_per_sec", step.img_per_sec()},
                      {"loss", step.loss}});
@@ -70,6 +71,8 @@ nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& res
   nlohmann::json summary = {{"step_time_s", mine.mean_step_s},
                             {"compute_time_s", mine.mean_compute_s},
                             {"comm_wait_s", mine.mean_comm_wait_s},
+                            {"comm_overlapped_s", mine.mean_comm_overlapped_s},
+                            {"bytes_reduced_per_step", result.bytes_reduced_per_step},
                             {"img_per_sec", mine.img_per_sec},
                             {"img_per_sec_total", result.group.img_per_sec_total},
                             {"bytes_reduced", result.bytes_reduced},
