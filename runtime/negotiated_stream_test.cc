@@ -3,11 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <latch>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -375,16 +378,23 @@ TEST(NamedCollectives, UnnamedCallsAreNamedByTheirPlaceInTheSequence) {
 }
 
 TEST(NamedCollectives, ANameStillPendingOnThisRankIsRefused) {
+  // Rank 1 submits only once rank 0 has checked, so that the collective cannot complete between
+  // rank 0's two calls (on a loaded machine it otherwise may, and the second call is then a new one).
+  std::latch checked_on_rank_0(1);
   RunNegotiatedRanks(2, Negotiation(), [&](Runtime& runtime) {
     float first = 1;
     float second = 1;
+    if (runtime.rank() == 1) checked_on_rank_0.wait();
     CollectiveHandle handle =
         runtime.AllreduceAsync("dup", &first, &first, 1, DataType::kFloat32, ReduceOp::kSum);
-    Status refused = runtime.Allreduce("dup", &second, &second, 1, DataType::kFloat32, ReduceOp::kSum);
-    ASSERT_FALSE(refused.ok());
-    EXPECT_EQ(
-        refused.message(),
-        "'dup' is already pending on this rank: a name may be reused only once its collective has completed");
+    if (runtime.rank() == 0) {
+      Status refused = runtime.Allreduce("dup", &second, &second, 1, DataType::kFloat32, ReduceOp::kSum);
+      EXPECT_FALSE(refused.ok());
+      EXPECT_EQ(refused.message(),
+                "'dup' is already pending on this rank: a name may be reused only once its collective has "
+                "completed");
+      checked_on_rank_0.count_down();
+    }
     ASSERT_TRUE(handle.Wait().ok());
     EXPECT_EQ(first, 2.0F);
   });
