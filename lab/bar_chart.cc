@@ -9,22 +9,13 @@
 namespace hvdrun::lab {
 namespace {
 
-constexpr double kLeft = 72;
-constexpr double kRight = 20;
-constexpr double kTop = 62;
-constexpr double kBottom = 50;
+constexpr double kLeft = ChartMargins::kLeft;
+constexpr double kRight = ChartMargins::kRight;
+constexpr double kTop = ChartMargins::kTop;
+constexpr double kBottom = ChartMargins::kBottom;
 
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", value);
-  return text;
-}
-
-std::string Coordinate(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f", value);
-  return text;
-}
+std::string Number(double value) { return ChartNumber(value); }
+std::string Coordinate(double value) { return ChartCoordinate(value); }
 
 }  // namespace
 

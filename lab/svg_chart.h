@@ -51,6 +51,17 @@ double TickStep(double max);
 // Text with &, <, >, " and ' escaped for XML and HTML.
 std::string EscapeXml(const std::string& text);
 
+// What every chart of the report shares: the plot's margins inside the SVG (room for the title, the
+// legend and the axes' labels), a value as a label (4 significant digits) and a coordinate (0.1).
+struct ChartMargins {
+  static constexpr double kLeft = 72;
+  static constexpr double kRight = 20;
+  static constexpr double kTop = 62;
+  static constexpr double kBottom = 50;
+};
+std::string ChartNumber(double value);
+std::string ChartCoordinate(double value);
+
 }  // namespace hvdrun::lab
 
 #endif  // HVDRUN_LAB_SVG_CHART_H_
