@@ -121,6 +121,67 @@ TEST(TrainerTest, FmnistCnnOverMpiKeepsTheRanksInStep) {
   EXPECT_GT(rank0["test_accuracy"].get<double>(), 0.2) << "chance is 0.1";
 }
 
+// Gradient compression end to end: hvdrun --compression fp8 reaches the ranks' runtimes, which
+// train as well as float32 does on the same data and seed, send a quarter of float32's bytes, and
+// keep both ranks' parameters equal bit for bit; the trainer's own --compression fp16 over MPI
+// (float16 sums through MPI's user-defined op) does too.
+TEST(TrainerTest, CompressedGradientsTrainAsFloat32AndSendFewerBytes) {
+  if (!Exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is missing: install dataset-fashion-mnist";
+  ScratchDir dir;
+  const std::vector<std::string> training = {"--model",       "fmnist-cnn", "--epochs",     "1",
+                                             "--train-limit", "6000",       "--test-limit", "2000",
+                                             "--threads",     "1"};
+  double accuracy[2] = {0, 0};
+  for (const std::string compression : {"none", "fp8"}) {
+    const std::string results = dir.path() + "/results-" + compression;
+    const std::string json_path = dir.path() + "/" + compression + ".json";
+    ProcessResult result =
+        StartHvdrun(Concat({{"-np", "2", "--gloo", "--compression", compression, "--results", results},
+                            RankCommand(Concat({training, {"--json", json_path}}))}))
+            .Wait(kTrainingTimeout);
+    ASSERT_EQ(result.exit_code, 0) << result;
+    nlohmann::json rank0 = ReadJson(results + "/ranks/rank-0.json");
+    nlohmann::json rank1 = ReadJson(results + "/ranks/rank-1.json");
+    ASSERT_TRUE(rank0.is_object() && rank1.is_object()) << result;
+    EXPECT_EQ(rank0["parameter_checksum"], rank1["parameter_checksum"]) << compression;
+    nlohmann::json run = ReadJson(json_path);
+    EXPECT_EQ(run["compression"]["format"], compression == "fp8" ? "fp8-e4m3" : "none");
+    accuracy[compression == "fp8" ? 1 : 0] = rank0["test_accuracy"].get<double>();
+    if (compression == "fp8") {
+      EXPECT_NE(
+          result.stdout_text.find("[0]<stdout>:gradients travel as fp8-e4m3 (scaling on, float32 sums on, "
+                                  "error feedback on)"),
+          std::string::npos)
+          << result;
+      const nlohmann::json& sent = rank0["libhvdrun"]["compression"];
+      const double ratio = sent["wire_bytes"].get<double>() / sent["float32_wire_bytes"].get<double>();
+      EXPECT_GT(ratio, 0.24) << sent.dump();
+      EXPECT_LE(ratio, 0.26) << sent.dump();
+      EXPECT_EQ(sent["compressed_bytes"], rank0["bytes_reduced"]) << "every gradient byte went through fp8";
+      EXPECT_DOUBLE_EQ(run["compression"]["wire_ratio"].get<double>(), ratio);
+    }
+  }
+  EXPECT_GT(accuracy[0], 0.5) << "chance is 0.1";
+  EXPECT_NEAR(accuracy[1], accuracy[0], 0.03) << "fp8 against float32, same data and seed";
+
+  if (!Exists("/usr/bin/mpirun")) GTEST_SKIP() << "no /usr/bin/mpirun: install openmpi-bin";
+  const std::string results = dir.path() + "/results-mpi-fp16";
+  ProcessResult fp16 =
+      StartHvdrun(Concat({{"-np", "2", "--mpi", "--results", results},
+                          RankCommand({"--model", "fmnist-cnn", "--epochs", "1", "--train-limit", "1000",
+                                       "--test-limit", "500", "--threads", "1", "--compression", "fp16"})}))
+          .Wait(kTrainingTimeout);
+  ASSERT_EQ(fp16.exit_code, 0) << fp16;
+  nlohmann::json rank0 = ReadJson(results + "/ranks/rank-0.json");
+  nlohmann::json rank1 = ReadJson(results + "/ranks/rank-1.json");
+  ASSERT_TRUE(rank0.is_object() && rank1.is_object()) << fp16;
+  EXPECT_EQ(rank0["compression"]["format"], "fp16");
+  EXPECT_EQ(rank0["parameter_checksum"], rank1["parameter_checksum"]);
+  EXPECT_GT(rank0["test_accuracy"].get<double>(), 0.2) << "chance is 0.1";
+  const nlohmann::json& sent = rank0["libhvdrun"]["compression"];
+  EXPECT_DOUBLE_EQ(sent["wire_bytes"].get<double>() / sent["float32_wire_bytes"].get<double>(), 0.5);
+}
+
 TEST(TrainerTest, SyntheticResNet18OnTwoRanks) {
   ScratchDir dir;
   const std::string json_path = dir.path() + "/run.json";
