@@ -19,11 +19,11 @@
 namespace {
 
 constexpr const char* kHelp =
-    "hvdrun-agent: hvdrun's agent on each host of a job. hvdrun starts one per host (a child process on\n"
-    "its own machine, over SSH on the others) and speaks to it on stdin/stdout; the agent spawns that\n"
-    "host's ranks, watches them and reports their output and exit statuses. It is not run by hand.\n"
     "Usage: hvdrun-agent\n"
-    "       hvdrun-agent --mpi-rank -- COMMAND [ARGS...]\n"
+    "  or:  hvdrun-agent --mpi-rank -- COMMAND [ARGS...]\n"
+    "hvdrun's agent on each host of a job. hvdrun starts one per host (a child process on its own\n"
+    "machine, over SSH on the others) and speaks to it on stdin/stdout; the agent spawns that host's\n"
+    "ranks, watches them and reports their output and exit statuses. It is not run by hand.\n"
     "\n"
     "Options:\n"
     "  --help       Print this help message and exit\n"
