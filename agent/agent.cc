@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "agent/descendants.h"
 #include "agent/rank_spawner.h"
+#include "common/env_names.h"
 #include "common/exit_codes.h"
 #include "common/free_port.h"
 #include "common/host_facts.h"
@@ -31,6 +33,8 @@ constexpr size_t kReadChunk = size_t{64} * 1024;
 constexpr int kReadsPerRound = 16;
 
 std::string HostName() {
+  const char* node = std::getenv(env::kSlurmdNodeName);
+  if (node != nullptr && *node != '\0') return node;
   char name[256] = {};
   if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
   return name;
@@ -50,6 +54,7 @@ int Agent::Run() {
   sigset_t child_set;
   sigemptyset(&child_set);
   sigaddset(&child_set, SIGCHLD);
+  for (int stop : {SIGTERM, SIGHUP, SIGINT}) sigaddset(&child_set, stop);
   ::sigprocmask(SIG_BLOCK, &child_set, nullptr);
   child_signals_.Reset(::signalfd(-1, &child_set, SFD_NONBLOCK | SFD_CLOEXEC));
   ::signal(SIGPIPE, SIG_IGN);
@@ -64,7 +69,7 @@ int Agent::Run() {
   SetNonBlocking(control_in_.get());
   last_heard_ = last_sent_ = Clock::now();
 
-  while (!(launcher_gone_ && RunningRanks() == 0)) {
+  while (!((launcher_gone_ || stop_signal_ != 0) && RunningRanks() == 0)) {
     std::vector<pollfd> fds;
     std::vector<std::pair<Rank*, protocol::OutputStream>> fd_owner;
     fds.push_back({child_signals_.get(), POLLIN, 0});
@@ -109,6 +114,12 @@ int Agent::Run() {
       } else {
         signalfd_siginfo info;
         while (::read(child_signals_.get(), &info, sizeof(info)) == sizeof(info)) {
+          if (info.ssi_signo == SIGCHLD || stop_signal_ != 0) continue;
+          stop_signal_ = static_cast<int>(info.ssi_signo);
+          std::fprintf(stderr, "hvdrun-agent: %s received; stopping all ranks\n",
+                       SignalName(stop_signal_).c_str());
+          exit_code_ = 128 + stop_signal_;
+          StartTermination();
         }
         ReapChildren();
       }

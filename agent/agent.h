@@ -3,14 +3,19 @@
 // exit statuses, and makes sure that none of them outlives the job.
 //
 // Guarantees, whatever the launcher does:
-//  - Terminate, a closed or broken control stream, a protocol error, or a launcher silent for
-//    longer than the hello's heartbeat timeout all stop every rank: SIGTERM to each rank's process
-//    group, SIGKILL after the launch's grace period.
+//  - Terminate, a closed or broken control stream, a protocol error, a launcher silent for
+//    longer than the hello's heartbeat timeout, or SIGTERM, SIGHUP or SIGINT to the agent (srun's,
+//    or slurmstepd's when the Slurm job is cancelled) all stop every rank: SIGTERM to each rank's
+//    process group, SIGKILL after the launch's grace period. After a signal the agent goes on
+//    reporting the ranks' ends, then exits with 128 + the signal's number.
+//  - The node is named, in the answer to the launcher, by Slurm's name for it (SLURMD_NODENAME)
+//    when slurmd started the agent, else by the host name: several slurmd may share one machine.
 //  - When a rank's main process exits, the rest of its process group is killed.
 //  - Run() returns only when no rank is left running, nor anything a rank started: the agent is
 //    a child subreaper, so orphaned descendants become its children, and it reaps them.
 //
-// Single-threaded; Run() owns the calling thread, SIGCHLD and SIGPIPE for its duration.
+// Single-threaded; Run() owns the calling thread, SIGCHLD, SIGTERM, SIGHUP, SIGINT and SIGPIPE for
+// its duration.
 #ifndef HVDRUN_AGENT_AGENT_H_
 #define HVDRUN_AGENT_AGENT_H_
 
@@ -72,6 +77,7 @@ class Agent {
 
   bool hello_done_ = false;
   bool launcher_gone_ = false;  // control stream closed or broken: stop and exit
+  int stop_signal_ = 0;         // SIGTERM, SIGHUP or SIGINT received: stop the ranks and exit
   bool launched_ = false;
   bool terminating_ = false;
   bool killed_ = false;  // SIGKILL sent: no deadline left to wait for

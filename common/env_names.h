@@ -76,6 +76,14 @@ inline constexpr const char* kTimeline = "HVDRUN_TIMELINE";
 inline constexpr const char* kHorovodTimeline = "HOROVOD_TIMELINE";
 inline constexpr const char* kHorovodTimelineMarkCycles = "HOROVOD_TIMELINE_MARK_CYCLES";
 
+// Gradient compression (CompressionOptions, docs/compression.md), from hvdrun --compression and
+// its flags: the format ("none", "fp16", "bf16", "fp8" = "fp8-e4m3", "fp8-e5m2"), and fp8's three
+// safeguards, each "1" (the default) or "0".
+inline constexpr const char* kCompression = "HVDRUN_COMPRESSION";
+inline constexpr const char* kFp8Scaling = "HVDRUN_FP8_SCALING";
+inline constexpr const char* kFp8Float32Sums = "HVDRUN_FP8_FLOAT32_SUMS";
+inline constexpr const char* kErrorFeedback = "HVDRUN_ERROR_FEEDBACK";
+
 // PyTorch's names (torchrun's set), for torch.distributed's env:// initialisation.
 inline constexpr const char* kTorchRank = "RANK";
 inline constexpr const char* kTorchWorldSize = "WORLD_SIZE";
@@ -97,6 +105,22 @@ inline constexpr const char* kOmpiLocalSize = "OMPI_COMM_WORLD_LOCAL_SIZE";
 // Open MPI's seconds between its SIGTERM and SIGKILL to a process when it stops a job (default 1);
 // mpirun passes it to its processes when it is set.
 inline constexpr const char* kOmpiSigkillTimeout = "OMPI_MCA_odls_base_sigkill_timeout";
+
+// Set by Slurm inside an allocation (salloc, sbatch, srun), read by hvdrun (common/slurm_allocation.h):
+// the job's id, its nodes as a compressed host list, the tasks each node may run (`2(x3),1`) and
+// the job's task count. SLURM_NODELIST and SLURM_NPROCS are older names of the same values.
+inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
+inline constexpr const char* kSlurmJobNodeList = "SLURM_JOB_NODELIST";
+inline constexpr const char* kSlurmNodeList = "SLURM_NODELIST";
+inline constexpr const char* kSlurmTasksPerNode = "SLURM_TASKS_PER_NODE";
+inline constexpr const char* kSlurmNtasks = "SLURM_NTASKS";
+inline constexpr const char* kSlurmNprocs = "SLURM_NPROCS";
+// Set by slurmd for each task: the Slurm name of the node it runs on. hvdrun-agent names its node by
+// it, since several slurmd may share one machine and its host name.
+inline constexpr const char* kSlurmdNodeName = "SLURMD_NODENAME";
+// srun's --cpu-bind as a variable; hvdrun sets it to "none" for the srun that starts an agent, so
+// that the agent and its ranks are not pinned to the step's first CPU.
+inline constexpr const char* kSlurmCpuBind = "SLURM_CPU_BIND";
 
 }  // namespace hvdrun::env
 

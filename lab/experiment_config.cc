@@ -29,8 +29,9 @@ constexpr int kMaxProcesses = 1 << 20;  // hvdrun's own -np limit
 
 const std::vector<std::string>& TopLevelKeys() {
   static const std::vector<std::string> kKeys = {
-      "name",    "description", "hosts",  "hostfile", "program", "args",    "env",
-      "figures", "defaults",    "matrix", "exclude",  "repeats", "timeout", "gpus_per_server"};
+      "name",    "description", "hosts",   "hostfile",        "program",
+      "args",    "env",         "figures", "defaults",        "matrix",
+      "exclude", "repeats",     "timeout", "gpus_per_server", "hvdrun"};
   return kKeys;
 }
 
@@ -83,6 +84,7 @@ constexpr NamedAxis kNamedAxes[] = {
     {"batch_size", AxisKind::kProgramFlag, "--batch-size"},
     {"compression", AxisKind::kProgramFlag, "--compression"},
     {"device", AxisKind::kProgramFlag, "--device"},
+    {"threads", AxisKind::kProgramFlag, "--threads"},
     {"fusion_threshold", AxisKind::kEnvironment, "HOROVOD_FUSION_THRESHOLD"},
     {"fusion", AxisKind::kFusion, ""},
 };
@@ -160,6 +162,9 @@ class Parser {
       StatusOr<int64_t> gpus = WholeNumber(it->second.second, "gpus_per_server", 0, 1024);
       if (!gpus.ok()) return gpus.status();
       config_.gpus_per_server = static_cast<int>(gpus.value());
+    }
+    if (auto it = keys.find("hvdrun"); it != keys.end()) {
+      if (Status status = ParseHvdrunOptions(it->second.second); !status.ok()) return status;
     }
     if (Status status = ParseAxes(keys); !status.ok()) return status;
     if (auto it = keys.find("exclude"); it != keys.end()) {
@@ -369,6 +374,86 @@ class Parser {
     return Status::Ok();
   }
 
+  // "~/x" under $HOME; a relative path under the experiment file's directory; made absolute, since
+  // hvdrun runs in each run's own directory.
+  std::string AbsolutePath(const std::string& path) const {
+    std::filesystem::path resolved(path);
+    const char* home = std::getenv("HOME");
+    if (path.rfind("~/", 0) == 0 && home != nullptr) {
+      resolved = std::filesystem::path(home) / path.substr(2);
+    } else if (resolved.is_relative()) {
+      resolved = Relative(path);
+    }
+    std::error_code error;
+    std::filesystem::path absolute = std::filesystem::absolute(resolved, error);
+    return (error ? resolved : absolute).lexically_normal().string();
+  }
+
+  Status ParseHvdrunOptions(const YAML::Node& node) {
+    if (!node.IsMap()) {
+      return Status::Error(Where(node).Prefix() +
+                           "hvdrun must be a map of hvdrun's options (ssh_user: ..., ...), not " +
+                           Describe(node));
+    }
+    std::vector<std::string> allowed;
+    for (const HvdrunOptionKey& option : kHvdrunOptionKeys) allowed.emplace_back(option.key);
+    std::map<std::string, std::pair<YAML::Node, YAML::Node>> keys;
+    if (Status status = CollectKeys(node, "hvdrun", allowed, keys); !status.ok()) return status;
+    for (const HvdrunOptionKey& option : kHvdrunOptionKeys) {
+      auto it = keys.find(option.key);
+      if (it == keys.end()) continue;
+      const YAML::Node& value = it->second.second;
+      const std::string what = std::string("hvdrun.") + option.key;
+      HvdrunOption parsed;
+      parsed.key = option.key;
+      parsed.position = Where(value);
+      std::vector<YAML::Node> nodes;
+      if (option.kind == HvdrunOptionKind::kInterfaces && value.IsSequence()) {
+        if (value.size() == 0) return Status::Error(parsed.position.Prefix() + what + ": the list is empty");
+        for (const YAML::Node& entry : value) nodes.push_back(entry);
+      } else {
+        nodes.push_back(value);
+      }
+      for (const YAML::Node& entry : nodes) {
+        StatusOr<std::string> text = ScalarText(entry, what);
+        if (!text.ok()) return text.status();
+        std::string word = text.value();
+        switch (option.kind) {
+          case HvdrunOptionKind::kPort:
+          case HvdrunOptionKind::kSeconds: {
+            const bool port = option.kind == HvdrunOptionKind::kPort;
+            StatusOr<int64_t> number = WholeNumber(entry, what, 1, port ? 65535 : 86400);
+            if (!number.ok()) return number.status();
+            word = std::to_string(number.value());
+            break;
+          }
+          case HvdrunOptionKind::kSwitch:
+            if (!IsPlainBoolean(entry)) {
+              return Status::Error(Where(entry).Prefix() + what + ": '" + word + "' is not true or false");
+            }
+            word = (word[0] == 't' || word[0] == 'T') ? "true" : "false";
+            break;
+          case HvdrunOptionKind::kPath:
+            if (word.empty()) return Status::Error(Where(entry).Prefix() + what + " is empty");
+            word = AbsolutePath(word);
+            break;
+          case HvdrunOptionKind::kText:
+          case HvdrunOptionKind::kInterfaces:
+            if (word.empty()) return Status::Error(Where(entry).Prefix() + what + " is empty");
+            break;
+        }
+        parsed.values.push_back(word);
+        if (option.kind == HvdrunOptionKind::kSwitch) {
+          if (word == "true") parsed.arguments.emplace_back(option.flag);
+        } else {
+          parsed.arguments.insert(parsed.arguments.end(), {option.flag, word});
+        }
+      }
+      config_.hvdrun_options.push_back(std::move(parsed));
+    }
+    return Status::Ok();
+  }
+
   // Names the axis `name` (as written at `key`) or says why it is not one.
   StatusOr<Axis> NewAxis(const YAML::Node& key) const {
     Axis axis;
@@ -400,7 +485,8 @@ class Parser {
         return Status::Error(
             axis.position.Prefix() + "unknown axis '" + name +
             "' (expected backend, np, processes_per_server, servers, model, batch_size, device, "
-            "compression, fusion, fusion_threshold, a program flag such as --image-size, or env.NAME)");
+            "threads, compression, fusion, fusion_threshold, a program flag such as --image-size, or "
+            "env.NAME)");
       }
       axis.kind = named->kind;
       axis.target = named->target;
@@ -623,6 +709,14 @@ StatusOr<ExperimentConfig> LoadExperiment(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return ParseExperiment(text.str(), path);
+}
+
+std::vector<std::string> HvdrunOptionArguments(const ExperimentConfig& config) {
+  std::vector<std::string> arguments;
+  for (const HvdrunOption& option : config.hvdrun_options) {
+    arguments.insert(arguments.end(), option.arguments.begin(), option.arguments.end());
+  }
+  return arguments;
 }
 
 const Axis* FindAxis(const ExperimentConfig& config, std::string_view name) {

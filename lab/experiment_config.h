@@ -86,6 +86,44 @@ struct FigureNames {
   std::string training_time = "wall_s";  // seconds a run's training took (the fusion table's)
 };
 
+// The `hvdrun` section: hvdrun's own options, passed to the hvdrun of every run of every cell. Each
+// key is one hvdrun flag (kHvdrunOptionKeys); docs/lab.md lists them.
+enum class HvdrunOptionKind {
+  kText,        // `--flag VALUE`
+  kPath,        // `--flag PATH`: relative to the experiment file ("~/" is $HOME), made absolute
+  kPort,        // a whole number from 1 to 65535
+  kSeconds,     // a whole number of seconds from 1 to 86400, as hvdrun's timeouts take them
+  kSwitch,      // true: `--flag` alone; false: left out
+  kInterfaces,  // one name or a list: `--flag NAME` for each
+};
+
+struct HvdrunOptionKey {
+  const char* key;   // in the experiment file
+  const char* flag;  // hvdrun's (launcher/launch_options.cc)
+  HvdrunOptionKind kind;
+};
+
+// Every key of the `hvdrun` section, in the order their flags are given to hvdrun.
+inline constexpr HvdrunOptionKey kHvdrunOptionKeys[] = {
+    {"ssh_user", "--ssh-user", HvdrunOptionKind::kText},
+    {"ssh_port", "--ssh-port", HvdrunOptionKind::kPort},
+    {"ssh_identity_file", "--ssh-identity-file", HvdrunOptionKind::kPath},
+    {"ssh_known_hosts", "--ssh-known-hosts", HvdrunOptionKind::kPath},
+    {"ssh_accept_new_host_keys", "--ssh-accept-new-host-keys", HvdrunOptionKind::kSwitch},
+    {"agent_path", "--agent-path", HvdrunOptionKind::kText},
+    {"network_interface", "--network-interface", HvdrunOptionKind::kInterfaces},
+    {"start_timeout", "--start-timeout", HvdrunOptionKind::kSeconds},
+    {"heartbeat_timeout", "--heartbeat-timeout", HvdrunOptionKind::kSeconds},
+};
+
+// One key of the `hvdrun` section as the file gives it.
+struct HvdrunOption {
+  std::string key;
+  std::vector<std::string> values;     // as resolved: a path made absolute; "true"/"false" for a switch
+  std::vector<std::string> arguments;  // hvdrun's words for it ("--ssh-port", "2222")
+  SourcePosition position;
+};
+
 struct ExperimentConfig {
   std::string path;  // the experiment file, as given
   std::string name;  // `name`, or the file's name without .yaml; names the results directory
@@ -105,7 +143,11 @@ struct ExperimentConfig {
   double timeout_s = 1800;   // per run of a cell; then hvdrun is stopped and the run counts as failed
   int gpus_per_server = -1;  // -1: not declared
   FigureNames figures;
+  std::vector<HvdrunOption> hvdrun_options;  // the `hvdrun` section, in kHvdrunOptionKeys order
 };
+
+// hvdrun's words for the experiment's `hvdrun` section, given to every run of every cell.
+std::vector<std::string> HvdrunOptionArguments(const ExperimentConfig& config);
 
 // Parses experiment text; `path` names the file in errors and anchors its relative paths.
 StatusOr<ExperimentConfig> ParseExperiment(std::string_view text, const std::string& path);

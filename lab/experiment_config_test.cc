@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun::lab {
@@ -18,7 +21,25 @@ const BadExperiment kBadExperiments[] = {
     {"unknown key", "program: p\nhots: localhost:2\n",
      "exp.yaml:2:1: unknown key 'hots' in the experiment (expected one of: name, description, hosts, "
      "hostfile, "
-     "program, args, env, figures, defaults, matrix, exclude, repeats, timeout, gpus_per_server)"},
+     "program, args, env, figures, defaults, matrix, exclude, repeats, timeout, gpus_per_server, hvdrun)"},
+    {"hvdrun not a map", "program: p\nhvdrun: [a]\n",
+     "exp.yaml:2:9: hvdrun must be a map of hvdrun's options (ssh_user: ..., ...), not a list"},
+    {"hvdrun unknown key", "program: p\nhvdrun:\n  ssh_usr: lab\n",
+     "exp.yaml:3:3: unknown key 'ssh_usr' in hvdrun (expected one of: ssh_user, ssh_port, "
+     "ssh_identity_file, ssh_known_hosts, ssh_accept_new_host_keys, agent_path, network_interface, "
+     "start_timeout, heartbeat_timeout)"},
+    {"hvdrun duplicate key", "program: p\nhvdrun:\n  ssh_port: 22\n  ssh_port: 23\n",
+     "exp.yaml:4:3: duplicate key 'ssh_port' in hvdrun (first at line 3)"},
+    {"hvdrun port", "program: p\nhvdrun: {ssh_port: 70000}\n",
+     "exp.yaml:2:20: hvdrun.ssh_port: '70000' is not a whole number from 1 to 65535"},
+    {"hvdrun timeout", "program: p\nhvdrun:\n  start_timeout: soon\n",
+     "exp.yaml:3:18: hvdrun.start_timeout: 'soon' is not a whole number from 1 to 86400"},
+    {"hvdrun switch", "program: p\nhvdrun:\n  ssh_accept_new_host_keys: yes please\n",
+     "exp.yaml:3:29: hvdrun.ssh_accept_new_host_keys: 'yes please' is not true or false"},
+    {"hvdrun empty interface list", "program: p\nhvdrun:\n  network_interface: []\n",
+     "exp.yaml:3:22: hvdrun.network_interface: the list is empty"},
+    {"hvdrun user a map", "program: p\nhvdrun:\n  ssh_user: {a: 1}\n",
+     "exp.yaml:3:13: hvdrun.ssh_user must be a single value, not a map"},
     {"duplicate key", "program: p\nrepeats: 2\nrepeats: 3\n",
      "exp.yaml:3:1: duplicate key 'repeats' in the experiment (first at line 2)"},
     {"missing program", "repeats: 2\n",
@@ -49,7 +70,8 @@ const BadExperiment kBadExperiments[] = {
     {"unknown axis", "program: p\nmatrix:\n  modle: [resnet50]\n",
      "exp.yaml:3:3: unknown axis 'modle' (expected backend, np, processes_per_server, servers, model, "
      "batch_size, "
-     "device, compression, fusion, fusion_threshold, a program flag such as --image-size, or env.NAME)"},
+     "device, threads, compression, fusion, fusion_threshold, a program flag such as --image-size, or "
+     "env.NAME)"},
     {"unknown fusion setting", "program: p\nmatrix:\n  fusion: [off, 'on', horovod-0.18]\n",
      "exp.yaml:3:23: fusion: unknown setting 'horovod-0.18' (expected off, on, horovod-0.19, horovod-0.20, "
      "or "
@@ -190,6 +212,54 @@ TEST(ExperimentConfig, HostfileIsReadRelativeToTheExperiment) {
   EXPECT_EQ(config.status().message(),
             path + ":2:11: hostfile: " + dir.path() +
                 "/bad-hosts.txt:1: slots must be a positive whole number, got 'slots=x'");
+}
+
+TEST(ExperimentConfig, HvdrunSectionBecomesHvdrunFlagsInItsOwnOrder) {
+  const char* home = std::getenv("HOME");
+  StatusOr<ExperimentConfig> config = ParseExperiment(R"(program: p
+hvdrun:
+  heartbeat_timeout: 20
+  network_interface: [data0, eth1]
+  ssh_known_hosts: keys/known_hosts
+  ssh_identity_file: /keys/id_ed25519
+  ssh_accept_new_host_keys: true
+  agent_path: /opt/hvdrun/bin/hvdrun-agent
+  ssh_user: lab
+  ssh_port: 2222
+  start_timeout: 45
+)",
+                                                      "/labs/exp.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(HvdrunOptionArguments(config.value()),
+            (std::vector<std::string>{
+                "--ssh-user", "lab", "--ssh-port", "2222", "--ssh-identity-file", "/keys/id_ed25519",
+                "--ssh-known-hosts", "/labs/keys/known_hosts", "--ssh-accept-new-host-keys", "--agent-path",
+                "/opt/hvdrun/bin/hvdrun-agent", "--network-interface", "data0", "--network-interface", "eth1",
+                "--start-timeout", "45", "--heartbeat-timeout", "20"}));
+  ASSERT_EQ(config->hvdrun_options.size(), 9u);
+  EXPECT_EQ(config->hvdrun_options[0].key, "ssh_user");
+  EXPECT_EQ(config->hvdrun_options[0].position.Prefix(), "/labs/exp.yaml:9:13: ");
+
+  // false leaves the switch out; "~/" is the user's home; a single interface needs no list.
+  config = ParseExperiment(
+      "program: p\nhvdrun: {ssh_accept_new_host_keys: false, ssh_identity_file: ~/.ssh/lab, "
+      "network_interface: eth0}\n",
+      "exp.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_NE(home, nullptr);
+  EXPECT_EQ(HvdrunOptionArguments(config.value()),
+            (std::vector<std::string>{"--ssh-identity-file",
+                                      (std::filesystem::path(home) / ".ssh/lab").lexically_normal().string(),
+                                      "--network-interface", "eth0"}));
+}
+
+TEST(ExperimentConfig, ThreadsIsAnAxisOfTheProgramsThreadsFlag) {
+  StatusOr<ExperimentConfig> config = ParseExperiment("program: p\nmatrix: {threads: [1, 2]}\n", "e.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const Axis* threads = FindAxis(config.value(), "threads");
+  ASSERT_NE(threads, nullptr);
+  EXPECT_EQ(threads->target, "--threads");
+  EXPECT_EQ(threads->values.size(), 2u);
 }
 
 TEST(ExperimentConfig, UnreadableFile) {

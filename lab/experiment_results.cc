@@ -73,6 +73,9 @@ RankReport ReadRankReport(int rank, const nlohmann::json& report) {
   for (const auto& item : summary.items()) {
     if (item.value().is_number()) read.figures[item.key()] = item.value().get<double>();
   }
+  if (std::optional<double> threads = NumberMember(report, "threads"); threads && *threads >= 1) {
+    read.threads = static_cast<int>(*threads);
+  }
   read.framework = Member<std::string>(report, "framework", "");
   std::string version = Member<std::string>(report, "framework_version", "");
   if (!read.framework.empty() && !version.empty()) read.framework += " " + version;
@@ -184,7 +187,13 @@ nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& ma
                      {"servers", cell.servers},
                      {"procs_per_server", cell.procs_per_server},
                      {"hosts", hosts},
+                     {"hvdrun_args", cell.hvdrun_args},
                      {"skip_reason", cell.skip_reason}});
+  }
+  nlohmann::json hvdrun_options = nlohmann::json::object();
+  for (const HvdrunOption& option : config.hvdrun_options) {
+    const bool list = option.key == "network_interface";
+    hvdrun_options[option.key] = list ? nlohmann::json(option.values) : nlohmann::json(option.values.front());
   }
   const FigureNames& figures = config.figures;
   return {{"hvdrun_lab_version", kVersion},
@@ -194,6 +203,8 @@ nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& ma
           {"program", config.program},
           {"repeats", config.repeats},
           {"timeout_s", config.timeout_s},
+          {"hvdrun_options", hvdrun_options},
+          {"hvdrun_arguments", HvdrunOptionArguments(config)},
           {"figures",
            {{"step_time", figures.step_time},
             {"step_time_scale", figures.step_time_scale},
@@ -204,6 +215,20 @@ nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& ma
           {"axes", axes},
           {"excluded", matrix.excluded},
           {"cells", cells}};
+}
+
+std::vector<std::string> FindExperimentDirs(const std::string& dir) {
+  std::vector<std::string> found;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    std::error_code entry_error;
+    if (entry.is_directory(entry_error) &&
+        fs::is_regular_file(entry.path() / "experiment.json", entry_error)) {
+      found.push_back(entry.path().string());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir) {
@@ -232,6 +257,19 @@ StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir) {
   names.throughput_unit = Member<std::string>(figures, "throughput_unit", names.throughput_unit);
   names.accuracy = Member<std::string>(figures, "accuracy", names.accuracy);
   names.training_time = Member<std::string>(figures, "training_time", names.training_time);
+  const nlohmann::json hvdrun_options =
+      Member<nlohmann::json>(experiment, "hvdrun_options", nlohmann::json::object());
+  for (const auto& item : hvdrun_options.items()) {
+    std::string value;
+    if (item.value().is_array()) {
+      for (const nlohmann::json& entry : item.value()) {
+        value += (value.empty() ? "" : ", ") + (entry.is_string() ? entry.get<std::string>() : entry.dump());
+      }
+    } else {
+      value = item.value().is_string() ? item.value().get<std::string>() : item.value().dump();
+    }
+    results.hvdrun_options.emplace_back(item.key(), value);
+  }
   const nlohmann::json axes = Member<nlohmann::json>(experiment, "axes", nlohmann::json::array());
   for (const nlohmann::json& axis : axes) {
     StoredAxis stored;

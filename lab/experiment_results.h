@@ -45,9 +45,11 @@ struct ResponseBin {
 struct RankReport {
   int rank = 0;
   std::map<std::string, double> figures;  // the numbers of the report's "summary"
-  std::string framework;                  // "framework" and "framework_version", when the report names them
-  std::vector<AllreduceSize> sizes;       // hvdrun-bench's "results": one entry per message size
-  std::vector<ResponseBin> responses;     // libhvdrun's response statistics, bins in order; empty without
+  // "threads" (hvdrun-trainer's): the threads the rank computed with; 0: not said.
+  int threads = 0;
+  std::string framework;               // "framework" and "framework_version", when the report names them
+  std::vector<AllreduceSize> sizes;    // hvdrun-bench's "results": one entry per message size
+  std::vector<ResponseBin> responses;  // libhvdrun's response statistics, bins in order; empty without
 };
 
 struct StoredRun {
@@ -77,6 +79,8 @@ struct ExperimentResults {
   int repeats = 1;
   FigureNames figures;
   std::vector<StoredAxis> axes;  // backend, np, servers, then the rest, with their values in order
+  // The experiment's `hvdrun` section (key, value; a list joined with ", "), in file order.
+  std::vector<std::pair<std::string, std::string>> hvdrun_options;
   int excluded = 0;
   std::vector<StoredCell> cells;
   std::optional<HostFacts> environment;  // environment.json
@@ -86,6 +90,11 @@ struct ExperimentResults {
 
 // experiment.json's contents: what the report needs to know of the experiment and its cells.
 nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& matrix);
+
+// The experiments' directories directly under `dir` (`hvdrun-lab run --results DIR` makes one per
+// experiment): those holding an experiment.json, sorted by name. Empty when there are none or `dir`
+// cannot be read.
+std::vector<std::string> FindExperimentDirs(const std::string& dir);
 
 // Reads DIR (a results directory that `hvdrun-lab run` wrote). Errors: DIR has no readable
 // experiment.json.

@@ -115,7 +115,7 @@ int Run(const std::string& path, const std::string& results, bool force) {
   return RunExperiment(config, matrix, options, std::cout, std::cerr);
 }
 
-int Report(const std::string& dir, std::string out_dir) {
+int ReportOne(const std::string& dir, std::string out_dir) {
   StatusOr<ExperimentResults> results = LoadExperimentResults(dir);
   if (!results.ok()) return Fail(kLabExitSetup, results.status().message());
   ReportTables tables = BuildReportTables(results.value(), ProbeLocalHost);
@@ -130,6 +130,42 @@ int Report(const std::string& dir, std::string out_dir) {
     std::cerr << "hvdrun-lab: could not read " << problem << "\n";
   }
   return kLabExitOk;
+}
+
+// DIR is an experiment's results directory, or one that holds several (what `run --results DIR`
+// fills): then each is reported, into its own directory (or OUT/<name>).
+int Report(const std::string& dir, const std::string& out_dir) {
+  std::error_code error;
+  if (std::filesystem::exists(std::filesystem::path(dir) / "experiment.json", error)) {
+    return ReportOne(dir, out_dir);
+  }
+  std::vector<std::string> found = FindExperimentDirs(dir);
+  if (found.empty()) {
+    if (!std::filesystem::is_directory(dir, error)) {
+      return Fail(kLabExitSetup,
+                  "cannot read results directory '" + dir + "': " +
+                      (std::filesystem::exists(dir, error) ? "not a directory" : "no such directory"));
+    }
+    return Fail(kLabExitSetup,
+                "'" + dir +
+                    "' holds no experiment: neither it nor a directory in it has an "
+                    "experiment.json; give the directory `hvdrun-lab run` named (RESULTS/<name>)");
+  }
+  std::string names;
+  for (const std::string& path : found) {
+    names += (names.empty() ? "" : ", ") + std::filesystem::path(path).filename().string();
+  }
+  std::cout << "hvdrun-lab: " << dir << " holds " << found.size()
+            << (found.size() == 1 ? " experiment: " : " experiments: ") << names
+            << "; reporting each (one alone: hvdrun-lab report " << found.front() << ")\n";
+  int code = kLabExitOk;
+  for (const std::string& path : found) {
+    const std::string out =
+        out_dir.empty() ? ""
+                        : (std::filesystem::path(out_dir) / std::filesystem::path(path).filename()).string();
+    if (int one = ReportOne(path, out); one != kLabExitOk) code = one;
+  }
+  return code;
 }
 
 int Main(int argc, char** argv) {
@@ -149,8 +185,13 @@ int Main(int argc, char** argv) {
   std::string out_dir;
   CLI::App* report =
       app.add_subcommand("report", "Write report.md, report.html, CSV, JSON and SVG charts of DIR");
-  report->add_option("dir", dir, "An experiment's results directory (RESULTS/<name>)")->required();
-  report->add_option("--out", out_dir, "Where to write the report (default: DIR)");
+  report
+      ->add_option(
+          "dir", dir,
+          "An experiment's results directory (RESULTS/<name>), or RESULTS itself: each experiment in it")
+      ->required();
+  report->add_option("--out", out_dir,
+                     "Where to write the report (default: DIR; OUT/<name> for each of several)");
   CLI::App* validate = app.add_subcommand("validate", "Check EXPERIMENT and list its cells and commands");
   validate->add_option("experiment", experiment, "The experiment file (YAML)")->required();
   try {

@@ -64,6 +64,7 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
   const AxisValue* gpu_value = nullptr;  // what makes the cell need GPUs: backend nccl, device cuda
   int per_server = 0;                    // processes_per_server, when that is the axis
   cell.program_args = config.args;
+  cell.hvdrun_args = HvdrunOptionArguments(config);
   for (const auto& [name, value] : config.env) cell.env.push_back(name + "=" + value);
   for (size_t i = 0; i < config.axes.size(); ++i) {
     const Axis& axis = config.axes[i];
@@ -137,10 +138,6 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
                            "; lower the count, add slots, or exclude the cell" + where);
     }
     cell.hosts.push_back(HostSlots{host.host, cell.procs_per_server});
-  }
-  if (cell.backend == "mpi" && cell.servers > 1) {
-    cell.skip_reason = "hvdrun --mpi starts every rank on this machine, and this cell needs " +
-                       std::to_string(cell.servers) + " servers";
   }
   if (gpu_value != nullptr) {
     const std::string need = "one GPU per process: " + std::to_string(cell.procs_per_server) + " per server";

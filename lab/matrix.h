@@ -39,8 +39,9 @@ struct Cell {
   std::vector<HostSlots> hosts;           // hvdrun's -H
   std::vector<std::string> program_args;  // the experiment's args, then the flag axes'
   std::vector<std::string> env;           // NAME=VALUE: the experiment's env, then the env axes'
-  std::vector<std::string> hvdrun_args;   // hvdrun's own flags the axes set (fusion)
-  std::string skip_reason;                // not empty: this machine cannot run the cell
+  // hvdrun's own flags: the experiment's `hvdrun` section's, then those the axes set (fusion).
+  std::vector<std::string> hvdrun_args;
+  std::string skip_reason;  // not empty: this machine cannot run the cell
 };
 
 struct Matrix {

@@ -7,17 +7,11 @@
 
 #include "common/atomic_file.h"
 #include "common/version.h"
+#include "lab/display_table.h"
 #include "lab/utc_time.h"
 
 namespace hvdrun::lab {
 namespace {
-
-// A table of formatted cells, rendered to Markdown and HTML alike.
-struct DisplayTable {
-  std::vector<std::string> header;
-  std::vector<bool> text;  // per column: left-aligned text rather than a figure
-  std::vector<std::vector<std::string>> rows;
-};
 
 // One run of a cell as the runs table lists it.
 struct RunLine {
@@ -29,27 +23,10 @@ struct RunLine {
   std::string error;
 };
 
-std::string Raw(double value) {
-  char text[40];
-  std::snprintf(text, sizeof(text), "%.10g", value);
-  return text;
-}
-
 std::string Percent(double fraction) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f %%", fraction * 100);
   return text;
-}
-
-std::string MeanSd(const Spread& spread) {
-  if (spread.n == 0) return "";
-  if (spread.n < 2) return FormatFigure(spread.mean);
-  return FormatFigure(spread.mean) + " ± " + FormatFigure(spread.sd);
-}
-
-std::string Range(const Spread& spread) {
-  if (spread.n == 0) return "";
-  return FormatFigure(spread.min) + "–" + FormatFigure(spread.max);
 }
 
 // Axes other than backend, np and servers: those with several values get a column, the others a line.
@@ -67,6 +44,15 @@ std::string ConstantAxes(const ExperimentResults& results) {
     if (!IsPlacementAxis(axis.name) && axis.values.size() == 1) {
       out += (out.empty() ? "" : ", ") + axis.name + "=" + axis.values[0];
     }
+  }
+  return out;
+}
+
+// "ssh_user=lab, ssh_port=2222": the experiment's `hvdrun` section.
+std::string HvdrunOptionsLine(const ExperimentResults& results) {
+  std::string out;
+  for (const auto& [key, value] : results.hvdrun_options) {
+    out += (out.empty() ? "" : ", ") + key + "=" + value;
   }
   return out;
 }
@@ -106,16 +92,13 @@ DisplayTable SpeedupDisplay(const ExperimentResults& results, const ReportTables
   table.header = {"backend"};
   std::vector<std::string> varying = VaryingAxes(results);
   table.header.insert(table.header.end(), varying.begin(), varying.end());
-  std::vector<std::string> figures = {"servers",
-                                      "processes per server",
-                                      "step time (s)",
-                                      "step time, ranks (s)",
-                                      "throughput per worker (" + unit + ")",
-                                      "per worker, ranks",
-                                      "total throughput (" + unit + ")",
-                                      "speedup",
-                                      "efficiency",
-                                      "runs ok"};
+  const bool threads = std::any_of(tables.speedup.begin(), tables.speedup.end(),
+                                   [](const SpeedupRow& row) { return row.threads > 0; });
+  std::vector<std::string> figures = {"servers", "processes per server"};
+  if (threads) figures.insert(figures.end(), {"threads per process", "CPUs"});
+  figures.insert(figures.end(), {"step time (s)", "step time, ranks (s)",
+                                 "throughput per worker (" + unit + ")", "per worker, ranks",
+                                 "total throughput (" + unit + ")", "speedup", "efficiency", "runs ok"});
   table.header.insert(table.header.end(), figures.begin(), figures.end());
   table.text.assign(table.header.size(), false);
   for (size_t i = 0; i <= varying.size(); ++i) table.text[i] = true;
@@ -124,6 +107,10 @@ DisplayTable SpeedupDisplay(const ExperimentResults& results, const ReportTables
     for (const std::string& axis : varying) cells.push_back(GroupValue(row, axis));
     cells.push_back(std::to_string(row.servers));
     cells.push_back(std::to_string(row.procs_per_server));
+    if (threads) {
+      cells.push_back(row.threads > 0 ? std::to_string(row.threads) : "—");
+      cells.push_back(row.threads > 0 ? std::to_string(row.workers * row.threads) : "—");
+    }
     cells.push_back(MeanSd(row.step_time_s));
     cells.push_back(Range(row.step_time_ranks_s));
     cells.push_back(row.has_throughput ? MeanSd(row.throughput_per_worker) : "—");
@@ -231,82 +218,6 @@ DisplayTable RunsDisplay(const std::vector<RunLine>& lines, const std::vector<st
   return table;
 }
 
-std::string MarkdownCell(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string ToMarkdown(const DisplayTable& table) {
-  std::string out = "|";
-  for (const std::string& cell : table.header) {
-    out += ' ';
-    out += MarkdownCell(cell);
-    out += " |";
-  }
-  out += "\n|";
-  for (size_t i = 0; i < table.header.size(); ++i) out += table.text[i] ? " --- |" : " ---: |";
-  out += "\n";
-  for (const std::vector<std::string>& row : table.rows) {
-    out += "|";
-    for (const std::string& cell : row) {
-      out += ' ';
-      out += MarkdownCell(cell);
-      out += " |";
-    }
-    out += "\n";
-  }
-  return out;
-}
-
-std::string ToHtml(const DisplayTable& table, const std::string& id) {
-  std::string out = "<table id=\"" + id + "\">\n<thead><tr>";
-  for (size_t i = 0; i < table.header.size(); ++i) {
-    out += std::string(table.text[i] ? "<th class=\"text\">" : "<th>") + EscapeXml(table.header[i]) + "</th>";
-  }
-  out += "</tr></thead>\n<tbody>\n";
-  for (const std::vector<std::string>& row : table.rows) {
-    out += "<tr>";
-    for (size_t i = 0; i < row.size(); ++i) {
-      out += std::string(table.text[i] ? "<td class=\"text\">" : "<td>") + EscapeXml(row[i]) + "</td>";
-    }
-    out += "</tr>\n";
-  }
-  return out + "</tbody>\n</table>\n";
-}
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string ToCsv(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::string out;
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (i > 0) out += ',';
-    out += CsvField(header[i]);
-  }
-  out += "\n";
-  for (const std::vector<std::string>& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (i > 0) out += ',';
-      out += CsvField(row[i]);
-    }
-    out += "\n";
-  }
-  return out;
-}
-
 std::string Optional(const std::optional<double>& value) { return value ? Raw(*value) : ""; }
 
 nlohmann::json SpreadJson(const Spread& spread) {
@@ -328,6 +239,8 @@ nlohmann::json SpeedupRowJson(const SpeedupRow& row) {
           {"servers", row.servers},
           {"processes_per_server", row.procs_per_server},
           {"workers", row.workers},
+          {"threads_per_process", row.threads > 0 ? nlohmann::json(row.threads) : nullptr},
+          {"cpus", row.threads > 0 ? nlohmann::json(row.workers * row.threads) : nullptr},
           {"runs_ok", row.runs_ok},
           {"runs_failed", row.runs_failed},
           {"step_time_s", SpreadJson(row.step_time_s)},
@@ -403,16 +316,6 @@ constexpr const char* kResponseSizesNote =
 
 }  // namespace
 
-std::string FormatFigure(double value) {
-  char text[40];
-  if (std::fabs(value) >= 1000) {
-    std::snprintf(text, sizeof(text), "%.0f", value);
-  } else {
-    std::snprintf(text, sizeof(text), "%.4g", value);
-  }
-  return text;
-}
-
 ReportTables BuildReportTables(const ExperimentResults& results,
                                const std::function<HostFacts()>& probe_now) {
   ReportTables tables;
@@ -426,6 +329,7 @@ ReportTables BuildReportTables(const ExperimentResults& results,
   tables.fusion = BuildFusionTable(results, tables.speedup);
   tables.response_sizes = BuildResponseSizeTables(results);
   tables.charts = BuildSpeedupCharts(tables.speedup, results.figures.throughput_unit);
+  tables.breakdown = BuildBreakdownTables(BuildStepBreakdown(results, tables.speedup));
   return tables;
 }
 
@@ -436,6 +340,9 @@ std::string RenderMarkdown(const ExperimentResults& results, const ReportTables&
   if (!results.description.empty()) md += results.description + "\n\n";
   md += SummaryLine(results, counts) + " Written by hvdrun-lab " + kVersion + " on " +
         UtcNow(UtcFormat::kReport) + " from `" + results.dir + "`.\n\n";
+  if (!results.hvdrun_options.empty()) {
+    md += "hvdrun options of every run: " + HvdrunOptionsLine(results) + ".\n\n";
+  }
   md += "## Speedup\n\n";
   if (std::string constant = ConstantAxes(results); !constant.empty()) {
     md += "Every cell: " + constant + ".\n\n";
@@ -444,6 +351,14 @@ std::string RenderMarkdown(const ExperimentResults& results, const ReportTables&
                                : ToMarkdown(SpeedupDisplay(results, tables)) + "\n";
   md += SpeedupNote(results) + "\n\n";
   for (const NamedChart& chart : tables.charts) md += "![" + chart.chart.title + "](" + chart.file + ")\n\n";
+  if (!tables.breakdown.empty()) {
+    md += "## Where a step's time goes\n\n" + std::string(kBreakdownNote) + "\n\n";
+    for (const BreakdownTable& table : tables.breakdown) {
+      if (!table.group.empty()) md += "### " + MarkdownCell(table.group) + "\n\n";
+      md += ToMarkdown(BreakdownDisplay(table)) + "\n" + table.explanation + "\n\n";
+      md += "![" + table.chart.title + "](" + table.chart_file + ")\n\n";
+    }
+  }
   md += "## Environment\n\n" + ToMarkdown(EnvironmentDisplay(tables)) + "\n";
   if (!tables.environment.note.empty()) md += tables.environment.note + "\n\n";
   if (!tables.sizes.empty()) {
@@ -493,12 +408,17 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
       ".charts { display: flex; flex-wrap: wrap; gap: 16px; }\n"
       "figure { margin: 0; }\n"
       ".note { color: #555555; max-width: 70em; }\n"
+      ".explanation { max-width: 70em; }\n"
       "</style>\n</head>\n<body>\n";
   html += "<h1>" + EscapeXml(results.name) + "</h1>\n";
   if (!results.description.empty()) html += "<p>" + EscapeXml(results.description) + "</p>\n";
   html += "<p class=\"note\">" + EscapeXml(SummaryLine(results, counts)) + " Written by hvdrun-lab " +
           kVersion + " on " + UtcNow(UtcFormat::kReport) + " from <code>" + EscapeXml(results.dir) +
           "</code>.</p>\n";
+  if (!results.hvdrun_options.empty()) {
+    html +=
+        "<p class=\"note\">hvdrun options of every run: " + EscapeXml(HvdrunOptionsLine(results)) + ".</p>\n";
+  }
   html += "<h2>Speedup</h2>\n";
   if (std::string constant = ConstantAxes(results); !constant.empty()) {
     html += "<p>Every cell: " + EscapeXml(constant) + ".</p>\n";
@@ -511,7 +431,21 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
     std::string id = chart.file.substr(0, chart.file.size() - 4);
     html += "<figure id=\"chart-" + EscapeXml(id) + "\">\n" + RenderSvg(chart.chart) + "</figure>\n";
   }
+  for (const BreakdownTable& table : tables.breakdown) {
+    std::string id = table.chart_file.substr(0, table.chart_file.size() - 4);
+    html += "<figure id=\"chart-" + EscapeXml(id) + "\">\n" + RenderSvg(table.chart) + "</figure>\n";
+  }
   html += "</div>\n";
+  if (!tables.breakdown.empty()) {
+    html += "<h2>Where a step's time goes</h2>\n<p class=\"note\">" + EscapeXml(kBreakdownNote) + "</p>\n";
+    for (const BreakdownTable& table : tables.breakdown) {
+      if (!table.group.empty()) html += "<h3>" + EscapeXml(table.group) + "</h3>\n";
+      html += ToHtml(
+          BreakdownDisplay(table),
+          "breakdown-table" + (table.group.empty() ? "" : "-" + EscapeXml(SlugForFileName(table.group))));
+      html += "<p class=\"explanation\">" + EscapeXml(table.explanation) + "</p>\n";
+    }
+  }
   html += "<h2>Environment</h2>\n" + ToHtml(EnvironmentDisplay(tables), "environment-table");
   if (!tables.environment.note.empty()) {
     html += "<p class=\"note\">" + EscapeXml(tables.environment.note) + "</p>\n";
@@ -625,6 +559,11 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
   for (const NamedChart& chart : tables.charts) {
     charts.push_back({{"file", chart.file}, {"title", chart.chart.title}});
   }
+  for (const BreakdownTable& table : tables.breakdown) {
+    charts.push_back({{"file", table.chart_file}, {"title", table.chart.title}});
+  }
+  nlohmann::json hvdrun_options = nlohmann::json::object();
+  for (const auto& [key, value] : results.hvdrun_options) hvdrun_options[key] = value;
   const FigureNames& figures = results.figures;
   return {{"experiment",
            {{"name", results.name},
@@ -646,6 +585,8 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
           {"response_sizes", response_sizes},
           {"runs", runs},
           {"charts", charts},
+          {"breakdown", BreakdownJson(tables.breakdown)},
+          {"hvdrun_options", hvdrun_options},
           {"problems", results.problems}};
 }
 
@@ -679,7 +620,9 @@ std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& resul
                                  "speedup",
                                  "efficiency",
                                  "speedup_basis",
-                                 "baseline_cell"});
+                                 "baseline_cell",
+                                 "threads_per_process",
+                                 "cpus"});
     return header;
   };
   auto speedup_cells = [&](const SpeedupRow& row) {
@@ -706,7 +649,9 @@ std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& resul
                                         Optional(row.speedup),
                                         Optional(row.efficiency),
                                         row.speedup_basis,
-                                        row.baseline_cell};
+                                        row.baseline_cell,
+                                        row.threads > 0 ? std::to_string(row.threads) : "",
+                                        row.threads > 0 ? std::to_string(row.workers * row.threads) : ""};
     cells.insert(cells.end(), figures.begin(), figures.end());
     return cells;
   };
@@ -765,6 +710,7 @@ std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& resul
                                     "rate_mbps", "total_time_s", "mean_time_ms", "share_of_time"},
                                    rows);
   }
+  if (!tables.breakdown.empty()) files["breakdown.csv"] = BreakdownCsv(tables.breakdown);
   for (const auto& [axis, comparison] : tables.comparisons) {
     rows.clear();
     for (const ComparisonRow& row : comparison) {
@@ -791,6 +737,9 @@ StatusOr<std::vector<std::string>> WriteReport(const ExperimentResults& results,
       {"report.json", RenderJson(results, tables).dump(2) + "\n"}};
   for (auto& [name, contents] : RenderCsvFiles(results, tables)) files.emplace_back(name, contents);
   for (const NamedChart& chart : tables.charts) files.emplace_back(chart.file, RenderSvg(chart.chart));
+  for (const BreakdownTable& table : tables.breakdown) {
+    files.emplace_back(table.chart_file, RenderSvg(table.chart));
+  }
   std::vector<std::string> written;
   for (const auto& [name, contents] : files) {
     if (Status status = WriteFileAtomically(out_dir + "/" + name, contents); !status.ok()) return status;

@@ -3,9 +3,9 @@
 //   report.html    the same, self-contained: styles and charts inline, no script, nothing fetched
 //   report.json    every table, for pandas or a notebook
 //   *.csv          one file per table (speedup.csv, environment.csv, runs.csv, and sizes.csv,
-//                  fusion.csv, responses.csv, fusion_threshold.csv, compression.csv when their
+//                  fusion.csv, responses.csv, fusion_threshold.csv, compression.csv, breakdown.csv when their
 //                  sections exist)
-//   *.svg          the charts (lab/speedup_charts.h)
+//   *.svg          the charts (lab/speedup_charts.h), and the step breakdown's (breakdown*.svg)
 // Sections whose data the results do not hold (allreduce sizes, fusion, response sizes,
 // compression) are left out.
 // Every file is written whole or not at all.
@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "hvdrun/status.h"
+#include "lab/breakdown_section.h"
+#include "lab/display_table.h"
 #include "lab/environment_table.h"
 #include "lab/experiment_results.h"
 #include "lab/fusion_tables.h"
@@ -36,6 +38,7 @@ struct ReportTables {
   std::vector<std::pair<std::string, std::vector<ComparisonRow>>> comparisons;
   std::vector<FusionRow> fusion;                  // the `fusion` axis's table (lab/fusion_tables.h)
   std::vector<ResponseSizeTable> response_sizes;  // one per cell with libhvdrun response statistics
+  std::vector<BreakdownTable> breakdown;          // where a step's time goes (lab/breakdown_section.h)
   std::vector<NamedChart> charts;
 };
 
@@ -52,9 +55,6 @@ std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& resul
 // Writes every file of the report into `out_dir` (created if needed); returns their names.
 StatusOr<std::vector<std::string>> WriteReport(const ExperimentResults& results, const ReportTables& tables,
                                                const std::string& out_dir);
-
-// "259.1", "0.123", "12346": a figure for a table, to four significant digits (whole above 1000).
-std::string FormatFigure(double value);
 
 }  // namespace hvdrun::lab
 

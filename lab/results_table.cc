@@ -65,6 +65,7 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
     std::vector<double> step_by_run, step_by_rank, per_worker_by_run, per_worker_by_rank, total_by_run,
         accuracy_by_run, training_by_run;
     bool throughput_everywhere = true;
+    std::vector<int> threads;
     for (const StoredRun& run : stored.runs) {
       if (!run.record.ok) {
         ++row.runs_failed;
@@ -72,6 +73,7 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
       }
       std::vector<double> steps, throughputs, accuracies, trainings;
       for (const RankReport& rank : run.ranks) {
+        threads.push_back(rank.threads);
         auto step = rank.figures.find(figures.step_time);
         if (step != rank.figures.end()) steps.push_back(step->second * figures.step_time_scale);
         auto throughput = rank.figures.find(figures.throughput);
@@ -98,6 +100,10 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
       if (!trainings.empty()) training_by_run.push_back(SpreadOf(trainings).mean);
     }
     if (row.runs_ok == 0) continue;
+    if (!threads.empty() &&
+        std::all_of(threads.begin(), threads.end(), [&](int t) { return t == threads[0]; })) {
+      row.threads = threads[0];
+    }
     row.step_time_s = SpreadOf(step_by_run);
     row.step_time_ranks_s = SpreadOf(step_by_rank);
     row.has_throughput = throughput_everywhere && !per_worker_by_run.empty();

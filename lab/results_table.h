@@ -37,6 +37,9 @@ struct SpeedupRow {
   int servers = 1;
   int procs_per_server = 1;
   int workers = 1;
+  // Threads each process computed with, as its report says (the "threads" member hvdrun-trainer
+  // reports); 0 when the reports do not say or differ. The lab's number of CPUs is workers × threads.
+  int threads = 0;
   // The cell's values of the axes other than backend, np and servers.
   std::vector<std::pair<std::string, std::string>> group;
   int runs_ok = 0;

@@ -1,10 +1,16 @@
 #include "launcher/agent_connection.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include "common/error_text.h"
+#include "common/wait_status.h"
+#include "launcher/srun_agent_command.h"
 
 namespace hvdrun {
 
@@ -55,12 +61,47 @@ StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartRemote(
   return connection;
 }
 
+StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartSlurm(const std::string& node,
+                                                                       const std::string& agent_path) {
+  SrunAgentCommand command = BuildSrunAgentCommand(node, agent_path);
+  SpawnOptions options;
+  options.argv = command.argv;
+  options.env_mode = EnvironmentMode::kInheritWith;
+  options.env = command.env;
+  options.stdin_spec = StdioSpec::Pipe();
+  options.stdout_spec = StdioSpec::Pipe();
+  options.own_process_group = true;
+  SpawnFailure failure;
+  StatusOr<ChildProcess> srun = SpawnProcess(options, &failure);
+  if (!srun.ok()) {
+    std::string hint =
+        failure.step == SpawnStep::kExec ? " (Slurm's srun must be in PATH for --launcher slurm)" : "";
+    return Status::Error("host " + node + ": agent start: " + srun.status().message() + hint);
+  }
+  UniqueFd to_agent = std::move(srun->stdin_pipe());
+  UniqueFd from_agent = std::move(srun->stdout_pipe());
+  std::unique_ptr<AgentConnection> connection(
+      new AgentConnection(node, std::move(srun).value(), std::move(to_agent), std::move(from_agent)));
+  connection->through_srun_ = true;
+  return connection;
+}
+
 std::string AgentConnection::Stage() const {
   return remote_ ? StageName(remote_->stage()) : StageName(SshStage::kAgentStart);
 }
 
-std::string AgentConnection::EndReason() const {
-  return remote_ ? remote_->end().reason : "the agent exited unexpectedly";
+std::string AgentConnection::EndReason() {
+  if (remote_) return remote_->end().reason;
+  if (!through_srun_) return "the agent exited unexpectedly";
+  std::optional<int> status = agent_.Poll();
+  for (int i = 0; i < 20 && !status; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    status = agent_.Poll();
+  }
+  if (!status) return "the agent's srun step closed its output (srun still runs)";
+  if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return "the agent's srun step ended";
+  return "the agent's srun step ended (srun: " + DescribeWaitStatus(*status) +
+         "; srun's own message, above, says why)";
 }
 
 bool AgentConnection::Send(const protocol::Message& message) {
@@ -106,6 +147,11 @@ bool AgentConnection::Reap(int* wait_status) {
 void AgentConnection::Kill() {
   if (remote_) {
     remote_->Abort();
+    return;
+  }
+  if (through_srun_ && !srun_terminated_) {
+    agent_.Signal(SIGTERM);
+    srun_terminated_ = true;
     return;
   }
   agent_.KillGroup();

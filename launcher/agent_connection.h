@@ -3,7 +3,9 @@
 // It owns the agent's process (started here, for a host that is this machine) and the two pipe
 // ends that carry the agent protocol: frames are written to the agent's stdin and decoded from its
 // stdout. For a host that is not this machine the pipes lead to an SshAgentTransport instead,
-// whose thread carries the same bytes over an SSH channel; the view from job.cc is the same. The agent's
+// whose thread carries the same bytes over an SSH channel; inside a Slurm allocation they lead to the
+// srun that runs the agent on its node (launcher/srun_agent_command.h), whose stdin and stdout Slurm
+// carries to the agent's. The view from job.cc is the same. The agent's
 // stderr is hvdrun's, so an agent's own diagnostics reach the user untagged. The agent runs in its own
 // process group, so a Ctrl-C at the terminal reaches hvdrun alone, and hvdrun stops the ranks in order. Not
 // thread-safe.
@@ -37,18 +39,24 @@ class AgentConnection {
   static StatusOr<std::unique_ptr<AgentConnection>> StartRemote(
       const std::string& host, const SshOptions& ssh_options, const std::string& agent_path,
       std::chrono::steady_clock::time_point deadline);
+  // Starts `node`'s agent (`agent_path`, a path on the node) through srun, a child of hvdrun here.
+  // Fails with a one-line reason when srun cannot be run; an agent that srun cannot start shows as
+  // the end of the stream, EndReason() giving srun's exit status.
+  static StatusOr<std::unique_ptr<AgentConnection>> StartSlurm(const std::string& node,
+                                                               const std::string& agent_path);
   ~AgentConnection();
 
   const std::string& host() const { return host_; }
-  // The local agent's pid; -1 for a remote agent.
+  // The local agent's pid (srun's, for an agent started through srun); -1 for an agent over SSH.
   pid_t pid() const { return agent_.pid(); }
   bool remote() const { return remote_ != nullptr; }
   // The remote agent's SSH connection (nullptr for a local agent).
   const SshAgentTransport* transport() const { return remote_.get(); }
   // The stage reached ("agent start" for a local agent) and, once the stream has closed, why it
-  // did, in one line without the host.
+  // did, in one line without the host. For an agent through srun, EndReason waits up to a second
+  // for srun to exit, so as to give its exit status.
   std::string Stage() const;
-  std::string EndReason() const;
+  std::string EndReason();
   // Readable when the agent sent something or closed its stream; -1 once the stream is closed.
   int read_fd() const { return from_agent_.get(); }
   bool stream_closed() const { return !from_agent_.valid(); }
@@ -67,7 +75,10 @@ class AgentConnection {
   // (0 for a remote agent, whose SSH connection has then ended), each time it is asked.
   bool Reap(int* wait_status);
   // SIGKILL to the agent's process group, for an agent that does not exit when asked; for a remote
-  // agent, drops its SSH connection (its sshd closes the agent's stdin, and it stops its ranks).
+  // agent, drops its SSH connection (its sshd closes the agent's stdin, and it stops its ranks). For
+  // an agent through srun: SIGTERM to srun, which passes it to the agent, which stops its ranks and
+  // exits; a second Kill (srun did not exit: its node is gone) SIGKILLs srun's process group, as
+  // does destroying the connection before srun has exited.
   void Kill();
 
  private:
@@ -76,6 +87,8 @@ class AgentConnection {
   std::string host_;
   ChildProcess agent_;  // the local agent; no child for a remote one
   std::unique_ptr<SshAgentTransport> remote_;
+  bool through_srun_ = false;     // agent_ is the srun that runs the agent on its node
+  bool srun_terminated_ = false;  // Kill() has sent srun SIGTERM
   UniqueFd to_agent_;
   UniqueFd from_agent_;
   protocol::FrameDecoder decoder_;

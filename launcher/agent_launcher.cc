@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/exit_codes.h"
+#include "common/network_interfaces.h"
 #include "common/version.h"
 #include "launcher/local_host.h"
 
@@ -39,6 +40,7 @@ AgentLauncher::AgentLauncher(const LaunchOptions& options, std::string local_age
     : local_agent_path_(std::move(local_agent_path)),
       remote_agent_path_(options.remote_agent_path),
       ssh_(options.ssh),
+      agent_start_(options.agent_start),
       start_timeout_s_(options.start_timeout_s),
       heartbeat_timeout_s_(options.heartbeat_timeout_s),
       want_facts_(purpose == Purpose::kCheck || !options.results_dir.empty()),
@@ -60,14 +62,36 @@ void AgentLauncher::Reach(const RankAssignment& assignment, RankEvents* events) 
     HostAgent& agent = agents_[i];
     agent.host = host.host;
     agent.ranks = host.ranks;
-    agent.local = RunsHere(host.host, host.user);
+    const bool slurm = agent_start_ == AgentStart::kSlurm;
+    agent.local = !slurm && RunsHere(host.host, host.user);
     agent.reached.this_machine = agent.local;
     agent.last_heard = Clock::now();
+    if (agent_start_ == AgentStart::kLocal && !agent.local) {
+      agent.failed = true;
+      events_->StartFailed(static_cast<int>(i),
+                           "agent start: --launcher local starts agents on this machine only, and host " +
+                               host.host + " is not this machine (give --launcher ssh)",
+                           kExitLaunchFailure);
+      continue;
+    }
+    if (slurm) {
+      // The node's address, where the job's traffic reaches its ranks (an agent through srun has no
+      // connection of its own to learn it from).
+      StatusOr<std::string> address = ResolveIpv4(host.host);
+      if (!address.ok()) {
+        agent.failed = true;
+        events_->StartFailed(static_cast<int>(i), WithoutHost(address.status().message(), host.host),
+                             kExitLaunchFailure);
+        continue;
+      }
+      agent.reached.address = std::move(address).value();
+    }
     SshOptions ssh = ssh_;
     if (!host.user.empty()) ssh.user = host.user;  // user@host overrides --ssh-user
     StatusOr<std::unique_ptr<AgentConnection>> connection =
-        agent.local ? AgentConnection::StartLocal(host.host, local_agent_path_)
-                    : AgentConnection::StartRemote(host.host, ssh, remote_agent_path_, start_deadline_);
+        slurm         ? AgentConnection::StartSlurm(host.host, SlurmAgentPath())
+        : agent.local ? AgentConnection::StartLocal(host.host, local_agent_path_)
+                      : AgentConnection::StartRemote(host.host, ssh, remote_agent_path_, start_deadline_);
     if (!connection.ok()) {
       agent.failed = true;
       events_->StartFailed(static_cast<int>(i), WithoutHost(connection.status().message(), host.host),
@@ -76,8 +100,9 @@ void AgentLauncher::Reach(const RankAssignment& assignment, RankEvents* events) 
     }
     agent.connection = std::move(connection).value();
     Verbose("host " + host.host + ": agent " +
-            (agent.local ? "started (pid " + std::to_string(agent.connection->pid()) + ")"
-                         : "starting over SSH") +
+            (slurm         ? "starting through srun (pid " + std::to_string(agent.connection->pid()) + ")"
+             : agent.local ? "started (pid " + std::to_string(agent.connection->pid()) + ")"
+                           : "starting over SSH") +
             ", ranks " + RankList(host.ranks));
     protocol::Hello hello;
     hello.hvdrun_version = kVersion;
@@ -98,6 +123,10 @@ bool AgentLauncher::Reached() const {
 
 RankLauncher::LocalAddress AgentLauncher::LocalAddressTowardHosts() const {
   for (const HostAgent& agent : agents_) {
+    if (agent_start_ == AgentStart::kSlurm && !agent.reached.address.empty()) {
+      StatusOr<std::string> local = LocalAddressToward(agent.reached.address);
+      if (local.ok()) return {std::move(local).value(), "the local address of the route to " + agent.host};
+    }
     if (agent.connection == nullptr || !agent.connection->remote()) continue;
     return {agent.connection->transport()->local_address(),
             "the local end of the SSH connection to " + agent.host};
@@ -292,22 +321,32 @@ void AgentLauncher::ShutDown() {
     if (agent.connection != nullptr) agent.connection->CloseInput();
   }
   Clock::time_point deadline = Clock::now() + kKillGrace + kAgentExitWait;
-  bool killed = false;
+  // The first kill of an agent through srun is a SIGTERM that srun passes on; one that is still
+  // there kAgentExitWait later (its node is gone) is killed again, for good.
+  int kills = 0;
   while (true) {
     bool all_reaped = true;
-    for (HostAgent& agent : agents_) {
+    std::vector<bool> reaped(agents_.size(), true);
+    for (size_t i = 0; i < agents_.size(); ++i) {
       int status = 0;
-      if (agent.connection != nullptr && !agent.connection->Reap(&status)) all_reaped = false;
+      if (agents_[i].connection != nullptr && !agents_[i].connection->Reap(&status)) {
+        all_reaped = false;
+        reaped[i] = false;
+      }
     }
     if (all_reaped) return;
-    if (!killed && Clock::now() >= deadline) {
-      for (HostAgent& agent : agents_) {
-        if (agent.connection == nullptr) continue;
-        std::fprintf(stderr, "hvdrun: host %s: the agent did not exit; killing it\n", agent.host.c_str());
+    if (kills < 2 && Clock::now() >= deadline) {
+      for (size_t i = 0; i < agents_.size(); ++i) {
+        HostAgent& agent = agents_[i];
+        if (reaped[i]) continue;
+        if (kills == 0) {
+          std::fprintf(stderr, "hvdrun: host %s: the agent did not exit; killing it\n", agent.host.c_str());
+        }
         agent.connection->Kill();
         KillRankGroups(agent);
       }
-      killed = true;
+      ++kills;
+      deadline = Clock::now() + kAgentExitWait;
     }
     // Keep reading: an agent blocked on a full pipe could not exit.
     std::vector<pollfd> fds;
@@ -317,6 +356,11 @@ void AgentLauncher::ShutDown() {
       if (fds[i].revents != 0) HandleInput(*polled_[i]);
     }
   }
+}
+
+std::string AgentLauncher::SlurmAgentPath() const {
+  // main.cc sets the fallback to this machine's agent when --agent-path is not given.
+  return ssh_.agent_fallback_path.empty() ? remote_agent_path_ : ssh_.agent_fallback_path;
 }
 
 int AgentLauncher::IndexOf(const HostAgent& agent) const { return static_cast<int>(&agent - agents_.data()); }

@@ -1,8 +1,11 @@
 // AgentLauncher: a job's ranks started by hvdrun's own agents (RankLauncher), one hvdrun-agent per
 // host: a child process for a host that is this machine, over SSH for any other
-// (launcher/agent_connection.h). Each agent answers hvdrun's Hello with its version, a free port
-// and its interfaces (and its host's facts when asked), starts its ranks on Launch, and reports
-// their output and ends (docs/protocol.md).
+// (launcher/agent_connection.h); with --launcher slurm, through srun on every node, this machine's
+// included (the allocation's resources are the step's); with --launcher local, a child process for
+// every host, each of which must be this machine. Inside an allocation, the agent's path on the
+// nodes is --agent-path when given, else this machine's own (nodes share the install). Each agent answers
+// hvdrun's Hello with its version, a free port and its interfaces (and its host's facts when asked), starts
+// its ranks on Launch, and reports their output and ends (docs/protocol.md).
 //
 // Reaching: every host is reached at once. A host fails, with its one line naming the stage, when
 // its agent cannot start, does not answer within --start-timeout, answers with another protocol
@@ -58,6 +61,8 @@ class AgentLauncher : public RankLauncher {
   const protocol::AgentHello* hello(int host_index) const;
   // Whether host `host_index` was reached over SSH rather than started here.
   bool remote(int host_index) const;
+  // How the agents are started (--launcher).
+  AgentStart agent_start() const { return agent_start_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -86,11 +91,14 @@ class AgentLauncher : public RankLauncher {
   void KillRankGroups(const HostAgent& agent);
   void CheckTimers();
   int IndexOf(const HostAgent& agent) const;
+  // The agent's path on the nodes under --launcher slurm.
+  std::string SlurmAgentPath() const;
   void Verbose(const std::string& line) const;
 
   const std::string local_agent_path_;
   const std::string remote_agent_path_;
   const SshOptions ssh_;
+  const AgentStart agent_start_;
   const int start_timeout_s_;
   const int heartbeat_timeout_s_;
   const bool want_facts_;

@@ -127,7 +127,10 @@ int RunHostCheck(const LaunchOptions& options, const std::string& local_agent_pa
     result.error = events.error(i);
     if (const protocol::AgentHello* hello = launcher.hello(i); hello != nullptr && result.error.empty()) {
       result.hello = *hello;
-      result.ssh = launcher.remote(i) ? "ok (" + launcher.host(i).address + ")" : "local (no SSH)";
+      result.ssh = launcher.agent_start() == AgentStart::kSlurm
+                       ? "none: through srun (" + launcher.host(i).address + ")"
+                   : launcher.remote(i) ? "ok (" + launcher.host(i).address + ")"
+                                        : "local (no SSH)";
     }
     checked.push_back(std::move(result));
   }

@@ -21,7 +21,8 @@ namespace hvdrun {
 // One host's outcome, as the table shows it.
 struct HostCheckResult {
   std::string host;
-  std::string ssh;    // "local (no SSH)", "ok (10.0.0.2)"; empty when the host failed
+  // "local (no SSH)", "ok (10.0.0.2)", "none: through srun (10.0.0.2)"; empty when the host failed
+  std::string ssh;
   std::string error;  // "<stage>: <reason>" when the host failed; empty when it answered
   protocol::AgentHello hello;
 };

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "common/env_names.h"
@@ -82,7 +84,62 @@ StatusOr<int> ParseFlagWholeNumber(const std::string& flag, const std::string& t
   return static_cast<int>(number.value);
 }
 
+// Where the hosts come from inside a Slurm allocation, and the -np that fits them. `hosts_given`:
+// -H or --hostfile was given (`options.hosts` holds them).
+Status UseSlurmAllocation(const std::function<const char*(const char*)>& getenv, bool hosts_given,
+                          LaunchOptions& options) {
+  StatusOr<std::optional<SlurmAllocation>> read = ReadSlurmAllocation(getenv);
+  if (!read.ok()) return read.status();
+  if (!read.value()) {
+    return Status::Error(std::string("--launcher slurm: not inside a Slurm allocation (") + env::kSlurmJobId +
+                         " is not set); run hvdrun under salloc or sbatch");
+  }
+  const SlurmAllocation& allocation = *read.value();
+  const std::string described = "Slurm job " + allocation.job_id + " (" + env::kSlurmJobNodeList + "='" +
+                                allocation.node_list + "', " + env::kSlurmTasksPerNode + "='" +
+                                allocation.tasks_per_node + "')";
+  if (hosts_given) {
+    for (const HostSlots& host : options.hosts) {
+      bool in_allocation = std::any_of(allocation.nodes.begin(), allocation.nodes.end(),
+                                       [&](const HostSlots& node) { return node.host == host.host; });
+      if (!in_allocation) {
+        return Status::Error("--launcher slurm: host '" + host.host + "' is not a node of " + described);
+      }
+    }
+  } else {
+    options.hosts = allocation.nodes;
+    if (options.num_proc == 0) options.num_proc = std::min(allocation.num_tasks, TotalSlots(options.hosts));
+    if (options.num_proc > TotalSlots(options.hosts)) {
+      return Status::Error("-np " + std::to_string(options.num_proc) + ": " + described + " holds " +
+                           std::to_string(TotalSlots(options.hosts)) +
+                           " tasks; ask Slurm for more (salloc -n) or give a smaller -np");
+    }
+  }
+  options.slurm = allocation;
+  return Status::Ok();
+}
+
 }  // namespace
+
+const char* AgentStartName(AgentStart start) {
+  switch (start) {
+    case AgentStart::kSsh:
+      return "ssh";
+    case AgentStart::kSlurm:
+      return "slurm";
+    case AgentStart::kLocal:
+      return "local";
+  }
+  return "ssh";
+}
+
+std::string DescribeAgentStart(const LaunchOptions& options) {
+  std::string text = AgentStartName(options.agent_start);
+  if (!options.slurm) return text;
+  return text + " (Slurm job " + options.slurm->job_id + ": " + env::kSlurmJobNodeList + "='" +
+         options.slurm->node_list + "', " + env::kSlurmTasksPerNode + "='" + options.slurm->tasks_per_node +
+         "')";
+}
 
 ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv) {
@@ -104,6 +161,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       "  hvdrun -np 8 -H localhost:4,127.0.0.1:4 ./train\n"
       "  hvdrun -np 4 --hostfile hosts.txt --output-filename logs/ ./train\n"
       "  hvdrun -np 4 --mpi hvdrun-bench -b 1M -e 64M    the ranks under Open MPI's mpirun\n"
+      "  salloc -N 2 --ntasks-per-node=4 hvdrun --gloo ./train    hosts, slots, -np from Slurm\n"
       "Every rank gets HVDRUN_RANK, HVDRUN_SIZE, HVDRUN_LOCAL_RANK, ... and the same values under\n"
       "Horovod's (HOROVOD_RANK, ...) and PyTorch's names (RANK, WORLD_SIZE, MASTER_ADDR, ...).");
   app.set_version_flag("--version", std::string("hvdrun ") + kVersion);
@@ -114,6 +172,12 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
                  "Hosts and their slots: [user@]host[:slots],... (IPv6 as [addr]:slots; user@ overrides "
                  "--ssh-user for that host). Default: localhost with -np slots");
   app.add_option("--hostfile", hostfile, "File of 'host slots=N' lines (mpirun/horovodrun format)");
+  std::string launcher_text;
+  app.add_option("--launcher", launcher_text,
+                 "How each host's agent starts: ssh (a child process here, SSH elsewhere), slurm (srun "
+                 "inside a Slurm allocation; hosts, slots and -np from the allocation unless -H/--hostfile "
+                 "or -np say otherwise) or local (all on this machine). Default: slurm inside an "
+                 "allocation (SLURM_JOB_ID set) without -H/--hostfile, else ssh");
   app.add_option("--output-filename", options.output_dir,
                  "Also write each rank's output to DIR/rank.N/stdout and DIR/rank.N/stderr");
   app.add_option("--start-timeout", start_timeout_text,
@@ -177,6 +241,28 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   app.add_option(
       "--cache-capacity", cache_capacity_text,
       "libhvdrun's response cache, in entries; 0 turns it off (default 1024; HOROVOD_CACHE_CAPACITY)");
+  std::string compression_text;
+  app.add_option("--compression", compression_text,
+                 "libhvdrun's gradient compression: float32 sums and averages travel as none (default), "
+                 "fp16, bf16, fp8 (E4M3; also fp8-e4m3) or fp8-e5m2 (HVDRUN_COMPRESSION for the ranks)");
+  // fp8's safeguards, each on unless switched off (docs/compression.md).
+  const struct {
+    const char* flag;
+    const char* name;
+    const char* help;
+  } safeguards[] = {
+      {"--fp8-scaling", env::kFp8Scaling,
+       "With fp8 compression: scale blocks of values by a power of two shared by every rank, so that "
+       "small gradients survive (on|off; default on)"},
+      {"--fp8-float32-sums", env::kFp8Float32Sums,
+       "With fp8 compression: sum every rank's values in float32, never in fp8 (on|off; default on)"},
+      {"--error-feedback", env::kErrorFeedback,
+       "With fp8 compression: add what encoding lost to the same tensor's next values (on|off; default on)"},
+  };
+  std::string safeguard_texts[std::size(safeguards)];
+  for (size_t i = 0; i < std::size(safeguards); ++i) {
+    app.add_option(safeguards[i].flag, safeguard_texts[i], safeguards[i].help);
+  }
   app.add_option("--timeline-filename", options.timeline_file,
                  "Record every rank's libhvdrun timeline and merge them into FILE, a Chrome trace for "
                  "Perfetto or chrome://tracing, one process per rank (also: HOROVOD_TIMELINE)");
@@ -262,6 +348,22 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     return usage_error("no command given (usage: hvdrun [options] command [args...])");
   }
   if (!hosts_text.empty() && !hostfile.empty()) return usage_error("give either -H or --hostfile, not both");
+  const bool hosts_given = !hosts_text.empty() || !hostfile.empty();
+  const char* slurm_job = getenv(env::kSlurmJobId);
+  const bool in_allocation = slurm_job != nullptr && *slurm_job != '\0';
+  if (app.count("--launcher") > 0) {
+    if (launcher_text == "ssh") {
+      options.agent_start = AgentStart::kSsh;
+    } else if (launcher_text == "slurm") {
+      options.agent_start = AgentStart::kSlurm;
+    } else if (launcher_text == "local") {
+      options.agent_start = AgentStart::kLocal;
+    } else {
+      return usage_error("--launcher '" + launcher_text + "': one of ssh, slurm, local");
+    }
+  } else if (in_allocation && !hosts_given) {
+    options.agent_start = AgentStart::kSlurm;
+  }
   if (!hosts_text.empty()) {
     StatusOr<std::vector<HostSlots>> hosts = ParseHostList(hosts_text);
     if (!hosts.ok()) return usage_error(hosts.status().message());
@@ -270,10 +372,17 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     StatusOr<std::vector<HostSlots>> hosts = ReadHostfile(hostfile);
     if (!hosts.ok()) return usage_error(hosts.status().message());
     options.hosts = std::move(hosts).value();
-  } else if (options.num_proc > 0 || options.check) {
+  }
+  if (options.agent_start == AgentStart::kSlurm ||
+      (options.agent_start == AgentStart::kSsh && in_allocation && !hosts_given)) {
+    if (Status status = UseSlurmAllocation(getenv, hosts_given, options); !status.ok()) {
+      return usage_error(status.message());
+    }
+  } else if (!hosts_given) {
+    if (options.num_proc == 0 && !options.check) {
+      return usage_error("-np: give the number of processes (or hosts with -H or --hostfile)");
+    }
     options.hosts = {HostSlots{"localhost", std::max(options.num_proc, 1)}};
-  } else {
-    return usage_error("-np: give the number of processes (or hosts with -H or --hostfile)");
   }
   if (options.num_proc == 0) options.num_proc = TotalSlots(options.hosts);
 
@@ -340,6 +449,29 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
     StatusOr<int> capacity = ParseFlagWholeNumber("--cache-capacity", cache_capacity_text, 0, 1 << 20);
     if (!capacity.ok()) return usage_error(capacity.status().message());
     tuning.push_back({"--cache-capacity", env::kHorovodCacheCapacity, std::to_string(capacity.value())});
+  }
+  if (app.count("--compression") > 0) {
+    const std::optional<CompressionFormat> format = ParseCompressionFormat(compression_text);
+    if (!format) {
+      return usage_error("--compression: '" + compression_text +
+                         "' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
+    }
+    if (!options.backend) {
+      return usage_error("--compression: compression is libhvdrun's; give --gloo, --mpi or --nccl");
+    }
+    tuning.push_back({"--compression", env::kCompression, std::string(CompressionFormatName(*format))});
+  }
+  for (size_t i = 0; i < std::size(safeguards); ++i) {
+    if (app.count(safeguards[i].flag) == 0) continue;
+    const std::string& text = safeguard_texts[i];
+    if (text != "on" && text != "off") {
+      return usage_error(std::string(safeguards[i].flag) + ": '" + text + "' is not on or off");
+    }
+    if (compression_text.rfind("fp8", 0) != 0) {
+      return usage_error(std::string(safeguards[i].flag) +
+                         ": a safeguard of fp8 compression; give --compression fp8");
+    }
+    tuning.push_back({safeguards[i].flag, safeguards[i].name, text == "on" ? "1" : "0"});
   }
   // HOROVOD_TIMELINE names the merged file, as horovodrun's --timeline-filename sets it: given
   // with -x it is taken from the exports; in hvdrun's own environment it applies when neither is

@@ -13,14 +13,31 @@
 #include <vector>
 
 #include "common/host_spec.h"
+#include "common/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 #include "launcher/ssh_options.h"
 
 namespace hvdrun {
 
+// --launcher: how hvdrun starts each host's agent (with --mpi: how mpirun finds the hosts).
+enum class AgentStart {
+  // A child process for a host that is this machine, SSH for any other. The default outside a
+  // Slurm allocation, and inside one when -H or --hostfile is given.
+  kSsh,
+  // srun inside the Slurm allocation, one step per node (launcher/srun_agent_command.h); with --mpi,
+  // mpirun reads the allocation itself. The default inside an allocation without -H/--hostfile.
+  kSlurm,
+  // Every agent a child process of hvdrun on this machine; every host must be this machine.
+  kLocal,
+};
+
+// "ssh", "slurm", "local": --launcher's values, also plan.json's "launcher".
+const char* AgentStartName(AgentStart start);
+
 struct LaunchOptions {
   int num_proc = 0;  // 0: every slot of the hosts
+  AgentStart agent_start = AgentStart::kSsh;
   std::vector<HostSlots> hosts;
   std::string output_dir;    // --output-filename; empty: no per-rank files
   int start_timeout_s = 30;  // horovodrun's default
@@ -60,6 +77,9 @@ struct LaunchOptions {
   std::string timeline_file;
   bool timeline_mark_cycles = false;  // --timeline-mark-cycles
   std::vector<std::string> command;
+  // The Slurm allocation the hosts come from (no -H/--hostfile inside an allocation, with --launcher
+  // slurm or ssh); nullopt otherwise.
+  std::optional<SlurmAllocation> slurm;
 };
 
 // The outcome of parsing: run with `options`, or exit at once with `exit_code` after --help or
@@ -69,6 +89,10 @@ struct ParsedCommandLine {
   int exit_code = 0;
   std::string error;
 };
+
+// The launcher chosen and, inside an allocation whose hosts hvdrun uses, the allocation, for
+// --verbose: "slurm (Slurm job 42: SLURM_JOB_NODELIST='n[1-2]', SLURM_TASKS_PER_NODE='2(x2)')".
+std::string DescribeAgentStart(const LaunchOptions& options);
 
 // Parses hvdrun's argv. `getenv` looks up variables named by a bare `-x NAME`.
 ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,

@@ -47,6 +47,18 @@ TEST(LaunchOptions, TuningFlagsReachTheRanksAsHorovodsVariables) {
                                       "HOROVOD_CACHE_CAPACITY=0"}));
 }
 
+TEST(LaunchOptions, CompressionFlagsReachTheRanksAsHvdrunsVariables) {
+  ParsedCommandLine parsed = Parse({"-np", "2", "--mpi", "--compression", "fp8", "--fp8-scaling", "off",
+                                    "--fp8-float32-sums", "off", "--error-feedback", "on", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->exports,
+            (std::vector<std::string>{"HVDRUN_COMPRESSION=fp8-e4m3", "HVDRUN_FP8_SCALING=0",
+                                      "HVDRUN_FP8_FLOAT32_SUMS=0", "HVDRUN_ERROR_FEEDBACK=1"}));
+  ParsedCommandLine half = Parse({"-np", "2", "--gloo", "--compression", "bf16", "./train"});
+  ASSERT_TRUE(half.options.has_value()) << half.error;
+  EXPECT_EQ(half.options->exports, (std::vector<std::string>{"HVDRUN_COMPRESSION=bf16"}));
+}
+
 TEST(LaunchOptions, TheTimelineComesFromItsFlagOrHorovodsVariable) {
   ParsedCommandLine flag =
       Parse({"-np", "2", "--gloo", "--timeline-filename", "tl.json", "--timeline-mark-cycles", "./train"});
@@ -263,11 +275,97 @@ INSTANTIATE_TEST_SUITE_P(
             "-x HOROVOD_TIMELINE: --timeline-filename sets it too; give one of them"},
         BadCase{{"-np", "1", "--timeline-filename", "a.json", "true"},
                 "--timeline-filename: the timeline is libhvdrun's; give --gloo, --mpi or --nccl"},
+        BadCase{{"-np", "1", "--gloo", "--compression", "fp4", "true"},
+                "--compression: 'fp4' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)"},
+        BadCase{{"-np", "1", "--compression", "fp16", "true"},
+                "--compression: compression is libhvdrun's; give --gloo, --mpi or --nccl"},
+        BadCase{{"-np", "1", "--gloo", "--compression", "fp16", "--error-feedback", "off", "true"},
+                "--error-feedback: a safeguard of fp8 compression; give --compression fp8"},
+        BadCase{{"-np", "1", "--gloo", "--compression", "fp8", "--fp8-scaling", "no", "true"},
+                "--fp8-scaling: 'no' is not on or off"},
+        BadCase{{"-np", "1", "--gloo", "--compression", "fp8", "-x", "HVDRUN_COMPRESSION=none", "true"},
+                "-x HVDRUN_COMPRESSION: --compression sets it too; give one of them"},
         BadCase{{"-np", "1", "--gloo", "--timeline-mark-cycles", "true"},
                 "--timeline-mark-cycles: give --timeline-filename too"},
         BadCase{{"-np", "1", "--mpi", "-x", "HVDRUN_SECRET=00", "true"},
                 "-x HVDRUN_SECRET: with --mpi, hvdrun-agent needs hvdrun's own value of HVDRUN_SECRET, so "
                 "it cannot be exported"}));
+
+const std::map<std::string, std::string> kAllocation = {{"SLURM_JOB_ID", "42"},
+                                                        {"SLURM_JOB_NODELIST", "n[1-2]"},
+                                                        {"SLURM_TASKS_PER_NODE", "2(x2)"},
+                                                        {"SLURM_NTASKS", "4"}};
+
+TEST(LaunchOptions, InsideASlurmAllocationHostsSlotsAndNpComeFromIt) {
+  ParsedCommandLine parsed = Parse({"--gloo", "./train"}, kAllocation);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->agent_start, AgentStart::kSlurm);
+  EXPECT_EQ(parsed.options->hosts, (std::vector<HostSlots>{{"n1", 2}, {"n2", 2}}));
+  EXPECT_EQ(parsed.options->num_proc, 4);
+  ASSERT_TRUE(parsed.options->slurm.has_value());
+  EXPECT_EQ(parsed.options->slurm->job_id, "42");
+  EXPECT_EQ(DescribeAgentStart(*parsed.options),
+            "slurm (Slurm job 42: SLURM_JOB_NODELIST='n[1-2]', SLURM_TASKS_PER_NODE='2(x2)')");
+
+  std::map<std::string, std::string> fewer = kAllocation;
+  fewer["SLURM_NTASKS"] = "3";
+  parsed = Parse({"./train"}, fewer);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->num_proc, 3);
+  parsed = Parse({"-np", "2", "./train"}, kAllocation);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->num_proc, 2);
+}
+
+TEST(LaunchOptions, ANpTheAllocationCannotHoldNamesBoth) {
+  EXPECT_EQ(
+      Parse({"-np", "5", "./train"}, kAllocation).error,
+      "-np 5: Slurm job 42 (SLURM_JOB_NODELIST='n[1-2]', SLURM_TASKS_PER_NODE='2(x2)') holds 4 tasks; ask "
+      "Slurm for more (salloc -n) or give a smaller -np");
+  std::map<std::string, std::string> broken = kAllocation;
+  broken["SLURM_TASKS_PER_NODE"] = "2(x3)";
+  ParsedCommandLine parsed = Parse({"./train"}, broken);
+  EXPECT_EQ(parsed.exit_code, 2);
+  EXPECT_EQ(
+      parsed.error,
+      "inside Slurm job 42: SLURM_TASKS_PER_NODE='2(x3)' gives 3 nodes, but SLURM_JOB_NODELIST='n[1-2]' "
+      "has 2");
+}
+
+TEST(LaunchOptions, TheLauncherFlagOverridesTheChoice) {
+  ParsedCommandLine parsed = Parse({"-H", "a:2", "./train"}, kAllocation);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->agent_start, AgentStart::kSsh);
+  EXPECT_FALSE(parsed.options->slurm.has_value());
+  EXPECT_EQ(DescribeAgentStart(*parsed.options), "ssh");
+
+  parsed = Parse({"--launcher", "ssh", "./train"}, kAllocation);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->agent_start, AgentStart::kSsh);
+  EXPECT_EQ(parsed.options->hosts, (std::vector<HostSlots>{{"n1", 2}, {"n2", 2}}));
+
+  parsed = Parse({"--launcher", "local", "-np", "2", "./train"}, kAllocation);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->agent_start, AgentStart::kLocal);
+  EXPECT_EQ(parsed.options->hosts, (std::vector<HostSlots>{{"localhost", 2}}));
+
+  parsed = Parse({"--launcher", "slurm", "-H", "n2:1", "./train"}, kAllocation);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->hosts, (std::vector<HostSlots>{{"n2", 1}}));
+  EXPECT_EQ(parsed.options->num_proc, 1);
+
+  EXPECT_EQ(Parse({"--launcher", "slurm", "-H", "n3", "./train"}, kAllocation).error,
+            "--launcher slurm: host 'n3' is not a node of Slurm job 42 (SLURM_JOB_NODELIST='n[1-2]', "
+            "SLURM_TASKS_PER_NODE='2(x2)')");
+  EXPECT_EQ(
+      Parse({"--launcher", "slurm", "./train"}).error,
+      "--launcher slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set); run hvdrun under salloc "
+      "or sbatch");
+  EXPECT_EQ(Parse({"--launcher", "pbs", "./train"}).error, "--launcher 'pbs': one of ssh, slurm, local");
+  parsed = Parse({"-np", "2", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(parsed.options->agent_start, AgentStart::kSsh);
+}
 
 TEST(LaunchOptions, VersionAndHelpExitZero) {
   testing::internal::CaptureStdout();

@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   if (!options.remote_agent_path_given && local_agent.find('/') != std::string::npos) {
     options.ssh.agent_fallback_path = local_agent;
   }
+  if (options.verbose) {
+    std::fprintf(stderr, "hvdrun: launcher %s\n", hvdrun::DescribeAgentStart(options).c_str());
+  }
   if (options.check) return hvdrun::RunHostCheck(options, local_agent);
   std::unique_ptr<hvdrun::RankLauncher> launcher;
   if (options.backend == hvdrun::BackendKind::kMpi) {

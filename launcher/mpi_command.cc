@@ -149,13 +149,18 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
   std::string layout = MpiLayout(assignment);
   for (const char* word : {"--tag-output", "-np"}) argv.emplace_back(word);
   argv.push_back(std::to_string(assignment.size()));
-  argv.emplace_back("-H");
-  argv.push_back(layout);
+  // Inside a Slurm allocation (--launcher slurm), mpirun reads the nodes and slots from Slurm and
+  // starts its daemons with srun; an -H would only restate them, and ssh settings do not apply.
+  const bool slurm = options.agent_start == AgentStart::kSlurm && options.slurm.has_value();
+  if (!slurm) {
+    argv.emplace_back("-H");
+    argv.push_back(layout);
+  }
   for (const char* word :
        {"-bind-to", "none", "-map-by", "slot", "-mca", "pml", "ob1", "-mca", "btl", "^openib"}) {
     argv.emplace_back(word);
   }
-  if (host.remote_hosts) {
+  if (host.remote_hosts && !slurm) {
     for (const char* word : {"-mca", "plm_rsh_no_tree_spawn", "1", "-mca", "plm_rsh_args"}) {
       argv.emplace_back(word);
     }

@@ -28,6 +28,10 @@
 // launcher), given the settings of hvdrun's --ssh-* flags as `-mca plm_rsh_args`, and directly from
 // this machine (`plm_rsh_no_tree_spawn`: the key and known_hosts need exist here only).
 //
+// Inside a Slurm allocation (LaunchOptions::agent_start kSlurm), there is no -H and no ssh setting:
+// mpirun reads the allocation's nodes and slots itself and starts its daemons with srun, and
+// `-map-by slot` places the ranks host-major over them, as hvdrun's layout does.
+//
 // mpirun runs one program path on every host. With hosts that are not this machine and
 // options.ssh.agent_fallback_path set (no --agent-path given), that program is `/bin/sh -c
 // <RemoteAgentCommand> hvdrun-agent`: each host runs hvdrun-agent from its PATH when it has it there,

@@ -267,6 +267,25 @@ TEST(MpiCommand, RemoteHostsGetHvdrunsSshSettingsAndNoLoopbackInterface) {
             "-o BatchMode=yes -o StrictHostKeyChecking=accept-new -o ConnectTimeout=20");
 }
 
+TEST(MpiCommand, InsideASlurmAllocationMpirunFindsTheNodesItself) {
+  LaunchOptions options = Options({"true"});
+  options.agent_start = AgentStart::kSlurm;
+  options.slurm = SlurmAllocation{.job_id = "42",
+                                  .node_list = "n[1-2]",
+                                  .tasks_per_node = "2(x2)",
+                                  .nodes = {{"n1", 2}, {"n2", 2}},
+                                  .num_tasks = 4};
+  Words argv = BuildMpiCommand(Assign({{"n1", 2}, {"n2", 2}}, 3), options, Job(), "hvdrun-agent",
+                               {.remote_hosts = true})
+                   .argv;
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "-H"), 0);
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "plm_rsh_args"), 0);
+  EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-np") + 1), "3");
+  EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-map-by") + 1), "slot");
+  Words names = ExportedNames(argv);
+  EXPECT_NE(std::find(names.begin(), names.end(), "HVDRUN_MPI_LAYOUT"), names.end());
+}
+
 // The words from the agent's program (the agent, or the shell that finds it) to the end.
 Words RankProgram(const Words& argv) {
   auto mpi_rank = std::find(argv.begin(), argv.end(), "--mpi-rank");

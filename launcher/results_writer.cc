@@ -34,6 +34,8 @@ nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions&
   for (const std::string& entry : options.exports) exported.push_back(entry.substr(0, entry.find('=')));
   return {{"hvdrun_version", kVersion},
           {"job_id", job_id},
+          {"launcher", AgentStartName(options.agent_start)},
+          {"slurm_job_id", options.slurm ? nlohmann::json(options.slurm->job_id) : nullptr},
           {"backend", options.backend ? nlohmann::json(std::string(BackendName(*options.backend))) : nullptr},
           {"num_proc", assignment.size()},
           {"command", options.command},

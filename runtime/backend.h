@@ -38,6 +38,11 @@ class Backend {
   // `send` may be this rank's block of `recv` (in place) or lie anywhere else, also inside recv as
   // long as it does not partly overlap this rank's block.
   virtual Status Allgather(const void* send, void* recv, size_t count, DataType type) = 0;
+  // Block j of this rank's `send` (`count` elements at j * count) goes to rank j, which receives it
+  // as its block `rank` of `recv`: the exchange under a reduce-scatter whose reduction the caller
+  // does itself (the fp8 compressed allreduce). send and recv hold size * count elements each and
+  // must not overlap.
+  virtual Status Alltoall(const void* send, void* recv, size_t count, DataType type) = 0;
   virtual Status Barrier() = 0;
   // The library's own in-place allreduce with no conversion (see Runtime::BaselineAllreduce).
   virtual Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) = 0;

@@ -310,6 +310,29 @@ void AllgatherFromEveryPlacement(const ConformanceRank& r) {
   }
 }
 
+// Rank r's block j is input number r * size + j: every block that crosses is told apart.
+void AlltoallEveryTypeAndCount(const ConformanceRank& r) {
+  for (DataType type : kAllTypes) {
+    for (size_t count : kAllgatherCounts) {
+      if (count > r.max_count) continue;
+      std::vector<char> mine;
+      std::vector<char> expected;
+      for (int block = 0; block < r.size; ++block) {
+        const std::vector<char> to_block = Inputs(type, r.rank * r.size + block, count);
+        mine.insert(mine.end(), to_block.begin(), to_block.end());
+        const std::vector<char> from_block = Inputs(type, block * r.size + r.rank, count);
+        expected.insert(expected.end(), from_block.begin(), from_block.end());
+      }
+      std::unique_ptr<TestBuffer> send = Holding(r, mine);
+      std::unique_ptr<TestBuffer> recv = Holding(r, std::vector<char>(mine.size(), 0x55));
+      const std::string what = "alltoall " + Describe(type, count);
+      if (!Succeeded(r, what, r.backend->Alltoall(send->data(), recv->data(), count, type))) return;
+      r.report->Check(recv->Download() == expected, what);
+      r.report->Check(send->Download() == mine, what + ": the send buffer unchanged");
+    }
+  }
+}
+
 // The last rank creates a file only after a pause, then enters the barrier; every rank must see the
 // file once its barrier returns. Files, not memory, so that ranks that are processes can see them
 // too; the directory is rank 0's, named to the others by broadcast.
@@ -404,6 +427,7 @@ const std::vector<ConformanceCase>& ConformanceCases() {
       {"Float32SumsWithinTheRoundingBound", &Float32SumsWithinTheRoundingBound},
       {"BroadcastFromEveryRoot", &BroadcastFromEveryRoot},
       {"AllgatherFromEveryPlacement", &AllgatherFromEveryPlacement},
+      {"AlltoallEveryTypeAndCount", &AlltoallEveryTypeAndCount},
       {"BarrierWaitsForEveryRank", &BarrierWaitsForEveryRank},
       {"BaselineIsTheLibrarysSum", &BaselineIsTheLibrarysSum},
   };

@@ -88,6 +88,8 @@ struct ConformanceCase {
 //   BroadcastFromEveryRoot                 every type x count 0, 1, 7, 100,003
 //   AllgatherFromEveryPlacement            every type x count 0, 1, 7, 50,001, the send buffer apart,
 //                                          this rank's block of recv (in place), or recv's start
+//   AlltoallEveryTypeAndCount              every type x count 0, 1, 7, 50,001; every block that crosses
+//                                          told apart; the send buffer unchanged
 //   BarrierWaitsForEveryRank               no rank leaves before the last, which is late, has come
 //   BaselineIsTheLibrarysSum               float32 and float64 sums; other types and ops refused
 //                                          with "<backend>: the baseline allreduce supports ...";

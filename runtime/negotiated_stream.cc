@@ -37,8 +37,9 @@ std::string DurationText(std::chrono::milliseconds duration) {
 
 }  // namespace
 
-NegotiatedStream::NegotiatedStream(const RuntimeOptions& options)
+NegotiatedStream::NegotiatedStream(const RuntimeOptions& options, CompressedAllreduce* compressed)
     : options_(options),
+      compressed_(compressed),
       fusion_threshold_(
           EffectiveFusionThreshold(options.negotiation.fusion_threshold_bytes, options.local_size)),
       cache_(options.negotiation.cache_capacity),
@@ -417,7 +418,8 @@ Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
   if (request.count == 0 && request.kind != CollectiveKind::kBarrier) return Status::Ok();
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
-      return backend.Allreduce(entry.send, entry.recv, request.count, request.type, request.op);
+      return compressed_->Allreduce(backend, entry.send, entry.recv, request.count, request.type, request.op,
+                                    {{Cacheable(request) ? request.name : std::string(), 0, request.count}});
     case CollectiveKind::kBroadcast:
       return backend.Broadcast(entry.recv, request.count, request.type, request.root);
     case CollectiveKind::kAllgather:
@@ -445,8 +447,19 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
     in_place = entry.send == entry.recv && entry.recv == base + end;
     end += entry.request.bytes();
   }
+  const size_t element = DataTypeSize(first.type);
+  std::vector<TensorSpan> tensors;  // for compression's error feedback, which keys on callers' names
+  if (compressed_->Compresses(first.type, first.op)) {
+    size_t next = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+      const TensorRequest& member = ready[members[i]];
+      tensors.push_back({Cacheable(member) ? member.name : std::string(),
+                         in_place ? next / element : offsets[i] / element, member.count});
+      next += member.bytes();
+    }
+  }
   if (in_place) {
-    Status status = backend.Allreduce(base, base, end / DataTypeSize(first.type), first.type, first.op);
+    Status status = compressed_->Allreduce(backend, base, base, end / element, first.type, first.op, tensors);
     times->reduced = times->end = Clock::now();
     return status;
   }
@@ -460,8 +473,8 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
   }
   times->copied = true;
   times->copied_in = Clock::now();
-  Status status = backend.Allreduce(fusion_buffer_.data(), fusion_buffer_.data(),
-                                    bytes / DataTypeSize(first.type), first.type, first.op);
+  Status status = compressed_->Allreduce(backend, fusion_buffer_.data(), fusion_buffer_.data(),
+                                         bytes / element, first.type, first.op, tensors);
   times->reduced = times->end = Clock::now();
   if (!status.ok()) return status;
   for (size_t i = 0; i < members.size(); ++i) {

@@ -42,6 +42,7 @@
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
+#include "runtime/compressed_allreduce.h"
 #include "runtime/readiness_table.h"
 #include "runtime/response_cache.h"
 #include "runtime/response_statistics.h"
@@ -52,9 +53,10 @@ namespace hvdrun {
 
 class NegotiatedStream {
  public:
-  static constexpr std::chrono::milliseconds kIdleCycleTime{10};
-
-  explicit NegotiatedStream(const RuntimeOptions& options);
+  static constexpr std::chrono::milliseconds kIdleCycleTime{
+      10};  // `compressed` reduces every allreduce (compressing those the job's CompressionOptions say); not
+  // owned, it outlives the stream.
+  NegotiatedStream(const RuntimeOptions& options, CompressedAllreduce* compressed);
 
   // Queues `request` on this rank. Fails at once (the returned handle is complete) when the runtime
   // is broken or stopping, or when `request.name` is still pending here.
@@ -134,8 +136,8 @@ class NegotiatedStream {
   void FailEverything(const Status& status);
   // Whether `request` may enter the cache: named by the caller, not by its place in the sequence.
   static bool Cacheable(const TensorRequest& request);
-
   const RuntimeOptions options_;
+  CompressedAllreduce* const compressed_;
   const size_t fusion_threshold_;
 
   mutable std::mutex mutex_;

@@ -54,6 +54,16 @@ Status ValidateOptions(const RuntimeOptions& options) {
     return Status::Error("Runtime::Init: timeout " + std::to_string(options.timeout.count()) +
                          " ms is not positive");
   }
+  const CompressionFormat format = options.compression.format;
+  if (CompressionFormatName(format) == "unknown") {
+    return Status::Error("Runtime::Init: unknown compression format " +
+                         std::to_string(static_cast<int>(format)));
+  }
+  if (format != CompressionFormat::kNone && options.backend == BackendKind::kNccl) {
+    return Status::Error("Runtime::Init: " + std::string(CompressionFormatName(format)) +
+                         " compression converts gradients in host memory; the nccl backend's are on the GPU "
+                         "(compress over gloo or mpi)");
+  }
   return Status::Ok();
 }
 
@@ -142,7 +152,9 @@ Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType t
                         send, recv)
         .Wait();
   }
-  return impl_->Run([=](Backend& backend) { return backend.Allreduce(send, recv, count, type, op); });
+  return impl_->Run([=, impl = impl_.get()](Backend& backend) {
+    return impl->compressed().Allreduce(backend, send, recv, count, type, op);
+  });
 }
 
 CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t count, DataType type,
@@ -155,7 +167,9 @@ CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t co
         Request(impl_->NextUnnamed(CollectiveKind::kAllreduce), CollectiveKind::kAllreduce, count, type, op),
         send, recv);
   }
-  return impl_->Submit([=](Backend& backend) { return backend.Allreduce(send, recv, count, type, op); });
+  return impl_->Submit([=, impl = impl_.get()](Backend& backend) {
+    return impl->compressed().Allreduce(backend, send, recv, count, type, op);
+  });
 }
 
 Status Runtime::Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
@@ -183,6 +197,8 @@ CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* se
 }
 
 NegotiationCounters Runtime::negotiation_counters() const { return impl_->negotiation_counters(); }
+CompressionCounters Runtime::compression_counters() const { return impl_->compression_counters(); }
+const CompressionOptions& Runtime::compression() const { return impl_->options().compression; }
 
 Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
   Status valid = ValidateBuffers("Broadcast", buffer, buffer, count, type);
@@ -226,11 +242,11 @@ Status Runtime::Barrier() {
 }
 
 Status Runtime::SendReport(const std::string& json) {
-  nlohmann::json negotiation = impl_->NegotiationReport();
-  if (!negotiation.is_null()) {
+  nlohmann::json library = impl_->LibraryReport();
+  if (!library.is_null()) {
     nlohmann::json report = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
     if (report.is_object() && !report.contains("libhvdrun")) {
-      report["libhvdrun"] = std::move(negotiation);
+      report["libhvdrun"] = std::move(library);
       return impl_->options().store->SendReport(impl_->options().rank, report.dump());
     }
   }

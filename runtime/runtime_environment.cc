@@ -84,6 +84,26 @@ StatusOr<bool> ReadFlag(const EnvironmentReader& env, const char* name, bool fal
   return Status::Error(std::string(name) + "='" + value + "' is not 1 or 0");
 }
 
+// HVDRUN_COMPRESSION and fp8's safeguards, where set, over CompressionOptions' defaults.
+Status ReadCompression(const EnvironmentReader& env, CompressionOptions& compression) {
+  if (const char* text = env.Find(env::kCompression); text != nullptr) {
+    std::optional<CompressionFormat> format = ParseCompressionFormat(text);
+    if (!format) {
+      return Status::Error(std::string(env::kCompression) + "='" + text +
+                           "' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
+    }
+    compression.format = *format;
+  }
+  for (const auto& [name, setting] : {std::pair<const char*, bool*>{env::kFp8Scaling, &compression.scaling},
+                                      {env::kFp8Float32Sums, &compression.float32_sums},
+                                      {env::kErrorFeedback, &compression.error_feedback}}) {
+    StatusOr<bool> value = ReadFlag(env, name, *setting);
+    if (!value.ok()) return value.status();
+    *setting = value.value();
+  }
+  return Status::Ok();
+}
+
 // The timeline's file: in hvdrun's HVDRUN_TIMELINE directory for every rank, sent to hvdrun at the
 // end; else Horovod's HOROVOD_TIMELINE for rank 0 alone, as Horovod writes it.
 Status ReadTimeline(const EnvironmentReader& env, int rank, TimelineSettings& timeline) {
@@ -142,6 +162,7 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
   options.host_address = std::move(host_address).value();
   status = ReadNegotiation(env, options.negotiation);
   if (status.ok()) status = ReadTimeline(env, options.rank, options.timeline);
+  if (status.ok()) status = ReadCompression(env, options.compression);
   if (!status.ok()) return status;
   return result;
 }
@@ -156,13 +177,15 @@ bool Runtime::LaunchedByHvdrun(const EnvironmentLookup& lookup) {
   return (lookup ? lookup(env::kRank) : std::getenv(env::kRank)) != nullptr;
 }
 
-StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(const EnvironmentLookup& lookup,
-                                                                CollectiveOrder order) {
+StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(
+    const EnvironmentLookup& lookup, CollectiveOrder order,
+    const std::function<void(RuntimeOptions&)>& adjust) {
   StatusOr<RuntimeEnvironment> environment =
       ReadRuntimeEnvironment(lookup ? lookup : [](const char* name) { return std::getenv(name); });
   if (!environment.ok()) return environment.status();
   RuntimeEnvironment& settings = environment.value();
   settings.options.order = order;
+  if (adjust) adjust(settings.options);
   auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,
                                           settings.secret_hex, settings.options.timeout);
   if (!client.ok()) return client.status();

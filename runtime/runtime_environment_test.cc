@@ -67,6 +67,35 @@ TEST_F(RuntimeEnvironmentTest, NegotiationTuningComesFromHorovodsVariables) {
   EXPECT_EQ(ReadError(), "HOROVOD_FUSION_THRESHOLD='-1' is not a whole number from 0 to 1099511627776");
 }
 
+TEST_F(RuntimeEnvironmentTest, CompressionComesFromHvdrunsVariables) {
+  StatusOr<RuntimeEnvironment> defaults = Read();
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_EQ(defaults->options.compression.format, CompressionFormat::kNone);
+  EXPECT_TRUE(defaults->options.compression.scaling);
+  EXPECT_TRUE(defaults->options.compression.float32_sums);
+  EXPECT_TRUE(defaults->options.compression.error_feedback);
+
+  values_[env::kCompression] = "fp8";
+  values_[env::kFp8Scaling] = "0";
+  values_[env::kFp8Float32Sums] = "false";
+  values_[env::kErrorFeedback] = "0";
+  StatusOr<RuntimeEnvironment> naive = Read();
+  ASSERT_TRUE(naive.ok()) << naive.status().message();
+  EXPECT_EQ(naive->options.compression.format, CompressionFormat::kFloat8E4M3);
+  EXPECT_FALSE(naive->options.compression.scaling);
+  EXPECT_FALSE(naive->options.compression.float32_sums);
+  EXPECT_FALSE(naive->options.compression.error_feedback);
+
+  values_[env::kCompression] = "fp8-e5m2";
+  EXPECT_EQ(Read()->options.compression.format, CompressionFormat::kFloat8E5M2);
+  values_[env::kCompression] = "fp4";
+  EXPECT_EQ(ReadError(),
+            "HVDRUN_COMPRESSION='fp4' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
+  values_[env::kCompression] = "bf16";
+  values_[env::kErrorFeedback] = "off";
+  EXPECT_EQ(ReadError(), "HVDRUN_ERROR_FEEDBACK='off' is not 1 or 0");
+}
+
 TEST_F(RuntimeEnvironmentTest, ReadsEveryVariable) {
   StatusOr<RuntimeEnvironment> environment = Read();
   ASSERT_TRUE(environment.ok()) << environment.status().message();

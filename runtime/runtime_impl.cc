@@ -37,8 +37,10 @@ std::map<std::string, std::weak_ptr<Timeline>>& OpenTimelines() {
 
 Runtime::Impl::Impl(RuntimeOptions options)
     : options_(std::move(options)),
-      stream_(options_.order == CollectiveOrder::kNegotiated ? std::make_unique<NegotiatedStream>(options_)
-                                                             : nullptr) {}
+      compressed_(options_.rank, options_.size, options_.compression),
+      stream_(options_.order == CollectiveOrder::kNegotiated
+                  ? std::make_unique<NegotiatedStream>(options_, &compressed_)
+                  : nullptr) {}
 
 Runtime::Impl::~Impl() {
   if (stream_ != nullptr) stream_->RequestStop();
@@ -158,8 +160,20 @@ NegotiationCounters Runtime::Impl::negotiation_counters() const {
   return stream_ != nullptr ? stream_->counters() : NegotiationCounters{};
 }
 
-nlohmann::json Runtime::Impl::NegotiationReport() const {
-  return stream_ != nullptr ? stream_->ReportJson() : nlohmann::json();
+nlohmann::json Runtime::Impl::LibraryReport() const {
+  nlohmann::json report = stream_ != nullptr ? stream_->ReportJson() : nlohmann::json();
+  const CompressionOptions& compression = options_.compression;
+  if (compression.format != CompressionFormat::kNone) {
+    const CompressionCounters counters = compressed_.counters();
+    report["compression"] = {{"format", CompressionFormatName(compression.format)},
+                             {"scaling", compression.scaling},
+                             {"float32_sums", compression.float32_sums},
+                             {"error_feedback", compression.error_feedback},
+                             {"compressed_bytes", counters.compressed_bytes},
+                             {"wire_bytes", counters.wire_bytes},
+                             {"float32_wire_bytes", counters.float32_wire_bytes}};
+  }
+  return report;
 }
 
 Status Runtime::Impl::Run(Collective collective) {

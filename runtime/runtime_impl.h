@@ -37,6 +37,7 @@
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
+#include "runtime/compressed_allreduce.h"
 #include "runtime/negotiated_stream.h"
 #include "runtime/tensor_request.h"
 #include "runtime/timeline.h"
@@ -70,8 +71,13 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
   std::string NextUnnamed(CollectiveKind kind);
   bool negotiated() const { return stream_ != nullptr; }
   NegotiationCounters negotiation_counters() const;
-  // The negotiated path's part of the rank's report; null in call-order mode.
-  nlohmann::json NegotiationReport() const;
+  CompressionCounters compression_counters() const { return compressed_.counters(); }
+  // The runtime's part of the rank's report (its "libhvdrun" member): the negotiated path's
+  // counters and responses, and what compression did; null when there is neither.
+  nlohmann::json LibraryReport() const;
+  // Every allreduce goes through it (it compresses what CompressionOptions says); used by one
+  // collective at a time, as the backend is.
+  CompressedAllreduce& compressed() { return compressed_; }
 
   const RuntimeOptions& options() const { return options_; }
 
@@ -95,14 +101,15 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
   std::mutex backend_mutex_;          // held while a collective runs on backend_
 
   std::mutex mutex_;
-  std::condition_variable changed_;                 // queue, started_, idle or stopping_ changed
-  std::deque<Pending> queue_;                       // GUARDED_BY(mutex_)
-  bool started_ = false;                            // GUARDED_BY(mutex_): bootstrapping finished
-  int active_ = 0;                                  // GUARDED_BY(mutex_): collectives taken off the queue or
-                                                    // running inline that have not finished
-  bool stopping_ = false;                           // GUARDED_BY(mutex_)
-  Status broken_;                                   // GUARDED_BY(mutex_): the first failure, or OK
-  uint64_t unnamed_calls_ = 0;                      // GUARDED_BY(mutex_)
+  std::condition_variable changed_;  // queue, started_, idle or stopping_ changed
+  std::deque<Pending> queue_;        // GUARDED_BY(mutex_)
+  bool started_ = false;             // GUARDED_BY(mutex_): bootstrapping finished
+  int active_ = 0;                   // GUARDED_BY(mutex_): collectives taken off the queue or
+                                     // running inline that have not finished
+  bool stopping_ = false;            // GUARDED_BY(mutex_)
+  Status broken_;                    // GUARDED_BY(mutex_): the first failure, or OK
+  uint64_t unnamed_calls_ = 0;       // GUARDED_BY(mutex_)
+  CompressedAllreduce compressed_;
   const std::unique_ptr<NegotiatedStream> stream_;  // null in call-order mode
   std::shared_ptr<Timeline> timeline_;              // opened by the collective thread; null without one
   std::thread thread_;

@@ -57,6 +57,16 @@ TEST(RuntimeOptionsTest, RejectsBadOptions) {
   options = TestOptions(0, 1, store);
   options.backend = static_cast<BackendKind>(7);
   EXPECT_EQ(InitError(options), "Runtime::Init: unknown backend 7");
+  options = TestOptions(0, 1, store);
+  options.compression.format = static_cast<CompressionFormat>(9);
+  EXPECT_EQ(InitError(options), "Runtime::Init: unknown compression format 9");
+  options = TestOptions(0, 1, store);
+  options.backend = BackendKind::kNccl;
+  options.compression.format = CompressionFormat::kFloat16;
+  EXPECT_EQ(
+      InitError(options),
+      "Runtime::Init: fp16 compression converts gradients in host memory; the nccl backend's are on the GPU "
+      "(compress over gloo or mpi)");
 }
 
 // What Init says for a backend this libhvdrun lacks, or, for NCCL built in, on a machine without

@@ -32,16 +32,19 @@ inline RuntimeOptions TestOptions(int rank, int size, std::shared_ptr<KeyValueSt
 }
 
 // Initializes `size` Runtimes on as many threads and calls body(runtime) on each; returns when all
-// have returned. An Init failure is a test failure.
+// have returned. An Init failure is a test failure. `configure`, when given, changes each rank's
+// options before Init.
 inline void RunRanks(int size, const std::function<void(Runtime&)>& body,
-                     CollectiveOrder order = CollectiveOrder::kCallOrder) {
+                     CollectiveOrder order = CollectiveOrder::kCallOrder,
+                     const std::function<void(RuntimeOptions&)>& configure = nullptr) {
   auto store = NewInMemoryStore();
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
-    threads.emplace_back([rank, size, store, &body, order] {
+    threads.emplace_back([rank, size, store, &body, order, &configure] {
       RuntimeOptions options = TestOptions(rank, size, store);
       options.order = order;
+      if (configure) configure(options);
       StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
       ASSERT_TRUE(runtime.ok()) << "rank " << rank << ": " << runtime.status().message();
       body(*runtime.value());

@@ -25,6 +25,14 @@ constexpr std::array<std::pair<BackendKind, std::string_view>, 3> kBackends = {{
     {BackendKind::kMpi, "mpi"},
     {BackendKind::kNccl, "nccl"},
 }};
+constexpr std::array<std::pair<CompressionFormat, std::string_view>, 6> kCompressionFormats = {{
+    {CompressionFormat::kNone, "none"},
+    {CompressionFormat::kFloat16, "fp16"},
+    {CompressionFormat::kBFloat16, "bf16"},
+    {CompressionFormat::kFloat8E4M3, "fp8-e4m3"},
+    {CompressionFormat::kFloat8E5M2, "fp8-e5m2"},
+    {CompressionFormat::kFloat8E4M3, "fp8"},  // parsed only: NameOf finds "fp8-e4m3" first
+}};
 
 template <typename Enum, size_t N>
 std::string_view NameOf(const std::array<std::pair<Enum, std::string_view>, N>& table, Enum value) {
@@ -66,5 +74,11 @@ std::string_view BackendName(BackendKind backend) { return NameOf(kBackends, bac
 std::optional<DataType> ParseDataType(std::string_view name) { return Parse(kDataTypes, name); }
 std::optional<ReduceOp> ParseReduceOp(std::string_view name) { return Parse(kReduceOps, name); }
 std::optional<BackendKind> ParseBackend(std::string_view name) { return Parse(kBackends, name); }
+std::string_view CompressionFormatName(CompressionFormat format) {
+  return NameOf(kCompressionFormats, format);
+}
+std::optional<CompressionFormat> ParseCompressionFormat(std::string_view name) {
+  return Parse(kCompressionFormats, name);
+}
 
 }  // namespace hvdrun

@@ -22,6 +22,8 @@ packages=(
   # the multi-host test cluster: network namespaces, each with its own sshd; strace slows the
   # launcher's mkdir in the test of host keys recorded by hosts reached at once
   iproute2 openssh-server openssh-client strace
+  # the Slurm test cluster (tests/cluster/slurm_cluster.h): slurmctld, one slurmd per server, munge
+  slurmctld slurmd slurm-client munge
   # the Debian packages (packaging/) and their test: build, lint, a clean root to install them in
   debhelper help2man pkgconf lintian debootstrap piuparts
 )

@@ -9,7 +9,8 @@
 namespace hvdrun::trainer {
 
 StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::FromEnvironment(
-    const std::function<const char*(const char*)>& lookup) {
+    const std::function<const char*(const char*)>& lookup,
+    const std::function<void(RuntimeOptions&)>& adjust) {
   auto group = std::make_unique<DataParallelGroup>();
   if (!Runtime::LaunchedByHvdrun(lookup)) return group;
   // Gradients are named and fused (CollectiveOrder::kNegotiated) on every backend whose collectives
@@ -19,7 +20,7 @@ StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::FromEnvironment(
   if (!backend.ok()) return backend.status();
   const CollectiveOrder order =
       backend.value() == BackendKind::kNccl ? CollectiveOrder::kCallOrder : CollectiveOrder::kNegotiated;
-  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment(lookup, order);
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment(lookup, order, adjust);
   if (!runtime.ok()) return runtime.status();
   group->owned_ = std::move(runtime).value();
   group->runtime_ = group->owned_.get();

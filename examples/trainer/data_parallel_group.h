@@ -23,8 +23,10 @@ class DataParallelGroup {
   // program). Not launched by hvdrun: a group of one. Else Runtime::InitFromEnvironment, whose
   // error is returned as it is; a rank that hvdrun started without a backend (no HVDRUN_BACKEND)
   // is told to run hvdrun with --gloo, --mpi or --nccl.
+  // `adjust` changes the runtime's options before it starts (the trainer's own flags).
   static StatusOr<std::unique_ptr<DataParallelGroup>> FromEnvironment(
-      const std::function<const char*(const char*)>& lookup);
+      const std::function<const char*(const char*)>& lookup,
+      const std::function<void(RuntimeOptions&)>& adjust = nullptr);
 
   // A group of one rank, without runtime.
   DataParallelGroup() = default;

@@ -157,10 +157,13 @@ void GradientReducer::StartReduction(size_t index) {
              : runtime_->AllreduceAsync(buffer.data_ptr(), buffer.data_ptr(), count, RuntimeType(buffer),
                                         ReduceOp::kAverage);
   started_[index] = true;
+  if (!first_start_) first_start_ = std::chrono::steady_clock::now();
 }
 
 Status GradientReducer::FinishStep() {
   last_wait_ = std::chrono::duration<double>(0);
+  last_overlap_ = first_start_ ? std::chrono::steady_clock::now() - *first_start_
+                               : std::chrono::steady_clock::duration::zero();
   if (runtime_ == nullptr) return Status::Ok();
   started_during_backward_ = named_ ? static_cast<int>(std::count(started_.begin(), started_.end(), true))
                                     : static_cast<int>(next_launch_);
@@ -187,6 +190,7 @@ Status GradientReducer::FinishStep() {
   last_wait_ = std::chrono::steady_clock::now() - wait_start;
   ready_.assign(ready_.size(), false);
   started_.assign(started_.size(), false);
+  first_start_.reset();
   next_launch_ = 0;
   if (!first_error.ok()) return first_error;
 

@@ -51,6 +51,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hvdrun/runtime.h"
@@ -84,6 +85,10 @@ class GradientReducer {
   // Time FinishStep spent waiting for collectives in the last step: communication that did not
   // overlap with computation.
   std::chrono::duration<double> last_wait() const { return last_wait_; }
+  // In the last step, the time from the first reduction's start to FinishStep's call: communication
+  // in flight while backward still computed. 0 when no reduction started during backward. An upper
+  // bound on the overlap: the backend may have been idle between responses.
+  std::chrono::duration<double> last_overlap() const { return last_overlap_; }
   // Number of parameters whose reduction had started before FinishStep was called in the last
   // step: how many overlapped with backward.
   int started_during_backward() const { return started_during_backward_; }
@@ -126,6 +131,8 @@ class GradientReducer {
   bool named_ = false;  // submitted by name as they become ready (CollectiveOrder::kNegotiated)
   int64_t bytes_per_step_ = 0;
   std::chrono::duration<double> last_wait_{0};
+  std::chrono::duration<double> last_overlap_{0};
+  std::optional<std::chrono::steady_clock::time_point> first_start_;  // this step's first reduction
   int started_during_backward_ = 0;
 };
 

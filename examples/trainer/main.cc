@@ -96,6 +96,14 @@ void PrintHeader(const RunSettings& s) {
       static_cast<long long>(s.image_size), static_cast<long long>(s.batch_size),  // NOLINT
       s.ranks, s.ranks == 1 ? "" : "s", s.backend.c_str(), s.threads, s.threads == 1 ? "" : "s",
       s.device.c_str(), s.lr);
+  const CompressionOptions& c = s.compression;
+  if (c.format == CompressionFormat::kFloat8E4M3 || c.format == CompressionFormat::kFloat8E5M2) {
+    std::printf("gradients travel as %s (scaling %s, float32 sums %s, error feedback %s)\n",
+                std::string(CompressionFormatName(c.format)).c_str(), c.scaling ? "on" : "off",
+                c.float32_sums ? "on" : "off", c.error_feedback ? "on" : "off");
+  } else if (c.format != CompressionFormat::kNone) {
+    std::printf("gradients travel as %s\n", std::string(CompressionFormatName(c.format)).c_str());
+  }
   std::fflush(stdout);
 }
 
@@ -130,9 +138,23 @@ int Train(TrainerOptions options) {
     dataset = std::move(loaded).value();
   }
 
-  StatusOr<std::unique_ptr<DataParallelGroup>> joined = DataParallelGroup::FromEnvironment(std::getenv);
+  // --compression and its safeguards over what hvdrun's flags gave the runtime.
+  const auto adjust = [&options](RuntimeOptions& runtime_options) {
+    CompressionOptions& compression = runtime_options.compression;
+    if (options.compression) compression.format = *options.compression;
+    if (options.fp8_scaling) compression.scaling = *options.fp8_scaling;
+    if (options.fp8_float32_sums) compression.float32_sums = *options.fp8_float32_sums;
+    if (options.error_feedback) compression.error_feedback = *options.error_feedback;
+  };
+  StatusOr<std::unique_ptr<DataParallelGroup>> joined =
+      DataParallelGroup::FromEnvironment(std::getenv, adjust);
   if (!joined.ok()) return Fail(kRunFailure, joined.status().message());
   DataParallelGroup& group = *joined.value();
+  if (group.runtime() == nullptr && options.compression) {
+    return Fail(kUsageExitCode,
+                "--compression: gradients are compressed on their way between ranks; run under hvdrun with "
+                "--gloo or --mpi");
+  }
   const std::string rank_prefix = "rank " + std::to_string(group.rank()) + ": ";
   if (dataset && dataset->train.size() < group.size()) {
     return Fail(kUsageExitCode, "--train-limit: " + std::to_string(dataset->train.size()) +
@@ -176,6 +198,7 @@ int Train(TrainerOptions options) {
   settings.data_dir = options.synthetic ? "" : options.data_dir;
   settings.train_examples_per_rank = dataset ? dataset->train.size() / group.size() : 0;
   settings.seed = options.seed;
+  if (group.runtime() != nullptr) settings.compression = group.runtime()->compression();
   at::set_num_threads(settings.threads);
 
   // Each rank draws its own initial parameters; rank 0's then replace them everywhere.
@@ -198,6 +221,7 @@ int Train(TrainerOptions options) {
   result.bytes_reduced_per_step = step.bytes_reduced_per_step();
   result.bytes_reduced = result.bytes_reduced_per_step * result.steps_run;
   result.overlapped_reductions = step.overlapped_reductions();
+  if (group.runtime() != nullptr) result.compression = group.runtime()->compression_counters();
   result.parameter_tensors = static_cast<int>(model->parameters().size());
   result.parameter_checksum = ParameterChecksum(*model);
   if (Status status = ComputeGroupFigures(group, result); !status.ok()) {

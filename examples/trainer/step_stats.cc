@@ -10,11 +10,13 @@ StepSummary SummarizeSteps(const std::vector<StepRecord>& steps) {
   double total_step = 0;
   double total_compute = 0;
   double total_wait = 0;
+  double total_overlapped = 0;
   double rate_sum = 0;
   for (const StepRecord& step : steps) {
     total_step += step.step_s;
     total_compute += step.compute_s;
     total_wait += step.comm_wait_s;
+    total_overlapped += step.comm_overlapped_s;
     summary.images += step.images;
     rate_sum += step.img_per_sec();
   }
@@ -23,6 +25,7 @@ StepSummary SummarizeSteps(const std::vector<StepRecord>& steps) {
   summary.mean_step_s = total_step / n;
   summary.mean_compute_s = total_compute / n;
   summary.mean_comm_wait_s = total_wait / n;
+  summary.mean_comm_overlapped_s = total_overlapped / n;
   summary.img_per_sec = total_step > 0 ? static_cast<double>(summary.images) / total_step : 0;
   if (steps.size() > 1) {
     const double mean_rate = rate_sum / n;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -68,6 +69,7 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
   std::string momentum_text;
   std::string threads_text;
   std::string seed_text;
+  std::string compression_text;
   std::string device = "cpu";
   bool no_lr_scaling = false;
   bool synthetic = false;
@@ -123,6 +125,26 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
   app.add_option("--device", device,
                  "cpu, or cuda: the GPU numbered by the rank's local rank (needs a CUDA libtorch)");
   app.add_option("--seed", seed_text, "Seed of the random initialization and data order (default 42)");
+  app.add_option("--compression", compression_text,
+                 "Gradients travel as none, fp16, bf16, fp8 (E4M3; also fp8-e4m3) or fp8-e5m2 (default: "
+                 "hvdrun's --compression, else none)");
+  // fp8's safeguards: on unless switched off (or as hvdrun's flags set them).
+  const struct {
+    const char* flag;
+    std::optional<bool>* setting;
+    const char* help;
+  } safeguards[] = {
+      {"--fp8-scaling", &options.fp8_scaling,
+       "fp8: scale blocks of gradients by a shared power of two (on|off)"},
+      {"--fp8-float32-sums", &options.fp8_float32_sums,
+       "fp8: sum every rank's gradients in float32 (on|off)"},
+      {"--error-feedback", &options.error_feedback,
+       "fp8: add what encoding lost to the next step's gradients (on|off)"},
+  };
+  std::string safeguard_texts[std::size(safeguards)];
+  for (size_t i = 0; i < std::size(safeguards); ++i) {
+    app.add_option(safeguards[i].flag, safeguard_texts[i], safeguards[i].help);
+  }
   app.add_option("--json", options.json_path,
                  "Rank 0 writes the run's figures to this JSON file (or, with --describe, the description)");
 
@@ -236,6 +258,20 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
     StatusOr<int64_t> seed = examples::ParseWholeNumberFlag("--seed", seed_text, 0, int64_t{1} << 62);
     if (!seed.ok()) return usage_error(seed.status().message());
     options.seed = static_cast<uint64_t>(seed.value());
+  }
+  if (app.count("--compression") > 0) {
+    options.compression = ParseCompressionFormat(compression_text);
+    if (!options.compression) {
+      return usage_error("--compression: '" + compression_text +
+                         "' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
+    }
+  }
+  for (size_t i = 0; i < std::size(safeguards); ++i) {
+    if (app.count(safeguards[i].flag) == 0) continue;
+    if (safeguard_texts[i] != "on" && safeguard_texts[i] != "off") {
+      return usage_error(std::string(safeguards[i].flag) + ": '" + safeguard_texts[i] + "' is not on or off");
+    }
+    *safeguards[i].setting = safeguard_texts[i] == "on";
   }
   if (app.count("--json") > 0 && options.json_path.empty()) return usage_error("--json: empty file name");
   result.options = options;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "examples/trainer/models/model_catalog.h"
+#include "hvdrun/runtime.h"
 
 namespace hvdrun::trainer {
 
@@ -41,6 +42,12 @@ struct TrainerOptions {
   int threads = 0;
   bool cuda = false;  // --device cuda: the GPU numbered by the rank's local rank
   uint64_t seed = 42;
+  // --compression and fp8's safeguards, over what hvdrun's --compression gave the ranks (libhvdrun's
+  // CompressionOptions); unset: hvdrun's.
+  std::optional<CompressionFormat> compression;
+  std::optional<bool> fp8_scaling;
+  std::optional<bool> fp8_float32_sums;
+  std::optional<bool> error_feedback;
   bool describe = false;
   std::string json_path;  // rank 0 writes the run's figures here; empty: nowhere
 };

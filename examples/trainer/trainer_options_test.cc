@@ -134,6 +134,24 @@ TEST(TrainerOptionsTest, BadInputIsOneLineNamingTheFlag) {
   EXPECT_EQ(Error({"--model", "resnet18", "--device", "tpu"}),
             "--device: unknown device 'tpu' (cpu or cuda)");
   EXPECT_EQ(Error({"--model", "resnet18", "--json", ""}), "--json: empty file name");
+  EXPECT_EQ(Error({"--model", "fmnist-cnn", "--compression", "int8"}),
+            "--compression: 'int8' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
+  EXPECT_EQ(Error({"--model", "fmnist-cnn", "--error-feedback", "yes"}),
+            "--error-feedback: 'yes' is not on or off");
+}
+
+TEST(TrainerOptionsTest, CompressionAndItsSafeguards) {
+  ParsedTrainerCommandLine plain = Parse({"--model", "fmnist-cnn"});
+  ASSERT_TRUE(plain.options.has_value()) << plain.error;
+  EXPECT_FALSE(plain.options->compression.has_value()) << "hvdrun's, unless given";
+  EXPECT_FALSE(plain.options->error_feedback.has_value());
+  ParsedTrainerCommandLine naive = Parse({"--model", "fmnist-cnn", "--compression", "fp8", "--fp8-scaling",
+                                          "off", "--fp8-float32-sums", "off", "--error-feedback", "on"});
+  ASSERT_TRUE(naive.options.has_value()) << naive.error;
+  EXPECT_EQ(naive.options->compression, CompressionFormat::kFloat8E4M3);
+  EXPECT_EQ(naive.options->fp8_scaling, false);
+  EXPECT_EQ(naive.options->fp8_float32_sums, false);
+  EXPECT_EQ(naive.options->error_feedback, true);
 }
 
 TEST(TrainerOptionsTest, FlagsOfTheOtherKindOfRunAreRefused) {

@@ -19,6 +19,13 @@ nlohmann::json Settings(const RunSettings& s) {
                              {"lr_schedule", s.synthetic ? "constant" : "cosine"},
                              {"momentum", s.momentum},
                              {"seed", s.seed}};
+  settings["compression"] = {{"format", CompressionFormatName(s.compression.format)}};
+  if (s.compression.format == CompressionFormat::kFloat8E4M3 ||
+      s.compression.format == CompressionFormat::kFloat8E5M2) {
+    settings["compression"]["scaling"] = s.compression.scaling;
+    settings["compression"]["float32_sums"] = s.compression.float32_sums;
+    settings["compression"]["error_feedback"] = s.compression.error_feedback;
+  }
   if (s.synthetic) {
     settings["warmup_steps"] = s.warmup_steps;
     settings["steps"] = s.steps;
@@ -54,6 +61,7 @@ nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& res
   for (const StepRecord& step : result.steps) {
     steps.push_back({{"compute_s", step.compute_s},
                      {"comm_wait_s", step.comm_wait_s},
+                     {"comm_overlapped_s", step.comm_overlapped_s},
                      {"step_s", step.step_s},
                      {"img_per_sec", step.img_per_sec()},
                      {"loss", step.loss}});
@@ -63,6 +71,8 @@ nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& res
   nlohmann::json summary = {{"step_time_s", mine.mean_step_s},
                             {"compute_time_s", mine.mean_compute_s},
                             {"comm_wait_s", mine.mean_comm_wait_s},
+                            {"comm_overlapped_s", mine.mean_comm_overlapped_s},
+                            {"bytes_reduced_per_step", result.bytes_reduced_per_step},
                             {"img_per_sec", mine.img_per_sec},
                             {"img_per_sec_total", result.group.img_per_sec_total},
                             {"bytes_reduced", result.bytes_reduced},
@@ -96,6 +106,13 @@ nlohmann::json RunDocument(const RunSettings& settings, const TrainingResult& re
   document["test_accuracy"] = TestAccuracy(result);
   document["epochs_run"] = Epochs(result);
   document["bytes_reduced_per_step"] = result.bytes_reduced_per_step;
+  if (result.compression.float32_wire_bytes > 0) {
+    // Rank 0's bytes on the wire beside what float32 would have sent.
+    document["compression"]["wire_bytes"] = result.compression.wire_bytes;
+    document["compression"]["float32_wire_bytes"] = result.compression.float32_wire_bytes;
+    document["compression"]["wire_ratio"] = static_cast<double>(result.compression.wire_bytes) /
+                                            static_cast<double>(result.compression.float32_wire_bytes);
+  }
   document["parameter_checksum"] = result.parameter_checksum;
   document["wall_s"] = result.wall_s;
   return document;

@@ -34,6 +34,7 @@ struct RunSettings {
   std::string data_dir;  // data set
   int64_t train_examples_per_rank = 0;
   uint64_t seed = 0;
+  CompressionOptions compression;  // the runtime's, in effect
 };
 
 // The report of one rank: its settings, every timed step (compute_s, comm_wait_s, step_s,

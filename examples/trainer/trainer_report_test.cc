@@ -33,6 +33,7 @@ TrainingResult Result(bool with_accuracy) {
   step.step_s = 2;
   step.comm_wait_s = 0.5;
   step.compute_s = 1.5;
+  step.comm_overlapped_s = 0.25;
   step.images = 32;
   step.loss = 2.5;
   r.steps = {step, step};
@@ -68,6 +69,12 @@ TEST(TrainerReportTest, RankReportCarriesStepsAndASummaryOfNumbers) {
   EXPECT_EQ(summary["img_per_sec_total"], 28);
   EXPECT_EQ(summary["test_accuracy"], 0.75);
   EXPECT_EQ(summary["train_loss"], 0.5);
+  // What hvdrun-lab's step breakdown reads (lab/step_breakdown.h).
+  EXPECT_EQ(summary["compute_time_s"], 1.5);
+  EXPECT_EQ(summary["comm_wait_s"], 0.5);
+  EXPECT_EQ(summary["comm_overlapped_s"], 0.25);
+  EXPECT_EQ(summary["bytes_reduced_per_step"], 100);
+  EXPECT_EQ(report["timed_steps"][0]["comm_overlapped_s"], 0.25);
 }
 
 TEST(TrainerReportTest, RunDocumentHasTheFieldsTheIssueNames) {

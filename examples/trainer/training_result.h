@@ -35,6 +35,8 @@ struct TrainingResult {
   std::vector<StepRecord> steps;  // the timed steps of this rank (synthetic: after the warm-up)
   std::vector<EpochRecord> epochs;
   int64_t bytes_reduced_per_step = 0;
+  // What gradient compression sent (libhvdrun's counters); zeros without compression.
+  CompressionCounters compression;
   int64_t bytes_reduced = 0;      // this rank's whole run, warm-up included
   int64_t steps_run = 0;          // this rank's whole run, warm-up included
   int overlapped_reductions = 0;  // in the last step: reductions started while backward ran

@@ -30,6 +30,7 @@ StatusOr<StepRecord> TrainingStep::Run(const at::Tensor& images, const at::Tenso
   record.step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   record.comm_wait_s = reducer_->last_wait().count();
   record.compute_s = record.step_s - record.comm_wait_s;
+  record.comm_overlapped_s = reducer_->last_overlap().count();
   record.images = images.size(0);
   return record;
 }

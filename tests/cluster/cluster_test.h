@@ -49,6 +49,8 @@ class ClusterTest : public testing::Test {
   // Whether the suite has its cluster; c() only then (as in a TearDown after a failed SetUp).
   static bool has_cluster() { return cluster_ != nullptr; }
   const TestCluster& c() const { return *cluster_; }
+  // The suite's cluster, for a SetUpTestSuite that starts more on it; nullptr when it has none.
+  static const TestCluster* suite_cluster() { return cluster_; }
 
   // Runs `argv` in the launcher's namespace without an ssh-agent (SSH_AUTH_SOCK unset), so that
   // hvdrun logs in with the keys the test names only; waits up to `timeout`.

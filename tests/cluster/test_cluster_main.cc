@@ -1,8 +1,10 @@
 // hvdrun-test-cluster: the multi-host test cluster (test_cluster.h) by hand, and its reaper.
-//   hvdrun-test-cluster up [N] [--ready-file FILE]
+//   hvdrun-test-cluster up [N] [--slurm] [--ready-file FILE]
 //       builds a cluster of N servers (default 4), prints how to reach its hosts, keeps it until
 //       SIGINT, SIGTERM or SIGHUP, then removes it. FILE, written once the cluster is up, lists
-//       "run_id ID", "run_dir DIR", "netns NAME" and "sshd_pid PID" lines, for tests.
+//       "run_id ID", "run_dir DIR", "netns NAME" and "sshd_pid PID" lines, for tests. With --slurm,
+//       also runs Slurm on it (slurm_cluster.h: nodes server1..N, 2 CPUs each), and FILE gets a
+//       "slurm_conf PATH" line.
 //   hvdrun-test-cluster clean
 //       removes the leftovers of runs whose owner is gone (Create does this too).
 //   hvdrun-test-cluster reap RUN_ID
@@ -19,6 +21,7 @@
 
 #include "tests/cluster/cluster_reaper.h"
 #include "tests/cluster/cluster_run.h"
+#include "tests/cluster/slurm_cluster.h"
 #include "tests/cluster/test_cluster.h"
 
 namespace hvdrun::cluster {
@@ -30,7 +33,7 @@ constexpr int kDefaultServers = 4;
 int Usage(const std::string& problem) {
   std::fprintf(stderr,
                "hvdrun-test-cluster: %s\n"
-               "usage: hvdrun-test-cluster up [N] [--ready-file FILE] | clean | reap RUN_ID\n",
+               "usage: hvdrun-test-cluster up [N] [--slurm] [--ready-file FILE] | clean | reap RUN_ID\n",
                problem.c_str());
   return kUsageExit;
 }
@@ -62,8 +65,9 @@ void Describe(const TestCluster& cluster) {
   std::fflush(stdout);
 }
 
-Status WriteReadyFile(const TestCluster& cluster, const std::string& path) {
+Status WriteReadyFile(const TestCluster& cluster, const SlurmCluster* slurm, const std::string& path) {
   std::string text = "run_id " + cluster.run_id() + "\nrun_dir " + cluster.run_dir() + "\n";
+  if (slurm != nullptr) text += "slurm_conf " + slurm->conf() + "\n";
   for (const std::string& netns : cluster.Namespaces()) text += "netns " + netns + "\n";
   for (const ClusterHost& server : cluster.servers()) {
     text += "sshd_pid " + std::to_string(server.sshd_pid) + "\n";
@@ -80,8 +84,11 @@ Status WriteReadyFile(const TestCluster& cluster, const std::string& path) {
 int Up(const std::vector<std::string>& args) {
   int servers = kDefaultServers;
   std::string ready_file;
+  bool with_slurm = false;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--ready-file") {
+    if (args[i] == "--slurm") {
+      with_slurm = true;
+    } else if (args[i] == "--ready-file") {
       if (i + 1 == args.size()) return Usage("--ready-file: needs a value");
       ready_file = args[++i];
     } else if (!args[i].empty() && args[i].find_first_not_of("0123456789") == std::string::npos &&
@@ -101,12 +108,27 @@ int Up(const std::vector<std::string>& args) {
   StatusOr<std::unique_ptr<TestCluster>> created = TestCluster::Create(servers);
   if (!created.ok()) return Fail(created.status());
   std::unique_ptr<TestCluster> cluster = std::move(created).value();
+  std::unique_ptr<SlurmCluster> slurm;
+  if (with_slurm) {
+    if (std::string missing = SlurmCluster::UnusableReason(); !missing.empty()) {
+      return Fail(Status::Error(missing));
+    }
+    StatusOr<std::unique_ptr<SlurmCluster>> started = SlurmCluster::Start(*cluster, 2);
+    if (!started.ok()) return Fail(started.status());
+    slurm = std::move(started).value();
+  }
   Describe(*cluster);
+  if (slurm != nullptr) {
+    std::printf("Slurm: nodes server1..server%zu; clients in the launcher's namespace with SLURM_CONF=%s\n",
+                cluster->servers().size(), slurm->conf().c_str());
+    std::fflush(stdout);
+  }
   if (!ready_file.empty()) {
-    if (Status status = WriteReadyFile(*cluster, ready_file); !status.ok()) return Fail(status);
+    if (Status status = WriteReadyFile(*cluster, slurm.get(), ready_file); !status.ok()) return Fail(status);
   }
   int signal = 0;
   sigwait(&stop_signals, &signal);
+  slurm.reset();
   Status status = cluster->Destroy();
   if (!status.ok()) return Fail(status);
   std::printf("hvdrun test cluster %s removed\n", cluster->run_id().c_str());

@@ -5,7 +5,8 @@
 // failed check (the first 20).
 //
 // The backends' own harnesses run what this one leaves out: the baseline case, which has the
-// backend refuse a call (a refused call leaves a Runtime broken: hvdrun/runtime.h), and the counts
+// backend refuse a call (a refused call leaves a Runtime broken: hvdrun/runtime.h), the alltoall
+// case (an alltoall is the backends' own, for compression, and no Runtime call), and the counts
 // above 100,003 elements (a large call's data path is the backend's; up to four ranks as processes
 // on the shared test machine would take most of the test's time limit on them).
 #include <cstdint>
@@ -33,6 +34,9 @@ class RuntimeAsBackend : public Backend {
   }
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override {
     return runtime_.Allgather(send, recv, count, type);
+  }
+  Status Alltoall(const void* /*send*/, void* /*recv*/, size_t /*count*/, DataType /*type*/) override {
+    return Status::Error("a Runtime has no alltoall");
   }
   Status Barrier() override { return runtime_.Barrier(); }
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override {
@@ -81,7 +85,11 @@ int Run() {
   rank.report = &report;
   rank.max_count = 100'003;
   for (const testing::ConformanceCase& conformance_case : testing::ConformanceCases()) {
-    if (std::strcmp(conformance_case.name, "BaselineIsTheLibrarysSum") != 0) conformance_case.run(rank);
+    if (std::strcmp(conformance_case.name, "BaselineIsTheLibrarysSum") == 0 ||
+        std::strcmp(conformance_case.name, "AlltoallEveryTypeAndCount") == 0) {
+      continue;
+    }
+    conformance_case.run(rank);
   }
   std::string summary = "{\"summary\": {\"checked\": " + std::to_string(report.checked()) +
                         ", \"failures\": " + std::to_string(report.failures()) + "}}";

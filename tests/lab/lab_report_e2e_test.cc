@@ -114,10 +114,112 @@ TEST(LabReport, FiguresMatchTheHandComputedValuesOfTheFixture) {
                               "## Runs not made yet", "![Speedup](speedup.svg)"}) {
     EXPECT_NE(md.find(section), std::string::npos) << section;
   }
-  EXPECT_NE(md.find("| gloo | 1 | 2 | 0.53 ± 0.01414 | 0.5–0.56 | 61 ± 1.414 | 58–64 | 122 ± 2.828 | 1.564 | "
-                    "78.2 % | 2/2 |"),
+  // Threads per process and CPUs (= processes × threads) from the ranks' reports; MPI's do not say.
+  EXPECT_NE(md.find("| gloo | 1 | 2 | 1 | 2 | 0.53 ± 0.01414 | 0.5–0.56 | 61 ± 1.414 | 58–64 | 122 ± 2.828 | "
+                    "1.564 | 78.2 % | 2/2 |"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("| gloo | 1 | 1 | 2 | 2 | 0.41 ± 0.01414 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| mpi | 1 | 2 | — | — | 0.46 ± "), std::string::npos) << md;
+}
+
+// The fixture's Gloo ranks report hvdrun-trainer's timing figures (compute_time_s, comm_wait_s,
+// comm_overlapped_s, bytes_reduced_per_step, threads); MPI's do not, and get no breakdown.
+TEST(LabReport, StepBreakdownMatchesTheHandComputedValuesOfTheFixture) {
+  ScratchDir scratch;
+  const std::string dir = CopyFixture(scratch);
+  ProcessResult result = RunLab({"report", dir});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  nlohmann::json report = ReadJson(dir + "/report.json");
+  ASSERT_EQ(report["breakdown"].size(), 1u) << report["breakdown"].dump(2);
+  const nlohmann::json& table = report["breakdown"][0];
+  ASSERT_EQ(table["rows"].size(), 3u) << table.dump(2);
+  const std::string tail = "_servers-1_model-resnet50";
+  struct Expected {
+    std::string cell;
+    double compute, overlapped, wait, algbw, busbw;
+  };
+  const Expected expected[] = {
+      // gloo 1: compute 0.40 and 0.42 s, nothing communicated.
+      {"backend-gloo_np-1" + tail, 0.41, 0, 0, -1, -1},
+      // gloo 2, run 1: ranks (0.44, 0.06, 0.10) and (0.46, 0.08, 0.10): compute 0.45, wait 0.07, in flight
+      // 0.10; 1e8 bytes in 0.17 s = 0.5882 GB/s. Run 2: 0.46, 0.08, 0.13; 1e8 in 0.21 s = 0.4762 GB/s.
+      // busbw = algbw × 2(2 − 1)/2.
+      {"backend-gloo_np-2" + tail, 0.455, 0.115, 0.075, (1e8 / 0.17 + 1e8 / 0.21) / 2 / 1e9,
+       (1e8 / 0.17 + 1e8 / 0.21) / 2 / 1e9},
+      // gloo 4, both runs: compute (0.6 + 0.6 + 0.7 + 0.7)/4 = 0.65, wait 0.2, in flight 0.05; 1e8 bytes in
+      // 0.25 s = 0.4 GB/s, busbw 0.4 × 2·3/4 = 0.6.
+      {"backend-gloo_np-4" + tail, 0.65, 0.05, 0.2, 0.4, 0.6},
+  };
+  for (size_t i = 0; i < 3; ++i) {
+    const Expected& want = expected[i];
+    const nlohmann::json& row = table["rows"][i];
+    EXPECT_EQ(row["cell"], want.cell);
+    EXPECT_NEAR(row["compute_s"]["mean"].get<double>(), want.compute, 1e-12) << want.cell;
+    EXPECT_NEAR(row["comm_overlapped_s"]["mean"].get<double>(), want.overlapped, 1e-12) << want.cell;
+    EXPECT_NEAR(row["comm_wait_s"]["mean"].get<double>(), want.wait, 1e-12) << want.cell;
+    if (want.algbw < 0) {
+      EXPECT_TRUE(row["busbw_gbps"].is_null()) << want.cell;
+    } else {
+      EXPECT_NEAR(row["algbw_gbps"]["mean"].get<double>(), want.algbw, 1e-9) << want.cell;
+      EXPECT_NEAR(row["busbw_gbps"]["mean"].get<double>(), want.busbw, 1e-9) << want.cell;
+    }
+  }
+  // 4 processes lose the most: 0.41 / 0.85 of one process's step rate; of the 0.44 s lost, 0.2 s is
+  // the wait and 0.24 s slower compute (0.65 s against 0.41 s: 59 % slower, with 1 thread against 2).
+  EXPECT_EQ(
+      table["explanation"],
+      "Largest loss of efficiency: Gloo on 4 processes (1 server, 1 thread each), 48% of one process's "
+      "step rate (0.85 s a step against 0.41 s). 0.2 s of each 0.85 s step waits on Gloo after backward "
+      "(24%), and communication was in flight during 0.05 s of backward; the compute itself takes "
+      "0.65 s, 59% slower than on one process, which computes with 2 threads against 1 thread here. The "
+      "larger part of the 0.44 s lost a step is slower compute (0.24 s). Gloo moved 100 MB a step at "
+      "0.6 GB/s bus bandwidth.");
+  const std::string md = ReadFileBytes(dir + "/report.md");
+  EXPECT_NE(md.find("## Where a step's time goes"), std::string::npos) << md;
+  EXPECT_NE(md.find("![Where a step's time goes](breakdown.svg)"), std::string::npos) << md;
+  EXPECT_NE(
+      md.find(
+          "| gloo | 1 | 4 | 1 | 4 | 0.85 ± 0 | 0.65 ± 0 | 0.05 ± 0 | 0.2 ± 0 | 23.53 % | 100 ± 0 | 0.4 ± 0 | "
+          "0.6 ± 0 |"),
+      std::string::npos)
+      << md;
+  EXPECT_TRUE(fs::exists(dir + "/breakdown.svg"));
+  EXPECT_NE(
+      ReadFileBytes(dir + "/breakdown.csv").find("backend-gloo_np-4" + tail + ",gloo,1,4,1,0.85,0.65,0.05,"),
+      std::string::npos);
+}
+
+// `hvdrun-lab report RESULTS` where RESULTS holds experiments: each is reported; where it holds none,
+// the error says what to give.
+TEST(LabReport, ADirectoryOfExperimentsGetsEachReported) {
+  ScratchDir scratch;
+  const std::string results = scratch.path() + "/results";
+  fs::create_directories(results);
+  for (const char* name : {"one", "two"}) {
+    fs::copy(std::string(HVDRUN_LAB_FIXTURES_DIR) + "/scaling", results + "/" + name,
+             fs::copy_options::recursive);
+  }
+  fs::create_directories(results + "/not-an-experiment");
+  ProcessResult result = RunLab({"report", results});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("hvdrun-lab: " + results +
+                                    " holds 2 experiments: one, two; reporting each "
+                                    "(one alone: hvdrun-lab report " +
+                                    results + "/one)"),
+            std::string::npos)
+      << result;
+  EXPECT_TRUE(fs::exists(results + "/one/report.md"));
+  EXPECT_TRUE(fs::exists(results + "/two/report.md"));
+  EXPECT_FALSE(fs::exists(results + "/report.md"));
+
+  ProcessResult empty = RunLab({"report", results + "/not-an-experiment"});
+  EXPECT_EQ(empty.exit_code, 3) << empty;
+  EXPECT_EQ(empty.stderr_text,
+            "hvdrun-lab: '" + results +
+                "/not-an-experiment' holds no experiment: neither it nor a directory in it "
+                "has an experiment.json; give the directory `hvdrun-lab run` named "
+                "(RESULTS/<name>)\n");
 }
 
 // Pixels of exactly `color`, and the runs of columns they occupy (gaps of more than 40 columns

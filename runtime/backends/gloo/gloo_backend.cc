@@ -2,6 +2,7 @@
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
@@ -110,6 +111,21 @@ Status GlooBackend::Allgather(const void* send, void* recv, size_t count, DataTy
     options.setInput(const_cast<char*>(static_cast<const char*>(send)), bytes);
     options.setOutput(static_cast<char*>(recv), bytes * static_cast<size_t>(size_));
     gloo::allgather(options);
+  });
+}
+
+Status GlooBackend::Alltoall(const void* send, void* recv, size_t count, DataType type) {
+  if (count == 0) return Status::Ok();
+  const size_t bytes = count * DataTypeSize(type) * static_cast<size_t>(size_);
+  if (BuffersOverlap(send, bytes, recv, bytes)) {
+    return Status::Error("gloo: alltoall: the send and receive buffers overlap on rank " +
+                         std::to_string(context_->rank));
+  }
+  return Guarded("alltoall", [&] {
+    gloo::AlltoallOptions options(context_);
+    options.setInput(const_cast<char*>(static_cast<const char*>(send)), bytes);
+    options.setOutput(static_cast<char*>(recv), bytes);
+    gloo::alltoall(options);
   });
 }
 

@@ -33,6 +33,7 @@ class GlooBackend : public Backend {
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override;
   Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
+  Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
   Status Barrier() override;
   // float32 and float64 with kSum only: gloo::allreduce with gloo::sum, nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;

@@ -120,6 +120,19 @@ Status MpiBackend::Allgather(const void* send, void* recv, size_t count, DataTyp
                                               static_cast<int>(count), datatype, comm_));
 }
 
+Status MpiBackend::Alltoall(const void* send, void* recv, size_t count, DataType type) {
+  if (count == 0) return Status::Ok();
+  if (Status status = CheckCount("alltoall", count); !status.ok()) return status;
+  const size_t bytes = count * DataTypeSize(type) * static_cast<size_t>(size_);
+  if (BuffersOverlap(send, bytes, recv, bytes)) {
+    return Status::Error("mpi: alltoall: the send and receive buffers overlap on rank " +
+                         std::to_string(rank_));
+  }
+  const MPI_Datatype datatype = types_->Datatype(type);
+  return MpiStatus("alltoall", MPI_Alltoall(send, static_cast<int>(count), datatype, recv,
+                                            static_cast<int>(count), datatype, comm_));
+}
+
 Status MpiBackend::Barrier() { return MpiStatus("barrier", MPI_Barrier(comm_)); }
 
 Status MpiBackend::BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) {

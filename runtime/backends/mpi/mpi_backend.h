@@ -40,6 +40,7 @@ class MpiBackend : public Backend {
   Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
   // `send` may lie anywhere, also inside `recv` (in place when it is this rank's block of recv).
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
+  Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
   Status Barrier() override;
   // float32 and float64 with kSum only: MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM), nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;

@@ -306,6 +306,33 @@ Status NcclBackend::Allgather(const void* send, void* recv, size_t count, DataTy
   return status.ok() ? Finish("allgather") : status;
 }
 
+Status NcclBackend::Alltoall(const void* send, void* recv, size_t count, DataType type) {
+  if (count == 0) return Status::Ok();
+  Status status = Prepare("alltoall");
+  if (status.ok()) status = CheckDevicePointer("alltoall", "send buffer", send);
+  if (status.ok()) status = CheckDevicePointer("alltoall", "receive buffer", recv);
+  if (!status.ok()) return status;
+  const size_t bytes = count * DataTypeSize(type);
+  if (BuffersOverlap(send, bytes * static_cast<size_t>(size_), recv, bytes * static_cast<size_t>(size_))) {
+    return Status::Error("nccl: alltoall: the send and receive buffers overlap on rank " +
+                         std::to_string(rank_));
+  }
+  // NCCL has no alltoall of its own: a send and a receive per peer, in one group.
+  status = Enqueued("alltoall", ncclGroupStart());
+  for (int peer = 0; peer < size_ && status.ok(); ++peer) {
+    const size_t offset = static_cast<size_t>(peer) * bytes;
+    status = Enqueued("alltoall", ncclSend(static_cast<const char*>(send) + offset, count, NcclType(type),
+                                           peer, resources_.comm, resources_.stream));
+    if (status.ok()) {
+      status = Enqueued("alltoall", ncclRecv(static_cast<char*>(recv) + offset, count, NcclType(type), peer,
+                                             resources_.comm, resources_.stream));
+    }
+  }
+  const Status ended = Enqueued("alltoall", ncclGroupEnd());
+  if (status.ok()) status = ended;
+  return status.ok() ? Finish("alltoall") : status;
+}
+
 Status NcclBackend::Barrier() {
   Status status = Prepare("barrier");
   if (status.ok()) {

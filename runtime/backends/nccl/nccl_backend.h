@@ -43,6 +43,7 @@ class NcclBackend : public Backend {
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override;
   Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
+  Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
   // A one-element allreduce.
   Status Barrier() override;
   // float32 and float64 with kSum only: ncclAllReduce(buffer, buffer, ..., ncclSum), nothing else.

@@ -79,6 +79,31 @@ struct TimelineSettings {
   bool send_to_launcher = false;
 };
 
+// Gradient compression (docs/compression.md): every float32 sum and average this runtime reduces
+// travels in `format` (other types and operations travel as they are). fp16 and bf16 reduce as
+// Horovod's Compression.fp16 (an average divided before the sum); fp8 keeps accuracy with three
+// safeguards, each of which can be switched off to show what it guards against. Every rank must use
+// the same settings. InitFromEnvironment reads them from HVDRUN_COMPRESSION, HVDRUN_FP8_SCALING,
+// HVDRUN_FP8_FLOAT32_SUMS and HVDRUN_ERROR_FEEDBACK (hvdrun --compression and its flags).
+struct CompressionOptions {
+  CompressionFormat format = CompressionFormat::kNone;
+  // fp8: blocks of values scaled by a power of two every rank agrees on, so that small gradients
+  // do not fall below fp8's smallest value.
+  bool scaling = true;
+  // fp8: each rank sums its share of every rank's values in float32 (an alltoall, then an
+  // allgather of the encoded sums); off, the values are summed in fp8, rounded after each addition.
+  bool float32_sums = true;
+  // fp8: what encoding lost is added to the same tensor's values the next time they are reduced.
+  bool error_feedback = true;
+};
+
+// What compression did on this rank, for its report.
+struct CompressionCounters {
+  uint64_t compressed_bytes = 0;    // float32 bytes reduced through compression
+  uint64_t wire_bytes = 0;          // bytes this rank sent for them (as the collectives' algorithms send)
+  uint64_t float32_wire_bytes = 0;  // what a float32 ring allreduce of the same values would have sent
+};
+
 struct RuntimeOptions {
   BackendKind backend = BackendKind::kGloo;
   int rank = 0;
@@ -99,6 +124,8 @@ struct RuntimeOptions {
   // The timeline records the negotiated path's responses, each with its negotiation, queue, copies
   // and backend call (CollectiveOrder::kNegotiated); in call-order mode the file holds no response.
   TimelineSettings timeline;
+  // Both collective orders; with negotiation, fused buffers are compressed whole.
+  CompressionOptions compression;
 };
 
 // What negotiation did on this rank, for its report.
@@ -134,8 +161,11 @@ class HVDRUN_EXPORT Runtime {
   // With CollectiveOrder::kNegotiated, the tuning comes from Horovod's variables where they are set
   // (HOROVOD_FUSION_THRESHOLD in bytes, HOROVOD_CYCLE_TIME in ms, HOROVOD_CACHE_CAPACITY,
   // HOROVOD_STALL_CHECK_TIME_SECONDS), else NegotiationOptions' defaults.
+  // `adjust`, when given, changes the options read from the environment before Init: a program's
+  // own flags over hvdrun's variables (hvdrun-trainer --compression).
   static StatusOr<std::unique_ptr<Runtime>> InitFromEnvironment(
-      const EnvironmentLookup& lookup = nullptr, CollectiveOrder order = CollectiveOrder::kCallOrder);
+      const EnvironmentLookup& lookup = nullptr, CollectiveOrder order = CollectiveOrder::kCallOrder,
+      const std::function<void(RuntimeOptions&)>& adjust = nullptr);
   // Initializes from explicit options; every rank of the job must call it.
   static StatusOr<std::unique_ptr<Runtime>> Init(RuntimeOptions options);
 
@@ -164,6 +194,8 @@ class HVDRUN_EXPORT Runtime {
   CollectiveHandle AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
                                   DataType type, ReduceOp op);
   NegotiationCounters negotiation_counters() const;
+  CompressionCounters compression_counters() const;
+  const CompressionOptions& compression() const;
   // `buffer` on every rank gets root's `count` elements.
   Status Broadcast(void* buffer, size_t count, DataType type, int root);
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.

@@ -27,6 +27,16 @@ enum class ReduceOp : uint8_t {
   kMax = 3,
 };
 
+// How float32 sums and averages travel between ranks (CompressionOptions in hvdrun/runtime.h;
+// docs/compression.md): as they are, or in a smaller floating-point format.
+enum class CompressionFormat : uint8_t {
+  kNone = 0,
+  kFloat16 = 1,     // IEEE binary16, as Horovod's Compression.fp16
+  kBFloat16 = 2,    // bfloat16
+  kFloat8E4M3 = 3,  // 8 bits: 4 exponent, 3 mantissa (max 448)
+  kFloat8E5M2 = 4,  // 8 bits: 5 exponent, 2 mantissa (max 57344)
+};
+
 enum class BackendKind : uint8_t {
   kGloo = 0,
   kMpi = 1,
@@ -41,9 +51,12 @@ HVDRUN_EXPORT size_t DataTypeSize(DataType type);
 HVDRUN_EXPORT std::string_view DataTypeName(DataType type);
 HVDRUN_EXPORT std::string_view ReduceOpName(ReduceOp op);
 HVDRUN_EXPORT std::string_view BackendName(BackendKind backend);
+// "none", "fp16", "bf16", "fp8-e4m3", "fp8-e5m2"; ParseCompressionFormat also takes "fp8" for E4M3.
+HVDRUN_EXPORT std::string_view CompressionFormatName(CompressionFormat format);
 HVDRUN_EXPORT std::optional<DataType> ParseDataType(std::string_view name);
 HVDRUN_EXPORT std::optional<ReduceOp> ParseReduceOp(std::string_view name);
 HVDRUN_EXPORT std::optional<BackendKind> ParseBackend(std::string_view name);
+HVDRUN_EXPORT std::optional<CompressionFormat> ParseCompressionFormat(std::string_view name);
 
 // Converts `count` values between double and `type`'s representation (float16 and bfloat16 round
 // to nearest even; integers truncate toward zero): for filling buffers and checking results.

@@ -1,0 +1,123 @@
+// CompressedAllreduce: a rank's allreduces under the job's CompressionOptions (hvdrun/runtime.h):
+// float32 sums and averages send their values in a smaller wire format (runtime/wire_format.h), on
+// any Backend; everything else goes to the backend's own allreduce as it is.
+//
+// fp16 and bf16 reduce as Horovod's Compression.fp16 does: each rank encodes its values (divided
+// first by the number of ranks for an average, so that the sum cannot overflow where the values
+// could not), the backend sums the 16-bit values, and each rank decodes the sum. Half of float32's
+// bytes. The safeguards below are fp8's; the 16-bit formats use none of them.
+//
+// fp8 has three safeguards, on by default, each of which can be switched off to show what it
+// guards against (the naive fp8 allreduce, with all three off, leaves a small model at chance):
+//   - scaling: values are encoded in blocks of kBlockElements, each multiplied by a power of two
+//     that every rank shares (from a MAX allreduce of the blocks' absolute maxima) and that brings
+//     the block's largest value near the format's largest, so that small gradients do not vanish
+//     below fp8's smallest subnormal (2^-9 for E4M3). Off: the values are encoded as they are.
+//   - float32 sums: an alltoall hands each rank its 1/N of every rank's encoded values; it sums
+//     them in float32, encodes its chunk of the sum again (with block scales of its own, sent with
+//     it), and an allgather gives every rank every chunk. No value is summed in fp8, and each rank
+//     sends a quarter of the bytes a float32 ring allreduce sends. Off: every rank's encoded values
+//     are gathered and summed in rank order, rounded to fp8 after each addition, as a ring that sums
+//     in fp8 would (with scaling, its headroom is the number of ranks, so that the sum cannot
+//     saturate).
+//   - error feedback: what encoding lost is kept and added the next time: by each rank, per tensor
+//     (its values minus their decoded codes, added to the same tensor's next values), and by each
+//     chunk's owner, per layout of tensors (its chunk of the sum minus what it sent). Rounding
+//     errors then do not accumulate over steps (EF-SGD). Off: they are lost. Only named tensors
+//     have a next time: an unnamed one (an empty name) is compressed without feedback.
+// An average divides the float32 sum. Every rank ends with the same values, bit for bit.
+//
+// Bytes (counters()): what this rank sent for compressed allreduces, as the collectives' usual
+// algorithms send it (ring allreduce 2(N-1)/N of the buffer, alltoall and allgather (N-1)/N of the
+// whole), beside what a float32 ring allreduce of the same values would have sent.
+//
+// Allreduce is used by one collective thread at a time; counters() may be read from any thread.
+// Every rank must call Allreduce with the same options, sizes and layout, in the same order (it is
+// a collective on the backend).
+#ifndef HVDRUN_RUNTIME_COMPRESSED_ALLREDUCE_H_
+#define HVDRUN_RUNTIME_COMPRESSED_ALLREDUCE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hvdrun/runtime.h"
+#include "hvdrun/status.h"
+#include "hvdrun/types.h"
+#include "runtime/backend.h"
+#include "runtime/wire_format.h"
+
+namespace hvdrun {
+
+// One tensor of the buffer Allreduce is given: its name (what error feedback keys on) and its place.
+struct TensorSpan {
+  std::string name;
+  size_t offset = 0;  // elements
+  size_t count = 0;
+};
+
+class CompressedAllreduce {
+ public:
+  // Elements per scale: one float32 scale per block costs 4 / kBlockElements of fp8's bytes.
+  static constexpr size_t kBlockElements = 1024;
+
+  CompressedAllreduce(int rank, int size, const CompressionOptions& options);
+
+  // Whether an allreduce of `type` with `op` is compressed: a format is set, and it is a float32
+  // sum or average.
+  bool Compresses(DataType type, ReduceOp op) const;
+  // recv[0, count) = the allreduce over every rank of send[0, count): compressed when
+  // Compresses(type, op), else the backend's own. send == recv is in place. `tensors` name the
+  // tensors packed in the buffer, in order, for error feedback; an empty list is one unnamed tensor.
+  Status Allreduce(Backend& backend, const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+                   const std::vector<TensorSpan>& tensors = {});
+  CompressionCounters counters() const;
+
+ private:
+  Status ReduceSixteenBits(Backend& backend, float* values, size_t count, ReduceOp op);
+  Status ReduceFloat8(Backend& backend, float* values, size_t count, ReduceOp op,
+                      const std::vector<TensorSpan>& tensors);
+  // The blocks' shared scales for work_[0, padded): a MAX allreduce of their absolute maxima.
+  Status AgreeOnScales(Backend& backend, size_t padded, float headroom);
+  Status SumInFloat32(Backend& backend, size_t padded, ReduceOp op, const std::string& layout);
+  Status SumInFloat8(Backend& backend, size_t padded, ReduceOp op);
+  // Error feedback of each rank's values: the tensors' kept errors added to work_, and what encoding
+  // work_ into codes_ lost kept.
+  void AddKeptErrors(const std::vector<TensorSpan>& spans);
+  void KeepLostErrors(const std::vector<TensorSpan>& spans);
+  // A ring allreduce's, an alltoall's or an allgather's bytes sent by this rank for `bytes` in all.
+  uint64_t RingAllreduceBytes(size_t bytes) const;
+  uint64_t ExchangeBytes(size_t bytes) const;
+
+  const int rank_;
+  const int size_;
+  const CompressionOptions options_;
+  const WireFormat format_;  // options_.format's; unused when that is kNone
+  std::atomic<uint64_t> compressed_bytes_{0};
+  std::atomic<uint64_t> wire_bytes_{0};
+  std::atomic<uint64_t> float32_wire_bytes_{0};
+  // The current call's elements per block (kBlockElements, or fewer for a small buffer).
+  size_t block_ = kBlockElements;
+  // Scratch, kept between calls: the values with their kept errors (and, at the end, the result),
+  // their codes and the blocks' scales, what the exchanges bring, this rank's chunk of the sum and
+  // the segment it sends of it, and decoded codes for error feedback.
+  std::vector<float> work_;
+  std::vector<uint8_t> codes_;
+  std::vector<float> scales_;
+  std::vector<uint8_t> received_;
+  std::vector<float> chunk_sum_;
+  std::vector<uint8_t> segment_;
+  std::vector<float> decoded_;
+  // Error feedback: each named tensor's, by name, and each layout's owned chunk of the sum (at most
+  // kMaxLayouts layouts: a program whose fusion groups tensors anew each step starts afresh).
+  static constexpr size_t kMaxLayouts = 256;
+  std::map<std::string, std::vector<float>> tensor_errors_;
+  std::map<std::string, std::vector<float>> chunk_errors_;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_COMPRESSED_ALLREDUCE_H_

@@ -1,0 +1,93 @@
+// Compression through a whole Runtime (RuntimeOptions::compression), in both collective orders.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hvdrun/runtime.h"
+#include "runtime/in_memory_store.h"
+#include "runtime/test_job.h"
+
+namespace hvdrun {
+namespace {
+
+using testing::RunRanks;
+
+constexpr size_t kTensorCount = 4096;  // two fp8 blocks per rank on 2 ranks: no padding
+constexpr int kTensors = 3;
+
+float Gradient(int rank, int tensor, size_t i) {
+  return 0.01f * std::sin(static_cast<float>(i) * 0.1f + static_cast<float>(rank + 3 * tensor));
+}
+
+// fp8's float32 allreduces are compressed (fused named tensors in the negotiated order, each call
+// in call order), every other allreduce is exact, and the counters and the rank's report say what
+// was sent: about a quarter of float32's bytes.
+TEST(RuntimeCompressionTest, Float32SumsAreCompressedInBothOrders) {
+  for (CollectiveOrder order : {CollectiveOrder::kCallOrder, CollectiveOrder::kNegotiated}) {
+    const std::string what = order == CollectiveOrder::kCallOrder ? "call order" : "negotiated";
+    std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
+    std::vector<CompressionCounters> counters(2);
+    RunRanks(
+        2,
+        [&](Runtime& runtime) {
+          std::vector<std::vector<float>> tensors(kTensors, std::vector<float>(kTensorCount));
+          for (int t = 0; t < kTensors; ++t) {
+            for (size_t i = 0; i < kTensorCount; ++i) tensors[t][i] = Gradient(runtime.rank(), t, i);
+          }
+          std::vector<CollectiveHandle> handles;
+          for (int t = 0; t < kTensors; ++t) {
+            float* values = tensors[t].data();
+            handles.push_back(order == CollectiveOrder::kNegotiated
+                                  ? runtime.AllreduceAsync("w" + std::to_string(t), values, values,
+                                                           kTensorCount, DataType::kFloat32,
+                                                           ReduceOp::kAverage)
+                                  : runtime.AllreduceAsync(values, values, kTensorCount, DataType::kFloat32,
+                                                           ReduceOp::kAverage));
+          }
+          for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok()) << what;
+          for (int t = 0; t < kTensors; ++t) {
+            for (size_t i = 0; i < kTensorCount; ++i) {
+              const double exact = (Gradient(0, t, i) + static_cast<double>(Gradient(1, t, i))) / 2;
+              // Each rank's value and the owner's sum within 2^-3 of their block's largest (0.01).
+              ASSERT_NEAR(tensors[t][i], exact, 0.01 * 0x1p-3 * 3)
+                  << what << " tensor " << t << " element " << i;
+            }
+          }
+          const int32_t mine = 1000003 * (runtime.rank() + 1);
+          int32_t sum = 0;
+          ASSERT_TRUE(runtime.Allreduce(&mine, &sum, 1, DataType::kInt32, ReduceOp::kSum).ok());
+          EXPECT_EQ(sum, 3000009) << what << ": int32 is not compressed";
+          counters[static_cast<size_t>(runtime.rank())] = runtime.compression_counters();
+          ASSERT_TRUE(runtime.SendReport(R"({"summary": {}})").ok());
+        },
+        order,
+        [&](RuntimeOptions& options) {
+          options.store = store;
+          options.compression.format = CompressionFormat::kFloat8E4M3;
+        });
+    for (int rank = 0; rank < 2; ++rank) {
+      const CompressionCounters& mine = counters[static_cast<size_t>(rank)];
+      EXPECT_EQ(mine.compressed_bytes, kTensors * kTensorCount * sizeof(float)) << what;
+      EXPECT_EQ(mine.float32_wire_bytes, kTensors * kTensorCount * sizeof(float)) << what << ": 2(N-1)/N = 1";
+      const double ratio =
+          static_cast<double>(mine.wire_bytes) / static_cast<double>(mine.float32_wire_bytes);
+      EXPECT_GT(ratio, 0.25) << what;
+      EXPECT_LE(ratio, 0.26) << what;
+      StatusOr<std::string> sent =
+          store->Get("report/" + std::to_string(rank), std::chrono::milliseconds(1000));
+      ASSERT_TRUE(sent.ok()) << sent.status().message();
+      const nlohmann::json compression = nlohmann::json::parse(sent.value())["libhvdrun"]["compression"];
+      EXPECT_EQ(compression["format"], "fp8-e4m3") << what;
+      EXPECT_EQ(compression["error_feedback"], true) << what;
+      EXPECT_EQ(compression["wire_bytes"], mine.wire_bytes) << what;
+      EXPECT_EQ(compression["float32_wire_bytes"], mine.float32_wire_bytes) << what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hvdrun

@@ -1,0 +1,264 @@
+// hvdrun inside a Slurm allocation on a real Slurm cluster (slurm_cluster.h): slurmctld in the
+// launcher's namespace, slurmd on servers 1..4 (nodes server1..server4, 2 CPUs each). The installed
+// hvdrun runs under salloc or sbatch in the launcher's namespace and starts the staged hvdrun-agent
+// on each node through srun. Covered: Slurm's host lists expanded as `scontrol show hostnames`
+// does, hosts, slots and -np taken from the allocation, Gloo collectives under sbatch, MPI under
+// salloc (mpirun finding the allocation itself), a rank's failure, a node that dies, and scancel in
+// the middle of a job leaving nothing running on any node.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/slurm_allocation.h"
+#include "tests/cluster/cluster_test.h"
+#include "tests/cluster/slurm_cluster.h"
+#include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/process_runner.h"
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun::cluster {
+namespace {
+
+using e2e::ProcessResult;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kRunTimeout{60'000};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class SlurmTest : public ClusterTest {
+ protected:
+  static void SetUpTestSuite() {
+    if (!SlurmCluster::UnusableReason().empty()) return;  // SetUp fails each test, saying why
+    CreateCluster(4);
+    if (!has_cluster()) return;
+    StatusOr<std::unique_ptr<SlurmCluster>> slurm = SlurmCluster::Start(*suite_cluster(), 2);
+    if (slurm.ok()) {
+      slurm_ = std::move(slurm).value().release();
+    } else {
+      slurm_error_ = new std::string(slurm.status().message());
+    }
+  }
+  static void TearDownTestSuite() {
+    delete slurm_;
+    slurm_ = nullptr;
+    delete slurm_error_;
+    slurm_error_ = nullptr;
+    ClusterTest::TearDownTestSuite();
+  }
+  void SetUp() override {
+    if (std::string reason = TestCluster::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
+    std::string missing = SlurmCluster::UnusableReason();
+    ASSERT_TRUE(missing.empty()) << missing;
+    ClusterTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_EQ(slurm_error_, nullptr) << *slurm_error_;
+    ASSERT_NE(slurm_, nullptr);
+  }
+
+  // Runs `argv` (a Slurm client, and hvdrun under it) in the launcher's namespace.
+  ProcessResult InLauncher(const std::vector<std::string>& argv, milliseconds timeout = kRunTimeout) const {
+    return c().Exec(c().launcher(), argv, timeout, Options());
+  }
+  e2e::RunningProcess StartInLauncherWithSlurm(const std::vector<std::string>& argv) const {
+    return c().Start(c().launcher(), argv, Options());
+  }
+
+  // Waits until no agent, srun or `rank_program` runs in the cluster; returns what is left.
+  std::vector<pid_t> WaitForNoLeftovers(const std::string& rank_program, milliseconds timeout) const {
+    return WaitUntilNone(
+        [&](pid_t pid) {
+          std::string name = ProgramName(pid);
+          return name == "hvdrun-agent" || name == "srun" || name == rank_program;
+        },
+        timeout);
+  }
+
+ private:
+  static e2e::ProcessOptions Options() {
+    e2e::ProcessOptions options;
+    options.extra_env = {slurm_->ConfEnv()};
+    options.unset_env = {"SSH_AUTH_SOCK", "SLURM_JOB_ID", "SLURM_JOBID"};
+    return options;
+  }
+
+  static SlurmCluster* slurm_;
+  static std::string* slurm_error_;
+};
+
+SlurmCluster* SlurmTest::slurm_ = nullptr;
+std::string* SlurmTest::slurm_error_ = nullptr;
+
+TEST_F(SlurmTest, HostListsExpandAsScontrolDoes) {
+  for (const char* list : {"server[1-4]", "node[01-04,07],gpu-a[1-2],login1", "r[1-2]-n[01-02]", "x[9-11]",
+                           "n[08-10]", "n[001-3]", "n[1-003]", "n[98-101]", "a,b", "a[1-2],a3"}) {
+    ProcessResult result = InLauncher({"scontrol", "show", "hostnames", list}, milliseconds(10'000));
+    ASSERT_EQ(result.exit_code, 0) << list << ": " << result;
+    StatusOr<std::vector<std::string>> names = ExpandSlurmHostList(list);
+    ASSERT_TRUE(names.ok()) << list << ": " << names.status().message();
+    EXPECT_EQ(names.value(), Lines(result.stdout_text)) << list;
+  }
+}
+
+TEST_F(SlurmTest, UnderSallocHostsSlotsAndNpComeFromTheAllocation) {
+  e2e::ScratchDir dir;
+  // In the same allocation, Slurm's own expansion of the node list, then hvdrun's placement.
+  const std::string list_nodes =
+      "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | sed 's/^/node=/'; exec \"$0\" \"$@\"";
+  const std::string print_place =
+      "echo \"host=$(hostname) rank=$HVDRUN_RANK local=$HVDRUN_LOCAL_RANK name=$HVDRUN_HOSTNAME "
+      "size=$HVDRUN_SIZE addr=$HVDRUN_HOST_ADDR\"";
+  ProcessResult result =
+      InLauncher({"salloc", "-N", "4", "--ntasks-per-node=2", "--quiet", "sh", "-c", list_nodes,
+                  e2e::HvdrunPath(), "--verbose", "--results", dir.path(), "sh", "-c", print_place});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  std::vector<std::string> nodes;
+  for (const std::string& line : Lines(result.stdout_text)) {
+    if (line.rfind("node=", 0) == 0) nodes.push_back(line.substr(5));
+  }
+  ASSERT_EQ(nodes, (std::vector<std::string>{"server1", "server2", "server3", "server4"})) << result;
+  for (int rank = 0; rank < 8; ++rank) {
+    const std::string& node = nodes[static_cast<size_t>(rank / 2)];
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:host=" + node +
+                       " rank=" + std::to_string(rank) + " local=" + std::to_string(rank % 2) +
+                       " name=" + node + " size=8 addr=" + c().server(rank / 2 + 1).address;
+    EXPECT_NE(result.stdout_text.find(line + "\n"), std::string::npos) << line << "\n" << result;
+  }
+  EXPECT_NE(result.stderr_text.find("hvdrun: launcher slurm (Slurm job "), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("SLURM_JOB_NODELIST='server[1-4]', SLURM_TASKS_PER_NODE='2(x4)')"),
+            std::string::npos)
+      << result;
+  EXPECT_NE(result.stderr_text.find("host server3: agent starting through srun"), std::string::npos)
+      << result;
+  EXPECT_NE(result.stderr_text.find("host server3: agent ready (server3, "), std::string::npos) << result;
+  std::string plan = ReadFile(dir.path() + "/plan.json");
+  EXPECT_NE(plan.find("\"launcher\": \"slurm\""), std::string::npos) << plan;
+  EXPECT_TRUE(WaitForNoLeftovers("sh", milliseconds(10'000)).empty());
+
+  // An -np larger than the allocation is refused, naming both.
+  ProcessResult too_many = InLauncher(
+      {"salloc", "-N", "2", "--ntasks-per-node=1", "--quiet", e2e::HvdrunPath(), "-np", "3", "true"});
+  EXPECT_EQ(too_many.exit_code, 2) << too_many;
+  EXPECT_NE(too_many.stderr_text.find("hvdrun: -np 3: Slurm job "), std::string::npos) << too_many;
+  EXPECT_NE(too_many.stderr_text.find("holds 2 tasks"), std::string::npos) << too_many;
+}
+
+TEST_F(SlurmTest, CheckReachesEveryNodeThroughSrun) {
+  ProcessResult result =
+      InLauncher({"salloc", "-N", "2", "--ntasks-per-node=1", "--quiet", e2e::HvdrunPath(), "--check"});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int node : {1, 2}) {
+    std::string name = "server" + std::to_string(node);
+    EXPECT_NE(result.stdout_text.find(name + ": ok\n  ssh          none: through srun (" +
+                                      c().server(node).address + ")\n"),
+              std::string::npos)
+        << result;
+  }
+}
+
+TEST_F(SlurmTest, GlooCollectivesUnderSbatch) {
+  e2e::ScratchDir dir;
+  const std::string output = dir.path() + "/job.out";
+  ProcessResult result = InLauncher(
+      {"sbatch", "--wait", "--quiet", "-N", "4", "--ntasks-per-node=1", "--output=" + output, "--wrap",
+       "exec " + e2e::HvdrunPath() + " --gloo --verbose " + HVDRUN_TEST_COLLECTIVES_PATH});
+  std::string job_output = ReadFile(output);
+  ASSERT_EQ(result.exit_code, 0) << result << "\njob output:\n" << job_output;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line =
+        "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of 4: checked ";
+    EXPECT_NE(job_output.find(line), std::string::npos) << line << "\n" << job_output;
+  }
+  EXPECT_NE(job_output.find("results, 0 failed"), std::string::npos) << job_output;
+  // sbatch runs the script, and so hvdrun, on the allocation's first node.
+  EXPECT_NE(job_output.find("rendezvous service on " + c().server(1).address + ":"), std::string::npos)
+      << job_output;
+}
+
+TEST_F(SlurmTest, MpiUnderSallocRunsWhereSlurmPlacesIt) {
+  ProcessResult result =
+      InLauncher({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2", "--quiet",
+                  e2e::HvdrunPath(), "--mpi", "--verbose", "sh", "-c",
+                  "echo \"host=$(hostname) rank=$HVDRUN_RANK\"; exec \"$0\"", HVDRUN_TEST_COLLECTIVES_PATH});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string r = std::to_string(rank);
+    std::string host = "server" + std::to_string(rank / 2 + 1);
+    EXPECT_NE(result.stdout_text.find("[" + r + "]<stdout>:host=" + host + " rank=" + r + "\n"),
+              std::string::npos)
+        << result;
+    EXPECT_NE(result.stdout_text.find("[" + r + "]<stdout>:rank " + r + " of 4: checked "), std::string::npos)
+        << result;
+  }
+  // mpirun reads the allocation itself: hvdrun passes it no host list.
+  size_t running = result.stderr_text.find("hvdrun: running: mpirun ");
+  ASSERT_NE(running, std::string::npos) << result;
+  std::string command = result.stderr_text.substr(running, result.stderr_text.find('\n', running) - running);
+  EXPECT_EQ(command.find(" -H "), std::string::npos) << command;
+  EXPECT_EQ(command.find("plm_rsh"), std::string::npos) << command;
+}
+
+TEST_F(SlurmTest, ARankFailureGivesTheFailureReport) {
+  ProcessResult result = InLauncher({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2",
+                                     "--quiet", e2e::HvdrunPath(), "sh", "-c",
+                                     "if [ \"$HVDRUN_RANK\" = 2 ]; then exit 3; fi; exec sleep 30"});
+  EXPECT_EQ(result.exit_code, 3) << result;
+  EXPECT_NE(result.stderr_text.find("hvdrun: rank 2 on host server2 failed first (exit code 3)"),
+            std::string::npos)
+      << result;
+  EXPECT_LT(result.elapsed, milliseconds(20'000)) << result;
+  EXPECT_TRUE(WaitForNoLeftovers("sleep", milliseconds(10'000)).empty());
+}
+
+TEST_F(SlurmTest, ScancelInTheMiddleOfAJobLeavesNothingOnAnyNode) {
+  e2e::RunningProcess job =
+      StartInLauncherWithSlurm({"salloc", "-N", "4", "--ntasks-per-node=2", "--job-name=hvdrun-scancel",
+                                e2e::HvdrunPath(), "sleep", "60"});
+  ASSERT_TRUE(WaitForPrograms("sleep", 8, milliseconds(30'000)));
+  ASSERT_EQ(ProgramsIn(c().PidsInCluster(), "hvdrun-agent").size(), 4u);
+  ProcessResult cancel = InLauncher({"scancel", "--name=hvdrun-scancel"}, milliseconds(10'000));
+  ASSERT_EQ(cancel.exit_code, 0) << cancel;
+  ProcessResult result = job.Wait(milliseconds(30'000));
+  EXPECT_FALSE(result.timed_out) << result;
+  EXPECT_NE(result.exit_code, 0) << result;
+  // slurmstepd sends SIGTERM to every process of the job's steps; the agents report their ranks' ends.
+  EXPECT_NE(result.stderr_text.find("failed first (killed by SIGTERM)"), std::string::npos) << result;
+  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(15'000));
+  EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
+}
+
+// Last: its node stays down for the rest of the process (ctest runs each test in its own).
+TEST_F(SlurmTest, ANodeThatDiesLosesItsRanksAndTheJobEnds) {
+  e2e::RunningProcess job =
+      StartInLauncherWithSlurm({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2",
+                                "--quiet", e2e::HvdrunPath(), "--heartbeat-timeout", "3", "sleep", "60"});
+  ASSERT_TRUE(WaitForPrograms("sleep", 4, milliseconds(30'000)));
+  // Everything of server2 dies at once, slurmd, slurmstepd, agent and ranks: as a node that loses
+  // power. Its sshd, the test cluster's, stays.
+  for (pid_t pid : c().PidsIn(c().server(2))) {
+    if (ProgramName(pid) != "sshd") ::kill(pid, SIGKILL);
+  }
+  ProcessResult result = job.Wait(milliseconds(40'000));
+  EXPECT_FALSE(result.timed_out) << result;
+  EXPECT_EQ(result.exit_code, 1) << result;
+  EXPECT_NE(result.stderr_text.find(
+                "hvdrun: rank 2 on host server2 failed first (agent failed: no heartbeat for 3 s"),
+            std::string::npos)
+      << result;
+  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(15'000));
+  EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
+}
+
+}  // namespace
+}  // namespace hvdrun::cluster
