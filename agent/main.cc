@@ -1,6 +1,7 @@
 // hvdrun-agent: started by hvdrun, once per host, with its control stream on stdin/stdout; or, as
 // `hvdrun-agent --mpi-rank -- command...`, by the mpirun of `hvdrun --mpi`, once per rank
-// (agent/mpi_rank.h). It is not meant to be run by hand; `hvdrun-agent --version` prints its version.
+// (agent/mpi_rank.h). It is not meant to be run by hand; `hvdrun-agent --help` says so, and
+// `hvdrun-agent --version` prints its version.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -15,7 +16,28 @@
 #include "common/agent_protocol.h"
 #include "common/version.h"
 
+namespace {
+
+constexpr const char* kHelp =
+    "Usage: hvdrun-agent\n"
+    "  or:  hvdrun-agent --mpi-rank -- COMMAND [ARGS...]\n"
+    "hvdrun's agent on each host of a job. hvdrun starts one per host (a child process on its own\n"
+    "machine, over SSH on the others) and speaks to it on stdin/stdout; the agent spawns that host's\n"
+    "ranks, watches them and reports their output and exit statuses. It is not run by hand.\n"
+    "\n"
+    "Options:\n"
+    "  --help       Print this help message and exit\n"
+    "  --version    Print the version and the agent protocol's version, and exit\n"
+    "  --mpi-rank   Run COMMAND as one rank of `hvdrun --mpi` (Open MPI's mpirun starts one per rank)\n"
+    "               and send its exit status to hvdrun\n";
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--help") == 0) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
   if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
     std::printf("hvdrun-agent %s (protocol %u)\n", hvdrun::kVersion, hvdrun::protocol::kProtocolVersion);
     return 0;
@@ -33,7 +55,7 @@ int main(int argc, char** argv) {
   if (argc != 1) {
     std::fprintf(stderr,
                  "hvdrun-agent: started by hvdrun, which speaks to it on stdin/stdout; it takes no arguments "
-                 "but --version (and --mpi-rank under hvdrun --mpi)\n");
+                 "but --help, --version (and --mpi-rank under hvdrun --mpi)\n");
     return 2;
   }
   // The control stream keeps stdout to itself: anything else printed to fd 1 goes to stderr.

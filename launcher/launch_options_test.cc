@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+
+#include "common/version.h"
 
 namespace hvdrun {
 namespace {
@@ -370,7 +373,7 @@ TEST(LaunchOptions, VersionAndHelpExitZero) {
   std::string printed = testing::internal::GetCapturedStdout();
   EXPECT_FALSE(version.options.has_value());
   EXPECT_EQ(version.exit_code, 0);
-  EXPECT_EQ(printed, "hvdrun 0.1.0\n");
+  EXPECT_EQ(printed, std::string("hvdrun ") + kVersion + "\n");
 
   testing::internal::CaptureStdout();
   ParsedCommandLine help = Parse({"--help"});

@@ -9,12 +9,13 @@
 #include <memory>
 #include <mutex>
 
+#include "hvdrun/export.h"
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {
 
-struct CollectiveHandle::State {
+struct HVDRUN_NO_EXPORT CollectiveHandle::State {
   void Complete(Status result);
   // A handle that is already complete with `result`.
   static CollectiveHandle Completed(Status result);

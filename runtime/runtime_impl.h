@@ -33,6 +33,7 @@
 #include <string>
 #include <thread>
 
+#include "hvdrun/export.h"
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
@@ -43,7 +44,7 @@
 
 namespace hvdrun {
 
-class Runtime::Impl {
+class HVDRUN_NO_EXPORT Runtime::Impl {
  public:
   using Collective = std::function<Status(Backend&)>;
 

@@ -1,10 +1,19 @@
 // allreduce: a program of your own on libhvdrun, as small as one can be. Every rank joins the job
 // from the environment hvdrun gives it, sums a vector over all ranks, and prints the result.
 //
-// Build it against an installed hvdrun, as any program of yours (PREFIX is where `cmake --install`
-// put hvdrun: /usr/local by default; the rpath lets the program find libhvdrun there at run time):
+// Build it against an installed hvdrun, as any program of yours: with CMake (this directory's
+// CMakeLists.txt: find_package(hvdrun) and hvdrun::hvdrun), with pkg-config, or by hand. From the
+// Debian packages (libhvdrun-dev) everything is in /usr:
 //
-//   c++ -std=c++17 allreduce.cc -I$PREFIX/include -L$PREFIX/lib -Wl,-rpath,$PREFIX/lib -lhvdrun -o allreduce
+//   cmake -S . -B build && cmake --build build
+//   c++ -std=c++17 allreduce.cc $(pkg-config --cflags --libs hvdrun) -o allreduce
+//
+// Installed elsewhere with `cmake --install` (PREFIX, /usr/local by default), tell CMake and
+// pkg-config where (the rpath lets the program find libhvdrun there at run time):
+//
+//   cmake -S . -B build -DCMAKE_PREFIX_PATH=$PREFIX && cmake --build build
+//   export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+//   c++ -std=c++17 allreduce.cc $(pkg-config --cflags --libs hvdrun) -Wl,-rpath,$PREFIX/lib -o allreduce
 //
 // Run it under hvdrun, which starts the ranks and the rendezvous service Gloo bootstraps through:
 //

@@ -24,6 +24,7 @@
 #include "examples/bench/size_sweep.h"
 #include "examples/shared/atomic_file.h"
 #include "hvdrun/runtime.h"
+#include "hvdrun/version.h"
 
 namespace hvdrun {
 namespace {
@@ -385,6 +386,7 @@ int main(int argc, char** argv) {
   try {
     hvdrun::BenchOptions options;
     CLI::App app("hvdrun-bench: allreduce bandwidth over message sizes, run under hvdrun", "hvdrun-bench");
+    app.set_version_flag("--version", "hvdrun-bench " HVDRUN_VERSION);
     app.add_option("-b,--min-bytes", options.min_size, "Smallest message size (K, M, G suffixes; default 8)");
     app.add_option("-e,--max-bytes", options.max_size, "Largest message size (default 64M)");
     app.add_option("-f,--step-factor", options.factor, "Multiply the size by this each step (default 2)");

@@ -11,6 +11,7 @@
 
 #include "examples/shared/whole_number_flag.h"
 #include "examples/trainer/mnist_dataset.h"
+#include "hvdrun/version.h"
 
 namespace hvdrun::trainer {
 namespace {
@@ -80,6 +81,7 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
       "hvdrun-trainer: data-parallel training on libtorch, one process per rank, gradients averaged "
       "through libhvdrun.",
       "hvdrun-trainer");
+  app.set_version_flag("--version", "hvdrun-trainer " HVDRUN_VERSION);
   app.footer(
       "Models:" + models_help +
       "\n\nExamples:\n"

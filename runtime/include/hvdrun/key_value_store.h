@@ -12,11 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "hvdrun/export.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {
 
-class KeyValueStore {
+class HVDRUN_EXPORT KeyValueStore {
  public:
   virtual ~KeyValueStore() = default;
 

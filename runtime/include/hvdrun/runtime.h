@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "hvdrun/export.h"
 #include "hvdrun/key_value_store.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
@@ -141,7 +142,7 @@ struct NegotiationCounters {
 
 class CollectiveHandle;
 
-class Runtime {
+class HVDRUN_EXPORT Runtime {
  public:
   // Looks an environment variable up: its value, or nullptr when unset (std::getenv's contract).
   using EnvironmentLookup = std::function<const char*(const char*)>;
@@ -221,7 +222,7 @@ class Runtime {
 
 // The result of an asynchronous collective. Wait() blocks until it has run and returns its Status;
 // it may be called more than once. A handle must not outlive its Runtime.
-class CollectiveHandle {
+class HVDRUN_EXPORT CollectiveHandle {
  public:
   CollectiveHandle() = default;
   Status Wait();

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "hvdrun/export.h"
+
 namespace hvdrun {
 
 enum class DataType : uint8_t {
@@ -42,24 +44,24 @@ enum class BackendKind : uint8_t {
 };
 
 // Bytes per element.
-size_t DataTypeSize(DataType type);
+HVDRUN_EXPORT size_t DataTypeSize(DataType type);
 
 // Lower-case names used on command lines, in HVDRUN_BACKEND and in results: "float32", "sum",
 // "gloo". Parse* return std::nullopt for an unknown name.
-std::string_view DataTypeName(DataType type);
-std::string_view ReduceOpName(ReduceOp op);
-std::string_view BackendName(BackendKind backend);
+HVDRUN_EXPORT std::string_view DataTypeName(DataType type);
+HVDRUN_EXPORT std::string_view ReduceOpName(ReduceOp op);
+HVDRUN_EXPORT std::string_view BackendName(BackendKind backend);
 // "none", "fp16", "bf16", "fp8-e4m3", "fp8-e5m2"; ParseCompressionFormat also takes "fp8" for E4M3.
-std::string_view CompressionFormatName(CompressionFormat format);
-std::optional<DataType> ParseDataType(std::string_view name);
-std::optional<ReduceOp> ParseReduceOp(std::string_view name);
-std::optional<BackendKind> ParseBackend(std::string_view name);
-std::optional<CompressionFormat> ParseCompressionFormat(std::string_view name);
+HVDRUN_EXPORT std::string_view CompressionFormatName(CompressionFormat format);
+HVDRUN_EXPORT std::optional<DataType> ParseDataType(std::string_view name);
+HVDRUN_EXPORT std::optional<ReduceOp> ParseReduceOp(std::string_view name);
+HVDRUN_EXPORT std::optional<BackendKind> ParseBackend(std::string_view name);
+HVDRUN_EXPORT std::optional<CompressionFormat> ParseCompressionFormat(std::string_view name);
 
 // Converts `count` values between double and `type`'s representation (float16 and bfloat16 round
 // to nearest even; integers truncate toward zero): for filling buffers and checking results.
-void ConvertFromDouble(DataType type, const double* from, void* to, size_t count);
-void ConvertToDouble(DataType type, const void* from, double* to, size_t count);
+HVDRUN_EXPORT void ConvertFromDouble(DataType type, const double* from, void* to, size_t count);
+HVDRUN_EXPORT void ConvertToDouble(DataType type, const void* from, double* to, size_t count);
 
 }  // namespace hvdrun
 

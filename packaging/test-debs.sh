@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# The Debian packages' test (CTest label "package"; root only, exit 77 = skipped):
+#
+#   bash packaging/test-debs.sh [WORK_DIR]          (default build/package-test)
+#
+# 1. builds the packages from a clean copy of the tree (packaging/build-debs.sh; without
+#    hvdrun-trainer unless HVDRUN_PACKAGE_TRAINER=1: libtorch would add minutes to CI),
+# 2. lintian: no error and no warning (packaging/debian/*.lintian-overrides say why for each override),
+# 3. debootstraps a clean root of this machine's Debian release (minbase) from the archive this
+#    machine's apt uses,
+# 4. runs piuparts on the packages (install, remove, purge in a copy of that root),
+# 5. installs the packages in the root with apt, so that a missing dependency shows; runs hvdrun
+#    -np 2 over Gloo and MPI with hvdrun-bench, an hvdrun-lab experiment and its report, and the
+#    allreduce example built with find_package(hvdrun) and with pkg-config, each under hvdrun; then
+#    purges the packages and checks that nothing of them is left.
+#
+# HVDRUN_PACKAGE_DEBS=DIR tests the packages already built in DIR (by build-debs.sh) instead.
+#
+# Everything that runs in a root runs in mount and PID namespaces of its own (unshare): /proc and
+# every other mount made there vanish with it, and killing the one unshare process, by its PID,
+# ends every process started there, also when the test fails or is interrupted.
+set -euo pipefail
+root_dir=$(cd "$(dirname "$0")/.." && pwd)
+work=$(realpath -m "${1:-$root_dir/build/package-test}")
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test-debs: skipped: needs root (debootstrap, chroot, piuparts)"
+  exit 77
+fi
+for tool in dpkg-buildpackage lintian debootstrap piuparts unshare; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "test-debs: $tool not found: run scripts/install-deps.sh" >&2
+    exit 1
+  fi
+done
+
+start=$SECONDS
+step() { echo "test-debs: [$((SECONDS - start)) s] $*"; }
+
+# --- cleanup: the namespace that is running (by PID), then the scratch roots --------------------
+ns_pid=""
+cleanup() {
+  if [ -n "$ns_pid" ] && kill -0 "$ns_pid" 2>/dev/null; then
+    # unshare --kill-child: the namespace's first process, and with it every other, dies with it.
+    kill -KILL "$ns_pid" 2>/dev/null || true
+    wait "$ns_pid" 2>/dev/null || true
+  fi
+  # Mounts made in the namespaces are not seen here; one left by anything else under the work
+  # directory stops the removal, so that no file outside it is ever deleted through a mount.
+  if grep -q " $work/" /proc/self/mounts; then
+    echo "test-debs: mounts left under $work, not removing it:" >&2
+    grep " $work/" /proc/self/mounts >&2
+    return
+  fi
+  rm -rf "$work/root" "$work/piuparts"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Runs "$@" in new mount and PID namespaces (the mounts private to them) with a time limit, in
+# the background so that cleanup() can kill it by its PID.
+in_namespaces() {
+  local limit=$1
+  shift
+  unshare --mount --propagation private --pid --fork --kill-child -- timeout --kill-after=10 "$limit" "$@" &
+  ns_pid=$!
+  local status=0
+  wait "$ns_pid" || status=$?
+  ns_pid=""
+  return "$status"
+}
+
+# --- the archive this machine's apt uses, per suite ------------------------------------------------
+# shellcheck source=/dev/null
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+if [ -z "$codename" ]; then
+  echo "test-debs: /etc/os-release: no VERSION_CODENAME" >&2
+  exit 1
+fi
+# The first enabled "deb" source of SUITE: one-line entries (sources.list, *.list), then deb822
+# stanzas (*.sources).
+archive_for_suite() {
+  local suite=$1 file url=""
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$file" ] || continue
+    url=$(sed -nE "s/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([^[:space:]]+)[[:space:]]+${suite}[[:space:]].*/\2/p" "$file" |
+      head -n1)
+    if [ -n "$url" ]; then
+      echo "$url"
+      return
+    fi
+  done
+  for file in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$file" ] || continue
+    url=$(awk -v suite="$suite" -v RS= '{
+        types = ""; uris = ""; suites = ""; enabled = "yes"
+        n = split($0, lines, "\n")
+        for (i = 1; i <= n; i++) {
+          if (lines[i] ~ /^Types:/) types = lines[i] " "
+          if (lines[i] ~ /^URIs:/) uris = lines[i]
+          if (lines[i] ~ /^Suites:/) suites = lines[i] " "
+          if (lines[i] ~ /^Enabled:[ \t]*no/) enabled = "no"
+        }
+        if (enabled == "yes" && types ~ /[ \t]deb[ \t]/ && suites ~ ("[ \t]" suite "[ \t]")) {
+          split(uris, words, /[ \t]+/)
+          print words[2]
+          exit
+        }
+      }' "$file")
+    if [ -n "$url" ]; then
+      echo "$url"
+      return
+    fi
+  done
+}
+mirror=$(archive_for_suite "$codename")
+if [ -z "$mirror" ]; then
+  echo "test-debs: no 'deb' source for $codename in /etc/apt/sources.list or sources.list.d" >&2
+  exit 1
+fi
+# The release's updates and security suites, where apt has them, so that the clean root is as
+# current as this machine, whose libraries the packages were built against.
+sources="deb $mirror $codename main"
+extra_repos=()
+for suite in "$codename-updates" "$codename-security"; do
+  url=$(archive_for_suite "$suite")
+  if [ -n "$url" ]; then
+    sources+=$'\n'"deb $url $suite main"
+    extra_repos+=("--extra-repo=deb $url $suite main")
+  fi
+done
+
+mkdir -p "$work"
+rm -rf "$work/root" "$work/piuparts"
+
+# --- 1. build -------------------------------------------------------------------------------------
+debs_dir=${HVDRUN_PACKAGE_DEBS:-$work/debs}
+if [ -z "${HVDRUN_PACKAGE_DEBS:-}" ]; then
+  profiles=pkg.hvdrun.notrainer
+  if [ "${HVDRUN_PACKAGE_TRAINER:-0}" = 1 ]; then profiles=""; fi
+  step "building the packages (profiles: ${profiles:-none})"
+  DEB_BUILD_PROFILES=$profiles bash "$root_dir/packaging/build-debs.sh" "$debs_dir"
+fi
+debs=("$debs_dir"/*.deb)
+test_debs=()
+for deb in "${debs[@]}"; do
+  case $(basename "$deb") in
+    *-dbgsym_*) ;;
+    hvdrun-trainer_*) ;; # tested by its own end-to-end tests; here it would pull in libtorch
+    *) test_debs+=("$deb") ;;
+  esac
+done
+package_names=()
+for deb in "${test_debs[@]}"; do package_names+=("$(dpkg-deb -f "$deb" Package)"); done
+
+# --- 2. lintian -----------------------------------------------------------------------------------
+step "lintian"
+lintian --fail-on error,warning --display-info "$debs_dir"/*.changes
+
+# --- 3. a clean root ------------------------------------------------------------------------------
+step "debootstrap --variant=minbase $codename from $mirror"
+in_namespaces 600 debootstrap --variant=minbase "$codename" "$work/root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+  {
+    tail -n 20 "$work/debootstrap.log" >&2
+    exit 1
+  }
+
+# --- 4. piuparts, on a copy of the clean root, before the test below changes it -------------------
+step "piuparts"
+mkdir -p "$work/piuparts"
+in_namespaces 600 piuparts --no-adequate --tmpdir="$work/piuparts" --existing-chroot="$work/root" \
+  --distribution="$codename" --mirror="$mirror main" "${extra_repos[@]}" "${test_debs[@]}" \
+  >"$work/piuparts.log" 2>&1 || {
+  tail -n 40 "$work/piuparts.log" >&2
+  exit 1
+}
+grep -h 'PASS: All tests' "$work/piuparts.log"
+
+printf '%s\n' "$sources" >"$work/root/etc/apt/sources.list"
+# What every installed machine has and a debootstrapped root lacks: a resolver, and /etc/hosts.
+cp /etc/resolv.conf "$work/root/etc/resolv.conf"
+printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$work/root/etc/hosts"
+mkdir -p "$work/root/tmp/debs" "$work/root/root/allreduce"
+cp "${test_debs[@]}" "$work/root/tmp/debs/"
+cp "$root_dir/examples/allreduce/allreduce.cc" "$root_dir/examples/allreduce/CMakeLists.txt" "$work/root/root/allreduce/"
+
+# Runs a bash script (stdin) in the clean root, with /proc, /sys (read-only: Open MPI's hwloc reads
+# the CPU topology there) and a /dev/shm (Open MPI's shared memory) of its own.
+in_root() {
+  local limit=$1 script
+  script=$(cat)
+  # shellcheck disable=SC2016  # expanded by the bash started in the namespaces
+  in_namespaces "$limit" bash -c '
+    set -e
+    mount -t proc proc "$1/proc"
+    mount -t sysfs -o ro sysfs "$1/sys"
+    mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
+    exec chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+      DEBIAN_FRONTEND=noninteractive bash -euo pipefail -c "$2"' _ "$work/root" "$script"
+}
+
+step "apt install of ${package_names[*]} (and cmake, g++, pkgconf for the example) in the clean root"
+in_root 600 <<'SCRIPT'
+apt-get update -q >/dev/null
+apt-get install -y -q /tmp/debs/*.deb cmake g++ pkgconf >/tmp/apt-install.log 2>&1 ||
+  { tail -n 30 /tmp/apt-install.log; exit 1; }
+SCRIPT
+
+step "hvdrun, hvdrun-lab and the example programs in the clean root"
+in_root 600 <<'SCRIPT'
+cd /root
+expect() { # expect FILE TEXT: FILE has the line TEXT
+  grep -qxF -- "$2" "$1" || { echo "test-debs: expected the line '$2' in:"; cat "$1"; exit 1; }
+}
+for program in hvdrun hvdrun-agent hvdrun-bench hvdrun-lab; do
+  "$program" --version
+  test -s "/usr/share/man/man1/$program.1.gz"
+done
+
+hvdrun -np 2 --gloo hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json gloo.json | tee gloo.out
+grep -q '"busbw_gbps"' gloo.json
+hvdrun -np 2 --mpi hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json mpi.json | tee mpi.out
+grep -q '"busbw_gbps"' mpi.json
+
+cat >experiment.yaml <<'YAML'
+name: package-smoke
+program: hvdrun-bench
+args: [-b, 4K, -e, 16K, -f, 4, --iters, 5, --warmup, 1]
+figures: {step_time: time_us, step_time_scale: 1.0e-6, throughput: busbw_gbps, throughput_unit: GB/s}
+matrix:
+  np: [1, 2]
+repeats: 1
+timeout: 60
+YAML
+hvdrun-lab run experiment.yaml --results results >lab.out || { cat lab.out; exit 1; }
+expect lab.out "hvdrun-lab: 2 runs: 2 ok (0 kept from before), 0 failed"
+hvdrun-lab report results/package-smoke
+test -s results/package-smoke/report.md
+grep -q '^## Speedup' results/package-smoke/report.md
+
+sums='sum over ranks of (rank + 1) * (1 2 3 4) = 3 6 9 12'
+cmake -S allreduce -B allreduce/build -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >cmake.out ||
+  { cat cmake.out; exit 1; }
+cmake --build allreduce/build >>cmake.out || { cat cmake.out; exit 1; }
+hvdrun -np 2 --gloo allreduce/build/allreduce >cmake-run.out
+expect cmake-run.out "[1]<stdout>:rank 1 of 2: $sums"
+
+# shellcheck disable=SC2046  # pkg-config's flags are words
+c++ -std=c++17 -Wall -Wextra -Werror allreduce/allreduce.cc $(pkg-config --cflags --libs hvdrun) -o allreduce-pc
+hvdrun -np 2 --mpi ./allreduce-pc >pc-run.out
+expect pc-run.out "[0]<stdout>:rank 0 of 2: $sums"
+SCRIPT
+
+step "apt purge, and nothing of the packages left"
+in_root 300 <<'SCRIPT'
+packages=(hvdrun libhvdrun0 libhvdrun-dev)
+dpkg-query -L "${packages[@]}" | sort -u >/tmp/package-paths
+apt-get purge -y -q "${packages[@]}" >/tmp/purge.log 2>&1 || { cat /tmp/purge.log; exit 1; }
+apt-get autoremove --purge -y -q >>/tmp/purge.log 2>&1 || { cat /tmp/purge.log; exit 1; }
+left=0
+while IFS= read -r path; do
+  [ -n "$path" ] && [ "$path" != /. ] || continue
+  if [ -L "$path" ] || [ -f "$path" ]; then
+    echo "test-debs: left after purge: $path"
+    left=1
+  elif [ -d "$path" ] && ! dpkg-query -S "$path" >/dev/null 2>&1; then
+    echo "test-debs: directory left after purge, owned by no package: $path"
+    left=1
+  fi
+done </tmp/package-paths
+if dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | grep -v 'not-installed$'; then
+  echo "test-debs: still known to dpkg after purge"
+  left=1
+fi
+exit "$left"
+SCRIPT
+
+step "passed"
