@@ -77,10 +77,11 @@ inline constexpr const char* kHorovodTimeline = "HOROVOD_TIMELINE";
 inline constexpr const char* kHorovodTimelineMarkCycles = "HOROVOD_TIMELINE_MARK_CYCLES";
 
 // Gradient compression (CompressionOptions, docs/compression.md), from hvdrun --compression and
-// its flags: the format ("none", "fp16", "bf16", "fp8" = "fp8-e4m3", "fp8-e5m2"), and fp8's three
+// its flags: the format ("none", "fp16", "bf16", "fp8" = "fp8-e4m3", "fp8-e5m2"), and fp8's four
 // safeguards, each "1" (the default) or "0".
 inline constexpr const char* kCompression = "HVDRUN_COMPRESSION";
 inline constexpr const char* kFp8Scaling = "HVDRUN_FP8_SCALING";
+inline constexpr const char* kFp8SafeCast = "HVDRUN_FP8_SAFE_CAST";
 inline constexpr const char* kFp8Float32Sums = "HVDRUN_FP8_FLOAT32_SUMS";
 inline constexpr const char* kErrorFeedback = "HVDRUN_ERROR_FEEDBACK";
 

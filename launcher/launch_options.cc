@@ -254,6 +254,9 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       {"--fp8-scaling", env::kFp8Scaling,
        "With fp8 compression: scale blocks of values by a power of two shared by every rank, so that "
        "small gradients survive (on|off; default on)"},
+      {"--fp8-safe-cast", env::kFp8SafeCast,
+       "With fp8 compression: values beyond fp8's range saturate and small ones keep subnormal precision; "
+       "off, a naive cast makes them NaN and zero (on|off; default on)"},
       {"--fp8-float32-sums", env::kFp8Float32Sums,
        "With fp8 compression: sum every rank's values in float32, never in fp8 (on|off; default on)"},
       {"--error-feedback", env::kErrorFeedback,
@@ -457,7 +460,12 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
                          "' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
     }
     if (!options.backend) {
-      return usage_error("--compression: compression is libhvdrun's; give --gloo, --mpi or --nccl");
+      return usage_error("--compression: compression is libhvdrun's; give --gloo or --mpi");
+    }
+    if (*options.backend == BackendKind::kNccl && *format != CompressionFormat::kNone) {
+      return usage_error("--compression: " + compression_text +
+                         " converts gradients in host memory and --nccl's are on the GPU; compress over "
+                         "--gloo or --mpi");
     }
     tuning.push_back({"--compression", env::kCompression, std::string(CompressionFormatName(*format))});
   }
