@@ -30,6 +30,8 @@ const char* AxisKindName(AxisKind kind) {
       return "environment";
     case AxisKind::kFusion:
       return "fusion";
+    case AxisKind::kCompression:
+      return "compression";
   }
   return "";
 }

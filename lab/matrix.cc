@@ -101,6 +101,12 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
       case AxisKind::kEnvironment:
         cell.env.push_back(axis.target + "=" + value.text);
         break;
+      case AxisKind::kCompression: {
+        const std::vector<std::string> words =
+            CompressionSettingArguments(value.text).value_or(std::vector<std::string>{});
+        cell.hvdrun_args.insert(cell.hvdrun_args.end(), words.begin(), words.end());
+        break;
+      }
       case AxisKind::kFusion:
         cell.hvdrun_args.insert(cell.hvdrun_args.end(),
                                 {"--fusion-threshold-mb", FormatSettingNumber(value.fusion.threshold_mb),

@@ -114,6 +114,30 @@ matrix:
   EXPECT_EQ(CellValue(matrix->cells[2], "fusion"), "horovod-0.20");
 }
 
+TEST(Matrix, TheCompressionAxisSetsHvdrunsCompressionFlags) {
+  ExperimentConfig config = Parse(R"(
+program: hvdrun-trainer
+matrix:
+  np: [2]
+  compression: [none, fp8, fp8-naive]
+)");
+  StatusOr<Matrix> matrix = ExpandMatrix(config, NoGpus());
+  ASSERT_TRUE(matrix.ok()) << matrix.status().message();
+  ASSERT_EQ(matrix->cells.size(), 3u);
+  const std::vector<std::vector<std::string>> flags = {
+      {"--compression", "none"},
+      {"--compression", "fp8"},
+      {"--compression", "fp8", "--fp8-scaling", "off", "--fp8-safe-cast", "off", "--fp8-float32-sums", "off",
+       "--error-feedback", "off"}};
+  for (size_t i = 0; i < flags.size(); ++i) {
+    std::vector<std::string> expected = {"-np", "2", "-H", "localhost:2", "--gloo"};
+    expected.insert(expected.end(), flags[i].begin(), flags[i].end());
+    expected.insert(expected.end(), {"--results", "hvdrun", "--output-filename", "logs", "--", "/bin/t"});
+    EXPECT_EQ(HvdrunArguments(matrix->cells[i], "/bin/t", "hvdrun", "logs"), expected) << i;
+  }
+  EXPECT_EQ(CellValue(matrix->cells[2], "compression"), "fp8-naive");
+}
+
 TEST(Matrix, ProcessesPerServerSetsNpFromServers) {
   ExperimentConfig config = Parse(R"(
 program: p
