@@ -174,9 +174,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   app.add_option(
       "--num-proc", num_proc_text,
       "Number of processes (ranks); written -np as in horovodrun. Default: every slot of the hosts");
-  app.add_option("-H,--hosts", hosts_text,
-                 "Hosts and their slots: [user@]host[:slots],... (IPv6 as [addr]:slots; user@ overrides "
-                 "--ssh-user for that host). Default: localhost with -np slots");
+  app.add_option(
+      "-H,--hosts", hosts_text,
+      "Hosts and their slots: [user@]host[:slots],... (IPv6 as [addr]:slots; user@ overrides "
+      "--ssh-user for that host, and is an error with --launcher slurm). Default: localhost with -np "
+      "slots");
   app.add_option("--hostfile", hostfile, "File of 'host slots=N' lines (mpirun/horovodrun format)");
   std::string launcher_text;
   app.add_option("--launcher", launcher_text,

@@ -193,16 +193,18 @@ TEST_F(SlurmTest, GlooCollectivesUnderSbatch) {
 }
 
 TEST_F(SlurmTest, MpiUnderSallocRunsWhereSlurmPlacesIt) {
-  ProcessResult result =
-      InLauncher({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2", "--quiet",
-                  e2e::HvdrunPath(), "--mpi", "--verbose", "sh", "-c",
-                  "echo \"host=$(hostname) rank=$HVDRUN_RANK\"; exec \"$0\"", HVDRUN_TEST_COLLECTIVES_PATH});
+  ProcessResult result = InLauncher(
+      {"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2", "--quiet", e2e::HvdrunPath(),
+       "--mpi", "--verbose", "sh", "-c",
+       "echo \"host=$(hostname) rank=$HVDRUN_RANK slurm=$SLURM_PROCID/$SLURM_NTASKS\"; exec \"$0\"",
+       HVDRUN_TEST_COLLECTIVES_PATH});
   ASSERT_EQ(result.exit_code, 0) << result;
   for (int rank = 0; rank < 4; ++rank) {
     std::string r = std::to_string(rank);
     std::string host = "server" + std::to_string(rank / 2 + 1);
-    EXPECT_NE(result.stdout_text.find("[" + r + "]<stdout>:host=" + host + " rank=" + r + "\n"),
-              std::string::npos)
+    EXPECT_NE(
+        result.stdout_text.find("[" + r + "]<stdout>:host=" + host + " rank=" + r + " slurm=" + r + "/4\n"),
+        std::string::npos)
         << result;
     EXPECT_NE(result.stdout_text.find("[" + r + "]<stdout>:rank " + r + " of 4: checked "), std::string::npos)
         << result;
@@ -213,6 +215,16 @@ TEST_F(SlurmTest, MpiUnderSallocRunsWhereSlurmPlacesIt) {
   std::string command = result.stderr_text.substr(running, result.stderr_text.find('\n', running) - running);
   EXPECT_EQ(command.find(" -H "), std::string::npos) << command;
   EXPECT_EQ(command.find("plm_rsh"), std::string::npos) << command;
+
+  // -H naming some of the allocation's slots (hvdrun-lab's cells): mpirun is held to them, one rank
+  // per node here, where it would otherwise fill server1's two slots first.
+  ProcessResult some =
+      InLauncher({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2", "--quiet",
+                  e2e::HvdrunPath(), "--mpi", "--launcher", "slurm", "-H", "server1:1,server2:1", "sh", "-c",
+                  "echo \"host=$(hostname) rank=$HVDRUN_RANK\""});
+  ASSERT_EQ(some.exit_code, 0) << some;
+  EXPECT_NE(some.stdout_text.find("[0]<stdout>:host=server1 rank=0\n"), std::string::npos) << some;
+  EXPECT_NE(some.stdout_text.find("[1]<stdout>:host=server2 rank=1\n"), std::string::npos) << some;
 }
 
 TEST_F(SlurmTest, ARankFailureGivesTheFailureReport) {
@@ -296,10 +308,20 @@ timeout: 60
     EXPECT_NE(plan.find("\"host\": \"" + nodes->at(0) + "\""), std::string::npos) << plan;
     EXPECT_EQ(plan.find("\"host\": \"" + nodes->at(1) + "\"") != std::string::npos, servers == 2) << plan;
     EXPECT_NE(ReadFile(run + "command.json").find("--launcher slurm"), std::string::npos) << run;
+    // The agents ran there: each node's facts give its own host name.
+    for (int node = 0; node < servers; ++node) {
+      const std::string facts = ReadFile(run + "hvdrun/hosts/" + nodes->at(node) + ".json");
+      EXPECT_NE(facts.find("\"value\": \"" + nodes->at(node) + "\""), std::string::npos) << facts;
+    }
   }
   // The run records the job it ran in.
   const std::string environment = ReadFile(results + "/slurm-lab/environment.json");
   EXPECT_NE(environment.find("\"job_id\": \"" + job_id + "\""), std::string::npos) << environment;
+  ProcessResult report = InLauncher({lab, "report", results + "/slurm-lab"});
+  ASSERT_EQ(report.exit_code, 0) << report;
+  EXPECT_NE(ReadFile(results + "/slurm-lab/report.md").find("| Slurm job | " + job_id + " (nodes "),
+            std::string::npos)
+      << report;
   EXPECT_TRUE(WaitForNoLeftovers("hvdrun-bench", milliseconds(10'000)).empty());
 
   // A cell that needs more nodes than the allocation has: one line naming both, nothing run.
