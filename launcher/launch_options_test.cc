@@ -359,6 +359,9 @@ TEST(LaunchOptions, TheLauncherFlagOverridesTheChoice) {
   EXPECT_EQ(parsed.options->hosts, (std::vector<HostSlots>{{"n2", 1}}));
   EXPECT_EQ(parsed.options->num_proc, 1);
 
+  EXPECT_EQ(Parse({"--launcher", "slurm", "-H", "bob@n2:1", "./train"}, kAllocation).error,
+            "--launcher slurm: host 'bob@n2': srun starts the agents as the job's own user, so a login name "
+            "does not apply; drop 'bob@' (or give --launcher ssh)");
   EXPECT_EQ(Parse({"--launcher", "slurm", "-H", "n3", "./train"}, kAllocation).error,
             "--launcher slurm: host 'n3' is not a node of Slurm job 42 (SLURM_JOB_NODELIST='n[1-2]', "
             "SLURM_TASKS_PER_NODE='2(x2)')");
