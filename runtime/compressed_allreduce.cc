@@ -75,11 +75,12 @@ Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t
       std::min(kBlockElements, kWordBytes * DivideRoundingUp(DivideRoundingUp(count, ranks), kWordBytes));
   const size_t chunk = block_ * DivideRoundingUp(DivideRoundingUp(count, block_), ranks);
   const size_t padded = chunk * ranks;
-  work_.assign(padded, 0.0f);
+  work_.resize(padded);
   // Summed in fp8, an average is divided first, as the 16-bit formats' (Compression.fp16's recipe).
   const float prescale =
       !settings.float32_sums && op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
   std::transform(values, values + count, work_.begin(), [prescale](float value) { return value * prescale; });
+  std::fill(work_.begin() + static_cast<std::ptrdiff_t>(count), work_.end(), 0.0f);
   std::vector<TensorSpan> whole;
   if (tensors.empty()) whole.push_back({"", 0, count});
   const std::vector<TensorSpan>& spans = tensors.empty() ? whole : tensors;
@@ -93,10 +94,18 @@ Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t
     scales_.assign(padded / block_, 1.0f);
   }
   codes_.resize(padded);
+  const auto named = [](const TensorSpan& span) { return !span.name.empty(); };
+  const bool keep_losses = settings.error_feedback && std::any_of(spans.begin(), spans.end(), named);
+  if (keep_losses) lost_.resize(padded);
   for (size_t block = 0; block < padded / block_; ++block) {
-    EncodeToWire(format_, &work_[block * block_], block_, scales_[block], &codes_[block * block_], cast_);
+    const size_t at = block * block_;
+    if (keep_losses) {
+      EncodeToWireKeepingLoss(format_, &work_[at], block_, scales_[block], &codes_[at], &lost_[at], cast_);
+    } else {
+      EncodeToWire(format_, &work_[at], block_, scales_[block], &codes_[at], cast_);
+    }
   }
-  if (settings.error_feedback) KeepLostErrors(spans);
+  if (keep_losses) KeepLostErrors(spans);
 
   // The owner's feedback keys on the layout of named tensors; any unnamed one leaves it out.
   std::string layout;
@@ -107,11 +116,20 @@ Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t
     }
     layout += span.name + '\n' + std::to_string(span.count) + '\n';
   }
-  Status status =
-      settings.float32_sums ? SumInFloat32(backend, padded, op, layout) : SumInFloat8(backend, padded);
-  if (!status.ok()) return status;
-  std::copy(work_.begin(), work_.begin() + static_cast<std::ptrdiff_t>(count), values);
-  return Status::Ok();
+  return settings.float32_sums ? SumInFloat32(backend, padded, op, layout, values, count)
+                               : SumInFloat8(backend, padded, values, count);
+}
+
+void CompressedAllreduce::DecodeBlockInto(const uint8_t* codes, size_t at, float inverse_scale, float* values,
+                                          size_t count) {
+  if (at >= count) return;  // padding
+  if (at + block_ <= count) {
+    DecodeFromWire(format_, codes, block_, inverse_scale, values + at);
+    return;
+  }
+  tail_.resize(block_);
+  DecodeFromWire(format_, codes, block_, inverse_scale, tail_.data());
+  std::copy(tail_.begin(), tail_.begin() + static_cast<std::ptrdiff_t>(count - at), values + at);
 }
 
 Status CompressedAllreduce::AgreeOnScales(Backend& backend, size_t padded, float headroom) {
@@ -138,22 +156,16 @@ void CompressedAllreduce::AddKeptErrors(const std::vector<TensorSpan>& spans) {
 }
 
 void CompressedAllreduce::KeepLostErrors(const std::vector<TensorSpan>& spans) {
-  const auto unnamed = [](const TensorSpan& span) { return span.name.empty(); };
-  if (std::all_of(spans.begin(), spans.end(), unnamed)) return;
-  decoded_.resize(work_.size());
-  for (size_t block = 0; block < work_.size() / block_; ++block) {
-    DecodeFromWire(format_, &codes_[block * block_], block_, 1.0f / scales_[block],
-                   &decoded_[block * block_]);
-  }
   for (const TensorSpan& span : spans) {
     if (span.name.empty()) continue;
     std::vector<float>& kept = tensor_errors_[span.name];
-    for (size_t i = 0; i < span.count; ++i) kept[i] = work_[span.offset + i] - decoded_[span.offset + i];
+    const auto from = lost_.begin() + static_cast<std::ptrdiff_t>(span.offset);
+    std::copy(from, from + static_cast<std::ptrdiff_t>(span.count), kept.begin());
   }
 }
 
 Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, ReduceOp op,
-                                         const std::string& layout) {
+                                         const std::string& layout, float* values, size_t count) {
   const CompressionOptions& settings = options_;
   const auto ranks = static_cast<size_t>(size_);
   const size_t chunk = padded / ranks;
@@ -191,17 +203,12 @@ Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, Reduce
     const float* sum = &chunk_sum_[block * block_];
     const float scale = settings.scaling ? WireScaleFor(format_, AbsoluteMax(sum, block_), 1.0f) : 1.0f;
     std::memcpy(segment_.data() + block * sizeof(float), &scale, sizeof scale);
-    EncodeToWire(format_, sum, block_, scale, segment_codes + block * block_, cast_);
-  }
-  if (kept != nullptr) {
-    decoded_.resize(chunk);
-    for (size_t block = 0; block < chunk_blocks; ++block) {
-      float scale = 0;
-      std::memcpy(&scale, segment_.data() + block * sizeof(float), sizeof scale);
-      DecodeFromWire(format_, segment_codes + block * block_, block_, 1.0f / scale,
-                     &decoded_[block * block_]);
+    if (kept != nullptr) {
+      EncodeToWireKeepingLoss(format_, sum, block_, scale, segment_codes + block * block_,
+                              &(*kept)[block * block_], cast_);
+    } else {
+      EncodeToWire(format_, sum, block_, scale, segment_codes + block * block_, cast_);
     }
-    for (size_t i = 0; i < chunk; ++i) (*kept)[i] = chunk_sum_[i] - decoded_[i];
   }
 
   // Every chunk to every rank; each decodes all of them, its own too, so that all hold the same.
@@ -214,14 +221,14 @@ Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, Reduce
     for (size_t block = 0; block < chunk_blocks; ++block) {
       float scale = 0;
       std::memcpy(&scale, segment + block * sizeof(float), sizeof scale);
-      DecodeFromWire(format_, segment + chunk_blocks * sizeof(float) + block * block_, block_, 1.0f / scale,
-                     &work_[owner * chunk + block * block_]);
+      DecodeBlockInto(segment + chunk_blocks * sizeof(float) + block * block_, owner * chunk + block * block_,
+                      1.0f / scale, values, count);
     }
   }
   return Status::Ok();
 }
 
-Status CompressedAllreduce::SumInFloat8(Backend& backend, size_t padded) {
+Status CompressedAllreduce::SumInFloat8(Backend& backend, size_t padded, float* values, size_t count) {
   const WireFormat format = format_;
   const auto ranks = static_cast<size_t>(size_);
   received_.resize(padded * ranks);
@@ -239,7 +246,7 @@ Status CompressedAllreduce::SumInFloat8(Backend& backend, size_t padded) {
       DecodeAddFromWire(format, &received_[from * padded + at], block_, 1.0f, sum.data());
       EncodeToWire(format, sum.data(), block_, 1.0f, rounded.data(), cast_);
     }
-    DecodeFromWire(format, rounded.data(), block_, 1.0f / scales_[block], &work_[at]);
+    DecodeBlockInto(rounded.data(), at, 1.0f / scales_[block], values, count);
   }
   return Status::Ok();
 }

@@ -87,10 +87,14 @@ class CompressedAllreduce {
                       const std::vector<TensorSpan>& tensors);
   // The blocks' shared scales for work_[0, padded): a MAX allreduce of their absolute maxima.
   Status AgreeOnScales(Backend& backend, size_t padded, float headroom);
-  Status SumInFloat32(Backend& backend, size_t padded, ReduceOp op, const std::string& layout);
-  Status SumInFloat8(Backend& backend, size_t padded);
+  // Both end with every rank's sum decoded into values[0, count).
+  Status SumInFloat32(Backend& backend, size_t padded, ReduceOp op, const std::string& layout, float* values,
+                      size_t count);
+  Status SumInFloat8(Backend& backend, size_t padded, float* values, size_t count);
+  // Decodes the block of codes whose first element is `at` into values[at, count): padding is dropped.
+  void DecodeBlockInto(const uint8_t* codes, size_t at, float inverse_scale, float* values, size_t count);
   // Error feedback of each rank's values: the tensors' kept errors added to work_, and what encoding
-  // work_ into codes_ lost kept.
+  // work_ into codes_ lost (lost_, written by the encoding) kept.
   void AddKeptErrors(const std::vector<TensorSpan>& spans);
   void KeepLostErrors(const std::vector<TensorSpan>& spans);
   // A ring allreduce's, an alltoall's or an allgather's bytes sent by this rank for `bytes` in all.
@@ -107,16 +111,17 @@ class CompressedAllreduce {
   std::atomic<uint64_t> float32_wire_bytes_{0};
   // The current call's elements per block (kBlockElements, or fewer for a small buffer).
   size_t block_ = kBlockElements;
-  // Scratch, kept between calls: the values with their kept errors (and, at the end, the result),
+  // Scratch, kept between calls: the values with their kept errors (padded to whole chunks),
   // their codes and the blocks' scales, what the exchanges bring, this rank's chunk of the sum and
-  // the segment it sends of it, and decoded codes for error feedback.
+  // the segment it sends of it, what encoding lost (error feedback), and a block's decoded tail.
   std::vector<float> work_;
   std::vector<uint8_t> codes_;
   std::vector<float> scales_;
   std::vector<uint8_t> received_;
   std::vector<float> chunk_sum_;
   std::vector<uint8_t> segment_;
-  std::vector<float> decoded_;
+  std::vector<float> lost_;
+  std::vector<float> tail_;
   // Error feedback: each named tensor's, by name, and each layout's owned chunk of the sum (at most
   // kMaxLayouts layouts: a program whose fusion groups tensors anew each step starts afresh).
   static constexpr size_t kMaxLayouts = 256;

@@ -161,6 +161,18 @@ void EncodeLoop(const float* in, size_t count, float scale, void* out, Encode en
   for (size_t i = 0; i < count; ++i) codes[i] = static_cast<Code>(encode(in[i] * scale));
 }
 
+template <typename Code, typename Encode, typename Decode>
+void EncodeKeepingLossLoop(const float* in, size_t count, float scale, void* out, float* lost, Encode encode,
+                           Decode decode) {
+  Code* codes = static_cast<Code*>(out);
+  const float inverse_scale = 1.0f / scale;
+  for (size_t i = 0; i < count; ++i) {
+    const auto code = static_cast<Code>(encode(in[i] * scale));
+    codes[i] = code;
+    lost[i] = in[i] - decode(code) * inverse_scale;
+  }
+}
+
 template <typename Code, bool kAdd, typename Decode>
 void DecodeLoop(const void* in, size_t count, float inverse_scale, float* out, Decode decode) {
   const Code* codes = static_cast<const Code*>(in);
@@ -260,6 +272,31 @@ void EncodeToWire(WireFormat format, const float* in, size_t count, float scale,
       return EncodeLoop<uint8_t>(in, count, scale, out, EncodeOne<Float8E4M3Layout>);
     case WireFormat::kFloat8E5M2:
       return EncodeLoop<uint8_t>(in, count, scale, out, EncodeOne<Float8E5M2Layout>);
+  }
+  throw std::invalid_argument("unknown wire format " + std::to_string(static_cast<int>(format)));
+}
+
+void EncodeToWireKeepingLoss(WireFormat format, const float* in, size_t count, float scale, void* out,
+                             float* lost, Fp8Cast cast) {
+  const bool naive = cast == Fp8Cast::kNaive;
+  switch (format) {
+    case WireFormat::kFloat16:
+      return EncodeKeepingLossLoop<uint16_t>(in, count, scale, out, lost, EncodeOne<Float16Layout>,
+                                             DecodeOne<Float16Decoding>);
+    case WireFormat::kBFloat16:
+      return EncodeKeepingLossLoop<uint16_t>(in, count, scale, out, lost, EncodeBFloat16, DecodeBFloat16);
+    case WireFormat::kFloat8E4M3:
+      return naive ? EncodeKeepingLossLoop<uint8_t>(in, count, scale, out, lost,
+                                                    EncodeOneNaive<Float8E4M3Layout>,
+                                                    DecodeOne<Float8E4M3Decoding>)
+                   : EncodeKeepingLossLoop<uint8_t>(in, count, scale, out, lost, EncodeOne<Float8E4M3Layout>,
+                                                    DecodeOne<Float8E4M3Decoding>);
+    case WireFormat::kFloat8E5M2:
+      return naive ? EncodeKeepingLossLoop<uint8_t>(in, count, scale, out, lost,
+                                                    EncodeOneNaive<Float8E5M2Layout>,
+                                                    DecodeOne<Float8E5M2Decoding>)
+                   : EncodeKeepingLossLoop<uint8_t>(in, count, scale, out, lost, EncodeOne<Float8E5M2Layout>,
+                                                    DecodeOne<Float8E5M2Decoding>);
   }
   throw std::invalid_argument("unknown wire format " + std::to_string(static_cast<int>(format)));
 }

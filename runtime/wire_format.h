@@ -64,6 +64,10 @@ enum class Fp8Cast : uint8_t {
 // to the fp8 formats only.
 void EncodeToWire(WireFormat format, const float* in, size_t count, float scale, void* out,
                   Fp8Cast cast = Fp8Cast::kSafe);
+// EncodeToWire, and lost[i] = in[i] - decode(out[i]) / scale: what encoding lost, for error
+// feedback, in the same pass over `in`. `scale` must be a power of two (WireScaleFor).
+void EncodeToWireKeepingLoss(WireFormat format, const float* in, size_t count, float scale, void* out,
+                             float* lost, Fp8Cast cast = Fp8Cast::kSafe);
 // out[i] = decode(in[i]) * inverse_scale.
 void DecodeFromWire(WireFormat format, const void* in, size_t count, float inverse_scale, float* out);
 // out[i] += decode(in[i]) * inverse_scale: one rank's share added to a float32 sum.

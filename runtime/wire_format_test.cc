@@ -181,6 +181,31 @@ TEST(WireFormatTest, EncodingAgreesWithTheReferenceOnRandomFloats) {
   }
 }
 
+// The fused encoding gives the same codes, and what they lost is the value minus their decoding.
+TEST(WireFormatTest, EncodingKeepingTheLossIsEncodingThenDecoding) {
+  std::mt19937 random(11);
+  std::normal_distribution<float> gradient(0.0f, 0.01f);
+  std::vector<float> values(4099);
+  for (float& value : values) value = gradient(random);
+  for (WireFormat format : kFormats) {
+    for (Fp8Cast cast : {Fp8Cast::kSafe, Fp8Cast::kNaive}) {
+      const float scale = WireScaleFor(format, AbsoluteMax(values.data(), values.size()), 1.0f);
+      const size_t bytes = values.size() * WireFormatSize(format);
+      std::vector<uint8_t> codes(bytes);
+      std::vector<uint8_t> fused(bytes);
+      std::vector<float> decoded(values.size());
+      std::vector<float> lost(values.size());
+      EncodeToWire(format, values.data(), values.size(), scale, codes.data(), cast);
+      EncodeToWireKeepingLoss(format, values.data(), values.size(), scale, fused.data(), lost.data(), cast);
+      ASSERT_EQ(fused, codes) << WireFormatName(format);
+      DecodeFromWire(format, codes.data(), values.size(), 1.0f / scale, decoded.data());
+      for (size_t i = 0; i < values.size(); ++i) {
+        ASSERT_EQ(lost[i], values[i] - decoded[i]) << WireFormatName(format) << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(WireFormatTest, TheScaleMultipliesBeforeRoundingAndDivides) {
   std::mt19937 random(7);
   std::normal_distribution<float> gradient(0.0f, 1e-4f);
