@@ -24,14 +24,10 @@ uint64_t CompressedAllreduce::ExchangeBytes(size_t bytes) const {
 }
 
 CompressedAllreduce::CompressedAllreduce(int rank, int size, const CompressionOptions& options)
-    : rank_(rank),
-      size_(size),
-      options_(options),
-      format_(options.format == CompressionFormat::kNone ? WireFormat::kFloat16
-                                                         : WireFormatOf(options.format)) {}
+    : rank_(rank), size_(size), options_(options) {}
 
-bool CompressedAllreduce::Compresses(DataType type, ReduceOp op) const {
-  return options_.format != CompressionFormat::kNone && type == DataType::kFloat32 &&
+bool CompressedAllreduce::Compresses(DataType type, ReduceOp op, CompressionFormat format) {
+  return format != CompressionFormat::kNone && type == DataType::kFloat32 &&
          (op == ReduceOp::kSum || op == ReduceOp::kAverage);
 }
 
@@ -40,8 +36,10 @@ CompressionCounters CompressedAllreduce::counters() const {
 }
 
 Status CompressedAllreduce::Allreduce(Backend& backend, const void* send, void* recv, size_t count,
-                                      DataType type, ReduceOp op, const std::vector<TensorSpan>& tensors) {
-  if (!Compresses(type, op)) return backend.Allreduce(send, recv, count, type, op);
+                                      DataType type, ReduceOp op, CompressionFormat format,
+                                      const std::vector<TensorSpan>& tensors) {
+  if (!Compresses(type, op, format)) return backend.Allreduce(send, recv, count, type, op);
+  format_ = WireFormatOf(format);
   auto* values = static_cast<float*>(recv);
   if (send != recv && count > 0) std::memmove(values, send, count * sizeof(float));
   compressed_bytes_ += count * sizeof(float);

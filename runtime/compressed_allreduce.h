@@ -1,6 +1,7 @@
 // CompressedAllreduce: a rank's allreduces under the job's CompressionOptions (hvdrun/runtime.h):
 // float32 sums and averages send their values in a smaller wire format (runtime/wire_format.h), on
-// any Backend; everything else goes to the backend's own allreduce as it is.
+// any Backend; everything else goes to the backend's own allreduce as it is. Each call names its
+// format (the job's, or the call's own); the safeguards are the job's.
 //
 // fp16 and bf16 reduce as Horovod's Compression.fp16 does: each rank encodes its values (divided
 // first by the number of ranks for an average, so that the sum cannot overflow where the values
@@ -66,14 +67,15 @@ class CompressedAllreduce {
 
   CompressedAllreduce(int rank, int size, const CompressionOptions& options);
 
-  // Whether an allreduce of `type` with `op` is compressed: a format is set, and it is a float32
-  // sum or average.
-  bool Compresses(DataType type, ReduceOp op) const;
-  // recv[0, count) = the allreduce over every rank of send[0, count): compressed when
-  // Compresses(type, op), else the backend's own. send == recv is in place. `tensors` name the
-  // tensors packed in the buffer, in order, for error feedback; an empty list is one unnamed tensor.
+  // Whether an allreduce of `type` with `op` in `format` is compressed: a format is set, and it is
+  // a float32 sum or average.
+  static bool Compresses(DataType type, ReduceOp op, CompressionFormat format);
+  // recv[0, count) = the allreduce over every rank of send[0, count): compressed in `format` when
+  // Compresses(type, op, format), else the backend's own. send == recv is in place. `tensors` name
+  // the tensors packed in the buffer, in order, for error feedback; an empty list is one unnamed
+  // tensor.
   Status Allreduce(Backend& backend, const void* send, void* recv, size_t count, DataType type, ReduceOp op,
-                   const std::vector<TensorSpan>& tensors = {});
+                   CompressionFormat format, const std::vector<TensorSpan>& tensors = {});
   CompressionCounters counters() const;
 
  private:
@@ -95,7 +97,7 @@ class CompressedAllreduce {
   const int rank_;
   const int size_;
   const CompressionOptions options_;
-  const WireFormat format_;  // options_.format's; unused when that is kNone
+  WireFormat format_ = WireFormat::kFloat16;  // the current call's
   std::atomic<uint64_t> compressed_bytes_{0};
   std::atomic<uint64_t> wire_bytes_{0};
   std::atomic<uint64_t> float32_wire_bytes_{0};

@@ -51,7 +51,8 @@ std::vector<std::vector<float>> ReduceOnRanks(int size, size_t count, ReduceOp o
     std::vector<float> values(count);
     for (size_t i = 0; i < count; ++i) values[i] = Value(context.rank, i);
     CompressedAllreduce allreduce(context.rank, context.size, options);
-    Status status = allreduce.Allreduce(backend, values.data(), values.data(), count, DataType::kFloat32, op);
+    Status status = allreduce.Allreduce(backend, values.data(), values.data(), count, DataType::kFloat32, op,
+                                        options.format);
     EXPECT_TRUE(status.ok()) << "rank " << context.rank << ": " << status.message();
     const std::lock_guard<std::mutex> lock(mutex);
     results[static_cast<size_t>(context.rank)] = values;
@@ -150,14 +151,14 @@ TEST(CompressedAllreduceTest, NaiveFloat8LosesSmallGradientsAndScalingKeepsThem)
     safeguarded.format = CompressionFormat::kFloat8E4M3;
     CompressedAllreduce naive_allreduce(context.rank, context.size, off);
     CompressedAllreduce safe_allreduce(context.rank, context.size, safeguarded);
-    ASSERT_TRUE(
-        naive_allreduce
-            .Allreduce(backend, naive.data(), naive.data(), count, DataType::kFloat32, ReduceOp::kAverage)
-            .ok());
-    ASSERT_TRUE(
-        safe_allreduce
-            .Allreduce(backend, scaled.data(), scaled.data(), count, DataType::kFloat32, ReduceOp::kAverage)
-            .ok());
+    ASSERT_TRUE(naive_allreduce
+                    .Allreduce(backend, naive.data(), naive.data(), count, DataType::kFloat32,
+                               ReduceOp::kAverage, off.format)
+                    .ok());
+    ASSERT_TRUE(safe_allreduce
+                    .Allreduce(backend, scaled.data(), scaled.data(), count, DataType::kFloat32,
+                               ReduceOp::kAverage, safeguarded.format)
+                    .ok());
     if (context.rank != 0) return;
     for (size_t i = 0; i < count; ++i) {
       const double exact =
@@ -196,7 +197,7 @@ TEST(CompressedAllreduceTest, ErrorFeedbackConservesTheSumOverSteps) {
         for (size_t i = 0; i < count; ++i) gradients[i] = Steady(context.rank, i);
         ASSERT_TRUE(allreduce
                         .Allreduce(backend, gradients.data(), gradients.data(), count, DataType::kFloat32,
-                                   ReduceOp::kSum, {{"w", 0, count}})
+                                   ReduceOp::kSum, options.format, {{"w", 0, count}})
                         .ok());
         for (size_t i = 0; i < count; ++i) sums[i] += gradients[i];
       }
@@ -223,22 +224,28 @@ TEST(CompressedAllreduceTest, PassesWhatItDoesNotCompressToTheBackend) {
     CompressionOptions fp8;
     fp8.format = CompressionFormat::kFloat8E4M3;
     CompressedAllreduce allreduce(context.rank, context.size, fp8);
-    EXPECT_FALSE(allreduce.Compresses(DataType::kFloat32, ReduceOp::kMax));
-    EXPECT_FALSE(allreduce.Compresses(DataType::kFloat64, ReduceOp::kSum));
-    EXPECT_TRUE(allreduce.Compresses(DataType::kFloat32, ReduceOp::kAverage));
+    EXPECT_FALSE(CompressedAllreduce::Compresses(DataType::kFloat32, ReduceOp::kMax, fp8.format));
+    EXPECT_FALSE(CompressedAllreduce::Compresses(DataType::kFloat64, ReduceOp::kSum, fp8.format));
+    EXPECT_TRUE(CompressedAllreduce::Compresses(DataType::kFloat32, ReduceOp::kAverage, fp8.format));
     float largest = 0.123456789f * static_cast<float>(context.rank + 1);
-    ASSERT_TRUE(allreduce.Allreduce(backend, &largest, &largest, 1, DataType::kFloat32, ReduceOp::kMax).ok());
+    ASSERT_TRUE(
+        allreduce.Allreduce(backend, &largest, &largest, 1, DataType::kFloat32, ReduceOp::kMax, fp8.format)
+            .ok());
     EXPECT_EQ(largest, 0.123456789f * 2.0f);
     const double sent = 1.0 / 3.0;
     double sum = 0;
-    ASSERT_TRUE(allreduce.Allreduce(backend, &sent, &sum, 1, DataType::kFloat64, ReduceOp::kSum).ok());
+    ASSERT_TRUE(
+        allreduce.Allreduce(backend, &sent, &sum, 1, DataType::kFloat64, ReduceOp::kSum, fp8.format).ok());
     EXPECT_EQ(sum, 2.0 / 3.0);
     EXPECT_EQ(allreduce.counters().compressed_bytes, 0U);
 
     CompressedAllreduce none(context.rank, context.size, CompressionOptions{});
-    EXPECT_FALSE(none.Compresses(DataType::kFloat32, ReduceOp::kSum));
+    EXPECT_FALSE(
+        CompressedAllreduce::Compresses(DataType::kFloat32, ReduceOp::kSum, CompressionFormat::kNone));
     float value = 0.1f;
-    ASSERT_TRUE(none.Allreduce(backend, &value, &value, 1, DataType::kFloat32, ReduceOp::kSum).ok());
+    ASSERT_TRUE(none.Allreduce(backend, &value, &value, 1, DataType::kFloat32, ReduceOp::kSum,
+                               CompressionFormat::kNone)
+                    .ok());
     EXPECT_EQ(value, 0.2f);
   });
 }

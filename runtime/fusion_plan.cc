@@ -10,7 +10,7 @@ size_t Padded(size_t bytes) { return (bytes + kFusionAlignment - 1) / kFusionAli
 bool Fusable(const TensorRequest& request) { return request.kind == CollectiveKind::kAllreduce; }
 
 bool FuseTogether(const TensorRequest& a, const TensorRequest& b) {
-  return Fusable(a) && Fusable(b) && a.type == b.type && a.op == b.op;
+  return Fusable(a) && Fusable(b) && a.type == b.type && a.op == b.op && a.compression == b.compression;
 }
 
 }  // namespace

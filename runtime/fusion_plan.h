@@ -2,7 +2,7 @@
 // backend call (runtime/negotiated_stream.h runs them). Every rank plans the same ready list and so
 // gets the same plan.
 //
-// Horovod's rules: an allreduce joins the response being built when its type and operation match
+// Horovod's rules: an allreduce joins the response being built when its type, operation and compression match
 // and the response stays within the threshold; a request that does not match is skipped over (look-
 // ahead, for mixed-precision models whose float16 and float32 gradients interleave) as long as the
 // skipped bytes and the response together fit the threshold, and the first one that does not ends

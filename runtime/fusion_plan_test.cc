@@ -54,6 +54,14 @@ TEST(FusionPlan, OperationsDoNotMix) {
   EXPECT_EQ(Members(PlanFusion(ready, 1024)), (Groups{{0, 2}, {1}}));
 }
 
+TEST(FusionPlan, CompressionFormatsDoNotMix) {
+  std::vector<TensorRequest> ready = {Req(16), Req(16), Req(16), Req(16)};
+  ready[0].compression = CompressionFormat::kFloat8E4M3;
+  ready[2].compression = CompressionFormat::kFloat8E4M3;
+  ready[3].compression = CompressionFormat::kFloat16;
+  EXPECT_EQ(Members(PlanFusion(ready, 1024)), (Groups{{0, 2}, {1}, {3}}));
+}
+
 TEST(FusionPlan, OnlyAllreducesFuse) {
   std::vector<TensorRequest> ready = {Req(16), Req(16), Req(16)};
   ready[1].kind = CollectiveKind::kBroadcast;

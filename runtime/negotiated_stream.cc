@@ -419,6 +419,7 @@ Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
       return compressed_->Allreduce(backend, entry.send, entry.recv, request.count, request.type, request.op,
+                                    request.compression,
                                     {{Cacheable(request) ? request.name : std::string(), 0, request.count}});
     case CollectiveKind::kBroadcast:
       return backend.Broadcast(entry.recv, request.count, request.type, request.root);
@@ -449,7 +450,7 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
   }
   const size_t element = DataTypeSize(first.type);
   std::vector<TensorSpan> tensors;  // for compression's error feedback, which keys on callers' names
-  if (compressed_->Compresses(first.type, first.op)) {
+  if (CompressedAllreduce::Compresses(first.type, first.op, first.compression)) {
     size_t next = 0;
     for (size_t i = 0; i < members.size(); ++i) {
       const TensorRequest& member = ready[members[i]];
@@ -459,7 +460,8 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
     }
   }
   if (in_place) {
-    Status status = compressed_->Allreduce(backend, base, base, end / element, first.type, first.op, tensors);
+    Status status = compressed_->Allreduce(backend, base, base, end / element, first.type, first.op,
+                                           first.compression, tensors);
     times->reduced = times->end = Clock::now();
     return status;
   }
@@ -474,7 +476,7 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
   times->copied = true;
   times->copied_in = Clock::now();
   Status status = compressed_->Allreduce(backend, fusion_buffer_.data(), fusion_buffer_.data(),
-                                         bytes / element, first.type, first.op, tensors);
+                                         bytes / element, first.type, first.op, first.compression, tensors);
   times->reduced = times->end = Clock::now();
   if (!status.ok()) return status;
   for (size_t i = 0; i < members.size(); ++i) {

@@ -32,9 +32,9 @@ bool Announcement::operator==(const Announcement& other) const {
 
 namespace {
 
-// Layout of one announcement, little-endian: kind u8, collective u8, type u8, op u8, root i32,
-// count u64, name length u32, name bytes.
-constexpr size_t kFixedBytes = 4 + 4 + 8 + 4;
+// Layout of one announcement, little-endian: kind u8, collective u8, type u8, op u8, compression u8,
+// root i32, count u64, name length u32, name bytes.
+constexpr size_t kFixedBytes = 5 + 4 + 8 + 4;
 
 template <typename T>
 void Append(std::string& out, T value) {
@@ -59,6 +59,7 @@ std::string EncodeAnnouncements(const std::vector<Announcement>& announcements) 
     Append<uint8_t>(out, static_cast<uint8_t>(a.request.kind));
     Append<uint8_t>(out, static_cast<uint8_t>(a.request.type));
     Append<uint8_t>(out, static_cast<uint8_t>(a.request.op));
+    Append<uint8_t>(out, static_cast<uint8_t>(a.request.compression));
     Append<int32_t>(out, a.request.root);
     Append<uint64_t>(out, a.request.count);
     Append<uint32_t>(out, static_cast<uint32_t>(a.request.name.size()));
@@ -80,20 +81,23 @@ StatusOr<std::vector<Announcement>> DecodeAnnouncements(std::string_view bytes) 
     const auto collective = Read<uint8_t>(bytes, at + 1);
     const auto type = Read<uint8_t>(bytes, at + 2);
     const auto op = Read<uint8_t>(bytes, at + 3);
+    const auto compression = Read<uint8_t>(bytes, at + 4);
     if (kind > static_cast<uint8_t>(Announcement::Kind::kProbe) ||
         collective > static_cast<uint8_t>(CollectiveKind::kBaselineAllreduce) ||
         DataTypeSize(static_cast<DataType>(type)) == 0 ||
-        ReduceOpName(static_cast<ReduceOp>(op)) == "unknown") {
+        ReduceOpName(static_cast<ReduceOp>(op)) == "unknown" ||
+        CompressionFormatName(static_cast<CompressionFormat>(compression)) == "unknown") {
       return Status::Error("negotiation: announcement " + std::to_string(out.size()) +
-                           " has an unknown kind, collective, data type or operation");
+                           " has an unknown kind, collective, data type, operation or compression");
     }
     a.kind = static_cast<Announcement::Kind>(kind);
     a.request.kind = static_cast<CollectiveKind>(collective);
     a.request.type = static_cast<DataType>(type);
     a.request.op = static_cast<ReduceOp>(op);
-    a.request.root = Read<int32_t>(bytes, at + 4);
-    a.request.count = Read<uint64_t>(bytes, at + 8);
-    const auto name_size = Read<uint32_t>(bytes, at + 16);
+    a.request.compression = static_cast<CompressionFormat>(compression);
+    a.request.root = Read<int32_t>(bytes, at + 5);
+    a.request.count = Read<uint64_t>(bytes, at + 9);
+    const auto name_size = Read<uint32_t>(bytes, at + 17);
     at += kFixedBytes;
     if (bytes.size() - at < name_size) {
       return Status::Error("negotiation: announcement " + std::to_string(out.size()) + "'s name of " +

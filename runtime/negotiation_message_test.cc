@@ -62,8 +62,10 @@ TEST(Announcements, RoundTrip) {
   TensorRequest broadcast = Req("layer1.bias", DataType::kBFloat16, ReduceOp::kSum, 7);
   broadcast.kind = CollectiveKind::kBroadcast;
   broadcast.root = 3;
+  TensorRequest compressed = Req("conv1.weight", DataType::kFloat32, ReduceOp::kAverage, 9408);
+  compressed.compression = CompressionFormat::kFloat8E5M2;
   const std::vector<Announcement> announcements = {
-      {Announcement::Kind::kRequest, Req("conv1.weight", DataType::kFloat32, ReduceOp::kAverage, 9408)},
+      {Announcement::Kind::kRequest, compressed},
       {Announcement::Kind::kInvalidate, Req("fc.weight", DataType::kFloat16, ReduceOp::kSum, 1)},
       {Announcement::Kind::kProbe, broadcast},
       {Announcement::Kind::kRequest, Req("", DataType::kInt64, ReduceOp::kMax, 0)},
@@ -88,8 +90,12 @@ TEST(Announcements, MalformedBytesAreErrorsNamingTheEntry) {
   bad_type[2] = 99;
   StatusOr<std::vector<Announcement>> unknown = DecodeAnnouncements(bad_type);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().message(),
-            "negotiation: announcement 0 has an unknown kind, collective, data type or operation");
+  EXPECT_EQ(
+      unknown.status().message(),
+      "negotiation: announcement 0 has an unknown kind, collective, data type, operation or compression");
+  std::string bad_compression = bytes;
+  bad_compression[4] = 42;
+  EXPECT_FALSE(DecodeAnnouncements(bad_compression).ok());
 }
 
 }  // namespace

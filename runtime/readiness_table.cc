@@ -9,7 +9,10 @@ std::string DescribeRequest(const TensorRequest& request) {
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
       return "allreduce of " + std::string(DataTypeName(request.type)) + " x " +
-             std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));
+             std::to_string(request.count) + " " + std::string(ReduceOpName(request.op)) +
+             (request.compression == CompressionFormat::kNone
+                  ? std::string()
+                  : " in " + std::string(CompressionFormatName(request.compression)));
     case CollectiveKind::kBroadcast:
       return "broadcast of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " from rank " + std::to_string(request.root);

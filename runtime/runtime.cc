@@ -116,6 +116,24 @@ TensorRequest Request(std::string name, CollectiveKind kind, size_t count, DataT
   return request;
 }
 
+TensorRequest AllreduceRequest(std::string name, size_t count, DataType type, ReduceOp op,
+                               CompressionFormat compression) {
+  TensorRequest request = Request(std::move(name), CollectiveKind::kAllreduce, count, type, op);
+  request.compression = compression;
+  return request;
+}
+
+Status ValidateCompression(const std::string& call, CompressionFormat format, BackendKind backend) {
+  if (CompressionFormatName(format) == "unknown") {
+    return Status::Error(call + ": unknown compression format " + std::to_string(static_cast<int>(format)));
+  }
+  if (format != CompressionFormat::kNone && backend == BackendKind::kNccl) {
+    return Status::Error(call + ": " + std::string(CompressionFormatName(format)) +
+                         " compression converts values in host memory; the nccl backend's are on the GPU");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::Init(RuntimeOptions options) {
@@ -145,15 +163,10 @@ Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType t
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
   if (valid.ok()) valid = ValidateOp("Allreduce", op);
   if (!valid.ok()) return valid;
-  if (impl_->negotiated()) {
-    return impl_
-        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kAllreduce), CollectiveKind::kAllreduce,
-                                count, type, op),
-                        send, recv)
-        .Wait();
-  }
+  if (impl_->negotiated()) return AllreduceAsync(send, recv, count, type, op).Wait();
+  const CompressionFormat compression = impl_->options().compression.format;
   return impl_->Run([=, impl = impl_.get()](Backend& backend) {
-    return impl->compressed().Allreduce(backend, send, recv, count, type, op);
+    return impl->compressed().Allreduce(backend, send, recv, count, type, op, compression);
   });
 }
 
@@ -162,13 +175,14 @@ CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t co
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
   if (valid.ok()) valid = ValidateOp("Allreduce", op);
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  const CompressionFormat compression = impl_->options().compression.format;
   if (impl_->negotiated()) {
     return impl_->SubmitRequest(
-        Request(impl_->NextUnnamed(CollectiveKind::kAllreduce), CollectiveKind::kAllreduce, count, type, op),
-        send, recv);
+        AllreduceRequest(impl_->NextUnnamed(CollectiveKind::kAllreduce), count, type, op, compression), send,
+        recv);
   }
   return impl_->Submit([=, impl = impl_.get()](Backend& backend) {
-    return impl->compressed().Allreduce(backend, send, recv, count, type, op);
+    return impl->compressed().Allreduce(backend, send, recv, count, type, op, compression);
   });
 }
 
@@ -179,9 +193,20 @@ Status Runtime::Allreduce(const std::string& name, const void* send, void* recv,
 
 CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
                                          DataType type, ReduceOp op) {
+  return AllreduceAsync(name, send, recv, count, type, op, impl_->options().compression.format);
+}
+
+Status Runtime::Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
+                          ReduceOp op, CompressionFormat compression) {
+  return AllreduceAsync(name, send, recv, count, type, op, compression).Wait();
+}
+
+CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                         DataType type, ReduceOp op, CompressionFormat compression) {
   const std::string call = "Allreduce('" + name + "')";
   Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
   if (valid.ok()) valid = ValidateOp(call.c_str(), op);
+  if (valid.ok()) valid = ValidateCompression(call, compression, impl_->options().backend);
   if (valid.ok() && !impl_->negotiated()) {
     valid = Status::Error(call +
                           ": named collectives need a Runtime initialized with CollectiveOrder::kNegotiated "
@@ -193,7 +218,7 @@ CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* se
                           "the names of unnamed calls");
   }
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->SubmitRequest(Request(name, CollectiveKind::kAllreduce, count, type, op), send, recv);
+  return impl_->SubmitRequest(AllreduceRequest(name, count, type, op, compression), send, recv);
 }
 
 NegotiationCounters Runtime::negotiation_counters() const { return impl_->negotiation_counters(); }

@@ -89,5 +89,61 @@ TEST(RuntimeCompressionTest, Float32SumsAreCompressedInBothOrders) {
   }
 }
 
+// An allreduce's own format overrides the job's: fused with its like only, each within its format's
+// bound, counted; the same name in two formats on two ranks fails with both descriptions.
+TEST(RuntimeCompressionTest, PerCallCompressionOverridesTheJobsFormat) {
+  const std::vector<std::pair<std::string, CompressionFormat>> calls = {
+      {"fp8", CompressionFormat::kFloat8E4M3},
+      {"exact", CompressionFormat::kNone},
+      {"half", CompressionFormat::kFloat16},
+      {"fp8-too", CompressionFormat::kFloat8E4M3}};
+  std::vector<CompressionCounters> counters(2);
+  std::vector<NegotiationCounters> negotiation(2);
+  RunRanks(
+      2,
+      [&](Runtime& runtime) {
+        std::vector<std::vector<float>> tensors(calls.size(), std::vector<float>(kTensorCount));
+        std::vector<CollectiveHandle> handles;
+        for (size_t t = 0; t < calls.size(); ++t) {
+          for (size_t i = 0; i < kTensorCount; ++i) {
+            tensors[t][i] = Gradient(runtime.rank(), static_cast<int>(t), i);
+          }
+          handles.push_back(runtime.AllreduceAsync(calls[t].first, tensors[t].data(), tensors[t].data(),
+                                                   kTensorCount, DataType::kFloat32, ReduceOp::kAverage,
+                                                   calls[t].second));
+        }
+        for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+        for (size_t t = 0; t < calls.size(); ++t) {
+          // Bounds relative to the largest value (0.01): fp8 2^-3 per rounding, fp16 2^-10.
+          const double bound = calls[t].second == CompressionFormat::kFloat8E4M3 ? 0.01 * 0x1p-3 * 3
+                               : calls[t].second == CompressionFormat::kFloat16  ? 0.01 * 0x1p-10 * 2
+                                                                                 : 1e-9;
+          for (size_t i = 0; i < kTensorCount; ++i) {
+            const int tensor = static_cast<int>(t);
+            const float exact = (Gradient(0, tensor, i) + Gradient(1, tensor, i)) / 2;
+            ASSERT_NEAR(tensors[t][i], exact, bound) << calls[t].first << " element " << i;
+          }
+        }
+        counters[static_cast<size_t>(runtime.rank())] = runtime.compression_counters();
+        negotiation[static_cast<size_t>(runtime.rank())] = runtime.negotiation_counters();
+
+        float value = 1.0f;
+        const CompressionFormat mine =
+            runtime.rank() == 0 ? CompressionFormat::kFloat8E4M3 : CompressionFormat::kNone;
+        const Status mismatch =
+            runtime.Allreduce("mismatch", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum, mine);
+        EXPECT_FALSE(mismatch.ok());
+        EXPECT_NE(mismatch.message().find("allreduce of float32 x 1 sum in fp8-e4m3"), std::string::npos)
+            << mismatch.message();
+        EXPECT_NE(mismatch.message().find("allreduce of float32 x 1 sum by"), std::string::npos)
+            << mismatch.message();
+      },
+      CollectiveOrder::kNegotiated);
+  for (size_t rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(counters[rank].compressed_bytes, 3 * kTensorCount * sizeof(float)) << "rank " << rank;
+    EXPECT_EQ(negotiation[rank].tensors, 4U) << "rank " << rank;
+  }
+}
+
 }  // namespace
 }  // namespace hvdrun

@@ -163,8 +163,9 @@ NegotiationCounters Runtime::Impl::negotiation_counters() const {
 nlohmann::json Runtime::Impl::LibraryReport() const {
   nlohmann::json report = stream_ != nullptr ? stream_->ReportJson() : nlohmann::json();
   const CompressionOptions& compression = options_.compression;
-  if (compression.format != CompressionFormat::kNone) {
-    const CompressionCounters counters = compressed_.counters();
+  const CompressionCounters counters = compressed_.counters();
+  // "format" is the job's; allreduces that chose their own count in the bytes too.
+  if (compression.format != CompressionFormat::kNone || counters.compressed_bytes > 0) {
     report["compression"] = {{"format", CompressionFormatName(compression.format)},
                              {"scaling", compression.scaling},
                              {"float32_sums", compression.float32_sums},

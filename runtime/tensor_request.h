@@ -29,12 +29,15 @@ struct TensorRequest {
   ReduceOp op = ReduceOp::kSum;
   uint64_t count = 0;  // elements
   int32_t root = 0;    // kBroadcast only
+  // kAllreduce only: the format its values travel in (the job's, or the call's own).
+  CompressionFormat compression = CompressionFormat::kNone;
 
   size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
-  // Same collective, element type, operation, count and root (the name is compared by the caller).
+  // Same collective, element type, operation, count, root and compression (the name is compared by
+  // the caller).
   bool Matches(const TensorRequest& other) const {
     return kind == other.kind && type == other.type && op == other.op && count == other.count &&
-           root == other.root;
+           root == other.root && compression == other.compression;
   }
 };
 

@@ -193,6 +193,13 @@ class HVDRUN_EXPORT Runtime {
                    ReduceOp op);
   CollectiveHandle AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
                                   DataType type, ReduceOp op);
+  // Per-call compression: this allreduce travels in `compression` instead of the job's
+  // CompressionOptions::format (kNone: uncompressed); the job's fp8 safeguards apply. Every rank
+  // must give the same format for a name; fusion packs only allreduces of one format together.
+  Status Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
+                   ReduceOp op, CompressionFormat compression);
+  CollectiveHandle AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                  DataType type, ReduceOp op, CompressionFormat compression);
   NegotiationCounters negotiation_counters() const;
   CompressionCounters compression_counters() const;
   const CompressionOptions& compression() const;
