@@ -168,14 +168,25 @@ void CopyIfApart(uintptr_t send, uintptr_t recv, size_t bytes) {
   if (send != recv && bytes > 0) std::memcpy(Address(recv), Address(send), bytes);
 }
 
+// `compression`: a CompressionFormat's name ("bf16", "fp8", ...) for this allreduce's wire format, or
+// empty for the job's (hvdrun --compression).
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
-                      const std::string& type_name, const std::string& op_name) {
+                      const std::string& type_name, const std::string& op_name,
+                      const std::string& compression) {
   RequireInit("allreduce");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
+  std::optional<CompressionFormat> format;
+  if (!compression.empty()) {
+    format = ParseCompressionFormat(compression);
+    if (!format) throw std::invalid_argument("hvdrun._C: unknown compression format '" + compression + "'");
+  }
   if (!g_runtime) {
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
+  }
+  if (format) {
+    return Handle(g_runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, *format));
   }
   return Handle(g_runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op));
 }
@@ -244,7 +255,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("backend", &hp::Backend);
   m.def("built_backends", &hp::BuiltBackends);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
-        py::arg("count"), py::arg("dtype"), py::arg("op"));
+        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "");
   m.def("broadcast", &hp::Broadcast, py::arg("buffer"), py::arg("count"), py::arg("dtype"), py::arg("root"));
   m.def("allgather", &hp::Allgather, py::arg("send"), py::arg("recv"), py::arg("count"), py::arg("dtype"));
   m.def("barrier", &hp::Barrier);

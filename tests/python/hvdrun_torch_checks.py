@@ -153,6 +153,23 @@ def fp16_compression():
     same(hvd.allreduce(torch.arange(3), compression=hvd.Compression.fp16), torch.arange(3), "fp16 leaves integers")
 
 
+@check
+def wire_compression():
+    # libhvdrun converts float32 values on the wire: 0.1 has no exact bfloat16 or fp8 value. Tolerances:
+    # bfloat16 keeps 8 significant bits, E4M3 4, E5M2 3, each rounded on the way in and after the sum.
+    for compression, rtol in ((hvd.Compression.bf16, 1e-2), (hvd.Compression.fp8, 0.13),
+                              (hvd.Compression.fp8_e5m2, 0.26)):
+        x = torch.tensor([0.1, 1.0, -3.5, 100.0]) * (R + 1)
+        result = hvd.allreduce(x, compression=compression, name="wire.%s" % compression.wire_format)
+        same(result, torch.tensor([0.1, 1.0, -3.5, 100.0]) * (N + 1) / 2, "%s average" % compression.wire_format,
+             rtol=rtol)
+        summed = hvd.allreduce(torch.full((3,), 0.1), op=hvd.Sum, compression=compression)
+        same(summed, torch.full((3,), 0.1 * N), "%s sum" % compression.wire_format, rtol=rtol)
+        if N > 1:
+            assert not torch.equal(summed, torch.full((3,), 0.1) * N), "%s: sums exact, not compressed" % compression
+        same(hvd.allreduce(torch.arange(3), compression=compression), torch.arange(3), "%s integers" % compression)
+
+
 def make_model():
     torch.manual_seed(1)
     return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1))
@@ -214,6 +231,8 @@ def distributed_optimizer_matches_one_process():
     same_models(train_distributed(2, 2, torch.optim.Adam), train_alone(2, 2, torch.optim.Adam), "Adam, 2 passes", 1e-6)
     same_models(train_distributed(1, 3, gradient_predivide_factor=2.0), train_alone(1, 3), "predivide 2", 1e-6)
     same_models(train_distributed(1, 3, compression=hvd.Compression.fp16), train_alone(1, 3), "fp16", 1e-3)
+    same_models(train_distributed(1, 3, compression=hvd.Compression.bf16), train_alone(1, 3), "bf16", 1e-2)
+    same_models(train_distributed(2, 3, compression=hvd.Compression.fp8), train_alone(2, 3), "fp8", 3e-2)
     model = make_model()
     optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
                                          named_parameters=model.named_parameters())

@@ -139,8 +139,9 @@ def _register(pending):
     return number
 
 
-def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_factor):
-    """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`)."""
+def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
+    """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`); `wire_format`
+    names libhvdrun's compression for it (Compression.bf16/fp8), None the job's."""
     _check_tensor("allreduce", tensor)
     name = _auto_name("allreduce", name)
     if tensor.dtype in _RUNTIME_TYPES:
@@ -169,7 +170,7 @@ def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_f
         if prescale_factor != 1.0:
             buffer.mul_(prescale_factor)
     handle = _C.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(), _RUNTIME_TYPES[work_type],
-                                runtime_op)
+                                runtime_op, wire_format or "")
 
     def finish():
         with torch.no_grad():
@@ -183,21 +184,24 @@ def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_f
 
 
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
-                    process_set=None):
-    """Starts an allreduce of `tensor` into a new tensor; returns a handle for synchronize()."""
+                    process_set=None, wire_format=None):
+    """Starts an allreduce of `tensor` into a new tensor; returns a handle for synchronize().
+
+    `wire_format` (hvdrun's): libhvdrun's compression for this call, as Compression.bf16/fp8 ask for it.
+    """
     _check_process_set(process_set)
     op = _resolve_op(average, op)
     _check_tensor("allreduce_async", tensor)
     output = tensor.detach().clone(memory_format=torch.contiguous_format)
-    return _allreduce_async_into(output, output, name, op, prescale_factor, postscale_factor)
+    return _allreduce_async_into(output, output, name, op, prescale_factor, postscale_factor, wire_format)
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
-                     process_set=None):
+                     process_set=None, wire_format=None):
     """Starts an in-place allreduce of `tensor`; returns a handle for synchronize()."""
     _check_process_set(process_set)
     op = _resolve_op(average, op)
-    return _allreduce_async_into(tensor, tensor, name, op, prescale_factor, postscale_factor)
+    return _allreduce_async_into(tensor, tensor, name, op, prescale_factor, postscale_factor, wire_format)
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -208,18 +212,20 @@ def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, po
 
 class _AllreduceFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor):
+    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor, wire):
         ctx.op = op
         ctx.factors = (prescale_factor, postscale_factor)
+        ctx.wire = wire
         return synchronize(allreduce_async(tensor, name=name, op=op, prescale_factor=prescale_factor,
-                                           postscale_factor=postscale_factor))
+                                           postscale_factor=postscale_factor, wire_format=wire))
 
     @staticmethod
     def backward(ctx, grad_output):
         # Each rank's output is op over the ranks' inputs: the gradient is the same op over the
         # ranks' output gradients (an average's 1/size included).
-        reduced = allreduce(grad_output, op=ctx.op, prescale_factor=ctx.factors[0], postscale_factor=ctx.factors[1])
-        return reduced, None, None, None, None
+        reduced = synchronize(allreduce_async(grad_output, op=ctx.op, prescale_factor=ctx.factors[0],
+                                              postscale_factor=ctx.factors[1], wire_format=ctx.wire))
+        return reduced, None, None, None, None, None
 
 
 def allreduce(tensor, average=None, name=None, compression=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -235,7 +241,8 @@ def allreduce(tensor, average=None, name=None, compression=None, op=None, presca
         from hvdrun.torch.compression import Compression  # pylint: disable=import-outside-toplevel
         compression = Compression.none
     compressed, ctx = compression.compress(tensor)
-    reduced = _AllreduceFunction.apply(compressed, name, op, prescale_factor, postscale_factor)
+    wire = getattr(compression, "wire_format", None)
+    reduced = _AllreduceFunction.apply(compressed, name, op, prescale_factor, postscale_factor, wire)
     return compression.decompress(reduced, ctx)
 
 

@@ -15,7 +15,7 @@ import warnings
 import torch
 
 from hvdrun.torch import mpi_ops
-from hvdrun.torch.compression import Compression
+from hvdrun.torch.compression import Compression, wire_format
 
 
 class _DistributedOptimizerMethods:
@@ -75,12 +75,11 @@ class _DistributedOptimizerMethods:
 
     def _hvd_start(self, param):
         compressed, ctx = self._hvd_compression.compress(param.grad)
+        factors = {}
         if self._hvd_op is mpi_ops.Average:
-            handle = mpi_ops.allreduce_async_(compressed, name="grad." + self._hvd_names[id(param)], op=mpi_ops.Average,
-                                              prescale_factor=1.0 / self._hvd_predivide,
-                                              postscale_factor=self._hvd_predivide)
-        else:
-            handle = mpi_ops.allreduce_async_(compressed, name="grad." + self._hvd_names[id(param)], op=self._hvd_op)
+            factors = {"prescale_factor": 1.0 / self._hvd_predivide, "postscale_factor": self._hvd_predivide}
+        handle = mpi_ops.allreduce_async_(compressed, name="grad." + self._hvd_names[id(param)], op=self._hvd_op,
+                                          wire_format=wire_format(self._hvd_compression), **factors)
         return handle, (compressed, ctx)
 
     def synchronize(self):
