@@ -7,7 +7,6 @@ Values depend on the rank r (0-based) and the number of ranks n only, so each ra
 it must get. The optimizer checks compare against a model each rank trains alone on every rank's data.
 """
 
-import copy
 import os
 import sys
 

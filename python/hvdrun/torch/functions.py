@@ -1,6 +1,7 @@
 """Broadcasting a model's parameters, an optimizer's state and Python objects from one rank."""
 
 import collections
+import collections.abc
 import io
 import pickle
 
