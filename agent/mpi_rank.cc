@@ -403,6 +403,8 @@ StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup) {
   StatusOr<int> master_port = RequiredInt(env, env::kTorchMasterPort, 0, 65535);
   if (!master_port.ok()) return master_port.status();
   job.master_port = static_cast<uint16_t>(master_port.value());
+  const char* slurm_job = env.Find(env::kSlurmJobId);
+  job.slurm = slurm_job != nullptr && *slurm_job != '\0';
   if (const char* names = env.Find(env::kNetworkInterfaces); names != nullptr) {
     std::stringstream list(names);
     for (std::string name; std::getline(list, name, ',');) {

@@ -77,10 +77,11 @@ inline constexpr const char* kHorovodTimeline = "HOROVOD_TIMELINE";
 inline constexpr const char* kHorovodTimelineMarkCycles = "HOROVOD_TIMELINE_MARK_CYCLES";
 
 // Gradient compression (CompressionOptions, docs/compression.md), from hvdrun --compression and
-// its flags: the format ("none", "fp16", "bf16", "fp8" = "fp8-e4m3", "fp8-e5m2"), and fp8's three
+// its flags: the format ("none", "fp16", "bf16", "fp8" = "fp8-e4m3", "fp8-e5m2"), and fp8's four
 // safeguards, each "1" (the default) or "0".
 inline constexpr const char* kCompression = "HVDRUN_COMPRESSION";
 inline constexpr const char* kFp8Scaling = "HVDRUN_FP8_SCALING";
+inline constexpr const char* kFp8SafeCast = "HVDRUN_FP8_SAFE_CAST";
 inline constexpr const char* kFp8Float32Sums = "HVDRUN_FP8_FLOAT32_SUMS";
 inline constexpr const char* kErrorFeedback = "HVDRUN_ERROR_FEEDBACK";
 
@@ -121,6 +122,25 @@ inline constexpr const char* kSlurmdNodeName = "SLURMD_NODENAME";
 // srun's --cpu-bind as a variable; hvdrun sets it to "none" for the srun that starts an agent, so
 // that the agent and its ranks are not pinned to the step's first CPU.
 inline constexpr const char* kSlurmCpuBind = "SLURM_CPU_BIND";
+// Set by slurmd for each task of a step, and given to every rank inside an allocation with the
+// values of its place in hvdrun's job, as srun gives them to the tasks of one step laid out as
+// hvdrun lays out the ranks (common/rank_environment.h): an agent's own step has one task, and a
+// rank would otherwise read SLURM_PROCID=0 and SLURM_NTASKS=1 whatever its rank. SLURM_NTASKS,
+// SLURM_NPROCS and SLURM_TASKS_PER_NODE (above) are given too.
+inline constexpr const char* kSlurmProcId = "SLURM_PROCID";    // the rank
+inline constexpr const char* kSlurmLocalId = "SLURM_LOCALID";  // the rank on its node
+inline constexpr const char* kSlurmNodeId = "SLURM_NODEID";    // the node's index among the job's hosts
+inline constexpr const char* kSlurmGtids = "SLURM_GTIDS";      // the ranks on the node, comma-separated
+inline constexpr const char* kSlurmNnodes = "SLURM_NNODES";    // the job's hosts
+inline constexpr const char* kSlurmStepNumTasks = "SLURM_STEP_NUM_TASKS";
+inline constexpr const char* kSlurmStepNumNodes = "SLURM_STEP_NUM_NODES";
+inline constexpr const char* kSlurmStepTasksPerNode = "SLURM_STEP_TASKS_PER_NODE";
+inline constexpr const char* kSlurmStepNodeList = "SLURM_STEP_NODELIST";  // the job's hosts, comma-separated
+// The pid of the agent (the step's task); removed from every rank's environment.
+inline constexpr const char* kSlurmTaskPid = "SLURM_TASK_PID";
+// The allocation's name; srun's --job-name (hvdrun-agent, for the agents' steps) replaces it in a
+// step, so ranks get hvdrun's own value back.
+inline constexpr const char* kSlurmJobName = "SLURM_JOB_NAME";
 
 }  // namespace hvdrun::env
 

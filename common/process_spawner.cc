@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 extern char** environ;  // NOLINT(readability-identifier-naming): POSIX's name
@@ -42,8 +43,13 @@ std::string EnvName(const std::string& entry) { return entry.substr(0, entry.fin
 std::optional<std::vector<std::string>> ChildEnvironment(const SpawnOptions& options) {
   if (options.env_mode == EnvironmentMode::kInherit) return std::nullopt;
   std::vector<std::string> given;
+  std::set<std::string> removed;
   for (const std::string& entry : options.env) {
-    if (entry.find('=') != std::string::npos) given.push_back(entry);
+    if (entry.find('=') != std::string::npos) {
+      given.push_back(entry);
+    } else {
+      removed.insert(entry);
+    }
   }
   if (options.env_mode == EnvironmentMode::kExactly) return given;
   // The last entry for a name wins, as with setenv one after another.
@@ -52,7 +58,8 @@ std::optional<std::vector<std::string>> ChildEnvironment(const SpawnOptions& opt
   std::vector<std::string> merged;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     std::string text = *entry;
-    if (last.count(EnvName(text)) == 0) merged.push_back(std::move(text));
+    const std::string name = EnvName(text);
+    if (last.count(name) == 0 && removed.count(name) == 0) merged.push_back(std::move(text));
   }
   for (size_t i = 0; i < given.size(); ++i) {
     if (last[EnvName(given[i])] == i) merged.push_back(given[i]);

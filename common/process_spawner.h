@@ -62,15 +62,18 @@ struct StdioSpec {
 
 enum class EnvironmentMode {
   kInherit,      // the parent's environment as it is at SpawnProcess
-  kInheritWith,  // the parent's, with SpawnOptions::env's entries set on top (replacing same names)
+  kInheritWith,  // the parent's, with SpawnOptions::env's entries set on top (replacing same names),
+                 // less the variables its entries without '=' name
   kExactly,      // SpawnOptions::env and nothing else
 };
 
 struct SpawnOptions {
   std::vector<std::string> argv;  // at least argv[0], not empty
   EnvironmentMode env_mode = EnvironmentMode::kInherit;
-  std::vector<std::string> env;  // NAME=VALUE entries; an entry without '=' is ignored
-  std::string working_dir;       // empty: the parent's
+  // NAME=VALUE entries; an entry without '=' names a variable to remove with kInheritWith, and is
+  // ignored otherwise.
+  std::vector<std::string> env;
+  std::string working_dir;  // empty: the parent's
   StdioSpec stdin_spec = StdioSpec::Null();
   StdioSpec stdout_spec = StdioSpec::Inherit();
   StdioSpec stderr_spec = StdioSpec::Inherit();

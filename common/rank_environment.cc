@@ -84,6 +84,37 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
   set(env::kTorchMasterAddr, job.master_addr);
   set_int(env::kTorchMasterPort, job.master_port);
 
+  if (job.slurm) {
+    const HostRanks& node = assignment.hosts().at(place.host_index);
+    std::string gtids;
+    for (int other : node.ranks) gtids += (gtids.empty() ? "" : ",") + std::to_string(other);
+    std::string node_list;
+    std::string tasks_per_node;  // Slurm's form: 2(x3),1
+    const std::vector<HostRanks>& hosts = assignment.hosts();
+    for (size_t h = 0; h < hosts.size();) {
+      size_t run = 1;
+      while (h + run < hosts.size() && hosts[h + run].ranks.size() == hosts[h].ranks.size()) ++run;
+      tasks_per_node += (tasks_per_node.empty() ? "" : ",") + std::to_string(hosts[h].ranks.size()) +
+                        (run > 1 ? "(x" + std::to_string(run) + ")" : "");
+      h += run;
+    }
+    for (const HostRanks& other : hosts) node_list += (node_list.empty() ? "" : ",") + other.host;
+    set_int(env::kSlurmProcId, place.rank);
+    set_int(env::kSlurmLocalId, place.local_rank);
+    set_int(env::kSlurmNodeId, place.host_index);
+    set(env::kSlurmGtids, gtids);
+    for (const char* name : {env::kSlurmNtasks, env::kSlurmNprocs, env::kSlurmStepNumTasks}) {
+      set_int(name, assignment.size());
+    }
+    set_int(env::kSlurmNnodes, num_hosts);
+    set_int(env::kSlurmStepNumNodes, num_hosts);
+    set(env::kSlurmTasksPerNode, tasks_per_node);
+    set(env::kSlurmStepTasksPerNode, tasks_per_node);
+    set(env::kSlurmStepNodeList, node_list);
+    if (!job.slurm_job_name.empty()) set(env::kSlurmJobName, job.slurm_job_name);
+    env.emplace_back(env::kSlurmTaskPid);  // no '=': removed
+  }
+
   env.insert(env.end(), job.exports.begin(), job.exports.end());
   return env;
 }

@@ -1,6 +1,6 @@
 // The environment each rank starts with: its place in the job under hvdrun's, Horovod's and
-// PyTorch's names (common/env_names.h), the job's identity, and the user's -x exports. These are
-// set on top of the environment the rank's agent inherited.
+// PyTorch's names (common/env_names.h) — and Slurm's, inside an allocation — the job's identity,
+// and the user's -x exports. These are set on top of the environment the rank's agent inherited.
 #ifndef HVDRUN_COMMON_RANK_ENVIRONMENT_H_
 #define HVDRUN_COMMON_RANK_ENVIRONMENT_H_
 
@@ -40,6 +40,14 @@ struct JobEnvironment {
   // timeline_mark_cycles, HOROVOD_TIMELINE_MARK_CYCLES=1 too.
   std::string timeline_dir;
   bool timeline_mark_cycles = false;
+  // hvdrun runs inside a Slurm allocation (SLURM_JOB_ID in its environment, or, under mpirun, the
+  // agent's): every rank also gets its place under Slurm's task variables (common/env_names.h,
+  // SLURM_PROCID ...), as srun would give them to one step of the job's ranks laid out as hvdrun
+  // lays them out, and loses SLURM_TASK_PID, which is its agent's.
+  bool slurm = false;
+  // With `slurm`: the allocation's SLURM_JOB_NAME in hvdrun's environment, given back to the ranks;
+  // empty: left as the agent has it.
+  std::string slurm_job_name;
   std::vector<std::string> exports;  // NAME=VALUE, applied last so that a user's -x wins
 };
 
@@ -51,7 +59,8 @@ std::string HostAddress(const std::string& host);
 // Replaces the value of `name` among NAME=VALUE `env` entries, or appends it when unset.
 void SetEnvironmentValue(std::vector<std::string>& env, const char* name, const std::string& value);
 
-// NAME=VALUE entries for `rank`.
+// NAME=VALUE entries for `rank`, and, with JobEnvironment::slurm, the bare NAME of each variable
+// the rank must not inherit (SpawnProcess's EnvironmentMode::kInheritWith removes it).
 std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank,
                                               const JobEnvironment& job);
 

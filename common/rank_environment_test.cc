@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 namespace hvdrun {
@@ -143,6 +144,45 @@ TEST(RankEnvironment, UserExportsComeLastSoTheyWin) {
   ASSERT_GE(env.size(), 2u);
   EXPECT_EQ(env[env.size() - 2], "OMP_NUM_THREADS=2");
   EXPECT_EQ(env.back(), "MASTER_PORT=4000");
+}
+
+TEST(RankEnvironment, InsideASlurmAllocationRanksGetTheirPlaceUnderSlurmsNames) {
+  StatusOr<RankAssignment> assignment =
+      RankAssignment::Assign({{"n1", 2}, {"n2", 2}, {"n3", 2}, {"n4", 1}}, 7);
+  ASSERT_TRUE(assignment.ok());
+  JobEnvironment job;
+  job.job_id = "abc123";
+  std::vector<std::string> plain = BuildRankEnvironment(assignment.value(), 3, job);
+  EXPECT_FALSE(AsMap(plain).contains("SLURM_PROCID"));
+
+  job.slurm = true;
+  job.slurm_job_name = "lab7";
+  std::vector<std::string> env = BuildRankEnvironment(assignment.value(), 3, job);
+  // SLURM_TASK_PID, the agent's, is named bare: removed from what the rank inherits.
+  auto bare = std::find(env.begin(), env.end(), "SLURM_TASK_PID");
+  ASSERT_NE(bare, env.end());
+  env.erase(bare);
+  std::map<std::string, std::string> slurm;
+  for (const auto& [name, value] : AsMap(env)) {
+    if (name.rfind("SLURM_", 0) == 0) slurm[name] = value;
+  }
+  EXPECT_EQ(slurm, (std::map<std::string, std::string>{{"SLURM_PROCID", "3"},
+                                                       {"SLURM_LOCALID", "1"},
+                                                       {"SLURM_NODEID", "1"},
+                                                       {"SLURM_GTIDS", "2,3"},
+                                                       {"SLURM_NTASKS", "7"},
+                                                       {"SLURM_NPROCS", "7"},
+                                                       {"SLURM_STEP_NUM_TASKS", "7"},
+                                                       {"SLURM_NNODES", "4"},
+                                                       {"SLURM_STEP_NUM_NODES", "4"},
+                                                       {"SLURM_TASKS_PER_NODE", "2(x3),1"},
+                                                       {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"},
+                                                       {"SLURM_STEP_NODELIST", "n1,n2,n3,n4"},
+                                                       {"SLURM_JOB_NAME", "lab7"}}));
+  // A user's -x still wins.
+  job.exports = {"SLURM_PROCID=99"};
+  env = BuildRankEnvironment(assignment.value(), 3, job);
+  EXPECT_EQ(env.back(), "SLURM_PROCID=99");
 }
 
 }  // namespace

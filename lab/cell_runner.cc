@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.h"
 #include "common/process_spawner.h"
+#include "common/shell_words.h"
 #include "common/wait_status.h"
 #include "lab/utc_time.h"
 #include "lab/whole_file.h"
@@ -32,16 +33,6 @@ std::string HvdrunErrorLine(const std::string& stderr_path) {
     if (line.rfind("hvdrun: ", 0) == 0 && line.find(" ranks reported") == std::string::npos) found = line;
   }
   return found;
-}
-
-std::string QuoteForShell(const std::string& word) {
-  bool plain = !word.empty() && word.find_first_not_of(
-                                    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                    "0123456789-_./=:,+@%") == std::string::npos;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 }  // namespace
@@ -93,11 +84,7 @@ StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
   argv.insert(argv.end(), args.begin(), args.end());
   nlohmann::json values = nlohmann::json::object();
   for (const auto& [name, value] : cell.values) values[name] = value;
-  std::string line;
-  for (const std::string& word : argv) {
-    if (!line.empty()) line += ' ';
-    line += QuoteForShell(word);
-  }
+  const std::string line = ShellJoin(argv);
   nlohmann::json command = {
       {"argv", argv}, {"working_dir", "the run's directory"}, {"shell", line}, {"cell", values}};
   if (Status status = WriteFileAtomically(run_dir.value() + "/command.json", command.dump(2) + "\n");

@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include "common/env_names.h"
+
 namespace hvdrun::lab {
 namespace {
 
@@ -74,6 +76,14 @@ EnvironmentTable BuildEnvironmentTable(const ExperimentResults& results,
   EnvironmentTable table;
   std::vector<EnvironmentRow>& rows = table.rows;
   rows.push_back(ServersRow(results));
+  if (!results.slurm.job_id.empty()) {
+    rows.push_back({"Slurm job",
+                    results.slurm.job_id + " (nodes " + results.slurm.node_list + ", tasks per node " +
+                        results.slurm.tasks_per_node +
+                        "); each cell on the first nodes it needs, through srun",
+                    std::string(env::kSlurmJobId) + ", " + env::kSlurmJobNodeList + ", " +
+                        env::kSlurmTasksPerNode + ", environment.json"});
+  }
   // Host facts hvdrun wrote, one entry per host (the first run that has the host's file).
   std::vector<std::pair<std::string, HostFacts>> reported;  // (host, facts)
   for (const StoredCell& stored : results.cells) {

@@ -120,5 +120,22 @@ TEST(EnvironmentTable, WithoutStoredFactsThisMachineIsReadAndSaidSo) {
       "nor environment.json.");
 }
 
+TEST(EnvironmentTable, TheSlurmJobTheMatrixRanInIsARow) {
+  ExperimentResults results = WithOneRun();
+  EnvironmentTable table = BuildEnvironmentTable(results, [] { return HostFacts{}; });
+  EXPECT_EQ(Row(table.rows, "Slurm job"), nullptr);
+  results.slurm.job_id = "42";
+  results.slurm.node_list = "server[1-2]";
+  results.slurm.tasks_per_node = "2(x2)";
+  table = BuildEnvironmentTable(results, [] { return HostFacts{}; });
+  ASSERT_NE(Row(table.rows, "Slurm job"), nullptr);
+  EXPECT_EQ(table.rows[1].item, "Slurm job");  // beside the servers
+  EXPECT_EQ(
+      Row(table.rows, "Slurm job")->value,
+      "42 (nodes server[1-2], tasks per node 2(x2)); each cell on the first nodes it needs, through srun");
+  EXPECT_EQ(Row(table.rows, "Slurm job")->source,
+            "SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE, environment.json");
+}
+
 }  // namespace
 }  // namespace hvdrun::lab

@@ -82,7 +82,7 @@ struct NamedAxis {
 constexpr NamedAxis kNamedAxes[] = {
     {"model", AxisKind::kProgramFlag, "--model"},
     {"batch_size", AxisKind::kProgramFlag, "--batch-size"},
-    {"compression", AxisKind::kProgramFlag, "--compression"},
+    {"compression", AxisKind::kCompression, ""},
     {"device", AxisKind::kProgramFlag, "--device"},
     {"threads", AxisKind::kProgramFlag, "--threads"},
     {"fusion_threshold", AxisKind::kEnvironment, "HOROVOD_FUSION_THRESHOLD"},
@@ -523,6 +523,12 @@ class Parser {
       case AxisKind::kProgramFlag:
         if (value.text.empty() && !value.is_boolean) return fail("empty value");
         break;
+      case AxisKind::kCompression:
+        if (!CompressionSettingArguments(value.text)) {
+          return fail("unknown setting '" + value.text +
+                      "' (expected none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2 or fp8-naive)");
+        }
+        break;
       case AxisKind::kFusion: {
         std::optional<FusionSetting> setting = ParseFusionSetting(value.text);
         if (!setting) {
@@ -693,6 +699,18 @@ std::optional<FusionSetting> ParseFusionSetting(std::string_view text) {
     return std::nullopt;
   }
   return FusionSetting{*mb, *ms};
+}
+
+std::optional<std::vector<std::string>> CompressionSettingArguments(std::string_view text) {
+  if (text == "fp8-naive") {
+    return std::vector<std::string>{"--compression",    "fp8", "--fp8-scaling",      "off",
+                                    "--fp8-safe-cast",  "off", "--fp8-float32-sums", "off",
+                                    "--error-feedback", "off"};
+  }
+  for (const char* format : {"none", "fp16", "bf16", "fp8", "fp8-e4m3", "fp8-e5m2"}) {
+    if (text == format) return std::vector<std::string>{"--compression", std::string(text)};
+  }
+  return std::nullopt;
 }
 
 StatusOr<ExperimentConfig> ParseExperiment(std::string_view text, const std::string& path) {

@@ -39,6 +39,7 @@ enum class AxisKind {
   kProgramFlag,     // a flag of the program: `--flag value`; true: `--flag` alone; false: left out
   kEnvironment,     // an environment variable of every rank (hvdrun -x NAME=VALUE)
   kFusion,          // hvdrun's --fusion-threshold-mb and --cycle-time-ms, from a FusionSetting
+  kCompression,     // hvdrun's --compression (and fp8's safeguards), from CompressionSettingArguments
 };
 
 // A value of the `fusion` axis: libhvdrun's tensor fusion threshold and negotiation cycle.
@@ -51,6 +52,11 @@ struct FusionSetting {
 // "horovod-0.19" and "horovod-0.20" (what those Horovod versions used: 64 MiB, 5 ms), or "MiB/ms"
 // ("32/2", whole MiB); std::nullopt for anything else.
 std::optional<FusionSetting> ParseFusionSetting(std::string_view text);
+
+// hvdrun's words for a value of the `compression` axis: a format as hvdrun's --compression takes it
+// ("none", "fp16", "bf16", "fp8", "fp8-e4m3", "fp8-e5m2"), or "fp8-naive", fp8 with every safeguard
+// off (docs/compression.md); std::nullopt for anything else.
+std::optional<std::vector<std::string>> CompressionSettingArguments(std::string_view text);
 
 struct AxisValue {
   std::string text;  // as written (a YAML boolean as "true"/"false")

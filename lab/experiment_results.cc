@@ -30,6 +30,8 @@ const char* AxisKindName(AxisKind kind) {
       return "environment";
     case AxisKind::kFusion:
       return "fusion";
+    case AxisKind::kCompression:
+      return "compression";
   }
   return "";
 }
@@ -311,6 +313,10 @@ StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir) {
     std::string host = Member<std::string>(environment, "host", "this machine");
     results.environment_note = "environment.json: read by hvdrun-lab run on " + host +
                                (probed_at.empty() ? "" : " at " + probed_at) + ".";
+    const nlohmann::json slurm = Member<nlohmann::json>(environment, "slurm", nlohmann::json::object());
+    results.slurm.job_id = Member<std::string>(slurm, "job_id", "");
+    results.slurm.node_list = Member<std::string>(slurm, "node_list", "");
+    results.slurm.tasks_per_node = Member<std::string>(slurm, "tasks_per_node", "");
     StatusOr<HostFacts> facts = HostFactsFromJson(environment, "environment.json");
     if (facts.ok()) results.environment = facts.value();
   }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "lab/experiment_config.h"
 #include "lab/host_facts.h"
@@ -85,6 +86,9 @@ struct ExperimentResults {
   std::vector<StoredCell> cells;
   std::optional<HostFacts> environment;  // environment.json
   std::string environment_note;          // where environment.json came from, a sentence; empty without it
+  // environment.json's "slurm": the Slurm job `run` ran in (hvdrun-lab run --slurm); empty job_id:
+  // none. Only the job's id, node list and tasks per node are read back.
+  SlurmAllocation slurm;
   std::vector<std::string> problems;
 };
 

@@ -25,6 +25,14 @@ Status WriteExperimentFiles(const RunStore& store, const ExperimentConfig& confi
                             const ExperimentRunOptions& options) {
   nlohmann::json environment = HostFactsToJson(options.local_facts);
   environment["probed_at"] = UtcNow(UtcFormat::kIso8601);
+  if (matrix.slurm) {
+    std::vector<std::string> nodes;
+    for (const HostSlots& node : matrix.slurm->nodes) nodes.push_back(node.host);
+    environment["slurm"] = {{"job_id", matrix.slurm->job_id},
+                            {"node_list", matrix.slurm->node_list},
+                            {"tasks_per_node", matrix.slurm->tasks_per_node},
+                            {"nodes", nodes}};
+  }
   std::vector<std::pair<std::string, std::string>> files = {
       {"experiment.json", ExperimentToJson(config, matrix).dump(2) + "\n"},
       {"experiment.yaml", options.experiment_text},

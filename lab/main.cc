@@ -1,7 +1,8 @@
 // hvdrun-lab: experiment matrices run through hvdrun, and their reports.
-//   hvdrun-lab run EXPERIMENT.yaml [--results DIR] [--force]
+//   hvdrun-lab run EXPERIMENT.yaml [--results DIR] [--force] [--slurm]
 //   hvdrun-lab report DIR [--out DIR]
-//   hvdrun-lab validate EXPERIMENT.yaml
+//   hvdrun-lab validate EXPERIMENT.yaml [--slurm]
+//   hvdrun-lab sbatch EXPERIMENT.yaml [--time T] [--output FILE] [--partition P] [--results DIR] [--force]
 // docs/lab.md describes the experiment file, the results directory, the report and the exit codes.
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/env_names.h"
 #include "common/version.h"
 #include "lab/experiment_config.h"
 #include "lab/experiment_results.h"
@@ -20,6 +22,7 @@
 #include "lab/interrupt_signals.h"
 #include "lab/matrix.h"
 #include "lab/report_writer.h"
+#include "lab/slurm_job.h"
 #include "lab/whole_file.h"
 
 namespace hvdrun::lab {
@@ -44,14 +47,25 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-// Loads and expands the experiment; prints the error and returns nullopt when it is invalid.
-std::optional<std::pair<ExperimentConfig, Matrix>> Prepare(const std::string& path, const HostFacts& local) {
+const char* Getenv(const char* name) { return std::getenv(name); }
+
+// Loads and expands the experiment, on the Slurm allocation ChooseSlurmAllocation picks (`slurm_flag`:
+// --slurm); prints the error and returns nullopt when it is invalid.
+std::optional<std::pair<ExperimentConfig, Matrix>> Prepare(const std::string& path, const HostFacts& local,
+                                                           bool slurm_flag) {
   StatusOr<ExperimentConfig> config = LoadExperiment(path);
   if (!config.ok()) {
     Fail(kLabExitUsage, config.status().message());
     return std::nullopt;
   }
-  StatusOr<Matrix> matrix = ExpandMatrix(config.value(), MachineFactsOf(local));
+  MachineFacts machine = MachineFactsOf(local);
+  StatusOr<std::optional<SlurmAllocation>> slurm = ChooseSlurmAllocation(config.value(), slurm_flag, Getenv);
+  if (!slurm.ok()) {
+    Fail(kLabExitUsage, slurm.status().message());
+    return std::nullopt;
+  }
+  machine.slurm = std::move(slurm).value();
+  StatusOr<Matrix> matrix = ExpandMatrix(config.value(), machine);
   if (!matrix.ok()) {
     Fail(kLabExitUsage, matrix.status().message());
     return std::nullopt;
@@ -60,12 +74,17 @@ std::optional<std::pair<ExperimentConfig, Matrix>> Prepare(const std::string& pa
     Fail(kLabExitUsage, path + ": every combination of the matrix is excluded; nothing to run");
     return std::nullopt;
   }
+  if (machine.slurm) {
+    std::cout << "hvdrun-lab: inside Slurm job " << machine.slurm->job_id << ": the cells run on its nodes ("
+              << env::kSlurmJobNodeList << "='" << machine.slurm->node_list
+              << "'), each on the first it needs, through srun\n";
+  }
   return std::make_pair(std::move(config).value(), std::move(matrix).value());
 }
 
-int Validate(const std::string& path) {
+int Validate(const std::string& path, bool slurm) {
   HostFacts local = ProbeLocalHost();
-  auto prepared = Prepare(path, local);
+  auto prepared = Prepare(path, local, slurm);
   if (!prepared) return kLabExitUsage;
   const auto& [config, matrix] = *prepared;
   const std::string program = ResolveProgram(config, SelfDir());
@@ -87,12 +106,12 @@ int Validate(const std::string& path) {
   return kLabExitOk;
 }
 
-int Run(const std::string& path, const std::string& results, bool force) {
+int Run(const std::string& path, const std::string& results, bool force, bool slurm) {
   if (!InstallInterruptHandlers()) {
     return Fail(kLabExitSetup, std::string("cannot handle signals: ") + std::strerror(errno));
   }
   HostFacts local = ProbeLocalHost();
-  auto prepared = Prepare(path, local);
+  auto prepared = Prepare(path, local, slurm);
   if (!prepared) return kLabExitUsage;
   const auto& [config, matrix] = *prepared;
   StatusOr<std::string> text = ReadWholeFile(path);
@@ -113,6 +132,35 @@ int Run(const std::string& path, const std::string& results, bool force) {
   }
   options.interrupts = PendingInterrupts;
   return RunExperiment(config, matrix, options, std::cout, std::cerr);
+}
+
+std::string Absolute(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
+
+int Sbatch(const std::string& path, SbatchOptions options) {
+  StatusOr<ExperimentConfig> config = LoadExperiment(path);
+  if (!config.ok()) return Fail(kLabExitUsage, config.status().message());
+  if (!options.time_limit.empty()) {
+    if (Status status = CheckSlurmTimeLimit(options.time_limit); !status.ok()) {
+      return Fail(kLabExitUsage, status.message());
+    }
+  }
+  MachineFacts machine;
+  machine.slurm = AllocationForSubmission(config.value());
+  StatusOr<Matrix> matrix = ExpandMatrix(config.value(), machine);
+  if (!matrix.ok()) return Fail(kLabExitUsage, matrix.status().message());
+  if (matrix->cells.empty()) {
+    return Fail(kLabExitUsage, path + ": every combination of the matrix is excluded; nothing to run");
+  }
+  const std::string self_dir = SelfDir();
+  options.lab_path = self_dir.empty() ? "hvdrun-lab" : self_dir + "/hvdrun-lab";
+  options.experiment_path = Absolute(path);
+  options.results = Absolute(options.results);
+  std::cout << BuildSbatchScript(config.value(), matrix.value(), options);
+  return kLabExitOk;
 }
 
 int ReportOne(const std::string& dir, std::string out_dir) {
@@ -192,8 +240,29 @@ int Main(int argc, char** argv) {
       ->required();
   report->add_option("--out", out_dir,
                      "Where to write the report (default: DIR; OUT/<name> for each of several)");
+  bool slurm = false;
+  const char* slurm_help =
+      "Run the cells on the nodes of the Slurm allocation this runs in (the first S nodes for a cell on S "
+      "servers), in place of the experiment's hosts; the default inside an allocation for an experiment "
+      "that names no hosts";
+  run->add_flag("--slurm", slurm, slurm_help);
   CLI::App* validate = app.add_subcommand("validate", "Check EXPERIMENT and list its cells and commands");
   validate->add_option("experiment", experiment, "The experiment file (YAML)")->required();
+  validate->add_flag("--slurm", slurm, slurm_help);
+  SbatchOptions sbatch_options;
+  sbatch_options.results = results;
+  CLI::App* sbatch = app.add_subcommand(
+      "sbatch", "Print an sbatch script that runs EXPERIMENT in one Slurm job (hvdrun-lab run --slurm)");
+  sbatch->add_option("experiment", experiment, "The experiment file (YAML)")->required();
+  sbatch->add_option("--time", sbatch_options.time_limit,
+                     "The job's time limit, as sbatch takes it (minutes, HH:MM:SS, D-HH:MM:SS); default: the "
+                     "partition's");
+  sbatch->add_option("--output", sbatch_options.output,
+                     "The job's output file (default: NAME-%j.out, in the directory sbatch is run in)");
+  sbatch->add_option("--partition", sbatch_options.partition, "The partition (default: the cluster's)");
+  sbatch->add_option("--results", sbatch_options.results,
+                     "Where `run` puts the experiment's directory (default: results, made absolute)");
+  sbatch->add_flag("--force", sbatch_options.force, "`run --force`: make every run again");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -201,9 +270,10 @@ int Main(int argc, char** argv) {
     std::cerr << "hvdrun-lab: " << error.what() << " (see hvdrun-lab --help)\n";
     return kLabExitUsage;
   }
-  if (run->parsed()) return Run(experiment, results, force);
+  if (run->parsed()) return Run(experiment, results, force, slurm);
   if (report->parsed()) return Report(dir, out_dir);
-  return Validate(experiment);
+  if (sbatch->parsed()) return Sbatch(experiment, sbatch_options);
+  return Validate(experiment, slurm);
 }
 
 }  // namespace

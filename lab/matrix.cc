@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <map>
 
+#include "common/env_names.h"
+
 namespace hvdrun::lab {
 namespace {
 
@@ -101,6 +103,12 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
       case AxisKind::kEnvironment:
         cell.env.push_back(axis.target + "=" + value.text);
         break;
+      case AxisKind::kCompression: {
+        const std::vector<std::string> words =
+            CompressionSettingArguments(value.text).value_or(std::vector<std::string>{});
+        cell.hvdrun_args.insert(cell.hvdrun_args.end(), words.begin(), words.end());
+        break;
+      }
       case AxisKind::kFusion:
         cell.hvdrun_args.insert(cell.hvdrun_args.end(),
                                 {"--fusion-threshold-mb", FormatSettingNumber(value.fusion.threshold_mb),
@@ -110,13 +118,22 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
   }
   if (per_server > 0) cell.num_proc = per_server * cell.servers;
   const std::string where = " (cell " + DescribeCell(cell) + ")";
-  const int hosts = static_cast<int>(config.hosts.size());
+  const SlurmAllocation* slurm = machine.slurm ? &*machine.slurm : nullptr;
+  const std::vector<HostSlots>& host_list = slurm != nullptr ? slurm->nodes : config.hosts;
+  const int hosts = static_cast<int>(host_list.size());
   if (hosts == 0 && cell.servers > 1) {
     return Status::Error(servers_value->position.Prefix() + "servers " + std::to_string(cell.servers) +
                          " needs that many hosts, and the experiment names none; add hosts or hostfile" +
                          where);
   }
   if (hosts > 0 && cell.servers > hosts) {
+    if (slurm != nullptr) {
+      return Status::Error(servers_value->position.Prefix() + "servers " + std::to_string(cell.servers) +
+                           " needs " + std::to_string(cell.servers) + " nodes, and Slurm job " +
+                           slurm->job_id + " has " + std::to_string(hosts) + " (" + env::kSlurmJobNodeList +
+                           "='" + slurm->node_list + "'); submit with -N " + std::to_string(cell.servers) +
+                           " (hvdrun-lab sbatch), or exclude the cell" + where);
+    }
     return Status::Error(servers_value->position.Prefix() + "servers " + std::to_string(cell.servers) +
                          " is more than the " + std::to_string(hosts) + " hosts of the experiment" + where);
   }
@@ -130,7 +147,15 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
     cell.hosts.push_back(HostSlots{"localhost", cell.num_proc});
   }
   for (int h = 0; h < std::min(hosts, cell.servers); ++h) {
-    const HostSlots& host = config.hosts[h];
+    const HostSlots& host = host_list[h];
+    if (cell.procs_per_server > host.slots && slurm != nullptr) {
+      return Status::Error(count_value->position.Prefix() + std::to_string(cell.procs_per_server) +
+                           " processes per server need as many tasks on node '" + host.host +
+                           "' of Slurm job " + slurm->job_id + ", which has " + std::to_string(host.slots) +
+                           " (" + env::kSlurmTasksPerNode + "='" + slurm->tasks_per_node +
+                           "'); submit with --ntasks-per-node=" + std::to_string(cell.procs_per_server) +
+                           " (hvdrun-lab sbatch), or exclude the cell" + where);
+    }
     if (cell.procs_per_server > host.slots) {
       return Status::Error(count_value->position.Prefix() + std::to_string(cell.procs_per_server) +
                            " processes per server need as many slots on host '" + host.host +
@@ -138,6 +163,9 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
                            "; lower the count, add slots, or exclude the cell" + where);
     }
     cell.hosts.push_back(HostSlots{host.host, cell.procs_per_server});
+  }
+  if (slurm != nullptr) {
+    cell.hvdrun_args.insert(cell.hvdrun_args.begin(), {"--launcher", "slurm"});
   }
   if (gpu_value != nullptr) {
     const std::string need = "one GPU per process: " + std::to_string(cell.procs_per_server) + " per server";
@@ -181,6 +209,7 @@ void AssignIds(std::vector<Cell>& cells) {
 
 StatusOr<Matrix> ExpandMatrix(const ExperimentConfig& config, const MachineFacts& machine) {
   Matrix matrix;
+  matrix.slurm = machine.slurm;
   size_t combinations = 1;
   for (const Axis& axis : config.axes) {
     combinations *= axis.values.size();

@@ -8,15 +8,23 @@
 // can never run: more servers than hosts, np not a multiple of servers, more processes on a host
 // than its slots, more GPUs per server than the declared gpus_per_server. A cell that could run,
 // but not on this machine (a GPU cell without enough GPUs here), is kept with a skip reason.
+//
+// Inside a Slurm allocation (MachineFacts::slurm), the allocation's nodes take the place of the
+// experiment's hosts: a cell with `servers: S` uses the first S nodes, with the node's tasks
+// (SLURM_TASKS_PER_NODE) as its slots, and hvdrun starts its agents there with srun
+// (--launcher slurm -H node1:P,...). A cell that needs more nodes, or more tasks on a node, than
+// the allocation has fails expansion, naming the cell's value and the allocation.
 #ifndef HVDRUN_LAB_MATRIX_H_
 #define HVDRUN_LAB_MATRIX_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "common/host_spec.h"
+#include "common/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "lab/experiment_config.h"
 
@@ -26,6 +34,9 @@ namespace hvdrun::lab {
 struct MachineFacts {
   int gpus = 0;
   std::string gpus_source;  // how `gpus` was found, for skip reasons ("no /dev/nvidia0")
+  // The Slurm allocation the cells run in (hvdrun-lab run --slurm, or inside one for an experiment
+  // that names no hosts); nullopt: the experiment's hosts, reached as hvdrun reaches them.
+  std::optional<SlurmAllocation> slurm;
 };
 
 struct Cell {
@@ -47,6 +58,8 @@ struct Cell {
 struct Matrix {
   std::vector<Cell> cells;  // in odometer order: the experiment's first axis changes slowest
   int excluded = 0;         // combinations removed by `exclude`
+  // The Slurm allocation the cells were placed on (MachineFacts::slurm); nullopt: the experiment's hosts.
+  std::optional<SlurmAllocation> slurm;
 };
 
 StatusOr<Matrix> ExpandMatrix(const ExperimentConfig& config, const MachineFacts& machine);

@@ -114,6 +114,30 @@ matrix:
   EXPECT_EQ(CellValue(matrix->cells[2], "fusion"), "horovod-0.20");
 }
 
+TEST(Matrix, TheCompressionAxisSetsHvdrunsCompressionFlags) {
+  ExperimentConfig config = Parse(R"(
+program: hvdrun-trainer
+matrix:
+  np: [2]
+  compression: [none, fp8, fp8-naive]
+)");
+  StatusOr<Matrix> matrix = ExpandMatrix(config, NoGpus());
+  ASSERT_TRUE(matrix.ok()) << matrix.status().message();
+  ASSERT_EQ(matrix->cells.size(), 3u);
+  const std::vector<std::vector<std::string>> flags = {
+      {"--compression", "none"},
+      {"--compression", "fp8"},
+      {"--compression", "fp8", "--fp8-scaling", "off", "--fp8-safe-cast", "off", "--fp8-float32-sums", "off",
+       "--error-feedback", "off"}};
+  for (size_t i = 0; i < flags.size(); ++i) {
+    std::vector<std::string> expected = {"-np", "2", "-H", "localhost:2", "--gloo"};
+    expected.insert(expected.end(), flags[i].begin(), flags[i].end());
+    expected.insert(expected.end(), {"--results", "hvdrun", "--output-filename", "logs", "--", "/bin/t"});
+    EXPECT_EQ(HvdrunArguments(matrix->cells[i], "/bin/t", "hvdrun", "logs"), expected) << i;
+  }
+  EXPECT_EQ(CellValue(matrix->cells[2], "compression"), "fp8-naive");
+}
+
 TEST(Matrix, ProcessesPerServerSetsNpFromServers) {
   ExperimentConfig config = Parse(R"(
 program: p
@@ -258,6 +282,58 @@ TEST(Matrix, ResolvesTheProgram) {
   EXPECT_EQ(ResolveProgram(config, dir.path()), "/etc/lab/bin/run.sh");
   config.program = "/opt/x";
   EXPECT_EQ(ResolveProgram(config, dir.path()), "/opt/x");
+}
+
+MachineFacts InSlurmJob(int nodes, int tasks_per_node) {
+  MachineFacts machine = NoGpus();
+  SlurmAllocation allocation;
+  allocation.job_id = "42";
+  allocation.node_list = "n[1-" + std::to_string(nodes) + "]";
+  allocation.tasks_per_node = std::to_string(tasks_per_node) + "(x" + std::to_string(nodes) + ")";
+  for (int i = 1; i <= nodes; ++i) allocation.nodes.push_back({"n" + std::to_string(i), tasks_per_node, ""});
+  allocation.num_tasks = nodes * tasks_per_node;
+  machine.slurm = allocation;
+  return machine;
+}
+
+TEST(Matrix, InsideASlurmAllocationCellsUseItsFirstNodesThroughSrun) {
+  // The experiment's own hosts give way to the allocation's nodes.
+  ExperimentConfig config = Parse(R"(
+program: hvdrun-bench
+hosts: server1,server2
+matrix:
+  processes_per_server: [1, 2]
+  servers: [1, 3]
+)");
+  StatusOr<Matrix> matrix = ExpandMatrix(config, InSlurmJob(4, 2));
+  ASSERT_TRUE(matrix.ok()) << matrix.status().message();
+  ASSERT_EQ(matrix->cells.size(), 4u);
+  ASSERT_TRUE(matrix->slurm.has_value());
+  EXPECT_EQ(matrix->slurm->job_id, "42");
+  const Cell& three = matrix->cells[3];
+  EXPECT_EQ(three.hosts, (std::vector<HostSlots>{{"n1", 2, ""}, {"n2", 2, ""}, {"n3", 2, ""}}));
+  std::vector<std::string> args = HvdrunArguments(three, "hvdrun-bench", "R", "L");
+  EXPECT_EQ(args,
+            (std::vector<std::string>{"-np", "6", "-H", "n1:2,n2:2,n3:2", "--gloo", "--launcher", "slurm",
+                                      "--results", "R", "--output-filename", "L", "--", "hvdrun-bench"}));
+  EXPECT_EQ(matrix->cells[0].hosts, (std::vector<HostSlots>{{"n1", 1, ""}}));
+  EXPECT_FALSE(ExpandMatrix(config, NoGpus())->slurm.has_value());
+}
+
+TEST(Matrix, ACellLargerThanTheSlurmAllocationNamesBoth) {
+  ExperimentConfig config = Parse("program: p\nmatrix:\n  np: [2]\n  servers: [1, 2]\n");
+  StatusOr<Matrix> matrix = ExpandMatrix(config, InSlurmJob(1, 2));
+  ASSERT_FALSE(matrix.ok());
+  EXPECT_EQ(matrix.status().message(),
+            "exp.yaml:4:16: servers 2 needs 2 nodes, and Slurm job 42 has 1 (SLURM_JOB_NODELIST='n[1-1]'); "
+            "submit with -N 2 (hvdrun-lab sbatch), or exclude the cell (cell backend=gloo np=2 servers=2)");
+  matrix = ExpandMatrix(config, InSlurmJob(2, 1));
+  ASSERT_FALSE(matrix.ok());
+  EXPECT_EQ(
+      matrix.status().message(),
+      "exp.yaml:3:8: 2 processes per server need as many tasks on node 'n1' of Slurm job 42, which has 1 "
+      "(SLURM_TASKS_PER_NODE='1(x2)'); submit with --ntasks-per-node=2 (hvdrun-lab sbatch), or "
+      "exclude the cell (cell backend=gloo np=2 servers=1)");
 }
 
 }  // namespace

@@ -207,6 +207,11 @@ bool JobRun::Launch() {
   job.network_interfaces = options_.network_interfaces;
   job.host_networks = host_networks_;
   job.user_variables = UserSetVariables();
+  const char* slurm_job = std::getenv(env::kSlurmJobId);
+  job.slurm = slurm_job != nullptr && *slurm_job != '\0';
+  if (const char* name = std::getenv(env::kSlurmJobName); job.slurm && name != nullptr) {
+    job.slurm_job_name = name;
+  }
   if (rendezvous_) {
     job.backend = std::string(BackendName(*options_.backend));
     job.rendezvous_addr = job_address_;

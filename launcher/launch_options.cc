@@ -14,10 +14,10 @@
 #include "common/env_names.h"
 #include "common/hostfile.h"
 #include "common/network_interfaces.h"
+#include "common/shell_words.h"
 #include "common/version.h"
 #include "common/whole_number.h"
 #include "launcher/mpi_command.h"
-#include "launcher/shell_words.h"
 
 namespace hvdrun {
 namespace {
@@ -100,6 +100,12 @@ Status UseSlurmAllocation(const std::function<const char*(const char*)>& getenv,
                                 allocation.tasks_per_node + "')";
   if (hosts_given) {
     for (const HostSlots& host : options.hosts) {
+      if (!host.user.empty()) {
+        return Status::Error("--launcher slurm: host '" + host.user + "@" + host.host +
+                             "': srun starts the agents as the job's own user, so a login name does not "
+                             "apply; drop '" +
+                             host.user + "@' (or give --launcher ssh)");
+      }
       bool in_allocation = std::any_of(allocation.nodes.begin(), allocation.nodes.end(),
                                        [&](const HostSlots& node) { return node.host == host.host; });
       if (!in_allocation) {
@@ -168,9 +174,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
   app.add_option(
       "--num-proc", num_proc_text,
       "Number of processes (ranks); written -np as in horovodrun. Default: every slot of the hosts");
-  app.add_option("-H,--hosts", hosts_text,
-                 "Hosts and their slots: [user@]host[:slots],... (IPv6 as [addr]:slots; user@ overrides "
-                 "--ssh-user for that host). Default: localhost with -np slots");
+  app.add_option(
+      "-H,--hosts", hosts_text,
+      "Hosts and their slots: [user@]host[:slots],... (IPv6 as [addr]:slots; user@ overrides "
+      "--ssh-user for that host, and is an error with --launcher slurm). Default: localhost with -np "
+      "slots");
   app.add_option("--hostfile", hostfile, "File of 'host slots=N' lines (mpirun/horovodrun format)");
   std::string launcher_text;
   app.add_option("--launcher", launcher_text,
@@ -254,6 +262,9 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
       {"--fp8-scaling", env::kFp8Scaling,
        "With fp8 compression: scale blocks of values by a power of two shared by every rank, so that "
        "small gradients survive (on|off; default on)"},
+      {"--fp8-safe-cast", env::kFp8SafeCast,
+       "With fp8 compression: values beyond fp8's range saturate and small ones keep subnormal precision; "
+       "off, a naive cast makes them NaN and zero (on|off; default on)"},
       {"--fp8-float32-sums", env::kFp8Float32Sums,
        "With fp8 compression: sum every rank's values in float32, never in fp8 (on|off; default on)"},
       {"--error-feedback", env::kErrorFeedback,
@@ -457,7 +468,12 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
                          "' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
     }
     if (!options.backend) {
-      return usage_error("--compression: compression is libhvdrun's; give --gloo, --mpi or --nccl");
+      return usage_error("--compression: compression is libhvdrun's; give --gloo or --mpi");
+    }
+    if (*options.backend == BackendKind::kNccl && *format != CompressionFormat::kNone) {
+      return usage_error("--compression: " + compression_text +
+                         " converts gradients in host memory and --nccl's are on the GPU; compress over "
+                         "--gloo or --mpi");
     }
     tuning.push_back({"--compression", env::kCompression, std::string(CompressionFormatName(*format))});
   }

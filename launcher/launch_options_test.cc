@@ -48,12 +48,14 @@ TEST(LaunchOptions, TuningFlagsReachTheRanksAsHorovodsVariables) {
 }
 
 TEST(LaunchOptions, CompressionFlagsReachTheRanksAsHvdrunsVariables) {
-  ParsedCommandLine parsed = Parse({"-np", "2", "--mpi", "--compression", "fp8", "--fp8-scaling", "off",
-                                    "--fp8-float32-sums", "off", "--error-feedback", "on", "./train"});
+  ParsedCommandLine parsed =
+      Parse({"-np", "2", "--mpi", "--compression", "fp8", "--fp8-scaling", "off", "--fp8-safe-cast", "off",
+             "--fp8-float32-sums", "off", "--error-feedback", "on", "./train"});
   ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
   EXPECT_EQ(parsed.options->exports,
             (std::vector<std::string>{"HVDRUN_COMPRESSION=fp8-e4m3", "HVDRUN_FP8_SCALING=0",
-                                      "HVDRUN_FP8_FLOAT32_SUMS=0", "HVDRUN_ERROR_FEEDBACK=1"}));
+                                      "HVDRUN_FP8_SAFE_CAST=0", "HVDRUN_FP8_FLOAT32_SUMS=0",
+                                      "HVDRUN_ERROR_FEEDBACK=1"}));
   ParsedCommandLine half = Parse({"-np", "2", "--gloo", "--compression", "bf16", "./train"});
   ASSERT_TRUE(half.options.has_value()) << half.error;
   EXPECT_EQ(half.options->exports, (std::vector<std::string>{"HVDRUN_COMPRESSION=bf16"}));
@@ -278,7 +280,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"-np", "1", "--gloo", "--compression", "fp4", "true"},
                 "--compression: 'fp4' is not a compression (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)"},
         BadCase{{"-np", "1", "--compression", "fp16", "true"},
-                "--compression: compression is libhvdrun's; give --gloo, --mpi or --nccl"},
+                "--compression: compression is libhvdrun's; give --gloo or --mpi"},
+        BadCase{{"-np", "1", "--nccl", "--compression", "fp8", "true"},
+                "--compression: fp8 converts gradients in host memory and --nccl's are on the GPU; compress "
+                "over --gloo or --mpi"},
         BadCase{{"-np", "1", "--gloo", "--compression", "fp16", "--error-feedback", "off", "true"},
                 "--error-feedback: a safeguard of fp8 compression; give --compression fp8"},
         BadCase{{"-np", "1", "--gloo", "--compression", "fp8", "--fp8-scaling", "no", "true"},
@@ -354,6 +359,9 @@ TEST(LaunchOptions, TheLauncherFlagOverridesTheChoice) {
   EXPECT_EQ(parsed.options->hosts, (std::vector<HostSlots>{{"n2", 1}}));
   EXPECT_EQ(parsed.options->num_proc, 1);
 
+  EXPECT_EQ(Parse({"--launcher", "slurm", "-H", "bob@n2:1", "./train"}, kAllocation).error,
+            "--launcher slurm: host 'bob@n2': srun starts the agents as the job's own user, so a login name "
+            "does not apply; drop 'bob@' (or give --launcher ssh)");
   EXPECT_EQ(Parse({"--launcher", "slurm", "-H", "n3", "./train"}, kAllocation).error,
             "--launcher slurm: host 'n3' is not a node of Slurm job 42 (SLURM_JOB_NODELIST='n[1-2]', "
             "SLURM_TASKS_PER_NODE='2(x2)')");

@@ -7,8 +7,8 @@
 #include "common/env_names.h"
 #include "common/host_spec.h"
 #include "common/network_interfaces.h"
+#include "common/shell_words.h"
 #include "launcher/remote_agent_command.h"
-#include "launcher/shell_words.h"
 
 namespace hvdrun {
 namespace {
@@ -150,9 +150,11 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
   for (const char* word : {"--tag-output", "-np"}) argv.emplace_back(word);
   argv.push_back(std::to_string(assignment.size()));
   // Inside a Slurm allocation (--launcher slurm), mpirun reads the nodes and slots from Slurm and
-  // starts its daemons with srun; an -H would only restate them, and ssh settings do not apply.
+  // starts its daemons with srun, and ssh settings do not apply. An -H would only restate the
+  // allocation's nodes; it is given when -H or --hostfile chose some of them (hvdrun-lab's cells
+  // on the first S nodes), and then restricts mpirun to those nodes and slots.
   const bool slurm = options.agent_start == AgentStart::kSlurm && options.slurm.has_value();
-  if (!slurm) {
+  if (!slurm || options.hosts != options.slurm->nodes) {
     argv.emplace_back("-H");
     argv.push_back(layout);
   }

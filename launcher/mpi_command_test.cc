@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "launcher/shell_words.h"
+#include "common/shell_words.h"
 
 namespace hvdrun {
 namespace {
@@ -275,6 +275,7 @@ TEST(MpiCommand, InsideASlurmAllocationMpirunFindsTheNodesItself) {
                                   .tasks_per_node = "2(x2)",
                                   .nodes = {{"n1", 2}, {"n2", 2}},
                                   .num_tasks = 4};
+  options.hosts = options.slurm->nodes;
   Words argv = BuildMpiCommand(Assign({{"n1", 2}, {"n2", 2}}, 3), options, Job(), "hvdrun-agent",
                                {.remote_hosts = true})
                    .argv;
@@ -284,6 +285,15 @@ TEST(MpiCommand, InsideASlurmAllocationMpirunFindsTheNodesItself) {
   EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-map-by") + 1), "slot");
   Words names = ExportedNames(argv);
   EXPECT_NE(std::find(names.begin(), names.end(), "HVDRUN_MPI_LAYOUT"), names.end());
+
+  // Some of the allocation's nodes, chosen with -H (hvdrun-lab's cells): mpirun is held to them.
+  options.hosts = {{"n1", 1}, {"n2", 1}};
+  argv = BuildMpiCommand(Assign({{"n1", 1}, {"n2", 1}}, 2), options, Job(), "hvdrun-agent",
+                         {.remote_hosts = true})
+             .argv;
+  ASSERT_EQ(std::count(argv.begin(), argv.end(), "-H"), 1);
+  EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-H") + 1), "n1:1,n2:1");
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "plm_rsh_args"), 0);
 }
 
 // The words from the agent's program (the agent, or the shell that finds it) to the end.

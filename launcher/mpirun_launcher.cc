@@ -14,11 +14,11 @@
 #include "common/network_interfaces.h"
 #include "common/process_spawner.h"
 #include "common/rank_exit_record.h"
+#include "common/shell_words.h"
 #include "common/wait_status.h"
 #include "launcher/failure_report.h"
 #include "launcher/local_host.h"
 #include "launcher/rendezvous_server.h"
-#include "launcher/shell_words.h"
 
 namespace hvdrun {
 namespace {

@@ -1,6 +1,6 @@
 #include "launcher/remote_agent_command.h"
 
-#include "launcher/shell_words.h"
+#include "common/shell_words.h"
 
 namespace hvdrun {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/shell_words.h"
+#include "common/shell_words.h"
 
 namespace hvdrun {
 namespace {

@@ -24,7 +24,10 @@ uint64_t CompressedAllreduce::ExchangeBytes(size_t bytes) const {
 }
 
 CompressedAllreduce::CompressedAllreduce(int rank, int size, const CompressionOptions& options)
-    : rank_(rank), size_(size), options_(options) {}
+    : rank_(rank),
+      size_(size),
+      options_(options),
+      cast_(options.safe_cast ? Fp8Cast::kSafe : Fp8Cast::kNaive) {}
 
 bool CompressedAllreduce::Compresses(DataType type, ReduceOp op, CompressionFormat format) {
   return format != CompressionFormat::kNone && type == DataType::kFloat32 &&
@@ -73,7 +76,10 @@ Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t
   const size_t chunk = block_ * DivideRoundingUp(DivideRoundingUp(count, block_), ranks);
   const size_t padded = chunk * ranks;
   work_.assign(padded, 0.0f);
-  std::copy(values, values + count, work_.begin());
+  // Summed in fp8, an average is divided first, as the 16-bit formats' (Compression.fp16's recipe).
+  const float prescale =
+      !settings.float32_sums && op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
+  std::transform(values, values + count, work_.begin(), [prescale](float value) { return value * prescale; });
   std::vector<TensorSpan> whole;
   if (tensors.empty()) whole.push_back({"", 0, count});
   const std::vector<TensorSpan>& spans = tensors.empty() ? whole : tensors;
@@ -88,7 +94,7 @@ Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t
   }
   codes_.resize(padded);
   for (size_t block = 0; block < padded / block_; ++block) {
-    EncodeToWire(format_, &work_[block * block_], block_, scales_[block], &codes_[block * block_]);
+    EncodeToWire(format_, &work_[block * block_], block_, scales_[block], &codes_[block * block_], cast_);
   }
   if (settings.error_feedback) KeepLostErrors(spans);
 
@@ -102,7 +108,7 @@ Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t
     layout += span.name + '\n' + std::to_string(span.count) + '\n';
   }
   Status status =
-      settings.float32_sums ? SumInFloat32(backend, padded, op, layout) : SumInFloat8(backend, padded, op);
+      settings.float32_sums ? SumInFloat32(backend, padded, op, layout) : SumInFloat8(backend, padded);
   if (!status.ok()) return status;
   std::copy(work_.begin(), work_.begin() + static_cast<std::ptrdiff_t>(count), values);
   return Status::Ok();
@@ -185,7 +191,7 @@ Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, Reduce
     const float* sum = &chunk_sum_[block * block_];
     const float scale = settings.scaling ? WireScaleFor(format_, AbsoluteMax(sum, block_), 1.0f) : 1.0f;
     std::memcpy(segment_.data() + block * sizeof(float), &scale, sizeof scale);
-    EncodeToWire(format_, sum, block_, scale, segment_codes + block * block_);
+    EncodeToWire(format_, sum, block_, scale, segment_codes + block * block_, cast_);
   }
   if (kept != nullptr) {
     decoded_.resize(chunk);
@@ -215,7 +221,7 @@ Status CompressedAllreduce::SumInFloat32(Backend& backend, size_t padded, Reduce
   return Status::Ok();
 }
 
-Status CompressedAllreduce::SumInFloat8(Backend& backend, size_t padded, ReduceOp op) {
+Status CompressedAllreduce::SumInFloat8(Backend& backend, size_t padded) {
   const WireFormat format = format_;
   const auto ranks = static_cast<size_t>(size_);
   received_.resize(padded * ranks);
@@ -231,12 +237,9 @@ Status CompressedAllreduce::SumInFloat8(Backend& backend, size_t padded, ReduceO
     for (size_t from = 1; from < ranks; ++from) {
       DecodeFromWire(format, rounded.data(), block_, 1.0f, sum.data());
       DecodeAddFromWire(format, &received_[from * padded + at], block_, 1.0f, sum.data());
-      EncodeToWire(format, sum.data(), block_, 1.0f, rounded.data());
+      EncodeToWire(format, sum.data(), block_, 1.0f, rounded.data(), cast_);
     }
     DecodeFromWire(format, rounded.data(), block_, 1.0f / scales_[block], &work_[at]);
-  }
-  if (op == ReduceOp::kAverage) {
-    for (float& value : work_) value /= static_cast<float>(size_);
   }
   return Status::Ok();
 }

@@ -8,25 +8,28 @@
 // could not), the backend sums the 16-bit values, and each rank decodes the sum. Half of float32's
 // bytes. The safeguards below are fp8's; the 16-bit formats use none of them.
 //
-// fp8 has three safeguards, on by default, each of which can be switched off to show what it
-// guards against (the naive fp8 allreduce, with all three off, leaves a small model at chance):
+// fp8 has four safeguards, on by default, each of which can be switched off to show what it
+// guards against (the naive fp8 allreduce, with all four off, leaves a small model at chance):
 //   - scaling: values are encoded in blocks of kBlockElements, each multiplied by a power of two
 //     that every rank shares (from a MAX allreduce of the blocks' absolute maxima) and that brings
 //     the block's largest value near the format's largest, so that small gradients do not vanish
 //     below fp8's smallest subnormal (2^-9 for E4M3). Off: the values are encoded as they are.
+//   - a safe cast: saturating, with subnormals (runtime/wire_format.h). Off: the naive cast, which
+//     flushes values below the smallest normal (2^-6 for E4M3) to zero and makes those beyond the
+//     largest NaN (E4M3) or infinity (E5M2).
 //   - float32 sums: an alltoall hands each rank its 1/N of every rank's encoded values; it sums
 //     them in float32, encodes its chunk of the sum again (with block scales of its own, sent with
 //     it), and an allgather gives every rank every chunk. No value is summed in fp8, and each rank
 //     sends a quarter of the bytes a float32 ring allreduce sends. Off: every rank's encoded values
 //     are gathered and summed in rank order, rounded to fp8 after each addition, as a ring that sums
-//     in fp8 would (with scaling, its headroom is the number of ranks, so that the sum cannot
-//     saturate).
+//     in fp8 would; an average is divided before encoding, as the 16-bit formats' (with scaling,
+//     its headroom is the number of ranks, so that the sum cannot saturate).
 //   - error feedback: what encoding lost is kept and added the next time: by each rank, per tensor
 //     (its values minus their decoded codes, added to the same tensor's next values), and by each
 //     chunk's owner, per layout of tensors (its chunk of the sum minus what it sent). Rounding
 //     errors then do not accumulate over steps (EF-SGD). Off: they are lost. Only named tensors
 //     have a next time: an unnamed one (an empty name) is compressed without feedback.
-// An average divides the float32 sum. Every rank ends with the same values, bit for bit.
+// With float32 sums, an average divides the float32 sum. Every rank ends with the same values, bit for bit.
 //
 // Bytes (counters()): what this rank sent for compressed allreduces, as the collectives' usual
 // algorithms send it (ring allreduce 2(N-1)/N of the buffer, alltoall and allgather (N-1)/N of the
@@ -85,7 +88,7 @@ class CompressedAllreduce {
   // The blocks' shared scales for work_[0, padded): a MAX allreduce of their absolute maxima.
   Status AgreeOnScales(Backend& backend, size_t padded, float headroom);
   Status SumInFloat32(Backend& backend, size_t padded, ReduceOp op, const std::string& layout);
-  Status SumInFloat8(Backend& backend, size_t padded, ReduceOp op);
+  Status SumInFloat8(Backend& backend, size_t padded);
   // Error feedback of each rank's values: the tensors' kept errors added to work_, and what encoding
   // work_ into codes_ lost kept.
   void AddKeptErrors(const std::vector<TensorSpan>& spans);
@@ -97,6 +100,7 @@ class CompressedAllreduce {
   const int rank_;
   const int size_;
   const CompressionOptions options_;
+  const Fp8Cast cast_;                        // options_.safe_cast's
   WireFormat format_ = WireFormat::kFloat16;  // the current call's
   std::atomic<uint64_t> compressed_bytes_{0};
   std::atomic<uint64_t> wire_bytes_{0};

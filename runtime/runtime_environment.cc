@@ -95,6 +95,7 @@ Status ReadCompression(const EnvironmentReader& env, CompressionOptions& compres
     compression.format = *format;
   }
   for (const auto& [name, setting] : {std::pair<const char*, bool*>{env::kFp8Scaling, &compression.scaling},
+                                      {env::kFp8SafeCast, &compression.safe_cast},
                                       {env::kFp8Float32Sums, &compression.float32_sums},
                                       {env::kErrorFeedback, &compression.error_feedback}}) {
     StatusOr<bool> value = ReadFlag(env, name, *setting);

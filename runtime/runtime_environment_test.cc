@@ -72,17 +72,20 @@ TEST_F(RuntimeEnvironmentTest, CompressionComesFromHvdrunsVariables) {
   ASSERT_TRUE(defaults.ok()) << defaults.status().message();
   EXPECT_EQ(defaults->options.compression.format, CompressionFormat::kNone);
   EXPECT_TRUE(defaults->options.compression.scaling);
+  EXPECT_TRUE(defaults->options.compression.safe_cast);
   EXPECT_TRUE(defaults->options.compression.float32_sums);
   EXPECT_TRUE(defaults->options.compression.error_feedback);
 
   values_[env::kCompression] = "fp8";
   values_[env::kFp8Scaling] = "0";
+  values_[env::kFp8SafeCast] = "0";
   values_[env::kFp8Float32Sums] = "false";
   values_[env::kErrorFeedback] = "0";
   StatusOr<RuntimeEnvironment> naive = Read();
   ASSERT_TRUE(naive.ok()) << naive.status().message();
   EXPECT_EQ(naive->options.compression.format, CompressionFormat::kFloat8E4M3);
   EXPECT_FALSE(naive->options.compression.scaling);
+  EXPECT_FALSE(naive->options.compression.safe_cast);
   EXPECT_FALSE(naive->options.compression.float32_sums);
   EXPECT_FALSE(naive->options.compression.error_feedback);
 

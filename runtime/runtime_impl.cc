@@ -168,6 +168,7 @@ nlohmann::json Runtime::Impl::LibraryReport() const {
   if (compression.format != CompressionFormat::kNone || counters.compressed_bytes > 0) {
     report["compression"] = {{"format", CompressionFormatName(compression.format)},
                              {"scaling", compression.scaling},
+                             {"safe_cast", compression.safe_cast},
                              {"float32_sums", compression.float32_sums},
                              {"error_feedback", compression.error_feedback},
                              {"compressed_bytes", counters.compressed_bytes},

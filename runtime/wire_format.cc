@@ -40,6 +40,7 @@ struct Float8E4M3Layout {
   static constexpr uint32_t kInfinityCode = 0x7e;    // never reached after the clamp
   static constexpr uint32_t kNanCode = 0x7f;
   static constexpr uint32_t kSignBit = 0x80;
+  static constexpr uint32_t kOverflowCode = 0x7f;  // the naive cast's: NaN
 };
 struct Float8E5M2Layout {
   static constexpr int kMantissa = 2;
@@ -50,6 +51,7 @@ struct Float8E5M2Layout {
   static constexpr uint32_t kInfinityCode = 0x7b;
   static constexpr uint32_t kNanCode = 0x7f;
   static constexpr uint32_t kSignBit = 0x80;
+  static constexpr uint32_t kOverflowCode = 0x7c;  // the naive cast's: infinity
 };
 
 // The compares and selections run on signed 32-bit integers, which x86-64's baseline vector
@@ -73,6 +75,28 @@ inline uint32_t EncodeOne(float value) {
   const int32_t subnormal = std::bit_cast<int32_t>(std::bit_cast<float>(m) + Layout::kSubnormalMagic) -
                             std::bit_cast<int32_t>(Layout::kSubnormalMagic);
   int32_t code = m < kMinNormalBits ? subnormal : normal;
+  code = nan ? static_cast<int32_t>(Layout::kNanCode) : code;
+  return static_cast<uint32_t>(code) | sign;
+}
+
+// Fp8Cast::kNaive: the normal path alone, unclamped; a code past the largest finite one (a rounding
+// up to 2^(emax+1) included) is the overflow code, and a magnitude below the smallest normal is 0.
+template <typename Layout>
+inline uint32_t EncodeOneNaive(float value) {
+  constexpr int kDropped = 23 - Layout::kMantissa;
+  constexpr auto kMinNormalBits = std::bit_cast<int32_t>(Layout::kMinNormal);
+  constexpr auto kLargestCode = static_cast<int32_t>(Layout::kInfinityCode);
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint32_t sign = (bits >> 31) * Layout::kSignBit;
+  const auto m = static_cast<int32_t>(bits & 0x7fffffffU);
+  const bool nan = m > 0x7f800000;
+  const int32_t half_minus_one = (1 << (kDropped - 1)) - 1;
+  // In 64 bits: near float32's largest exponent the rounding addition would overflow 32.
+  const int64_t rounded = (static_cast<int64_t>(m) + half_minus_one + ((m >> kDropped) & 1)) >> kDropped;
+  const int64_t normal = rounded - static_cast<int64_t>(Layout::kRebias << Layout::kMantissa);
+  int32_t code =
+      normal > kLargestCode ? static_cast<int32_t>(Layout::kOverflowCode) : static_cast<int32_t>(normal);
+  code = m < kMinNormalBits ? 0 : code;
   code = nan ? static_cast<int32_t>(Layout::kNanCode) : code;
   return static_cast<uint32_t>(code) | sign;
 }
@@ -220,7 +244,13 @@ float WireFormatMax(WireFormat format) {
   throw std::invalid_argument("unknown wire format " + std::to_string(static_cast<int>(format)));
 }
 
-void EncodeToWire(WireFormat format, const float* in, size_t count, float scale, void* out) {
+void EncodeToWire(WireFormat format, const float* in, size_t count, float scale, void* out, Fp8Cast cast) {
+  if (cast == Fp8Cast::kNaive && format == WireFormat::kFloat8E4M3) {
+    return EncodeLoop<uint8_t>(in, count, scale, out, EncodeOneNaive<Float8E4M3Layout>);
+  }
+  if (cast == Fp8Cast::kNaive && format == WireFormat::kFloat8E5M2) {
+    return EncodeLoop<uint8_t>(in, count, scale, out, EncodeOneNaive<Float8E5M2Layout>);
+  }
   switch (format) {
     case WireFormat::kFloat16:
       return EncodeLoop<uint16_t>(in, count, scale, out, EncodeOne<Float16Layout>);

@@ -17,6 +17,11 @@
 // NaN in every format (and is never produced from a number). Decoding is exact; it multiplies by
 // `inverse_scale`.
 //
+// Fp8Cast::kNaive encodes fp8 as a converter that ignores the formats' edges does, for showing what
+// the safe cast guards against: a value below the smallest normal becomes zero (no subnormals),
+// and one beyond the largest finite becomes NaN (E4M3, which has no infinity) or infinity (E5M2).
+// Values in the normal range round as the safe cast's do.
+//
 // The loops are written without branches over 32-bit integers, so that the compiler vectorizes
 // them (wire_format.cc is compiled at -O3); wire_format_test.cc checks them bit for bit against a
 // reference that finds the nearest value of each format by search. Everything here is pure and
@@ -50,8 +55,15 @@ std::string_view WireFormatName(WireFormat format);
 // The largest finite value of the format.
 float WireFormatMax(WireFormat format);
 
-// out[i] = encode(in[i] * scale); `out` holds count * WireFormatSize(format) bytes.
-void EncodeToWire(WireFormat format, const float* in, size_t count, float scale, void* out);
+enum class Fp8Cast : uint8_t {
+  kSafe = 0,   // round to nearest even, subnormals kept, saturating
+  kNaive = 1,  // flush below the smallest normal to zero, overflow to NaN or infinity
+};
+
+// out[i] = encode(in[i] * scale); `out` holds count * WireFormatSize(format) bytes. `cast` applies
+// to the fp8 formats only.
+void EncodeToWire(WireFormat format, const float* in, size_t count, float scale, void* out,
+                  Fp8Cast cast = Fp8Cast::kSafe);
 // out[i] = decode(in[i]) * inverse_scale.
 void DecodeFromWire(WireFormat format, const void* in, size_t count, float inverse_scale, float* out);
 // out[i] += decode(in[i]) * inverse_scale: one rank's share added to a float32 sum.

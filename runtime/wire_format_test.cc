@@ -250,6 +250,58 @@ TEST(WireFormatTest, Float8SaturatesAndNeverMakesInfinityOrNan) {
   EXPECT_EQ(FastDecode(e5m2, 0x7b), 57344.0f);
 }
 
+// The naive fp8 cast: the safe cast's rounding in the normal range, zero below it, and NaN (E4M3)
+// or infinity (E5M2) where a rounding goes past the largest finite value.
+uint32_t ReferenceNaiveEncode(WireFormat format, float value) {
+  const Spec spec = SpecOf(format);
+  const uint32_t sign = std::signbit(value) ? SignBit(spec) : 0;
+  if (std::isnan(value)) return spec.nan_code | sign;
+  const double magnitude = std::fabs(static_cast<double>(value));
+  const uint32_t smallest_normal = 1U << spec.mantissa_bits;
+  if (magnitude < ReferenceDecode(spec, smallest_normal)) return sign;
+  const uint32_t largest = LargestFiniteCode(spec);
+  const double largest_value = ReferenceDecode(spec, largest);
+  const double ulp = largest_value - ReferenceDecode(spec, largest - 1);
+  const double halfway = largest_value + ulp / 2;  // a tie goes to the even code
+  if (magnitude > halfway || (magnitude == halfway && largest % 2 == 1)) return (largest + 1) | sign;
+  return ReferenceEncode(format, value);
+}
+
+TEST(WireFormatTest, NaiveFloat8CastFlushesSubnormalsAndOverflows) {
+  const WireFormat e4m3 = WireFormat::kFloat8E4M3;
+  const WireFormat e5m2 = WireFormat::kFloat8E5M2;
+  const auto naive = [](WireFormat format, float value) {
+    uint32_t code = 0;
+    EncodeToWire(format, &value, 1, 1.0f, &code, Fp8Cast::kNaive);
+    return code;
+  };
+  EXPECT_EQ(naive(e4m3, 0x1p-6f), 0x08U);    // the smallest normal stays
+  EXPECT_EQ(naive(e4m3, 0x1.ep-7f), 0x00U);  // just under it: zero (the safe cast rounds up)
+  EXPECT_EQ(naive(e4m3, -0x1p-9f), 0x80U);   // a subnormal: a signed zero
+  EXPECT_EQ(naive(e4m3, 448.0f), 0x7eU);
+  EXPECT_EQ(naive(e4m3, 463.0f), 0x7eU);
+  EXPECT_EQ(naive(e4m3, 464.0f), 0x7eU);  // halfway to 480: a tie, to 448's even mantissa
+  EXPECT_EQ(naive(e4m3, 465.0f), 0x7fU);  // past it, rounded up past the largest: NaN
+  EXPECT_EQ(naive(e4m3, -kInf), 0xffU);
+  EXPECT_EQ(naive(e4m3, std::numeric_limits<float>::max()), 0x7fU);
+  EXPECT_EQ(naive(e5m2, 61440.0f), 0x7cU);  // infinity
+  EXPECT_EQ(naive(e5m2, 0x1p-15f), 0x00U);
+  EXPECT_EQ(naive(e5m2, 0x1p-14f), 0x04U);
+  EXPECT_TRUE(std::isnan(FastDecode(e4m3, naive(e4m3, 1000.0f))));
+
+  std::mt19937 random(99);
+  std::vector<float> values(200000);
+  for (float& value : values) value = std::bit_cast<float>(static_cast<uint32_t>(random()));
+  for (WireFormat format : {e4m3, e5m2}) {
+    std::vector<uint8_t> encoded(values.size());
+    EncodeToWire(format, values.data(), values.size(), 1.0f, encoded.data(), Fp8Cast::kNaive);
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_EQ(encoded[i], ReferenceNaiveEncode(format, values[i]))
+          << WireFormatName(format) << " encoding " << values[i];
+    }
+  }
+}
+
 TEST(WireFormatTest, SixteenBitFormatsOverflowAsACastDoes) {
   const WireFormat fp16 = WireFormat::kFloat16;
   EXPECT_EQ(FastEncode(fp16, 65504.0f), 0x7bffU);

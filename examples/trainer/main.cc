@@ -98,9 +98,9 @@ void PrintHeader(const RunSettings& s) {
       s.device.c_str(), s.lr);
   const CompressionOptions& c = s.compression;
   if (c.format == CompressionFormat::kFloat8E4M3 || c.format == CompressionFormat::kFloat8E5M2) {
-    std::printf("gradients travel as %s (scaling %s, float32 sums %s, error feedback %s)\n",
+    std::printf("gradients travel as %s (scaling %s, safe cast %s, float32 sums %s, error feedback %s)\n",
                 std::string(CompressionFormatName(c.format)).c_str(), c.scaling ? "on" : "off",
-                c.float32_sums ? "on" : "off", c.error_feedback ? "on" : "off");
+                c.safe_cast ? "on" : "off", c.float32_sums ? "on" : "off", c.error_feedback ? "on" : "off");
   } else if (c.format != CompressionFormat::kNone) {
     std::printf("gradients travel as %s\n", std::string(CompressionFormatName(c.format)).c_str());
   }
@@ -143,6 +143,7 @@ int Train(TrainerOptions options) {
     CompressionOptions& compression = runtime_options.compression;
     if (options.compression) compression.format = *options.compression;
     if (options.fp8_scaling) compression.scaling = *options.fp8_scaling;
+    if (options.fp8_safe_cast) compression.safe_cast = *options.fp8_safe_cast;
     if (options.fp8_float32_sums) compression.float32_sums = *options.fp8_float32_sums;
     if (options.error_feedback) compression.error_feedback = *options.error_feedback;
   };

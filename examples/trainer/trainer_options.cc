@@ -136,6 +136,8 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
   } safeguards[] = {
       {"--fp8-scaling", &options.fp8_scaling,
        "fp8: scale blocks of gradients by a shared power of two (on|off)"},
+      {"--fp8-safe-cast", &options.fp8_safe_cast,
+       "fp8: saturate, and keep subnormals; off: overflow to NaN, flush to zero (on|off)"},
       {"--fp8-float32-sums", &options.fp8_float32_sums,
        "fp8: sum every rank's gradients in float32 (on|off)"},
       {"--error-feedback", &options.error_feedback,

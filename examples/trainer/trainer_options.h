@@ -46,6 +46,7 @@ struct TrainerOptions {
   // CompressionOptions); unset: hvdrun's.
   std::optional<CompressionFormat> compression;
   std::optional<bool> fp8_scaling;
+  std::optional<bool> fp8_safe_cast;
   std::optional<bool> fp8_float32_sums;
   std::optional<bool> error_feedback;
   bool describe = false;

@@ -145,11 +145,13 @@ TEST(TrainerOptionsTest, CompressionAndItsSafeguards) {
   ASSERT_TRUE(plain.options.has_value()) << plain.error;
   EXPECT_FALSE(plain.options->compression.has_value()) << "hvdrun's, unless given";
   EXPECT_FALSE(plain.options->error_feedback.has_value());
-  ParsedTrainerCommandLine naive = Parse({"--model", "fmnist-cnn", "--compression", "fp8", "--fp8-scaling",
-                                          "off", "--fp8-float32-sums", "off", "--error-feedback", "on"});
+  ParsedTrainerCommandLine naive =
+      Parse({"--model", "fmnist-cnn", "--compression", "fp8", "--fp8-scaling", "off", "--fp8-safe-cast",
+             "off", "--fp8-float32-sums", "off", "--error-feedback", "on"});
   ASSERT_TRUE(naive.options.has_value()) << naive.error;
   EXPECT_EQ(naive.options->compression, CompressionFormat::kFloat8E4M3);
   EXPECT_EQ(naive.options->fp8_scaling, false);
+  EXPECT_EQ(naive.options->fp8_safe_cast, false);
   EXPECT_EQ(naive.options->fp8_float32_sums, false);
   EXPECT_EQ(naive.options->error_feedback, true);
 }

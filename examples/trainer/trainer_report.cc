@@ -23,6 +23,7 @@ nlohmann::json Settings(const RunSettings& s) {
   if (s.compression.format == CompressionFormat::kFloat8E4M3 ||
       s.compression.format == CompressionFormat::kFloat8E5M2) {
     settings["compression"]["scaling"] = s.compression.scaling;
+    settings["compression"]["safe_cast"] = s.compression.safe_cast;
     settings["compression"]["float32_sums"] = s.compression.float32_sums;
     settings["compression"]["error_feedback"] = s.compression.error_feedback;
   }

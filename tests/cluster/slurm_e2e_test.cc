@@ -3,8 +3,9 @@
 // hvdrun runs under salloc or sbatch in the launcher's namespace and starts the staged hvdrun-agent
 // on each node through srun. Covered: Slurm's host lists expanded as `scontrol show hostnames`
 // does, hosts, slots and -np taken from the allocation, Gloo collectives under sbatch, MPI under
-// salloc (mpirun finding the allocation itself), a rank's failure, a node that dies, and scancel in
-// the middle of a job leaving nothing running on any node.
+// salloc (mpirun finding the allocation itself), a rank's failure, a node that dies, scancel in
+// the middle of a job leaving nothing running on any node, Slurm's task variables as each rank sees
+// them, and an hvdrun-lab matrix submitted with the sbatch script hvdrun-lab writes.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -116,9 +117,12 @@ TEST_F(SlurmTest, UnderSallocHostsSlotsAndNpComeFromTheAllocation) {
   // In the same allocation, Slurm's own expansion of the node list, then hvdrun's placement.
   const std::string list_nodes =
       "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | sed 's/^/node=/'; exec \"$0\" \"$@\"";
+  // Slurm's task variables are the rank's, not its agent's one-task step's.
   const std::string print_place =
       "echo \"host=$(hostname) rank=$HVDRUN_RANK local=$HVDRUN_LOCAL_RANK name=$HVDRUN_HOSTNAME "
-      "size=$HVDRUN_SIZE addr=$HVDRUN_HOST_ADDR\"";
+      "size=$HVDRUN_SIZE addr=$HVDRUN_HOST_ADDR "
+      "slurm=$SLURM_PROCID/$SLURM_LOCALID/$SLURM_NODEID/$SLURM_NTASKS/"
+      "$SLURM_TASKS_PER_NODE/${SLURM_TASK_PID:-none}\"";
   ProcessResult result =
       InLauncher({"salloc", "-N", "4", "--ntasks-per-node=2", "--quiet", "sh", "-c", list_nodes,
                   e2e::HvdrunPath(), "--verbose", "--results", dir.path(), "sh", "-c", print_place});
@@ -132,7 +136,9 @@ TEST_F(SlurmTest, UnderSallocHostsSlotsAndNpComeFromTheAllocation) {
     const std::string& node = nodes[static_cast<size_t>(rank / 2)];
     std::string line = "[" + std::to_string(rank) + "]<stdout>:host=" + node +
                        " rank=" + std::to_string(rank) + " local=" + std::to_string(rank % 2) +
-                       " name=" + node + " size=8 addr=" + c().server(rank / 2 + 1).address;
+                       " name=" + node + " size=8 addr=" + c().server(rank / 2 + 1).address +
+                       " slurm=" + std::to_string(rank) + "/" + std::to_string(rank % 2) + "/" +
+                       std::to_string(rank / 2) + "/8/2(x4)/none";
     EXPECT_NE(result.stdout_text.find(line + "\n"), std::string::npos) << line << "\n" << result;
   }
   EXPECT_NE(result.stderr_text.find("hvdrun: launcher slurm (Slurm job "), std::string::npos) << result;
@@ -187,16 +193,18 @@ TEST_F(SlurmTest, GlooCollectivesUnderSbatch) {
 }
 
 TEST_F(SlurmTest, MpiUnderSallocRunsWhereSlurmPlacesIt) {
-  ProcessResult result =
-      InLauncher({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2", "--quiet",
-                  e2e::HvdrunPath(), "--mpi", "--verbose", "sh", "-c",
-                  "echo \"host=$(hostname) rank=$HVDRUN_RANK\"; exec \"$0\"", HVDRUN_TEST_COLLECTIVES_PATH});
+  ProcessResult result = InLauncher(
+      {"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2", "--quiet", e2e::HvdrunPath(),
+       "--mpi", "--verbose", "sh", "-c",
+       "echo \"host=$(hostname) rank=$HVDRUN_RANK slurm=$SLURM_PROCID/$SLURM_NTASKS\"; exec \"$0\"",
+       HVDRUN_TEST_COLLECTIVES_PATH});
   ASSERT_EQ(result.exit_code, 0) << result;
   for (int rank = 0; rank < 4; ++rank) {
     std::string r = std::to_string(rank);
     std::string host = "server" + std::to_string(rank / 2 + 1);
-    EXPECT_NE(result.stdout_text.find("[" + r + "]<stdout>:host=" + host + " rank=" + r + "\n"),
-              std::string::npos)
+    EXPECT_NE(
+        result.stdout_text.find("[" + r + "]<stdout>:host=" + host + " rank=" + r + " slurm=" + r + "/4\n"),
+        std::string::npos)
         << result;
     EXPECT_NE(result.stdout_text.find("[" + r + "]<stdout>:rank " + r + " of 4: checked "), std::string::npos)
         << result;
@@ -207,6 +215,16 @@ TEST_F(SlurmTest, MpiUnderSallocRunsWhereSlurmPlacesIt) {
   std::string command = result.stderr_text.substr(running, result.stderr_text.find('\n', running) - running);
   EXPECT_EQ(command.find(" -H "), std::string::npos) << command;
   EXPECT_EQ(command.find("plm_rsh"), std::string::npos) << command;
+
+  // -H naming some of the allocation's slots (hvdrun-lab's cells): mpirun is held to them, one rank
+  // per node here, where it would otherwise fill server1's two slots first.
+  ProcessResult some =
+      InLauncher({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2", "--quiet",
+                  e2e::HvdrunPath(), "--mpi", "--launcher", "slurm", "-H", "server1:1,server2:1", "sh", "-c",
+                  "echo \"host=$(hostname) rank=$HVDRUN_RANK\""});
+  ASSERT_EQ(some.exit_code, 0) << some;
+  EXPECT_NE(some.stdout_text.find("[0]<stdout>:host=server1 rank=0\n"), std::string::npos) << some;
+  EXPECT_NE(some.stdout_text.find("[1]<stdout>:host=server2 rank=1\n"), std::string::npos) << some;
 }
 
 TEST_F(SlurmTest, ARankFailureGivesTheFailureReport) {
@@ -236,6 +254,86 @@ TEST_F(SlurmTest, ScancelInTheMiddleOfAJobLeavesNothingOnAnyNode) {
   EXPECT_NE(result.stderr_text.find("failed first (killed by SIGTERM)"), std::string::npos) << result;
   std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(15'000));
   EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
+}
+
+// hvdrun-lab's matrix in one allocation: the script `hvdrun-lab sbatch` writes, submitted with
+// sbatch --wait; each cell on the first nodes it needs, through srun.
+TEST_F(SlurmTest, LabMatrixRunsInOneAllocationFromTheSbatchScriptItWrites) {
+  e2e::ScratchDir dir;
+  const std::string lab = std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-lab";
+  const std::string experiment = dir.WriteFile("slurm-lab.yaml", R"(name: slurm-lab
+program: hvdrun-bench
+args: [-b, 4K, -e, 16K, -f, 4, --iters, 5, --warmup, 1]
+figures: {step_time: time_us, step_time_scale: 1.0e-6, throughput: busbw_gbps, throughput_unit: GB/s}
+matrix:
+  backend: [gloo]
+  processes_per_server: [1]
+  servers: [1, 2]
+timeout: 60
+)");
+  const std::string results = dir.path() + "/results";
+  const std::string output = dir.path() + "/job.out";
+  ProcessResult script =
+      InLauncher({lab, "sbatch", experiment, "--time", "5", "--output", output, "--results", results});
+  ASSERT_EQ(script.exit_code, 0) << script;
+  EXPECT_NE(script.stdout_text.find("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --time=5\n"),
+            std::string::npos)
+      << script;
+  const std::string job_script = dir.WriteFile("job.sh", script.stdout_text);
+
+  ProcessResult submitted = InLauncher({"sbatch", "--wait", "--parsable", job_script});
+  const std::string job_output = ReadFile(output);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted << "\njob output:\n" << job_output;
+  const std::vector<std::string> id_lines = Lines(submitted.stdout_text);
+  const std::string job_id = id_lines.empty() ? "" : id_lines.front().substr(0, id_lines.front().find(';'));
+  const std::string inside =
+      "hvdrun-lab: inside Slurm job " + job_id + ": the cells run on its nodes (" + "SLURM_JOB_NODELIST='";
+  const size_t at = job_output.find(inside);
+  ASSERT_NE(at, std::string::npos) << job_output;
+  const size_t list_start = at + inside.size();
+  StatusOr<std::vector<std::string>> nodes =
+      ExpandSlurmHostList(job_output.substr(list_start, job_output.find('\'', list_start) - list_start));
+  ASSERT_TRUE(nodes.ok() && nodes->size() == 2) << job_output;
+  EXPECT_NE(job_output.find("hvdrun-lab: 2 runs: 2 ok"), std::string::npos) << job_output;
+
+  // Each cell used the first S nodes of the allocation, through srun, and says so in its plan.
+  const std::string cells = results + "/slurm-lab/cells/";
+  for (int servers : {1, 2}) {
+    const std::string run =
+        cells + "backend-gloo_processes-per-server-1_servers-" + std::to_string(servers) + "/repeat-1/";
+    EXPECT_NE(ReadFile(run + "run.json").find("\"status\": \"ok\""), std::string::npos) << run;
+    const std::string plan = ReadFile(run + "hvdrun/plan.json");
+    EXPECT_NE(plan.find("\"launcher\": \"slurm\""), std::string::npos) << plan;
+    EXPECT_NE(plan.find("\"slurm_job_id\": \"" + job_id + "\""), std::string::npos) << plan;
+    EXPECT_NE(plan.find("\"host\": \"" + nodes->at(0) + "\""), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("\"host\": \"" + nodes->at(1) + "\"") != std::string::npos, servers == 2) << plan;
+    EXPECT_NE(ReadFile(run + "command.json").find("--launcher slurm"), std::string::npos) << run;
+    // The agents ran there: each node's facts give its own host name.
+    for (int node = 0; node < servers; ++node) {
+      const std::string facts = ReadFile(run + "hvdrun/hosts/" + nodes->at(node) + ".json");
+      EXPECT_NE(facts.find("\"value\": \"" + nodes->at(node) + "\""), std::string::npos) << facts;
+    }
+  }
+  // The run records the job it ran in.
+  const std::string environment = ReadFile(results + "/slurm-lab/environment.json");
+  EXPECT_NE(environment.find("\"job_id\": \"" + job_id + "\""), std::string::npos) << environment;
+  ProcessResult report = InLauncher({lab, "report", results + "/slurm-lab"});
+  ASSERT_EQ(report.exit_code, 0) << report;
+  EXPECT_NE(ReadFile(results + "/slurm-lab/report.md").find("| Slurm job | " + job_id + " (nodes "),
+            std::string::npos)
+      << report;
+  EXPECT_TRUE(WaitForNoLeftovers("hvdrun-bench", milliseconds(10'000)).empty());
+
+  // A cell that needs more nodes than the allocation has: one line naming both, nothing run.
+  ProcessResult small = InLauncher(
+      {"salloc", "-N", "1", "--quiet", lab, "run", experiment, "--results", dir.path() + "/small"});
+  EXPECT_EQ(small.exit_code, 2) << small;
+  EXPECT_NE(small.stderr_text.find(":8:16: servers 2 needs 2 nodes, and Slurm job "), std::string::npos)
+      << small;
+  EXPECT_NE(small.stderr_text.find(" has 1 (SLURM_JOB_NODELIST='server"), std::string::npos) << small;
+  EXPECT_NE(small.stderr_text.find("'); submit with -N 2 (hvdrun-lab sbatch), or exclude the cell"),
+            std::string::npos)
+      << small;
 }
 
 // Last: its node stays down for the rest of the process (ctest runs each test in its own).

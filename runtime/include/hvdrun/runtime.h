@@ -81,15 +81,20 @@ struct TimelineSettings {
 
 // Gradient compression (docs/compression.md): every float32 sum and average this runtime reduces
 // travels in `format` (other types and operations travel as they are). fp16 and bf16 reduce as
-// Horovod's Compression.fp16 (an average divided before the sum); fp8 keeps accuracy with three
+// Horovod's Compression.fp16 (an average divided before the sum); fp8 keeps accuracy with four
 // safeguards, each of which can be switched off to show what it guards against. Every rank must use
 // the same settings. InitFromEnvironment reads them from HVDRUN_COMPRESSION, HVDRUN_FP8_SCALING,
-// HVDRUN_FP8_FLOAT32_SUMS and HVDRUN_ERROR_FEEDBACK (hvdrun --compression and its flags).
+// HVDRUN_FP8_SAFE_CAST, HVDRUN_FP8_FLOAT32_SUMS and HVDRUN_ERROR_FEEDBACK (hvdrun --compression and its
+// flags).
 struct CompressionOptions {
   CompressionFormat format = CompressionFormat::kNone;
   // fp8: blocks of values scaled by a power of two every rank agrees on, so that small gradients
   // do not fall below fp8's smallest value.
   bool scaling = true;
+  // fp8: values beyond the format's largest become its largest (never NaN or infinity), and values
+  // below its smallest normal keep their subnormal precision. Off: a naive cast, which makes them
+  // NaN (E4M3) or infinity (E5M2), and zero.
+  bool safe_cast = true;
   // fp8: each rank sums its share of every rank's values in float32 (an alltoall, then an
   // allgather of the encoded sums); off, the values are summed in fp8, rounded after each addition.
   bool float32_sums = true;

@@ -1,8 +1,8 @@
 // Shell words: how hvdrun reads a flag that holds a whole command line (--mpi-args "...") and how
 // it prints one (--dry-run), with a POSIX shell's quoting rules and nothing else: no variables,
 // globs, substitutions or operators.
-#ifndef HVDRUN_LAUNCHER_SHELL_WORDS_H_
-#define HVDRUN_LAUNCHER_SHELL_WORDS_H_
+#ifndef HVDRUN_COMMON_SHELL_WORDS_H_
+#define HVDRUN_COMMON_SHELL_WORDS_H_
 
 #include <string>
 #include <string_view>
@@ -28,4 +28,4 @@ std::string ShellJoin(const std::vector<std::string>& words);
 
 }  // namespace hvdrun
 
-#endif  // HVDRUN_LAUNCHER_SHELL_WORDS_H_
+#endif  // HVDRUN_COMMON_SHELL_WORDS_H_

@@ -1,4 +1,4 @@
-#include "launcher/shell_words.h"
+#include "common/shell_words.h"
 
 #include <gtest/gtest.h>
 
