@@ -17,6 +17,7 @@ import hvdrun.torch as hvd
 hvd.init()
 R, N = hvd.rank(), hvd.size()
 torch.manual_seed(0)
+torch.set_num_threads(1)  # the ranks share the machine's cores
 CHECKS = []
 
 
