@@ -193,6 +193,23 @@ DisplayTable FusionDisplay(const ReportTables& tables) {
   return table;
 }
 
+DisplayTable CompressionDisplay(const ReportTables& tables) {
+  DisplayTable table;
+  table.header = {
+      "cells",   "setting", "processes", "training time (s)", "test accuracy", "vs uncompressed (points)",
+      "speedup", "runs ok"};
+  table.text = {true, true, false, false, false, false, false, false};
+  for (const CompressionRow& row : tables.compression) {
+    table.rows.push_back({row.group, row.setting, std::to_string(row.row.workers),
+                          row.row.has_training_time ? MeanSd(row.row.training_time_s) : "—",
+                          row.row.has_accuracy ? FormatFigure(row.row.accuracy.mean) : "—",
+                          row.accuracy_change_points ? FormatFigure(*row.accuracy_change_points) : "—",
+                          row.training_speedup ? FormatFigure(*row.training_speedup) + "×" : "—",
+                          std::to_string(row.row.runs_ok)});
+  }
+  return table;
+}
+
 DisplayTable ResponseSizeDisplay(const ResponseSizeTable& sizes) {
   DisplayTable table;
   table.header = {"response size",  "count",          "mean size (MB)", "rate (Mbps)",
@@ -256,9 +273,7 @@ nlohmann::json SpeedupRowJson(const SpeedupRow& row) {
           {"baseline_cell", row.baseline_cell}};
 }
 
-std::string Title(const std::string& axis) {
-  return axis == "fusion_threshold" ? "Tensor fusion" : axis == "compression" ? "Gradient compression" : axis;
-}
+std::string Title(const std::string& axis) { return axis == "fusion_threshold" ? "Tensor fusion" : axis; }
 
 struct RunCounts {
   int cells = 0;
@@ -307,6 +322,13 @@ constexpr const char* kFusionNote =
     "time: mean ± standard deviation over ok runs of each run's mean over its ranks. The ratios divide "
     "the first setting's time by this one's: with `off` first, the speedup fusion gives.";
 
+constexpr const char* kCompressionNote =
+    "The lab's table: one process, then each compression setting on each number of processes (naive fp8: "
+    "fp8 with every safeguard off, docs/compression.md). Training time: mean ± standard deviation over ok "
+    "runs of each run's mean over its ranks; test accuracy: the mean over ok runs; vs uncompressed: the "
+    "accuracy minus that of the uncompressed cell with as many processes, in percentage points; speedup: "
+    "the one-process cell's training time / this one's.";
+
 constexpr const char* kResponseSizesNote =
     "Every backend call of libhvdrun's negotiated path (a response: one fused buffer, or a tensor "
     "alone) by size, from the response statistics in each rank's report (no timeline needed). Each "
@@ -322,10 +344,9 @@ ReportTables BuildReportTables(const ExperimentResults& results,
   tables.speedup = BuildSpeedupTable(results);
   tables.environment = BuildEnvironmentTable(results, probe_now);
   tables.sizes = BuildSizeTable(results);
-  for (const char* axis : {"fusion_threshold", "compression"}) {
-    std::vector<ComparisonRow> rows = BuildComparison(results, tables.speedup, axis);
-    if (!rows.empty()) tables.comparisons.emplace_back(axis, std::move(rows));
-  }
+  std::vector<ComparisonRow> thresholds = BuildComparison(results, tables.speedup, "fusion_threshold");
+  if (!thresholds.empty()) tables.comparisons.emplace_back("fusion_threshold", std::move(thresholds));
+  tables.compression = BuildCompressionTable(results, tables.speedup);
   tables.fusion = BuildFusionTable(results, tables.speedup);
   tables.response_sizes = BuildResponseSizeTables(results);
   tables.charts = BuildSpeedupCharts(tables.speedup, results.figures.throughput_unit);
@@ -374,6 +395,10 @@ std::string RenderMarkdown(const ExperimentResults& results, const ReportTables&
     for (const ResponseSizeTable& sizes : tables.response_sizes) {
       md += "### " + MarkdownCell(sizes.cell) + "\n\n" + ToMarkdown(ResponseSizeDisplay(sizes)) + "\n";
     }
+  }
+  if (!tables.compression.empty()) {
+    md += "## Gradient compression\n\n" + std::string(kCompressionNote) + "\n\n" +
+          ToMarkdown(CompressionDisplay(tables)) + "\n";
   }
   for (const auto& [axis, rows] : tables.comparisons) {
     md += "## " + Title(axis) + "\n\nRelative figures: against the first value of " + axis +
@@ -467,6 +492,10 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
               ToHtml(ResponseSizeDisplay(sizes), "responses-" + EscapeXml(sizes.cell_id));
     }
   }
+  if (!tables.compression.empty()) {
+    html += "<h2>Gradient compression</h2>\n<p class=\"note\">" + EscapeXml(kCompressionNote) + "</p>\n" +
+            ToHtml(CompressionDisplay(tables), "compression-table");
+  }
   for (const auto& [axis, rows] : tables.comparisons) {
     html += "<h2>" + EscapeXml(Title(axis)) +
             "</h2>\n<p class=\"note\">Relative figures: against the "
@@ -519,6 +548,16 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
                       {"relative_throughput", OptionalJson(row.relative_throughput)}});
     }
     comparisons[axis] = list;
+  }
+  nlohmann::json compression = nlohmann::json::array();
+  for (const CompressionRow& row : tables.compression) {
+    compression.push_back(
+        {{"cells", row.group},
+         {"setting", row.setting},
+         {"row", SpeedupRowJson(row.row)},
+         {"training_time_s", row.row.has_training_time ? SpreadJson(row.row.training_time_s) : nullptr},
+         {"accuracy_change_points", OptionalJson(row.accuracy_change_points)},
+         {"training_speedup", OptionalJson(row.training_speedup)}});
   }
   nlohmann::json fusion = nlohmann::json::array();
   for (const FusionRow& row : tables.fusion) {
@@ -582,6 +621,7 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
           {"sizes", sizes},
           {"comparisons", comparisons},
           {"fusion", fusion},
+          {"compression", compression},
           {"response_sizes", response_sizes},
           {"runs", runs},
           {"charts", charts},
@@ -681,6 +721,21 @@ std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& resul
     files["sizes.csv"] = ToCsv({"cell", "backend", "workers", "bytes", "time_us_mean", "time_us_sd",
                                 "busbw_gbps_mean", "busbw_gbps_sd"},
                                rows);
+  }
+  if (!tables.compression.empty()) {
+    rows.clear();
+    for (const CompressionRow& row : tables.compression) {
+      rows.push_back({row.group, row.setting, row.row.cell_id, std::to_string(row.row.workers),
+                      row.row.has_training_time ? Raw(row.row.training_time_s.mean) : "",
+                      row.row.has_training_time ? Raw(row.row.training_time_s.sd) : "",
+                      row.row.has_accuracy ? Raw(row.row.accuracy.mean) : "",
+                      Optional(row.accuracy_change_points), Optional(row.training_speedup),
+                      std::to_string(row.row.runs_ok)});
+    }
+    files["compression.csv"] =
+        ToCsv({"cells", "setting", "cell", "processes", "training_time_s", "training_time_sd", "accuracy",
+               "accuracy_change_points", "training_speedup", "runs_ok"},
+              rows);
   }
   if (!tables.fusion.empty()) {
     rows.clear();

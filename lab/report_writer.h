@@ -21,6 +21,7 @@
 
 #include "hvdrun/status.h"
 #include "lab/breakdown_section.h"
+#include "lab/compression_table.h"
 #include "lab/display_table.h"
 #include "lab/environment_table.h"
 #include "lab/experiment_results.h"
@@ -34,9 +35,10 @@ struct ReportTables {
   std::vector<SpeedupRow> speedup;
   EnvironmentTable environment;
   std::vector<SizeRow> sizes;
-  // ("fusion_threshold" or "compression", rows), for those axes with two or more values.
+  // ("fusion_threshold", rows), when that axis has two or more values.
   std::vector<std::pair<std::string, std::vector<ComparisonRow>>> comparisons;
   std::vector<FusionRow> fusion;                  // the `fusion` axis's table (lab/fusion_tables.h)
+  std::vector<CompressionRow> compression;        // the `compression` axis's (lab/compression_table.h)
   std::vector<ResponseSizeTable> response_sizes;  // one per cell with libhvdrun response statistics
   std::vector<BreakdownTable> breakdown;          // where a step's time goes (lab/breakdown_section.h)
   std::vector<NamedChart> charts;

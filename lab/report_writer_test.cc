@@ -193,7 +193,7 @@ TEST(ReportWriter, SectionsAppearWhenTheirDataExists) {
   std::string md = RenderMarkdown(results, tables);
   EXPECT_NE(md.find("## Allreduce by message size"), std::string::npos);
   EXPECT_NE(md.find("## Gradient compression"), std::string::npos);
-  EXPECT_NE(md.find("| accuracy |"), std::string::npos);
+  EXPECT_NE(md.find("| test accuracy |"), std::string::npos);
   std::map<std::string, std::string> csv = RenderCsvFiles(results, tables);
   EXPECT_EQ(csv.count("sizes.csv"), 1u);
   EXPECT_EQ(csv.count("compression.csv"), 1u);
