@@ -467,12 +467,18 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
   }
 
   if (fusion_buffer_.size() < bytes) fusion_buffer_.resize(bytes);
+  // The gaps between members (aligned offsets) are reduced too: zeroed, so that what an earlier
+  // response left there cannot set a compressed block's scale (fp8) or overflow a sum.
+  size_t filled = 0;
   for (size_t i = 0; i < members.size(); ++i) {
     const Entry& entry = pending_.At(ready[members[i]].name);
+    if (offsets[i] > filled) std::memset(fusion_buffer_.data() + filled, 0, offsets[i] - filled);
     if (entry.request.bytes() > 0) {
       std::memcpy(fusion_buffer_.data() + offsets[i], entry.send, entry.request.bytes());
     }
+    filled = offsets[i] + entry.request.bytes();
   }
+  if (bytes > filled) std::memset(fusion_buffer_.data() + filled, 0, bytes - filled);
   times->copied = true;
   times->copied_in = Clock::now();
   Status status = compressed_->Allreduce(backend, fusion_buffer_.data(), fusion_buffer_.data(),

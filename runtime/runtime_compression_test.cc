@@ -145,5 +145,41 @@ TEST(RuntimeCompressionTest, PerCallCompressionOverridesTheJobsFormat) {
   }
 }
 
+// A fused response copied through the fusion buffer leaves gaps between its members (their offsets
+// are aligned); fp8's scaled blocks span them. What an earlier response left there (here 1e30) must
+// not set a block's scale: the gaps are zeroed, else the members' small values flush to zero.
+TEST(RuntimeCompressionTest, Fp8BlocksIgnoreWhatEarlierResponsesLeftInTheFusionBuffer) {
+  RunRanks(
+      2,
+      [&](Runtime& runtime) {
+        for (int round = 0; round < 3; ++round) {
+          std::vector<std::vector<float>> large(2, std::vector<float>(8, 1e30f));
+          std::vector<CollectiveHandle> handles;
+          for (size_t t = 0; t < large.size(); ++t) {
+            handles.push_back(runtime.AllreduceAsync("large" + std::to_string(t), large[t].data(),
+                                                     large[t].data(), large[t].size(), DataType::kFloat32,
+                                                     ReduceOp::kMax));
+          }
+          for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+          // Three floats each: 12 bytes, aligned to 16 in the fusion buffer.
+          std::vector<std::vector<float>> small(
+              3, std::vector<float>(3, 0.25f * static_cast<float>(runtime.rank() + 1)));
+          handles.clear();
+          for (size_t t = 0; t < small.size(); ++t) {
+            handles.push_back(runtime.AllreduceAsync("small" + std::to_string(t), small[t].data(),
+                                                     small[t].data(), small[t].size(), DataType::kFloat32,
+                                                     ReduceOp::kAverage, CompressionFormat::kFloat8E4M3));
+          }
+          for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+          for (size_t t = 0; t < small.size(); ++t) {
+            for (float value : small[t]) {
+              ASSERT_NEAR(value, 0.375, 0.375 * 0x1p-3) << "round " << round << " tensor " << t;
+            }
+          }
+        }
+      },
+      CollectiveOrder::kNegotiated);
+}
+
 }  // namespace
 }  // namespace hvdrun

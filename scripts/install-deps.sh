@@ -19,6 +19,9 @@ packages=(
   libyaml-cpp-dev chromium
   # tests and lint; python3-torch runs examples/torch_distributed (the env:// contract test)
   libgtest-dev clang-tidy clang-format python3-torch
+  # hvdrun.torch, the Python API (python/): built against Python's headers and pybind11, imported
+  # with Debian's torch; cloudpickle serializes broadcast_object's objects
+  python3-dev pybind11-dev python3-cloudpickle
   # the multi-host test cluster: network namespaces, each with its own sshd; strace slows the
   # launcher's mkdir in the test of host keys recorded by hosts reached at once
   iproute2 openssh-server openssh-client strace

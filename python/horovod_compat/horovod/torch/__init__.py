@@ -1,0 +1,7 @@
+"""horovod.torch as hvdrun.torch provides it (docs/python.md): this module *is* hvdrun.torch."""
+
+import sys
+
+import hvdrun.torch
+
+sys.modules[__name__] = hvdrun.torch

@@ -1,0 +1,1 @@
+"""hvdrun's Python package: hvdrun.torch is Horovod's PyTorch API over libhvdrun (docs/python.md)."""

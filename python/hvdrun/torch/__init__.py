@@ -1,0 +1,106 @@
+"""hvdrun.torch: Horovod's PyTorch API (horovod.torch) over libhvdrun, for CPU tensors.
+
+    import hvdrun.torch as hvd
+    hvd.init()                     # rank and size from the environment hvdrun gives each rank
+    optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+
+Run under `hvdrun -np N --gloo python3 train.py` (or --mpi); run on its own, a script is a job of
+one rank. What is supported and how it differs from Horovod: docs/python.md.
+"""
+
+import atexit
+
+from hvdrun import _C
+from hvdrun.torch.compression import Compression
+from hvdrun.torch.functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
+from hvdrun.torch.mpi_ops import (Adasum, Average, HvdrunUnsupportedError, Max, Min, ProcessSet, ReduceOp, Sum,
+                                  add_process_set, allgather, allgather_async, allreduce, allreduce_, allreduce_async,
+                                  allreduce_async_, alltoall, barrier, broadcast, broadcast_, broadcast_async,
+                                  broadcast_async_, global_process_set, grouped_allreduce, grouped_allreduce_async,
+                                  join, poll, reducescatter, remove_process_set, sparse_allreduce_async, synchronize,
+                                  unsupported)
+from hvdrun.torch.optimizer import DistributedOptimizer
+
+
+def init(comm=None, process_sets=None):
+    """Joins the job hvdrun started this process in (HVDRUN_* variables); outside hvdrun, a job of one rank."""
+    if comm is not None:
+        unsupported("init(comm=) (MPI communicators)", "hvdrun gives every rank its place in the job")
+    if process_sets:
+        unsupported("process sets (init(process_sets=))", "collectives run over all ranks of the job")
+    _C.init()
+
+
+def shutdown():
+    """Waits for this rank's queued collectives and leaves the job; init() may be called again."""
+    if _C.is_initialized():
+        _C.shutdown()
+
+
+atexit.register(shutdown)
+
+is_initialized = _C.is_initialized
+rank = _C.rank
+size = _C.size
+local_rank = _C.local_rank
+local_size = _C.local_size
+cross_rank = _C.cross_rank
+cross_size = _C.cross_size
+
+
+def backend():
+    """The backend the job runs over: "gloo" or "mpi" (hvdrun --gloo/--mpi), "none" in a job of one rank."""
+    return _C.backend()
+
+
+def mpi_built():
+    """Whether libhvdrun has its MPI backend (hvdrun --mpi)."""
+    return "mpi" in _C.built_backends()
+
+
+def gloo_built():
+    """Whether libhvdrun has its Gloo backend (hvdrun --gloo)."""
+    return "gloo" in _C.built_backends()
+
+
+def nccl_built():
+    """False: hvdrun.torch reduces CPU tensors and never runs over NCCL, even where libhvdrun has it."""
+    return False
+
+
+def cuda_built():
+    """False: hvdrun.torch reduces CPU tensors only."""
+    return False
+
+
+def rocm_built():
+    """False: hvdrun.torch reduces CPU tensors only."""
+    return False
+
+
+def mpi_enabled():
+    return _C.is_initialized() and _C.backend() == "mpi"
+
+
+def gloo_enabled():
+    return _C.is_initialized() and _C.backend() == "gloo"
+
+
+def is_homogeneous():
+    """Whether every host runs the same number of ranks."""
+    return _C.size() == _C.local_size() * _C.cross_size()
+
+
+def start_timeline(file_path, mark_cycles=False):
+    unsupported("start_timeline()", "run hvdrun with --timeline-filename FILE")
+
+
+def stop_timeline():
+    unsupported("stop_timeline()", "run hvdrun with --timeline-filename FILE")
+
+
+def __getattr__(name):
+    if name == "elastic":
+        unsupported("elastic training (hvd.elastic)")
+    raise AttributeError("module 'hvdrun.torch' has no attribute '%s'" % name)

@@ -1,0 +1,161 @@
+"""DistributedOptimizer: averages gradients over the ranks while backward runs, as Horovod's.
+
+A hook on each parameter's gradient accumulator runs once autograd has added a pass's gradient into
+.grad; after `backward_passes_per_step` passes it starts an asynchronous allreduce of .grad (through
+`compression`), named after the parameter, so that the later layers' gradients travel while the
+earlier layers' are computed. step() first waits for them all (synchronize) and leaves the reduced
+gradients in .grad, then runs the wrapped optimizer's step. Gradients are summed over the passes
+locally and not divided by their number; with op=Average the sum over ranks is divided by the number
+of ranks, split as 1/gradient_predivide_factor before the sum and gradient_predivide_factor/size after.
+"""
+
+import contextlib
+import warnings
+
+import torch
+
+from hvdrun.torch import mpi_ops
+from hvdrun.torch.compression import Compression, wire_format
+
+
+class _DistributedOptimizerMethods:
+    """The methods a DistributedOptimizer adds to (or puts in front of) the wrapped optimizer's class."""
+
+    def _hvd_setup(self, named_parameters, compression, backward_passes_per_step, op, gradient_predivide_factor):
+        self._hvd_compression = compression
+        self._hvd_passes = backward_passes_per_step
+        self._hvd_op = op
+        self._hvd_predivide = gradient_predivide_factor
+        params = [p for group in self.param_groups for p in group["params"]]
+        if named_parameters is not None:
+            named = list(named_parameters)
+            names = [name for name, _ in named]
+            if len(set(names)) != len(names):
+                duplicates = sorted({name for name in names if names.count(name) > 1})
+                raise ValueError("hvdrun.torch.DistributedOptimizer: named_parameters has duplicate names: %s"
+                                 % ", ".join(duplicates))
+            by_param = {id(p): name for name, p in named}
+            unnamed = [index for index, p in enumerate(params) if id(p) not in by_param]
+            if unnamed:
+                raise ValueError("hvdrun.torch.DistributedOptimizer: %d of the optimizer's parameters are not in "
+                                 "named_parameters (the first is number %d); pass model.named_parameters() of the "
+                                 "model the optimizer trains" % (len(unnamed), unnamed[0]))
+            self._hvd_names = {id(p): by_param[id(p)] for p in params}
+        else:
+            self._hvd_names = {id(p): "param.%d" % index for index, p in enumerate(params)}
+        self._hvd_params = [p for p in params if p.requires_grad]
+        self._hvd_passes_left = {id(p): backward_passes_per_step for p in self._hvd_params}
+        self._hvd_handles = {}  # id(param) -> (param, handle or None, compression context)
+        self._hvd_should_synchronize = True
+        self._hvd_synchronized = False
+        self._hvd_accumulators = []
+        if mpi_ops._C.size() > 1:  # pylint: disable=protected-access
+            for p in self._hvd_params:
+                # The accumulator autograd adds p's gradient with; held, since p holds it weakly.
+                accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
+                accumulator.register_hook(self._hvd_make_hook(p))
+                self._hvd_accumulators.append(accumulator)
+
+    def _hvd_make_hook(self, param):
+        def hook(*unused):
+            key = id(param)
+            entry = self._hvd_handles.get(key)
+            if entry is not None and entry[1] is not None:
+                raise AssertionError(
+                    "hvdrun.torch.DistributedOptimizer: parameter '%s' got a gradient after its allreduce started: "
+                    "more backward passes than backward_passes_per_step=%d before step() or synchronize()"
+                    % (self._hvd_names[key], self._hvd_passes))
+            self._hvd_passes_left[key] -= 1
+            handle, ctx = None, None
+            if self._hvd_passes_left[key] == 0:
+                handle, ctx = self._hvd_start(param)
+            self._hvd_handles[key] = (param, handle, ctx)
+
+        return hook
+
+    def _hvd_start(self, param):
+        compressed, ctx = self._hvd_compression.compress(param.grad)
+        factors = {}
+        if self._hvd_op is mpi_ops.Average:
+            factors = {"prescale_factor": 1.0 / self._hvd_predivide, "postscale_factor": self._hvd_predivide}
+        handle = mpi_ops.allreduce_async_(compressed, name="grad." + self._hvd_names[id(param)], op=self._hvd_op,
+                                          wire_format=wire_format(self._hvd_compression), **factors)
+        return handle, (compressed, ctx)
+
+    def synchronize(self):
+        """Waits for every gradient's allreduce (starting those of parameters that got fewer passes or none,
+        as zeros where .grad is None) and leaves the results in .grad."""
+        if mpi_ops._C.size() == 1:  # pylint: disable=protected-access
+            self._hvd_synchronized = True
+            return
+        for p in self._hvd_params:
+            key = id(p)
+            entry = self._hvd_handles.get(key)
+            if entry is None or entry[1] is None:
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+                handle, ctx = self._hvd_start(p)
+                self._hvd_handles[key] = (p, handle, ctx)
+        for key, (p, handle, (compressed, ctx)) in list(self._hvd_handles.items()):
+            mpi_ops.synchronize(handle)
+            self._hvd_passes_left[key] = self._hvd_passes
+            if compressed is not p.grad:
+                with torch.no_grad():
+                    p.grad.copy_(self._hvd_compression.decompress(compressed, ctx))
+        self._hvd_handles.clear()
+        self._hvd_synchronized = True
+
+    @contextlib.contextmanager
+    def skip_synchronize(self):
+        """Within it, step() does not synchronize: for a step after an explicit synchronize()."""
+        self._hvd_should_synchronize = False
+        try:
+            yield
+        finally:
+            self._hvd_should_synchronize = True
+
+    def step(self, closure=None):
+        if self._hvd_should_synchronize:
+            if self._hvd_synchronized:
+                warnings.warn("hvdrun.torch.DistributedOptimizer: step() after synchronize() reduces the gradients "
+                              "again; call step() inside optimizer.skip_synchronize()")
+            self.synchronize()
+        self._hvd_synchronized = False
+        return self._hvd_base.step(self, closure)
+
+    def zero_grad(self, *args, **kwargs):
+        if any(entry[1] is not None for entry in self._hvd_handles.values()):
+            raise AssertionError("hvdrun.torch.DistributedOptimizer: zero_grad() while gradients are being reduced: "
+                                 "call step() or synchronize() between backward() and zero_grad()")
+        return self._hvd_base.zero_grad(self, *args, **kwargs)
+
+
+def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,  # noqa: N802 (Horovod's name)
+                         backward_passes_per_step=1, op=mpi_ops.Average, gradient_predivide_factor=1.0,
+                         num_groups=0, groups=None, sparse_as_dense=False, process_set=None):
+    """An optimizer of `optimizer`'s class, over its parameter groups and state, that averages (op) the
+    gradients over all ranks before each step. See the module's documentation."""
+    mpi_ops._check_process_set(process_set)  # pylint: disable=protected-access
+    if op is mpi_ops.Adasum:
+        mpi_ops.unsupported("Adasum (DistributedOptimizer(op=hvd.Adasum))", "use hvd.Average or hvd.Sum")
+    if op not in (mpi_ops.Average, mpi_ops.Sum, mpi_ops.Min, mpi_ops.Max):
+        raise ValueError("hvdrun.torch.DistributedOptimizer: op must be hvd.Average, hvd.Sum, hvd.Min or hvd.Max")
+    if num_groups or groups is not None:
+        mpi_ops.unsupported("gradient groups (num_groups=, groups=)", "libhvdrun fuses ready gradients by itself")
+    if sparse_as_dense:
+        mpi_ops.unsupported("sparse gradients (sparse_as_dense=)")
+    if gradient_predivide_factor != 1.0 and op is not mpi_ops.Average:
+        raise ValueError("hvdrun.torch.DistributedOptimizer: gradient_predivide_factor needs op=hvd.Average")
+    if int(backward_passes_per_step) < 1:
+        raise ValueError("hvdrun.torch.DistributedOptimizer: backward_passes_per_step must be at least 1, got %r"
+                         % (backward_passes_per_step,))
+    base = optimizer.__class__
+    methods = {name: value for name, value in vars(_DistributedOptimizerMethods).items()
+               if not name.startswith("__")}
+    methods["_hvd_base"] = base
+    cls = type(base.__name__, (base,), methods)
+    distributed = cls.__new__(cls)
+    distributed.__dict__.update(optimizer.__dict__)  # the same parameter groups, defaults and state
+    distributed._hvd_setup(named_parameters, compression, int(backward_passes_per_step), op,  # pylint: disable=protected-access
+                           float(gradient_predivide_factor))
+    return distributed

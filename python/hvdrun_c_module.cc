@@ -1,0 +1,262 @@
+// hvdrun._C: libhvdrun's collectives for Python (python/hvdrun/torch/ builds Horovod's API on it).
+//
+// Buffers cross as addresses (a tensor's data_ptr()), element counts and type names, so that this
+// module depends on libhvdrun and Python only, not on libtorch's C++ ABI: the Python layer checks
+// that a tensor is a contiguous CPU tensor, keeps it alive until its handle completes, and never
+// writes it meanwhile (runtime.h's contract on buffers).
+//
+// One runtime per process, created by init() and destroyed by shutdown() (or at exit): inside an
+// hvdrun job from its environment, with CollectiveOrder::kNegotiated so that named collectives may be
+// submitted in any order, as in Horovod; outside hvdrun the process is a job of one rank, in which
+// every collective is the identity (a copy where the output is another buffer).
+//
+// Every call that waits (Handle.wait, broadcast, allgather, barrier, shutdown) releases the GIL, so
+// that autograd's hooks and other Python threads run meanwhile. Failures raise RuntimeError with
+// libhvdrun's one-line message; a collective that failed leaves the runtime broken (runtime.h).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hvdrun/runtime.h"
+#include "hvdrun/status.h"
+#include "hvdrun/types.h"
+
+namespace py = pybind11;
+
+namespace hvdrun::python {
+namespace {
+
+// The process's runtime; null before init(), after shutdown(), and in a job of one rank.
+std::unique_ptr<Runtime> g_runtime;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+bool g_initialized = false;          // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+void Check(const Status& status) {
+  if (!status.ok()) throw std::runtime_error(status.message());
+}
+
+void RequireInit(const char* call) {
+  if (!g_initialized) {
+    throw std::runtime_error(std::string("hvdrun.torch.") + call + ": call hvdrun.torch.init() first");
+  }
+}
+
+DataType TypeByName(const std::string& name) {
+  std::optional<DataType> type = ParseDataType(name);
+  if (!type) throw std::invalid_argument("hvdrun._C: unknown data type '" + name + "'");
+  return *type;
+}
+
+ReduceOp OpByName(const std::string& name) {
+  std::optional<ReduceOp> op = ParseReduceOp(name);
+  if (!op) throw std::invalid_argument("hvdrun._C: unknown reduce op '" + name + "'");
+  return *op;
+}
+
+// Python hands buffers over as the integers tensor.data_ptr() returns.
+void* Address(uintptr_t address) {
+  return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr)
+}
+
+// An asynchronous collective; in a job of one rank it completed when it was made.
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(CollectiveHandle handle) : handle_(std::move(handle)) {}
+  void Wait() {
+    if (!handle_) return;
+    Status status;
+    {
+      py::gil_scoped_release release;
+      status = handle_->Wait();
+    }
+    Check(status);
+  }
+  bool Ready() const { return !handle_ || handle_->Ready(); }
+
+ private:
+  std::optional<CollectiveHandle> handle_;
+};
+
+void Init() {
+  if (g_initialized) return;
+  if (Runtime::LaunchedByHvdrun()) {
+    StatusOr<BackendKind> backend = Runtime::BackendFromEnvironment();
+    Check(backend.status());
+    if (backend.value() == BackendKind::kNccl) {
+      throw std::runtime_error(
+          "hvdrun.torch.init: hvdrun.torch reduces CPU tensors, which the nccl backend does not take "
+          "(run hvdrun with --gloo or --mpi)");
+    }
+    std::optional<StatusOr<std::unique_ptr<Runtime>>> runtime;
+    {
+      py::gil_scoped_release release;
+      runtime.emplace(Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated));
+    }
+    Check(runtime->status());
+    g_runtime = std::move(*runtime).value();
+  }
+  g_initialized = true;
+}
+
+void Shutdown() {
+  py::gil_scoped_release release;
+  g_runtime.reset();  // waits for what is queued
+  g_initialized = false;
+}
+
+// The runtime, after checking that init() was called; null in a job of one rank.
+const Runtime* Require(const char* call) {
+  RequireInit(call);
+  return g_runtime.get();
+}
+
+int Rank() {
+  const Runtime* runtime = Require("rank");
+  return runtime != nullptr ? runtime->rank() : 0;
+}
+int Size() {
+  const Runtime* runtime = Require("size");
+  return runtime != nullptr ? runtime->size() : 1;
+}
+int LocalRank() {
+  const Runtime* runtime = Require("local_rank");
+  return runtime != nullptr ? runtime->local_rank() : 0;
+}
+int LocalSize() {
+  const Runtime* runtime = Require("local_size");
+  return runtime != nullptr ? runtime->local_size() : 1;
+}
+int CrossRank() {
+  const Runtime* runtime = Require("cross_rank");
+  return runtime != nullptr ? runtime->cross_rank() : 0;
+}
+int CrossSize() {
+  const Runtime* runtime = Require("cross_size");
+  return runtime != nullptr ? runtime->cross_size() : 1;
+}
+
+std::string Backend() {
+  RequireInit("backend");
+  return g_runtime ? std::string(BackendName(g_runtime->backend())) : std::string("none");
+}
+
+// Names the backends built into this libhvdrun (the same build as this module).
+std::vector<std::string> BuiltBackends() {
+  std::vector<std::string> built;
+#ifdef HVDRUN_HAVE_GLOO
+  built.emplace_back("gloo");
+#endif
+#ifdef HVDRUN_HAVE_MPI
+  built.emplace_back("mpi");
+#endif
+#ifdef HVDRUN_HAVE_NCCL
+  built.emplace_back("nccl");
+#endif
+  return built;
+}
+
+void CopyIfApart(uintptr_t send, uintptr_t recv, size_t bytes) {
+  if (send != recv && bytes > 0) std::memcpy(Address(recv), Address(send), bytes);
+}
+
+// `compression`: a CompressionFormat's name ("bf16", "fp8", ...) for this allreduce's wire format, or
+// empty for the job's (hvdrun --compression).
+Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
+                      const std::string& type_name, const std::string& op_name,
+                      const std::string& compression) {
+  RequireInit("allreduce");
+  const DataType type = TypeByName(type_name);
+  const ReduceOp op = OpByName(op_name);
+  std::optional<CompressionFormat> format;
+  if (!compression.empty()) {
+    format = ParseCompressionFormat(compression);
+    if (!format) throw std::invalid_argument("hvdrun._C: unknown compression format '" + compression + "'");
+  }
+  if (!g_runtime) {
+    CopyIfApart(send, recv, count * DataTypeSize(type));
+    return Handle();
+  }
+  if (format) {
+    return Handle(g_runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, *format));
+  }
+  return Handle(g_runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op));
+}
+
+void Broadcast(uintptr_t buffer, size_t count, const std::string& type_name, int root) {
+  RequireInit("broadcast");
+  const DataType type = TypeByName(type_name);
+  if (root < 0 || root >= Size()) {
+    throw std::invalid_argument("hvdrun.torch.broadcast: root_rank " + std::to_string(root) +
+                                " is not a rank of this job of " + std::to_string(Size()));
+  }
+  if (!g_runtime) return;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    status = g_runtime->Broadcast(Address(buffer), count, type, root);
+  }
+  Check(status);
+}
+
+void Allgather(uintptr_t send, uintptr_t recv, size_t count, const std::string& type_name) {
+  RequireInit("allgather");
+  const DataType type = TypeByName(type_name);
+  if (!g_runtime) {
+    CopyIfApart(send, recv, count * DataTypeSize(type));
+    return;
+  }
+  Status status;
+  {
+    py::gil_scoped_release release;
+    status = g_runtime->Allgather(Address(send), Address(recv), count, type);
+  }
+  Check(status);
+}
+
+void Barrier() {
+  RequireInit("barrier");
+  if (!g_runtime) return;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    status = g_runtime->Barrier();
+  }
+  Check(status);
+}
+
+}  // namespace
+}  // namespace hvdrun::python
+
+// NOLINTNEXTLINE(readability-identifier-length,modernize-use-trailing-return-type)
+PYBIND11_MODULE(_C, m) {
+  namespace hp = hvdrun::python;
+  m.doc() = "libhvdrun's collectives over buffer addresses; use hvdrun.torch";
+  py::class_<hp::Handle>(m, "Handle")
+      .def("wait", &hp::Handle::Wait, "Blocks until the collective has run; raises RuntimeError if it failed")
+      .def("ready", &hp::Handle::Ready, "Whether the collective has run");
+  m.def("init", &hp::Init);
+  m.def("shutdown", &hp::Shutdown);
+  m.def("is_initialized", [] { return hp::g_initialized; });
+  m.def("rank", &hp::Rank);
+  m.def("size", &hp::Size);
+  m.def("local_rank", &hp::LocalRank);
+  m.def("local_size", &hp::LocalSize);
+  m.def("cross_rank", &hp::CrossRank);
+  m.def("cross_size", &hp::CrossSize);
+  m.def("backend", &hp::Backend);
+  m.def("built_backends", &hp::BuiltBackends);
+  m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
+        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "");
+  m.def("broadcast", &hp::Broadcast, py::arg("buffer"), py::arg("count"), py::arg("dtype"), py::arg("root"));
+  m.def("allgather", &hp::Allgather, py::arg("send"), py::arg("recv"), py::arg("count"), py::arg("dtype"));
+  m.def("barrier", &hp::Barrier);
+}

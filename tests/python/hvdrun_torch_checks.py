@@ -1,0 +1,319 @@
+"""Checks hvdrun.torch's calls against closed-form results; run by CTest under hvdrun at 1 to 4 ranks.
+
+    hvdrun -np N -H localhost:N --gloo /usr/bin/python3 tests/python/hvdrun_torch_checks.py
+
+Every rank runs every check; a failed check raises, so the rank exits non-zero and hvdrun fails.
+Values depend on the rank r (0-based) and the number of ranks n only, so each rank computes what
+it must get. The optimizer checks compare against a model each rank trains alone on every rank's data.
+"""
+
+import os
+import sys
+
+import torch
+
+import hvdrun.torch as hvd
+
+hvd.init()
+R, N = hvd.rank(), hvd.size()
+torch.manual_seed(0)
+torch.set_num_threads(1)  # the ranks share the machine's cores
+CHECKS = []
+
+
+def check(function):
+    CHECKS.append(function)
+    return function
+
+
+def same(actual, expected, what, atol=0.0, rtol=0.0):
+    expected = torch.as_tensor(expected, dtype=actual.dtype) if not torch.is_tensor(expected) else expected
+    if actual.dtype != expected.dtype or actual.shape != expected.shape or \
+            not torch.allclose(actual.double(), expected.double(), atol=atol, rtol=rtol):
+        raise AssertionError("%s: rank %d of %d got %r, expected %r" % (what, R, N, actual, expected))
+
+
+def raises(error_type, words, function, *args, **kwargs):
+    try:
+        function(*args, **kwargs)
+    except error_type as error:
+        if words not in str(error):
+            raise AssertionError("%s: message %r does not name %r" % (function.__name__, str(error), words))
+        return
+    raise AssertionError("%s did not raise %s (%s)" % (function.__name__, error_type.__name__, words))
+
+
+@check
+def topology():
+    assert hvd.is_initialized()
+    assert N == int(os.environ.get("HVDRUN_SIZE", "1")) and 0 <= R < N
+    assert (hvd.local_rank(), hvd.local_size(), hvd.cross_rank(), hvd.cross_size()) == (R, N, 0, 1)
+    assert hvd.gloo_built() and not hvd.nccl_built()
+    assert hvd.backend() == (os.environ.get("HVDRUN_BACKEND", "none") if N > 1 or "HVDRUN_SIZE" in os.environ else "none")
+
+
+@check
+def allreduce_ops_and_types():
+    total, base = N * (N + 1) / 2, torch.tensor([1, 2, 3])
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8):
+        x = base.to(dtype) * (R + 1)
+        kept = x.clone()
+        same(hvd.allreduce(x, op=hvd.Sum, name="sum.%s" % dtype), (base * total).to(dtype), "Sum %s" % dtype)
+        same(hvd.allreduce(x, op=hvd.Min), base.to(dtype), "Min %s" % dtype)
+        same(hvd.allreduce(x, op=hvd.Max), (base * N).to(dtype), "Max %s" % dtype)
+        average = base.double() * total / N
+        if not dtype.is_floating_point:
+            average = torch.div(base * int(total), N, rounding_mode="trunc")
+        same(hvd.allreduce(x, name="average.%s" % dtype), average.to(dtype), "Average %s" % dtype, rtol=1e-2)
+        same(x, kept, "allreduce leaves its input %s" % dtype)
+    x = torch.ones(4) * (R + 1)
+    same(hvd.allreduce(x, average=False), torch.ones(4) * total, "average=False")
+    same(hvd.allreduce(x, op=hvd.Sum, prescale_factor=3.0, postscale_factor=0.5), torch.ones(4) * total * 1.5, "scaling")
+    assert hvd.allreduce_(x, op=hvd.Sum) is x
+    same(x, torch.ones(4) * total, "allreduce_ in place")
+    strided = (torch.arange(12.0).view(3, 4) * (R + 1)).t()
+    hvd.allreduce_(strided, op=hvd.Sum)
+    same(strided, (torch.arange(12.0).view(3, 4) * total).t(), "allreduce_ of a non-contiguous tensor")
+
+
+@check
+def async_names_in_any_order():
+    tensors = {"async.%d" % i: torch.full((i + 1,), float(R + i)) for i in range(6)}
+    order = sorted(tensors) if R % 2 == 0 else sorted(tensors, reverse=True)
+    # Odd-numbered names are summed in place, even-numbered ones reduced by Max into a new tensor.
+    handles = {name: (hvd.allreduce_async_(tensors[name], name=name, op=hvd.Sum) if int(name[-1]) % 2 else
+                      hvd.allreduce_async(tensors[name], name=name, op=hvd.Max)) for name in order}
+    for name in order:
+        result = hvd.synchronize(handles[name])
+        index = int(name[-1])
+        expected = (N * index + N * (N - 1) / 2) if index % 2 else (N - 1 + index)
+        same(result, torch.full((index + 1,), float(expected)), "async " + name)
+    handle = hvd.allreduce_async(torch.ones(2), name="polled")
+    while not hvd.poll(handle):
+        pass
+    same(hvd.synchronize(handle), torch.ones(2), "poll then synchronize")
+    raises(ValueError, "unknown handle", hvd.synchronize, handle)
+
+
+@check
+def allreduce_autograd():
+    for op, factor in ((hvd.Sum, 1.0), (hvd.Average, 1.0 / N)):
+        x = (torch.tensor([1.0, 2.0]) * (R + 1)).requires_grad_()
+        (hvd.allreduce(x, op=op) * (R + 1)).sum().backward()
+        same(x.grad, torch.full((2,), N * (N + 1) / 2 * factor), "allreduce gradient %r" % op, rtol=1e-6)
+
+
+@check
+def allgather_uneven_and_autograd():
+    rows = sum(k + 1 for k in range(N))
+    expected = torch.cat([torch.full((k + 1, 2), float(k)) for k in range(N)])
+    for dtype in (torch.float32, torch.int64, torch.uint8, torch.bool, torch.float16):
+        same(hvd.allgather(torch.full((R + 1, 2), float(R)).to(dtype)), expected.to(dtype), "allgather %s" % dtype)
+    odd = hvd.allgather(torch.arange(3, dtype=torch.uint8).view(1, 3) + R)
+    same(odd, torch.stack([torch.arange(3, dtype=torch.uint8) + k for k in range(N)]), "allgather of 3 bytes")
+    x = torch.ones(R + 1, 2, requires_grad=True)
+    y = hvd.allgather(x)
+    assert y.shape == (rows, 2)
+    (y * (R + 1)).sum().backward()
+    same(x.grad, torch.full((R + 1, 2), N * (N + 1) / 2), "allgather gradient")
+
+
+@check
+def broadcasts():
+    root = N - 1
+    x = torch.full((5,), float(R))
+    same(hvd.broadcast(x, root), torch.full((5,), float(root)), "broadcast")
+    same(x, torch.full((5,), float(R)), "broadcast leaves its input")
+    assert hvd.broadcast_(x, root) is x
+    same(x, torch.full((5,), float(root)), "broadcast_")
+    flags = torch.tensor([R % 2 == 0, True, False])
+    same(hvd.broadcast(flags, root), torch.tensor([root % 2 == 0, True, False]), "broadcast bool")
+    strided = (torch.arange(6.0).view(2, 3) + R).t()
+    hvd.broadcast_(strided, 0)
+    same(strided, torch.arange(6.0).view(2, 3).t(), "broadcast_ of a non-contiguous tensor")
+    same(hvd.synchronize(hvd.broadcast_async(torch.tensor([R]), 0)), torch.tensor([0]), "broadcast_async")
+    scale = 3
+    got = hvd.broadcast_object({"rank": R, "scale": lambda v: v * scale} if R == root else None, root)
+    assert got["rank"] == root and got["scale"](2) == 6, got
+    assert hvd.allgather_object(("r", R)) == [("r", k) for k in range(N)]
+    hvd.barrier()
+    assert 0 <= hvd.join() < N
+
+
+@check
+def fp16_compression():
+    x = torch.tensor([0.1, 1000.0, -3.5, 40000.0]) * (1.0 if R == 0 else 1.0)
+    compressed, ctx = hvd.Compression.fp16.compress(x)
+    assert compressed.dtype == torch.float16 and hvd.Compression.fp16.decompress(compressed, ctx).dtype == torch.float32
+    # Every rank's 40000 sums past float16's largest value (65504); the average is divided first.
+    result = hvd.allreduce(x, compression=hvd.Compression.fp16, name="fp16")
+    same(result, x, "fp16 average round trip", rtol=1e-3)
+    same(hvd.allreduce(torch.ones(3) * (R + 1), op=hvd.Sum, compression=hvd.Compression.fp16),
+         torch.ones(3) * N * (N + 1) / 2, "fp16 sum")
+    same(hvd.allreduce(torch.arange(3), compression=hvd.Compression.fp16), torch.arange(3), "fp16 leaves integers")
+
+
+@check
+def wire_compression():
+    # libhvdrun converts float32 values on the wire: 0.1 has no exact bfloat16 or fp8 value. Tolerances:
+    # bfloat16 keeps 8 significant bits, E4M3 4, E5M2 3, each rounded on the way in and after the sum.
+    for compression, rtol in ((hvd.Compression.bf16, 1e-2), (hvd.Compression.fp8, 0.13),
+                              (hvd.Compression.fp8_e5m2, 0.26)):
+        x = torch.tensor([0.1, 1.0, -3.5, 100.0]) * (R + 1)
+        result = hvd.allreduce(x, compression=compression, name="wire.%s" % compression.wire_format)
+        same(result, torch.tensor([0.1, 1.0, -3.5, 100.0]) * (N + 1) / 2, "%s average" % compression.wire_format,
+             rtol=rtol)
+        summed = hvd.allreduce(torch.full((3,), 0.1), op=hvd.Sum, compression=compression)
+        same(summed, torch.full((3,), 0.1 * N), "%s sum" % compression.wire_format, rtol=rtol)
+        if N > 1:
+            assert not torch.equal(summed, torch.full((3,), 0.1) * N), "%s: sums exact, not compressed" % compression
+        same(hvd.allreduce(torch.arange(3), compression=compression), torch.arange(3), "%s integers" % compression)
+
+
+def make_model():
+    torch.manual_seed(1)
+    return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1))
+
+
+class WithUnused(torch.nn.Module):
+    """A model with a layer that gets no gradient: its zeros are reduced at synchronize()."""
+
+    def __init__(self):
+        super().__init__()
+        self.used, self.unused = make_model(), torch.nn.Linear(2, 2)
+
+    def forward(self, inputs):
+        return self.used(inputs)
+
+
+def batch(rank, step, half):
+    generator = torch.Generator().manual_seed(1000 * rank + 10 * step + half)
+    return torch.randn(6, 4, generator=generator), torch.randn(6, 1, generator=generator)
+
+
+def loss_of(model, data):
+    return torch.nn.functional.mse_loss(model(data[0]), data[1])
+
+
+def train_distributed(passes, steps, optimizer_class=torch.optim.SGD, **options):
+    model = WithUnused()
+    base = optimizer_class(model.parameters(), lr=0.1)
+    optimizer = hvd.DistributedOptimizer(base, named_parameters=model.named_parameters(),
+                                         backward_passes_per_step=passes, **options)
+    for step in range(steps):
+        optimizer.zero_grad()
+        for half in range(passes):
+            loss_of(model, batch(R, step, half)).backward()
+        optimizer.step()
+    return model
+
+
+def train_alone(passes, steps, optimizer_class=torch.optim.SGD):
+    model = WithUnused()
+    optimizer = optimizer_class(model.parameters(), lr=0.1)
+    for step in range(steps):
+        optimizer.zero_grad()
+        loss = sum(loss_of(model, batch(k, step, half)) for k in range(N) for half in range(passes)) / N
+        loss.backward()
+        optimizer.step()
+    return model
+
+
+def same_models(actual, expected, what, atol):
+    for (name, a), (_, e) in zip(actual.named_parameters(), expected.named_parameters()):
+        same(a.detach(), e.detach(), "%s: %s" % (what, name), atol=atol)
+
+
+@check
+def distributed_optimizer_matches_one_process():
+    same_models(train_distributed(1, 3), train_alone(1, 3), "backward_passes_per_step=1", 1e-6)
+    same_models(train_distributed(2, 3), train_alone(2, 3), "backward_passes_per_step=2", 1e-6)
+    same_models(train_distributed(2, 2, torch.optim.Adam), train_alone(2, 2, torch.optim.Adam), "Adam, 2 passes", 1e-6)
+    same_models(train_distributed(1, 3, gradient_predivide_factor=2.0), train_alone(1, 3), "predivide 2", 1e-6)
+    same_models(train_distributed(1, 3, compression=hvd.Compression.fp16), train_alone(1, 3), "fp16", 1e-3)
+    same_models(train_distributed(1, 3, compression=hvd.Compression.bf16), train_alone(1, 3), "bf16", 1e-2)
+    same_models(train_distributed(2, 3, compression=hvd.Compression.fp8), train_alone(2, 3), "fp8", 3e-2)
+    model = make_model()
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                         named_parameters=model.named_parameters())
+    assert isinstance(optimizer, torch.optim.SGD)
+    loss_of(model, batch(R, 0, 0)).backward()
+    if N > 1:
+        raises(AssertionError, "zero_grad", optimizer.zero_grad)
+    optimizer.synchronize()
+    with optimizer.skip_synchronize():
+        optimizer.step()
+    reference = make_model()
+    torch.optim.SGD(reference.parameters(), lr=0.1).zero_grad()
+    (sum(loss_of(reference, batch(k, 0, 0)) for k in range(N)) / N).backward()
+    with torch.no_grad():
+        for p in reference.parameters():
+            p -= 0.1 * p.grad
+    same_models(model, reference, "synchronize + skip_synchronize", 1e-6)
+
+
+def optimizer_state(optimizer):
+    return {"state": {index: {key: (value.clone() if torch.is_tensor(value) else value)
+                              for key, value in entries.items()}
+                      for index, entries in optimizer.state_dict()["state"].items()},
+            "groups": optimizer.state_dict()["param_groups"]}
+
+
+@check
+def broadcast_optimizer_state_sgd_and_adam():
+    for make_optimizer in (lambda p: torch.optim.SGD(p, lr=0.1 * (R + 1), momentum=0.5 + 0.1 * R),
+                           lambda p: torch.optim.Adam(p, lr=0.01 * (R + 1), betas=(0.8, 0.9))):
+        for stepped_ranks in (range(N), [0], range(1, N)):
+            torch.manual_seed(100 + R)
+            model = torch.nn.Linear(3, 2)
+            optimizer = make_optimizer(model.parameters())
+            if R in stepped_ranks:
+                for step in range(R + 1):
+                    model(torch.randn(4, 3)).pow(2).sum().backward()
+                    optimizer.step()
+            hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+            hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+            mine = optimizer_state(optimizer)
+            root = hvd.broadcast_object(mine, 0)
+            assert mine["groups"] == root["groups"], (mine["groups"], root["groups"])
+            assert mine["state"].keys() == root["state"].keys(), (R, mine["state"].keys(), root["state"].keys())
+            for index, entries in root["state"].items():
+                assert entries.keys() == mine["state"][index].keys()
+                for key, value in entries.items():
+                    if torch.is_tensor(value):
+                        same(mine["state"][index][key], value, "%s state %s" % (type(optimizer).__name__, key))
+                    else:
+                        assert mine["state"][index][key] == value
+            for p in model.parameters():
+                same(p.detach(), hvd.broadcast(p.detach(), 0), "broadcast_parameters")
+            model(torch.randn(4, 3)).pow(2).sum().backward()
+            optimizer.step()  # the received state is usable
+
+
+@check
+def unsupported_features_name_themselves():
+    error = hvd.HvdrunUnsupportedError
+    x = torch.ones(2)
+    raises(error, "Adasum", hvd.allreduce, x, op=hvd.Adasum)
+    raises(error, "Adasum", hvd.DistributedOptimizer, torch.optim.SGD(make_model().parameters(), lr=0.1), op=hvd.Adasum)
+    raises(error, "process sets", hvd.ProcessSet, [0])
+    raises(error, "process sets", hvd.add_process_set, [0])
+    raises(error, "process sets", hvd.allreduce, x, process_set=object())
+    raises(error, "elastic", getattr, hvd, "elastic")
+    raises(error, "alltoall", hvd.alltoall, x)
+    raises(error, "reducescatter", hvd.reducescatter, x)
+    raises(error, "grouped allreduce", hvd.grouped_allreduce, [x])
+    raises(error, "sparse", hvd.allreduce, x.to_sparse())
+    raises(error, "communicators", hvd.init, comm=[0])
+    raises(error, "gradient groups", hvd.DistributedOptimizer, torch.optim.SGD(make_model().parameters(), lr=0.1),
+           num_groups=2)
+    raises(error, "timeline", hvd.start_timeline, "/tmp/t.json")
+    raises(TypeError, "complex", hvd.allreduce, torch.ones(2, dtype=torch.complex64), name="complex")
+
+
+for function in CHECKS:
+    function()
+    if R == 0:
+        print("ok %s (%d ranks)" % (function.__name__, N), flush=True)
+hvd.shutdown()
+sys.exit(0)
