@@ -80,7 +80,7 @@ const BadExperiment kBadExperiments[] = {
      "exp.yaml:3:12: fusion: unknown setting '2.5/1' (expected off, on, horovod-0.19, horovod-0.20, or whole "
      "MiB/ms such as 64/5)"},
     {"unknown compression", "program: p\nmatrix:\n  compression: [none, fp4]\n",
-     "exp.yaml:3:22: compression: unknown setting 'fp4' (expected none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2 "
+     "exp.yaml:3:23: compression: unknown setting 'fp4' (expected none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2 "
      "or "
      "fp8-naive)"},
     {"empty axis", "program: p\nmatrix:\n  np: []\n", "exp.yaml:3:7: np: the list is empty"},
