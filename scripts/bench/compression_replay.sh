@@ -4,7 +4,7 @@
 # from the same gradients), over each backend, in two settings:
 #   loopback  both ranks on this machine: the "network" is memory copies on the machine's cores
 #   cluster   one rank on each of two servers of the test cluster (docs/testing-cluster.md; as root),
-#             each server's link shaped to RATE by `tc qdisc ... tbf` (a lab network's rate)
+#             each server's links (eth0, data0) shaped to RATE by `tc qdisc ... tbf` (a lab network's)
 # Each configuration runs ROUNDS times (round by round: drift reaches every configuration alike); the
 # table shows per format the medians over rounds of each run's median step, of its ratio to none's
 # step in the same run, of the bytes sent over float32's, and of the relative error against the
@@ -118,14 +118,21 @@ if [[ " $settings " == *" cluster "* ]]; then
   run_id="$(sed -n 's/^hvdrun test cluster \([^:]*\):.*/\1/p' "$log")"
   [[ -n "$run_id" ]] || { cat "$log" >&2; die "the test cluster did not say its run id"; }
   run_dir="/run/hvdrun-cluster/$run_id"
-  # Each server's egress (its side of the veth to the switch): both directions of the ranks' traffic.
+  # Each server's egress on each of its links, both directions of the ranks' traffic. The ranks talk
+  # over eth0 only (--network-interface: Open MPI's TCP transport would otherwise stripe each message
+  # over eth0 and data0, twice the shaped rate).
   for server in server1 server2; do
-    ip netns exec "$run_id-$server" tc qdisc replace dev eth0 root tbf rate "$link_rate" burst 512kb \
-      latency 50ms || die "tc could not shape $server's eth0 to $link_rate"
+    mapfile -t links < <(ip -n "$run_id-$server" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')
+    for link in "${links[@]}"; do
+      [[ "$link" == lo ]] && continue
+      ip netns exec "$run_id-$server" tc qdisc replace dev "$link" root tbf rate "$link_rate" burst 512kb \
+        latency 50ms || die "tc could not shape $server's $link to $link_rate"
+    done
   done
   hosts="server1:1,server2:1"
   cluster_cmd=(ip netns exec "$run_id-launcher" "$stage/bin/hvdrun" -np 2 -H "$hosts"
-    -i "$run_dir/id_ed25519" --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$stage/bin/hvdrun-agent")
+    -i "$run_dir/id_ed25519" --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$stage/bin/hvdrun-agent"
+    --network-interface eth0)
 fi
 
 run() {  # setting backend round
@@ -161,14 +168,16 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
 first = next(iter(runs.values()))[0]
 print(f"{model}: {first['tensors']} tensors, {first['bytes'] / 1e6:.0f} MB, {first['op']}, {first['ranks']} ranks, "
       f"{len(next(iter(runs.values())))} rounds of a median of {first['steps']} steps; medians over rounds")
-print("| setting | backend | format | step (ms) | ÷ none | wire bytes ÷ float32's | relative error |")
+print("| setting | backend | format | step (ms) | ÷ none (range over rounds) | wire bytes ÷ float32's | relative error |")
 print("|---|---|---|---|---|---|---|")
 for (setting, backend), docs in sorted(runs.items()):
     label = setting if setting == "loopback" else f"2 servers, {rate}"
     for i, entry in enumerate(docs[0]["settings"]):
         def median(key):
             return statistics.median(d["settings"][i][key] for d in docs)
-        vs_none = f"{median('vs_none'):.2f}" if "vs_none" in entry else "-"
+        ratios = [d["settings"][i].get("vs_none") for d in docs]
+        vs_none = (f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
+                   if None not in ratios else "-")
         print(f"| {label} | {backend} | {entry['compression']} | {median('step_ms'):.0f} | {vs_none} | "
               f"{median('wire_ratio'):.3f} | {median('rel_error'):.1e} |")
 PYTHON
