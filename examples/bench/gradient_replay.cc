@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "examples/bench/reduction_error.h"
 #include "examples/shared/atomic_file.h"
 #include "examples/shared/model_gradients.h"
 #include "hvdrun/runtime.h"
@@ -30,10 +31,19 @@ struct Setting {
   std::optional<double> cycle_ms;
 };
 
+// One format's figures in a setting: the job's format (std::nullopt), or one of --compression's.
+struct FormatResult {
+  std::optional<CompressionFormat> format;
+  double step_ms = 0;                      // median
+  double wire_ratio = 1;                   // bytes sent ÷ a float32 ring allreduce's, over the timed steps
+  std::optional<ReductionError> accuracy;  // with --compression: against the exact float32 sums
+};
+
 struct SettingResult {
   double threshold_mb = 0;
   double cycle_ms = 0;
-  double step_ms = 0;  // median
+  std::vector<FormatResult> formats;  // --compression's order; one, the job's, without it
+  // Per step of any format.
   double responses_per_step = 0;
   double cache_only_cycle_share = 0;
   double copied_share = 0;  // of the bytes of fused responses: copied through the fusion buffer
@@ -61,8 +71,32 @@ struct Gradients {
   }
   void Fill(float value) { std::fill(arena.begin(), arena.end(), value); }
 
+  // `inputs` = this rank's gradient-like values (with --compression): each tensor's approximately
+  // normal, with a standard deviation from 2^-6 down to 2^-19 as the tensors go (the layers of a
+  // network have gradients of very different sizes), different on every rank, the same every run.
+  void MakeInputs(int rank) {
+    inputs.resize(elements);
+    size_t index = 0;
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      const float deviation = std::ldexp(1.0F, -6 - static_cast<int>((t * 5) % 14));
+      for (size_t i = 0; i < buffers[t].size; ++i, ++index) {
+        // SplitMix64 of (rank, index); its four 16-bit quarters summed are nearly normal (Irwin-Hall).
+        uint64_t x =
+            (index + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(rank + 1) * 0xD1B54A32D192ED03ULL;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+        x ^= x >> 31;
+        const uint64_t quarters = (x & 0xFFFF) + ((x >> 16) & 0xFFFF) + ((x >> 32) & 0xFFFF) + (x >> 48);
+        const float normal = (static_cast<float>(quarters) / 65535.0F - 2.0F) * 1.7320508F;
+        inputs[index] = normal * deviation;
+      }
+    }
+  }
+  void RestoreInputs() { std::copy(inputs.begin(), inputs.end(), arena.begin()); }
+
   std::vector<examples::GradientTensor> tensors;
   std::vector<float> arena;
+  std::vector<float> inputs;
   std::vector<View> buffers;
   size_t elements = 0;
 };
@@ -106,29 +140,57 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// Milliseconds of each of `steps` timed calls of `step`, after `warmup` untimed ones; every call
-// starts with all ranks together.
-StatusOr<std::vector<double>> TimeSteps(Runtime& runtime, int warmup, int steps,
-                                        const std::function<Status()>& step) {
-  std::vector<double> times;
-  times.reserve(static_cast<size_t>(steps));
+// Milliseconds of each of `steps` timed calls of each of `step`s, after `warmup` untimed ones; every call
+// starts with all ranks together, after `prepare` (untimed) for the same index. The calls are
+// interleaved, one of each per step, the order turning by one each step, so that drift in the
+// machine's load reaches them alike.
+StatusOr<std::vector<std::vector<double>>> TimeStepsInterleaved(
+    Runtime& runtime, int warmup, int steps, const std::function<void(size_t)>& prepare,
+    const std::vector<std::function<Status()>>& step) {
+  std::vector<std::vector<double>> times(step.size());
   for (int i = 0; i < warmup + steps; ++i) {
-    if (Status status = runtime.Barrier(); !status.ok()) return status;
-    const Clock::time_point start = Clock::now();
-    if (Status status = step(); !status.ok()) return status;
-    if (i >= warmup) times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    for (size_t k = 0; k < step.size(); ++k) {
+      const size_t s = (static_cast<size_t>(i) + k) % step.size();
+      if (prepare) prepare(s);
+      if (Status status = runtime.Barrier(); !status.ok()) return status;
+      const Clock::time_point start = Clock::now();
+      if (Status status = step[s](); !status.ok()) return status;
+      if (i >= warmup) {
+        times[s].push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      }
+    }
   }
   return times;
 }
 
-// One step through the named path: every tensor submitted in backward order, then all waited for.
-Status NamedStep(Runtime& runtime, ReduceOp op, Gradients& gradients) {
+StatusOr<std::vector<double>> TimeSteps(Runtime& runtime, int warmup, int steps,
+                                        const std::function<Status()>& step) {
+  StatusOr<std::vector<std::vector<double>>> times =
+      TimeStepsInterleaved(runtime, warmup, steps, nullptr, {step});
+  if (!times.ok()) return times.status();
+  return std::move(times).value().front();
+}
+
+// The names a step submits its tensors under: theirs, after `prefix` ("fp16/", "check/fp16/").
+std::vector<std::string> TensorNames(const Gradients& gradients, const std::string& prefix) {
+  std::vector<std::string> names;
+  names.reserve(gradients.tensors.size());
+  for (const examples::GradientTensor& tensor : gradients.tensors) names.push_back(prefix + tensor.name);
+  return names;
+}
+
+// One step through the named path: every tensor submitted in backward order, in `format` (std::nullopt:
+// the job's), then all waited for.
+Status NamedStep(Runtime& runtime, ReduceOp op, Gradients& gradients, const std::vector<std::string>& names,
+                 std::optional<CompressionFormat> format) {
   std::vector<CollectiveHandle> handles;
   handles.reserve(gradients.tensors.size());
   for (size_t i = 0; i < gradients.tensors.size(); ++i) {
     const Gradients::View& buffer = gradients.buffers[i];
-    handles.push_back(runtime.AllreduceAsync(gradients.tensors[i].name, buffer.data, buffer.data, buffer.size,
-                                             DataType::kFloat32, op));
+    handles.push_back(format ? runtime.AllreduceAsync(names[i], buffer.data, buffer.data, buffer.size,
+                                                      DataType::kFloat32, op, *format)
+                             : runtime.AllreduceAsync(names[i], buffer.data, buffer.data, buffer.size,
+                                                      DataType::kFloat32, op));
   }
   Status first;
   for (CollectiveHandle& handle : handles) {
@@ -138,44 +200,142 @@ Status NamedStep(Runtime& runtime, ReduceOp op, Gradients& gradients) {
   return first;
 }
 
+// After a step on every rank's `rank + 1` in every element: each element sums (or averages) them.
+// Small integers and their halves, which every format carries exactly.
+Status CheckExactStep(Runtime& runtime, ReduceOp op, Gradients& gradients,
+                      const std::vector<std::string>& names, std::optional<CompressionFormat> format) {
+  gradients.Fill(static_cast<float>(runtime.rank() + 1));
+  if (Status status = NamedStep(runtime, op, gradients, names, format); !status.ok()) return status;
+  const float sum = static_cast<float>(runtime.size()) * static_cast<float>(runtime.size() + 1) / 2;
+  const float expected = op == ReduceOp::kAverage ? sum / static_cast<float>(runtime.size()) : sum;
+  for (size_t i = 0; i < gradients.tensors.size(); ++i) {
+    const Gradients::View& buffer = gradients.buffers[i];
+    for (const float* value = buffer.data; value != buffer.data + buffer.size; ++value) {
+      if (*value != expected) {
+        return Status::Error("'" + names[i] + "' came to " + std::to_string(*value) + ", not " +
+                             std::to_string(expected));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+std::string FormatName(const Runtime& runtime, std::optional<CompressionFormat> format) {
+  return std::string(CompressionFormatName(format.value_or(runtime.compression().format)));
+}
+
+// With --compression: each format's results for the gradient-like inputs, against the exact float32
+// sums of the same inputs (an uncompressed allreduce). Every name is fresh, and is first used for the
+// exact check, whose values every format carries without loss: so no error feedback from the timed
+// steps reaches the compared step.
+Status MeasureAccuracy(Runtime& runtime, ReduceOp op, Gradients& gradients,
+                       std::vector<FormatResult>& formats) {
+  const std::vector<std::string> exact_names = TensorNames(gradients, "check/none/");
+  if (Status status = CheckExactStep(runtime, op, gradients, exact_names, CompressionFormat::kNone);
+      !status.ok()) {
+    return status;
+  }
+  gradients.RestoreInputs();
+  if (Status status = NamedStep(runtime, op, gradients, exact_names, CompressionFormat::kNone);
+      !status.ok()) {
+    return status;
+  }
+  const std::vector<float> exact = gradients.arena;
+  for (FormatResult& result : formats) {
+    const std::vector<std::string> names =
+        TensorNames(gradients, "check/" + FormatName(runtime, result.format) + "/");
+    if (Status status = CheckExactStep(runtime, op, gradients, names, result.format); !status.ok()) {
+      return status;
+    }
+    gradients.RestoreInputs();
+    if (Status status = NamedStep(runtime, op, gradients, names, result.format); !status.ok()) return status;
+    ReductionError error;
+    for (size_t i = 0; i < gradients.tensors.size(); ++i) {
+      const Gradients::View& buffer = gradients.buffers[i];
+      error.AddTensor(gradients.tensors[i].name, buffer.data,
+                      exact.data() + (buffer.data - gradients.arena.data()), buffer.size);
+    }
+    result.accuracy = error;
+  }
+  return Status::Ok();
+}
+
 StatusOr<SettingResult> MeasureSetting(const ReplayOptions& options, const Setting& setting,
                                        Gradients& gradients) {
   StatusOr<std::unique_ptr<Runtime>> created =
       Runtime::InitFromEnvironment(LookupFor(setting), CollectiveOrder::kNegotiated);
   if (!created.ok()) return created.status();
   Runtime& runtime = *created.value();
-  gradients.Fill(static_cast<float>(runtime.rank() + 1));
-  StatusOr<std::vector<double>> times = TimeSteps(runtime, options.warmup, options.steps,
-                                                  [&] { return NamedStep(runtime, options.op, gradients); });
+  const bool compare = !options.compression.empty();
+  std::vector<FormatResult> formats;
+  if (compare) {
+    for (CompressionFormat format : options.compression) {
+      formats.emplace_back();
+      formats.back().format = format;
+    }
+  } else {
+    formats.emplace_back();
+  }
+  std::vector<std::vector<std::string>> names;
+  std::vector<std::function<Status()>> steps;
+  std::vector<CompressionCounters> sent(formats.size());
+  for (size_t f = 0; f < formats.size(); ++f) {
+    names.push_back(TensorNames(gradients, compare ? FormatName(runtime, formats[f].format) + "/" : ""));
+    steps.emplace_back([&, f] {
+      const CompressionCounters before = runtime.compression_counters();
+      Status status = NamedStep(runtime, options.op, gradients, names[f], formats[f].format);
+      const CompressionCounters after = runtime.compression_counters();
+      sent[f].wire_bytes += after.wire_bytes - before.wire_bytes;
+      sent[f].float32_wire_bytes += after.float32_wire_bytes - before.float32_wire_bytes;
+      return status;
+    });
+  }
+  // Without --compression the step reduces the same buffers again and again, as before; with it each
+  // step starts from the gradient-like inputs, as a training step's gradients are new each time.
+  std::function<void(size_t)> prepare;
+  if (compare) {
+    prepare = [&](size_t) { gradients.RestoreInputs(); };
+  } else {
+    gradients.Fill(static_cast<float>(runtime.rank() + 1));
+  }
+  const NegotiationCounters before = runtime.negotiation_counters();
+  StatusOr<std::vector<std::vector<double>>> times =
+      TimeStepsInterleaved(runtime, options.warmup, options.steps, prepare, steps);
   if (!times.ok()) return times.status();
+  const NegotiationCounters after = runtime.negotiation_counters();
 
-  // Every element of every tensor sums (or averages) rank + 1 over the ranks.
-  gradients.Fill(static_cast<float>(runtime.rank() + 1));
-  if (Status status = NamedStep(runtime, options.op, gradients); !status.ok()) return status;
-  const float sum = static_cast<float>(runtime.size()) * static_cast<float>(runtime.size() + 1) / 2;
-  const float expected = options.op == ReduceOp::kAverage ? sum / static_cast<float>(runtime.size()) : sum;
-  for (size_t i = 0; i < gradients.tensors.size(); ++i) {
-    const Gradients::View& buffer = gradients.buffers[i];
-    for (const float* value = buffer.data; value != buffer.data + buffer.size; ++value) {
-      if (*value != expected) {
-        return Status::Error("'" + gradients.tensors[i].name + "' came to " + std::to_string(*value) +
-                             ", not " + std::to_string(expected));
+  for (size_t f = 0; f < formats.size(); ++f) {
+    formats[f].step_ms = Median(times.value()[f]);
+    if (sent[f].float32_wire_bytes > 0) {
+      formats[f].wire_ratio =
+          static_cast<double>(sent[f].wire_bytes) / static_cast<double>(sent[f].float32_wire_bytes);
+    }
+    if (!compare) {
+      if (Status status = CheckExactStep(runtime, options.op, gradients, names[f], formats[f].format);
+          !status.ok()) {
+        return status;
       }
     }
+  }
+  if (compare) {
+    if (Status status = MeasureAccuracy(runtime, options.op, gradients, formats); !status.ok()) return status;
   }
 
   SettingResult result;
   result.threshold_mb = ThresholdMb(setting);
   result.cycle_ms = CycleMs(setting);
-  result.step_ms = Median(times.value());
-  // Every step (warm-up, timed and checked) makes the same responses; the barriers make none.
-  const NegotiationCounters after = runtime.negotiation_counters();
-  const double all_steps = options.warmup + options.steps + 1.0;
-  result.responses_per_step = static_cast<double>(after.responses) / all_steps;
-  const uint64_t fused = after.copied_bytes + after.in_place_bytes;
-  result.copied_share = fused > 0 ? static_cast<double>(after.copied_bytes) / static_cast<double>(fused) : 0;
+  result.formats = std::move(formats);
+  // Every timed step (warm-up included) makes the same responses; the barriers make none.
+  const double all_steps = static_cast<double>(result.formats.size()) * (options.warmup + options.steps);
+  result.responses_per_step = static_cast<double>(after.responses - before.responses) / all_steps;
+  const uint64_t copied = after.copied_bytes - before.copied_bytes;
+  const uint64_t fused = copied + after.in_place_bytes - before.in_place_bytes;
+  result.copied_share = fused > 0 ? static_cast<double>(copied) / static_cast<double>(fused) : 0;
+  const uint64_t cycles = after.cycles - before.cycles;
   result.cache_only_cycle_share =
-      after.cycles > 0 ? static_cast<double>(after.cache_only_cycles) / static_cast<double>(after.cycles) : 0;
+      cycles > 0 ? static_cast<double>(after.cache_only_cycles - before.cache_only_cycles) /
+                       static_cast<double>(cycles)
+                 : 0;
   return result;
 }
 
@@ -237,6 +397,27 @@ StatusOr<std::vector<double>> ParseNumberList(std::string_view flag, std::string
   return values;
 }
 
+StatusOr<std::vector<CompressionFormat>> ParseCompressionList(std::string_view flag, std::string_view text) {
+  std::vector<CompressionFormat> formats;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    std::optional<CompressionFormat> format = ParseCompressionFormat(item);
+    if (!format) {
+      return Status::Error(std::string(flag) + ": '" + std::string(item) +
+                           "' is not a compression format (none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2)");
+    }
+    if (std::find(formats.begin(), formats.end(), *format) != formats.end()) {
+      return Status::Error(std::string(flag) + ": '" + std::string(item) + "' is " +
+                           std::string(CompressionFormatName(*format)) + ", listed twice");
+    }
+    formats.push_back(*format);
+    start = comma + 1;
+  }
+  return formats;
+}
+
 int RunReplay(const ReplayOptions& options) {
   auto fail = [](const std::string& message) {
     std::fprintf(stderr, "hvdrun-bench: %s\n", message.c_str());
@@ -256,6 +437,8 @@ int RunReplay(const ReplayOptions& options) {
   StatusOr<std::unique_ptr<Runtime>> reporter = Runtime::InitFromEnvironment();
   if (!reporter.ok()) return fail(reporter.status().message());
   Runtime& runtime = *reporter.value();
+  const bool compare = !options.compression.empty();
+  if (compare) gradients.MakeInputs(runtime.rank());
   std::optional<BaselineResult> baseline;
   if (options.baseline) {
     StatusOr<BaselineResult> measured = MeasureBaseline(runtime, options, gradients);
@@ -265,23 +448,43 @@ int RunReplay(const ReplayOptions& options) {
   std::vector<SettingResult> results;
   for (const Setting& setting : Settings(options)) {
     StatusOr<SettingResult> measured = MeasureSetting(options, setting, gradients);
-    if (!measured.ok()) return fail(measured.status().message());
+    if (!measured.ok()) {
+      return fail("rank " + std::to_string(runtime.rank()) + ": " + measured.status().message());
+    }
     results.push_back(measured.value());
   }
 
   const double best_raw = baseline ? std::min(baseline->whole_ms, baseline->one_by_one_ms) : 0;
+  // The step of `none` in the same setting, the ratios' denominator; 0 when --compression lacks it.
+  auto none_ms = [](const SettingResult& r) {
+    for (const FormatResult& f : r.formats) {
+      if (f.format == CompressionFormat::kNone) return f.step_ms;
+    }
+    return 0.0;
+  };
   nlohmann::json settings = nlohmann::json::array();
   for (const SettingResult& r : results) {
-    nlohmann::json entry = {{"fusion_threshold_mb", r.threshold_mb},
-                            {"cycle_time_ms", r.cycle_ms},
-                            {"step_ms", r.step_ms},
-                            {"responses_per_step", r.responses_per_step},
-                            {"cache_only_cycle_share", r.cache_only_cycle_share},
-                            {"copied_share", r.copied_share}};
-    if (baseline) entry["vs_best_raw"] = r.step_ms / best_raw;
-    settings.push_back(entry);
+    for (const FormatResult& f : r.formats) {
+      nlohmann::json entry = {{"fusion_threshold_mb", r.threshold_mb},
+                              {"cycle_time_ms", r.cycle_ms},
+                              {"compression", FormatName(runtime, f.format)},
+                              {"step_ms", f.step_ms},
+                              {"wire_ratio", f.wire_ratio},
+                              {"responses_per_step", r.responses_per_step},
+                              {"cache_only_cycle_share", r.cache_only_cycle_share},
+                              {"copied_share", r.copied_share}};
+      if (none_ms(r) > 0) entry["vs_none"] = f.step_ms / none_ms(r);
+      if (f.accuracy) {
+        entry["rel_error"] = f.accuracy->relative_error();
+        entry["worst_tensor_rel_error"] = f.accuracy->worst_tensor_error();
+        entry["worst_tensor"] = f.accuracy->worst_tensor();
+        entry["nonfinite"] = f.accuracy->nonfinite();
+      }
+      if (baseline) entry["vs_best_raw"] = f.step_ms / best_raw;
+      settings.push_back(entry);
+    }
   }
-  nlohmann::json summary = {{"step_ms", results.front().step_ms}};
+  nlohmann::json summary = {{"step_ms", results.front().formats.front().step_ms}};
   nlohmann::json document = {{"replay", options.model},
                              {"op", ReduceOpName(options.op)},
                              {"backend", BackendName(runtime.backend())},
@@ -292,6 +495,13 @@ int RunReplay(const ReplayOptions& options) {
                              {"steps", options.steps},
                              {"warmup", options.warmup},
                              {"settings", settings}};
+  const CompressionOptions& safeguards = runtime.compression();
+  if (compare) {
+    document["fp8_safeguards"] = {{"scaling", safeguards.scaling},
+                                  {"safe_cast", safeguards.safe_cast},
+                                  {"float32_sums", safeguards.float32_sums},
+                                  {"error_feedback", safeguards.error_feedback}};
+  }
   if (baseline) {
     document["baseline"] = {{"whole_ms", baseline->whole_ms}, {"one_by_one_ms", baseline->one_by_one_ms}};
     summary["baseline_whole_ms"] = baseline->whole_ms;
@@ -307,13 +517,45 @@ int RunReplay(const ReplayOptions& options) {
       options.model.c_str(), gradients.tensors.size(), megabytes,
       std::string(ReduceOpName(options.op)).c_str(), std::string(BackendName(runtime.backend())).c_str(),
       runtime.size(), options.steps, options.warmup);
-  std::printf("%12s %10s %10s %12s %12s %8s%s\n", "fusion_mb", "cycle_ms", "step_ms", "responses",
-              "cache_only", "copied", baseline ? "  vs_best_raw" : "");
-  for (const SettingResult& r : results) {
-    std::printf("%12.1f %10.2f %10.2f %12.1f %11.0f%% %7.0f%%", r.threshold_mb, r.cycle_ms, r.step_ms,
-                r.responses_per_step, 100 * r.cache_only_cycle_share, 100 * r.copied_share);
-    if (baseline) std::printf(" %12.2f", r.step_ms / best_raw);
-    std::printf("\n");
+  if (compare) {
+    auto on_off = [](bool on) { return on ? "on" : "off"; };
+    std::printf(
+        "# formats interleaved step by step; rel_error = |reduced - exact| / |exact| of one step's "
+        "gradient-like values (fp8: scaling %s, safe cast %s, float32 sums %s, error feedback %s)\n",
+        on_off(safeguards.scaling), on_off(safeguards.safe_cast), on_off(safeguards.float32_sums),
+        on_off(safeguards.error_feedback));
+    std::printf("%10s %9s %-12s %10s %8s %6s %10s %10s  %s%s\n", "fusion_mb", "cycle_ms", "compression",
+                "step_ms", "vs_none", "wire", "rel_error", "worst_rel", "worst tensor",
+                baseline ? "  vs_best_raw" : "");
+    for (const SettingResult& r : results) {
+      for (const FormatResult& f : r.formats) {
+        std::printf("%10.1f %9.2f %-12s %10.2f ", r.threshold_mb, r.cycle_ms,
+                    FormatName(runtime, f.format).c_str(), f.step_ms);
+        if (none_ms(r) > 0) {
+          std::printf("%8.2f", f.step_ms / none_ms(r));
+        } else {
+          std::printf("%8s", "-");
+        }
+        const bool exact = f.accuracy->worst_tensor_error() == 0;
+        std::printf(" %6.3f %10.2e %10.2e  %s", f.wire_ratio, f.accuracy->relative_error(),
+                    f.accuracy->worst_tensor_error(), exact ? "-" : f.accuracy->worst_tensor().c_str());
+        if (f.accuracy->nonfinite() > 0) {
+          std::printf(" (%llu not finite)", static_cast<unsigned long long>(f.accuracy->nonfinite()));
+        }
+        if (baseline) std::printf("  %.2f", f.step_ms / best_raw);
+        std::printf("\n");
+      }
+    }
+  } else {
+    std::printf("%12s %10s %10s %12s %12s %8s%s\n", "fusion_mb", "cycle_ms", "step_ms", "responses",
+                "cache_only", "copied", baseline ? "  vs_best_raw" : "");
+    for (const SettingResult& r : results) {
+      const double step_ms = r.formats.front().step_ms;
+      std::printf("%12.1f %10.2f %10.2f %12.1f %11.0f%% %7.0f%%", r.threshold_mb, r.cycle_ms, step_ms,
+                  r.responses_per_step, 100 * r.cache_only_cycle_share, 100 * r.copied_share);
+      if (baseline) std::printf(" %12.2f", step_ms / best_raw);
+      std::printf("\n");
+    }
   }
   if (baseline) {
     std::printf("# raw library allreduce: whole gradient in one call %.2f ms, tensor by tensor %.2f ms\n",

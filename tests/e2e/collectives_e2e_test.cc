@@ -2,7 +2,9 @@
 // against a float64 reference, the ranks' reports, the results directory, and the job secret.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 
@@ -98,6 +100,79 @@ TEST(BenchTest, SweepsSizesAndWritesTheJsonTheIssueAsksFor) {
   }
   EXPECT_NE(result.stdout_text.find("busbw_gbps"), std::string::npos)
       << "hvdrun's summary of the reports" << result;
+}
+
+class BenchCompressionTest : public testing::TestWithParam<std::string> {};
+
+// hvdrun-bench --replay --compression: every format in one run, with what it sends and what it costs
+// in accuracy. Each format's error is below twice its unit roundoff (2^-(mantissa bits + 1): each
+// value is rounded at most twice, once on its way in and once as a sum), and above zero (it did
+// travel compressed); uncompressed, it is exact.
+TEST_P(BenchCompressionTest, ReplayComparesTheFormatsInOneRunWithTheirBytesAndAccuracy) {
+  ScratchDir dir;
+  const std::string json_path = dir.path() + "/compression.json";
+  const std::string bench = std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-bench";
+  ProcessResult result = RunHvdrun({"-np", "2", "--" + GetParam(), bench, "--replay", "resnet18", "--op",
+                                    "average", "--compression", "none,fp16,bf16,fp8", "--iters", "2",
+                                    "--warmup", "1", "--json", json_path});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("[0]<stdout>:     128.0      1.00 fp8-e4m3"), std::string::npos)
+      << result;
+  const nlohmann::json document = nlohmann::json::parse(ReadFileBytes(json_path));
+  ASSERT_EQ(document["settings"].size(), 4U) << document.dump(2);
+  struct Expected {
+    const char* name;
+    double wire_low, wire_high, unit_roundoff;
+  };
+  const Expected expected[] = {{"none", 1.0, 1.0, 0.0},
+                               {"fp16", 0.49, 0.51, std::ldexp(1.0, -11)},
+                               {"bf16", 0.49, 0.51, std::ldexp(1.0, -8)},
+                               {"fp8-e4m3", 0.24, 0.26, std::ldexp(1.0, -4)}};
+  for (size_t i = 0; i < 4; ++i) {
+    const nlohmann::json& entry = document["settings"][i];
+    SCOPED_TRACE(entry.dump());
+    EXPECT_EQ(entry["compression"], expected[i].name);
+    EXPECT_GT(entry["step_ms"].get<double>(), 0.0);
+    EXPECT_GE(entry["wire_ratio"].get<double>(), expected[i].wire_low);
+    EXPECT_LE(entry["wire_ratio"].get<double>(), expected[i].wire_high);
+    EXPECT_EQ(entry["nonfinite"], 0);
+    const double error = entry["rel_error"].get<double>();
+    const double worst = entry["worst_tensor_rel_error"].get<double>();
+    if (i == 0) {
+      EXPECT_EQ(entry["vs_none"].get<double>(), 1.0);
+      EXPECT_EQ(error, 0.0);
+      EXPECT_EQ(worst, 0.0);
+    } else {
+      EXPECT_GT(entry["vs_none"].get<double>(), 0.0);
+      EXPECT_GT(error, 0.0);
+      EXPECT_LT(error, 2 * expected[i].unit_roundoff);
+      EXPECT_GE(worst, error);
+    }
+  }
+  EXPECT_EQ(document["fp8_safeguards"]["error_feedback"], true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BenchCompressionTest, testing::Values("gloo", "mpi"),
+                         [](const testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param;
+                         });
+
+TEST(BenchCompressionTest, ABadFormatListIsRefusedNamingTheFlag) {
+  const std::string bench = std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-bench";
+  ProcessResult result = RunProcess({bench, "--replay", "vgg16", "--compression", "none,fp9"}, kRunTimeout);
+  EXPECT_EQ(result.exit_code, 2) << result;
+  EXPECT_EQ(
+      result.stderr_text,
+      "hvdrun-bench: --compression: 'fp9' is not a compression format (none, fp16, bf16, fp8, fp8-e4m3, "
+      "fp8-e5m2)\n")
+      << result;
+  result = RunProcess({bench, "--replay", "vgg16", "--compression", "fp8,fp8-e4m3"}, kRunTimeout);
+  EXPECT_EQ(result.exit_code, 2) << result;
+  EXPECT_EQ(result.stderr_text, "hvdrun-bench: --compression: 'fp8-e4m3' is fp8-e4m3, listed twice\n")
+      << result;
+  result = RunProcess({bench, "--compression", "fp16"}, kRunTimeout);
+  EXPECT_EQ(result.exit_code, 2) << result;
+  EXPECT_NE(result.stderr_text.find("--compression need --replay"), std::string::npos) << result;
 }
 
 TEST(RendezvousTest, AWrongSecretIsRefusedAndLoggedByPeerAddress) {

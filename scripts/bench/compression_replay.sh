@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Gradient compression on a training step's gradients: hvdrun-bench --replay MODEL --compression
+# none,fp16,bf16,fp8 at 2 ranks, every format in the same run (interleaved step by step, each step
+# from the same gradients), over each backend, in two settings:
+#   loopback  both ranks on this machine: the "network" is memory copies on the machine's cores
+#   cluster   one rank on each of two servers of the test cluster (docs/testing-cluster.md; as root),
+#             each server's links (eth0, data0) shaped to RATE by `tc qdisc ... tbf` (a lab network's)
+# Each configuration runs ROUNDS times (round by round: drift reaches every configuration alike); the
+# table shows per format the medians over rounds of each run's median step, of its ratio to none's
+# step in the same run, of the bytes sent over float32's, and of the relative error against the
+# exact float32 sums. It asserts nothing about the times. See docs/benchmarks.md for the results.
+#
+# Usage: scripts/bench/compression_replay.sh [--model M] [--rounds N] [--backends "gloo mpi"]
+#   [--settings "loopback cluster"] [--link-rate 1gbit] [--formats none,fp16,bf16,fp8] [--op average]
+#   [--iters N] [--warmup N] [--stage DIR] [--build DIR] [--keep DIR]
+#   --stage DIR  an installed hvdrun (cmake --install build --prefix DIR; default build/stage)
+#   --build DIR  a build tree with bin/hvdrun-test-cluster, for the cluster setting (default build)
+#   --keep DIR   keep every run's --json there (default: a temporary directory, removed)
+set -euo pipefail
+
+die() {
+  echo "compression_replay.sh: $*" >&2
+  exit 2
+}
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+model=vgg16
+rounds=3
+backends="gloo mpi"
+settings="loopback cluster"
+link_rate=1gbit
+formats=none,fp16,bf16,fp8
+op=average
+iters=3
+warmup=1
+stage="$repo_root/build/stage"
+build="$repo_root/build"
+keep=""
+while (($# > 0)); do
+  case "$1" in
+    -h | --help)
+      sed -n '2,19p' "$0"
+      exit 0
+      ;;
+    --model | --rounds | --backends | --settings | --link-rate | --formats | --op | --iters | --warmup | \
+      --stage | --build | --keep)
+      (($# >= 2)) || die "$1 needs a value"
+      value="$2"
+      case "$1" in
+        --model) model="$value" ;;
+        --rounds) rounds="$value" ;;
+        --backends) backends="$value" ;;
+        --settings) settings="$value" ;;
+        --link-rate) link_rate="$value" ;;
+        --formats) formats="$value" ;;
+        --op) op="$value" ;;
+        --iters) iters="$value" ;;
+        --warmup) warmup="$value" ;;
+        --stage) stage="$value" ;;
+        --build) build="$value" ;;
+        --keep) keep="$value" ;;
+      esac
+      shift 2
+      ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+for pair in "--rounds:$rounds:1" "--iters:$iters:1" "--warmup:$warmup:0"; do
+  IFS=: read -r flag value least <<<"$pair"
+  if ! [[ "$value" =~ ^[0-9]+$ ]] || ((value < least)); then
+    die "$flag: expected a whole number >= $least, got '$value'"
+  fi
+done
+[[ "$link_rate" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] ||
+  die "--link-rate: expected a tc rate such as 1gbit or 100mbit, got '$link_rate'"
+for setting in $settings; do
+  [[ "$setting" == loopback || "$setting" == cluster ]] || die "--settings: unknown setting '$setting'"
+done
+for backend in $backends; do
+  [[ "$backend" == gloo || "$backend" == mpi ]] || die "--backends: unknown backend '$backend'"
+done
+[[ -x "$stage/bin/hvdrun" && -x "$stage/bin/hvdrun-bench" && -x "$stage/bin/hvdrun-agent" ]] ||
+  die "no hvdrun, hvdrun-bench and hvdrun-agent in $stage/bin (build, then cmake --install build --prefix $stage)"
+
+if [[ -n "$keep" ]]; then
+  mkdir -p "$keep" || die "--keep: cannot create '$keep'"
+  out="$(cd "$keep" && pwd)"
+else
+  out="$(mktemp -d)"
+fi
+cluster_pid=""
+log=""
+cleanup() {
+  if [[ -n "$cluster_pid" ]]; then
+    kill -INT "$cluster_pid" 2>/dev/null || true
+    wait "$cluster_pid" 2>/dev/null || true
+  fi
+  [[ -n "$log" ]] && rm -f "$log"
+  [[ -n "$keep" ]] || rm -rf "$out"
+}
+trap cleanup EXIT
+
+bench=("$stage/bin/hvdrun-bench" --replay "$model" --compression "$formats" --op "$op" --iters "$iters"
+  --warmup "$warmup")
+cluster_cmd=()
+if [[ " $settings " == *" cluster "* ]]; then
+  ((EUID == 0)) || die "the cluster setting needs root (network namespaces); or pass --settings loopback"
+  [[ -x "$build/bin/hvdrun-test-cluster" ]] || die "no $build/bin/hvdrun-test-cluster: build it, or pass --build DIR"
+  command -v tc >/dev/null || die "no tc: install iproute2"
+  log="$(mktemp)"
+  "$build/bin/hvdrun-test-cluster" up 2 >"$log" 2>&1 &
+  cluster_pid=$!
+  for ((i = 0; i < 300; ++i)); do
+    grep -q '^Ctrl-C' "$log" && break
+    kill -0 "$cluster_pid" 2>/dev/null || { cat "$log" >&2; die "the test cluster did not start"; }
+    sleep 0.1
+  done
+  run_id="$(sed -n 's/^hvdrun test cluster \([^:]*\):.*/\1/p' "$log")"
+  [[ -n "$run_id" ]] || { cat "$log" >&2; die "the test cluster did not say its run id"; }
+  run_dir="/run/hvdrun-cluster/$run_id"
+  # Each server's egress on each of its links, both directions of the ranks' traffic. The ranks talk
+  # over eth0 only (--network-interface: Open MPI's TCP transport would otherwise stripe each message
+  # over eth0 and data0, twice the shaped rate).
+  for server in server1 server2; do
+    mapfile -t links < <(ip -n "$run_id-$server" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')
+    for link in "${links[@]}"; do
+      [[ "$link" == lo ]] && continue
+      ip netns exec "$run_id-$server" tc qdisc replace dev "$link" root tbf rate "$link_rate" burst 512kb \
+        latency 50ms || die "tc could not shape $server's $link to $link_rate"
+    done
+  done
+  hosts="server1:1,server2:1"
+  cluster_cmd=(ip netns exec "$run_id-launcher" "$stage/bin/hvdrun" -np 2 -H "$hosts"
+    -i "$run_dir/id_ed25519" --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$stage/bin/hvdrun-agent"
+    --network-interface eth0)
+fi
+
+run() {  # setting backend round
+  local json="$out/$1-$2-$3.json" err="$out/$1-$2-$3.stderr"
+  local -a cmd
+  if [[ "$1" == loopback ]]; then
+    cmd=("$stage/bin/hvdrun" -np 2 "--$2" "${bench[@]}" --json "$json")
+  else
+    cmd=("${cluster_cmd[@]}" "--$2" "${bench[@]}" --json "$json")
+  fi
+  echo "round $3: $1 $2: ${cmd[*]}" >&2
+  if ! PATH="$stage/bin:$PATH" "${cmd[@]}" >/dev/null 2>"$err"; then
+    echo "compression_replay.sh: '${cmd[*]}' failed:" >&2
+    tail -20 "$err" >&2
+    exit 1
+  fi
+}
+for ((round = 1; round <= rounds; ++round)); do
+  for setting in $settings; do
+    for backend in $backends; do
+      run "$setting" "$backend" "$round"
+    done
+  done
+done
+
+/usr/bin/python3 - "$out" "$model" "$link_rate" <<'PYTHON'
+import glob, json, os, statistics, sys
+out, model, rate = sys.argv[1], sys.argv[2], sys.argv[3]
+runs = {}
+for path in sorted(glob.glob(os.path.join(out, "*.json"))):
+    setting, backend, _ = os.path.basename(path)[:-5].split("-")
+    runs.setdefault((setting, backend), []).append(json.load(open(path)))
+first = next(iter(runs.values()))[0]
+print(f"{model}: {first['tensors']} tensors, {first['bytes'] / 1e6:.0f} MB, {first['op']}, {first['ranks']} ranks, "
+      f"{len(next(iter(runs.values())))} rounds of a median of {first['steps']} steps; medians over rounds")
+print("| setting | backend | format | step (ms) | ÷ none (range over rounds) | wire bytes ÷ float32's | relative error |")
+print("|---|---|---|---|---|---|---|")
+for (setting, backend), docs in sorted(runs.items()):
+    label = setting if setting == "loopback" else f"2 servers, {rate}"
+    for i, entry in enumerate(docs[0]["settings"]):
+        def median(key):
+            return statistics.median(d["settings"][i][key] for d in docs)
+        ratios = [d["settings"][i].get("vs_none") for d in docs]
+        vs_none = (f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
+                   if None not in ratios else "-")
+        print(f"| {label} | {backend} | {entry['compression']} | {median('step_ms'):.0f} | {vs_none} | "
+              f"{median('wire_ratio'):.3f} | {median('rel_error'):.1e} |")
+PYTHON
