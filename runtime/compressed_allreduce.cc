@@ -75,17 +75,13 @@ Status CompressedAllreduce::ReduceFloat8(Backend& backend, float* values, size_t
       std::min(kBlockElements, kWordBytes * DivideRoundingUp(DivideRoundingUp(count, ranks), kWordBytes));
   const size_t chunk = block_ * DivideRoundingUp(DivideRoundingUp(count, block_), ranks);
   const size_t padded = chunk * ranks;
-  work_.resize(padded);
-  // Summed in fp8, an average is divided first, as the 16-bit formats' (Compression.fp16's recipe).
-  const float prescale =
-      !settings.float32_sums && op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
-  std::transform(values, values + count, work_.begin(), [prescale](float value) { return value * prescale; });
-  std::fill(work_.begin() + static_cast<std::ptrdiff_t>(count), work_.end(), 0.0f);
   std::vector<TensorSpan> whole;
   if (tensors.empty()) whole.push_back({"", 0, count});
   const std::vector<TensorSpan>& spans = tensors.empty() ? whole : tensors;
-
-  if (settings.error_feedback) AddKeptErrors(spans);
+  // Summed in fp8, an average is divided first, as the 16-bit formats' (Compression.fp16's recipe).
+  const float prescale =
+      !settings.float32_sums && op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
+  LoadWork(values, count, padded, prescale, spans);
   const float headroom = settings.float32_sums ? 1.0f : static_cast<float>(size_);
   if (settings.scaling) {
     Status status = AgreeOnScales(backend, padded, headroom);
@@ -146,13 +142,29 @@ Status CompressedAllreduce::AgreeOnScales(Backend& backend, size_t padded, float
   return Status::Ok();
 }
 
-void CompressedAllreduce::AddKeptErrors(const std::vector<TensorSpan>& spans) {
+void CompressedAllreduce::LoadWork(const float* values, size_t count, size_t padded, float prescale,
+                                   const std::vector<TensorSpan>& spans) {
+  work_.resize(padded);
+  std::fill(work_.begin() + static_cast<std::ptrdiff_t>(count), work_.end(), 0.0f);
+  const auto scaled = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) work_[i] = values[i] * prescale;
+  };
+  // One pass; the spans lie in order (Allreduce's contract), their kept errors added on the way.
+  size_t next = 0;
   for (const TensorSpan& span : spans) {
-    if (span.name.empty()) continue;
+    scaled(next, span.offset);
+    next = span.offset + span.count;
+    if (!options_.error_feedback || span.name.empty()) {
+      scaled(span.offset, next);
+      continue;
+    }
     std::vector<float>& kept = tensor_errors_[span.name];
     if (kept.size() != span.count) kept.assign(span.count, 0.0f);
-    for (size_t i = 0; i < span.count; ++i) work_[span.offset + i] += kept[i];
+    const float* in = values + span.offset;
+    float* out = &work_[span.offset];
+    for (size_t i = 0; i < span.count; ++i) out[i] = in[i] * prescale + kept[i];
   }
+  scaled(next, count);
 }
 
 void CompressedAllreduce::KeepLostErrors(const std::vector<TensorSpan>& spans) {

@@ -75,8 +75,8 @@ class CompressedAllreduce {
   static bool Compresses(DataType type, ReduceOp op, CompressionFormat format);
   // recv[0, count) = the allreduce over every rank of send[0, count): compressed in `format` when
   // Compresses(type, op, format), else the backend's own. send == recv is in place. `tensors` name
-  // the tensors packed in the buffer, in order, for error feedback; an empty list is one unnamed
-  // tensor.
+  // the tensors packed in the buffer, in order of their offsets and not overlapping, for error
+  // feedback; an empty list is one unnamed tensor.
   Status Allreduce(Backend& backend, const void* send, void* recv, size_t count, DataType type, ReduceOp op,
                    CompressionFormat format, const std::vector<TensorSpan>& tensors = {});
   CompressionCounters counters() const;
@@ -93,9 +93,11 @@ class CompressedAllreduce {
   Status SumInFloat8(Backend& backend, size_t padded, float* values, size_t count);
   // Decodes the block of codes whose first element is `at` into values[at, count): padding is dropped.
   void DecodeBlockInto(const uint8_t* codes, size_t at, float inverse_scale, float* values, size_t count);
-  // Error feedback of each rank's values: the tensors' kept errors added to work_, and what encoding
-  // work_ into codes_ lost (lost_, written by the encoding) kept.
-  void AddKeptErrors(const std::vector<TensorSpan>& spans);
+  // work_[0, padded) = values * prescale, with each named tensor's kept error added (error feedback),
+  // zeros past count.
+  void LoadWork(const float* values, size_t count, size_t padded, float prescale,
+                const std::vector<TensorSpan>& spans);
+  // Error feedback: what encoding work_ into codes_ lost (lost_, written by the encoding) kept.
   void KeepLostErrors(const std::vector<TensorSpan>& spans);
   // A ring allreduce's, an alltoall's or an allgather's bytes sent by this rank for `bytes` in all.
   uint64_t RingAllreduceBytes(size_t bytes) const;
