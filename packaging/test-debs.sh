@@ -3,8 +3,8 @@
 #
 #   bash packaging/test-debs.sh [WORK_DIR]          (default build/package-test)
 #
-# 1. builds the packages from a clean copy of the tree (packaging/build-debs.sh; without
-#    hvdrun-trainer unless HVDRUN_PACKAGE_TRAINER=1: libtorch would add minutes to CI),
+# 1. builds every package from a clean copy of the tree (packaging/build-debs.sh;
+#    HVDRUN_PACKAGE_PROFILES=pkg.hvdrun.notrainer,pkg.hvdrun.nopython leaves out the two on torch),
 # 2. lintian: no error and no warning (packaging/debian/*.lintian-overrides say why for each override),
 # 3. debootstraps a clean root of this machine's Debian release (minbase) from the archive this
 #    machine's apt uses,
@@ -12,7 +12,9 @@
 # 5. installs the packages in the root with apt, so that a missing dependency shows; runs hvdrun
 #    -np 2 over Gloo and MPI with hvdrun-bench, an hvdrun-lab experiment and its report, and the
 #    allreduce example built with find_package(hvdrun) and with pkg-config, each under hvdrun; then
-#    purges the packages and checks that nothing of them is left.
+#    purges the packages and checks that nothing of them is left. Where they were built, also
+#    hvdrun-trainer under hvdrun, and hvdrun.torch under hvdrun, imported both as hvdrun.torch and,
+#    through the compatibility directory, as horovod.torch.
 #
 # HVDRUN_PACKAGE_DEBS=DIR tests the packages already built in DIR (by build-debs.sh) instead.
 #
@@ -136,8 +138,7 @@ rm -rf "$work/root" "$work/piuparts"
 # --- 1. build -------------------------------------------------------------------------------------
 debs_dir=${HVDRUN_PACKAGE_DEBS:-$work/debs}
 if [ -z "${HVDRUN_PACKAGE_DEBS:-}" ]; then
-  profiles=pkg.hvdrun.notrainer
-  if [ "${HVDRUN_PACKAGE_TRAINER:-0}" = 1 ]; then profiles=""; fi
+  profiles=${HVDRUN_PACKAGE_PROFILES:-}
   step "building the packages (profiles: ${profiles:-none})"
   DEB_BUILD_PROFILES=$profiles bash "$root_dir/packaging/build-debs.sh" "$debs_dir"
 fi
@@ -146,7 +147,6 @@ test_debs=()
 for deb in "${debs[@]}"; do
   case $(basename "$deb") in
     *-dbgsym_*) ;;
-    hvdrun-trainer_*) ;; # tested by its own end-to-end tests; here it would pull in libtorch
     *) test_debs+=("$deb") ;;
   esac
 done
@@ -182,6 +182,7 @@ cp /etc/resolv.conf "$work/root/etc/resolv.conf"
 printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$work/root/etc/hosts"
 mkdir -p "$work/root/tmp/debs" "$work/root/root/allreduce"
 cp "${test_debs[@]}" "$work/root/tmp/debs/"
+printf '%s\n' "${package_names[@]}" >"$work/root/tmp/debs/packages"
 cp "$root_dir/examples/allreduce/allreduce.cc" "$root_dir/examples/allreduce/CMakeLists.txt" "$work/root/root/allreduce/"
 
 # Runs a bash script (stdin) in the clean root, with /proc, /sys (read-only: Open MPI's hwloc reads
@@ -251,9 +252,55 @@ hvdrun -np 2 --mpi ./allreduce-pc >pc-run.out
 expect pc-run.out "[0]<stdout>:rank 0 of 2: $sums"
 SCRIPT
 
+if grep -qx -e hvdrun-trainer -e python3-hvdrun "$work/root/tmp/debs/packages"; then
+  step "hvdrun-trainer and hvdrun.torch in the clean root"
+  in_root 600 <<'SCRIPT'
+cd /root
+expect() { # expect FILE TEXT: FILE has the line TEXT
+  grep -qxF -- "$2" "$1" || { echo "test-debs: expected the line '$2' in:"; cat "$1"; exit 1; }
+}
+if grep -qx hvdrun-trainer /tmp/debs/packages; then
+  hvdrun-trainer --version
+  test -s /usr/share/man/man1/hvdrun-trainer.1.gz
+  hvdrun -np 2 --gloo hvdrun-trainer --model fmnist-cnn --synthetic --batch-size 8 --warmup-steps 1 \
+    --steps 2 --json trainer.json | tee trainer.out
+  grep -q '"backend": "gloo"' trainer.json
+  grep -q '"ranks": 2' trainer.json
+fi
+if grep -qx python3-hvdrun /tmp/debs/packages; then
+  # One allreduce in closed form, and a step of DistributedOptimizer with fp16 compression whose
+  # averaged gradient every rank must see the same.
+  cat >check.py <<'PY'
+import sys
+import torch
+if sys.argv[1] == "horovod":
+    import horovod.torch as hvd
+else:
+    import hvdrun.torch as hvd
+hvd.init()
+summed = hvd.allreduce(torch.full((4,), float(hvd.rank() + 1)), op=hvd.Sum, name="x")
+model = torch.nn.Linear(4, 1)
+hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                     named_parameters=model.named_parameters(),
+                                     compression=hvd.Compression.fp16)
+model(torch.full((1, 4), float(hvd.rank()))).sum().backward()
+optimizer.step()
+weights = hvd.allgather(model.weight.detach().reshape(1, 4))
+same = bool((weights == weights[0]).all())
+print(f"{sys.argv[1]} rank {hvd.rank()} of {hvd.size()}: sum {summed.tolist()}, same weights {same}")
+PY
+  hvdrun -np 2 --gloo /usr/bin/python3 check.py hvdrun | tee torch.out
+  expect torch.out "[1]<stdout>:hvdrun rank 1 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
+  PYTHONPATH=/usr/share/hvdrun/horovod-compat hvdrun -np 2 --mpi /usr/bin/python3 check.py horovod | tee horovod.out
+  expect horovod.out "[0]<stdout>:horovod rank 0 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
+fi
+SCRIPT
+fi
+
 step "apt purge, and nothing of the packages left"
 in_root 300 <<'SCRIPT'
-packages=(hvdrun libhvdrun0 libhvdrun-dev)
+mapfile -t packages </tmp/debs/packages
 dpkg-query -L "${packages[@]}" | sort -u >/tmp/package-paths
 apt-get purge -y -q "${packages[@]}" >/tmp/purge.log 2>&1 || { cat /tmp/purge.log; exit 1; }
 apt-get autoremove --purge -y -q >>/tmp/purge.log 2>&1 || { cat /tmp/purge.log; exit 1; }

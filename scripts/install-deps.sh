@@ -28,7 +28,7 @@ packages=(
   # the Slurm test cluster (tests/cluster/slurm_cluster.h): slurmctld, one slurmd per server, munge
   slurmctld slurmd slurm-client munge
   # the Debian packages (packaging/) and their test: build, lint, a clean root to install them in
-  debhelper help2man pkgconf lintian debootstrap piuparts
+  debhelper dh-python help2man pkgconf lintian debootstrap piuparts
 )
 
 missing=()
