@@ -10,7 +10,7 @@
 // submitted in any order, as in Horovod; outside hvdrun the process is a job of one rank, in which
 // every collective is the identity (a copy where the output is another buffer).
 //
-// Every call that waits (Handle.wait, broadcast, allgather, barrier, shutdown) releases the GIL, so
+// Every call that waits (Handle.wait, broadcast, allgather, barrier, join, shutdown) releases the GIL, so
 // that autograd's hooks and other Python threads run meanwhile. Failures raise RuntimeError with
 // libhvdrun's one-line message; a collective that failed leaves the runtime broken (runtime.h).
 #include <pybind11/pybind11.h>
@@ -233,6 +233,19 @@ void Barrier() {
   Check(status);
 }
 
+// Runtime::Join: the rank that joined last; 0 in a job of one rank.
+int Join() {
+  RequireInit("join");
+  if (!g_runtime) return 0;
+  std::optional<StatusOr<int>> last;
+  {
+    py::gil_scoped_release release;
+    last.emplace(g_runtime->Join());
+  }
+  Check(last->status());
+  return last->value();
+}
+
 }  // namespace
 }  // namespace hvdrun::python
 
@@ -259,4 +272,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("broadcast", &hp::Broadcast, py::arg("buffer"), py::arg("count"), py::arg("dtype"), py::arg("root"));
   m.def("allgather", &hp::Allgather, py::arg("send"), py::arg("recv"), py::arg("count"), py::arg("dtype"));
   m.def("barrier", &hp::Barrier);
+  m.def("join", &hp::Join, "Blocks until every rank has joined; returns the rank that joined last");
 }

@@ -210,6 +210,47 @@ TEST(NamedCollectives, TensorsBackToBackInMemoryAreReducedWhereTheyLie) {
   }
 }
 
+TEST(NamedCollectives, RanksWhoseTensorsLieDifferentlyInMemoryReduceTheSameLayout) {
+  // Rank 0's slices lie back to back in one array, rank 1's apart. Slices of 5 floats (20 bytes, not
+  // a multiple of the fusion alignment) are copied on both ranks, so that both reduce the plan's
+  // padded layout; slices of 8 floats are reduced in place on rank 0 and copied on rank 1, which is
+  // the same layout.
+  for (size_t slice : {size_t{5}, size_t{8}}) {
+    RunNegotiatedRanks(2, Negotiation(), [&](Runtime& runtime) {
+      const size_t stride = runtime.rank() == 0 ? slice : slice + 3;
+      std::vector<float> arena(6 * stride);
+      for (int step = 0; step < 4; ++step) {
+        for (size_t k = 0; k < arena.size(); ++k) {
+          arena[k] = static_cast<float>((runtime.rank() + 1) * (k % 3 + 1));
+        }
+        std::vector<CollectiveHandle> handles;
+        for (size_t i = 0; i < 6; ++i) {
+          float* data = arena.data() + i * stride;
+          handles.push_back(runtime.AllreduceAsync("piece" + std::to_string(i), data, data, slice,
+                                                   DataType::kFloat32, ReduceOp::kSum));
+        }
+        for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+        // Element j of slice i holds (rank + 1) * unit on each rank, unit depending on its place in
+        // that rank's array: the sum is rank 0's unit plus twice rank 1's.
+        for (size_t i = 0; i < 6; ++i) {
+          for (size_t j = 0; j < slice; ++j) {
+            const auto unit0 = static_cast<float>((i * slice + j) % 3 + 1);
+            const auto unit1 = static_cast<float>((i * (slice + 3) + j) % 3 + 1);
+            ASSERT_EQ(arena[i * stride + j], unit0 + 2 * unit1)
+                << "slice " << i << "[" << j << "], rank " << runtime.rank() << ", step " << step;
+          }
+        }
+      }
+      const NegotiationCounters counters = runtime.negotiation_counters();
+      if (slice == 8 && runtime.rank() == 0) {
+        EXPECT_GT(counters.in_place_bytes, 0U);
+      } else {
+        EXPECT_EQ(counters.in_place_bytes, 0U);
+      }
+    });
+  }
+}
+
 TEST(NamedCollectives, TheReportsResponseStatisticsAddUpToTheBytesReduced) {
   const std::vector<Tensor> tensors = EveryTypeAndOp();
   uint64_t bytes_per_step = 0;

@@ -68,6 +68,7 @@ TEST(Announcements, RoundTrip) {
       {Announcement::Kind::kRequest, compressed},
       {Announcement::Kind::kInvalidate, Req("fc.weight", DataType::kFloat16, ReduceOp::kSum, 1)},
       {Announcement::Kind::kProbe, broadcast},
+      {Announcement::Kind::kJoin, Req("", DataType::kFloat32, ReduceOp::kSum, 12)},
       {Announcement::Kind::kRequest, Req("", DataType::kInt64, ReduceOp::kMax, 0)},
   };
   StatusOr<std::vector<Announcement>> decoded = DecodeAnnouncements(EncodeAnnouncements(announcements));

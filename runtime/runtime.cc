@@ -266,6 +266,15 @@ Status Runtime::Barrier() {
   return impl_->Run([](Backend& backend) { return backend.Barrier(); });
 }
 
+StatusOr<int> Runtime::Join() {
+  if (!impl_->negotiated()) {
+    return Status::Error(
+        "Join needs a Runtime initialized with CollectiveOrder::kNegotiated (RuntimeOptions::order, on "
+        "every rank): in call order every rank makes the same collectives");
+  }
+  return impl_->Join();
+}
+
 Status Runtime::SendReport(const std::string& json) {
   nlohmann::json library = impl_->LibraryReport();
   if (!library.is_null()) {

@@ -12,7 +12,6 @@ the same order, as with Horovod.
 
 import itertools
 import threading
-import time
 
 import torch
 
@@ -398,19 +397,17 @@ def barrier(process_set=None):
 
 
 def join(device=-1):
-    """Waits until every rank has joined, after this rank's pending collectives; returns the rank
-    that joined last (by the wall clock of the ranks' hosts).
+    """Horovod's join, for ranks with uneven amounts of data: blocks until every rank has joined and
+    returns the rank that joined last (the same on every rank).
 
-    Unlike Horovod, a rank that has joined does not take part in the other ranks' later
-    allreduces: every rank must make the same collectives before joining (docs/python.md).
+    libhvdrun first waits for this rank's pending collectives (their handles stay valid for
+    synchronize). Until every rank has joined, this rank stands in for the others' allreduces with
+    zeros of the shape and type they submitted, as Horovod's joined ranks do: an average is still
+    divided by every rank, a minimum or maximum sees the zeros. A broadcast or allgather made while
+    some rank has joined raises RuntimeError on the ranks that made it (Horovod refuses them too).
+    `device` is accepted for Horovod's signature and ignored: the zeros are in host memory.
     """
-    with _lock:
-        handles = list(_pending)
-    for handle in handles:
-        synchronize(handle)
-    arrival = torch.tensor([time.time()], dtype=torch.float64)
-    times = _allgather_values(arrival)
-    return int(torch.argmax(times).item())
+    return _C.join()
 
 
 def alltoall(tensor, splits=None, name=None, process_set=None):

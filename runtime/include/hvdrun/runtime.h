@@ -213,6 +213,16 @@ class HVDRUN_EXPORT Runtime {
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.
   Status Allgather(const void* send, void* recv, size_t count, DataType type);
   Status Barrier();
+  // Horovod's join, for ranks that run out of data at different times (CollectiveOrder::kNegotiated
+  // only). Waits until everything this rank submitted has completed, then until every rank has
+  // called Join, and returns the rank that joined last (the same on every rank). Meanwhile this rank
+  // stands in for the others' allreduces with zeros of the type and count they submitted: a kAverage
+  // is still divided by size() (as Horovod), kMin and kMax see the zeros. A broadcast, allgather or
+  // barrier submitted while some rank has joined fails on the ranks that submitted it, naming the
+  // joined ranks, without breaking the runtime (Horovod refuses them too). This rank's own calls
+  // are refused until Join returns. Afterwards every rank's count of unnamed calls is the largest
+  // any rank had, so that unnamed calls match again.
+  StatusOr<int> Join();
 
   // Sends this rank's end-of-run report (a JSON object; its "summary" member holds the figures
   // hvdrun aggregates over ranks: docs/results.md) to hvdrun's collector. With negotiation, the
