@@ -10,7 +10,7 @@
 // submitted in any order, as in Horovod; outside hvdrun the process is a job of one rank, in which
 // every collective is the identity (a copy where the output is another buffer).
 //
-// Every call that waits (Handle.wait, broadcast, allgather, barrier, join, shutdown) releases the GIL, so
+// Every call that waits (Handle.wait, allgather, barrier, join, shutdown) releases the GIL, so
 // that autograd's hooks and other Python threads run meanwhile. Failures raise RuntimeError with
 // libhvdrun's one-line message; a collective that failed leaves the runtime broken (runtime.h).
 #include <pybind11/pybind11.h>
@@ -191,20 +191,18 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
   return Handle(g_runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op));
 }
 
-void Broadcast(uintptr_t buffer, size_t count, const std::string& type_name, int root) {
+// `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
+Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
+                      int root) {
   RequireInit("broadcast");
   const DataType type = TypeByName(type_name);
   if (root < 0 || root >= Size()) {
     throw std::invalid_argument("hvdrun.torch.broadcast: root_rank " + std::to_string(root) +
                                 " is not a rank of this job of " + std::to_string(Size()));
   }
-  if (!g_runtime) return;
-  Status status;
-  {
-    py::gil_scoped_release release;
-    status = g_runtime->Broadcast(Address(buffer), count, type, root);
-  }
-  Check(status);
+  if (!g_runtime) return Handle();
+  if (name.empty()) return Handle(g_runtime->BroadcastAsync(Address(buffer), count, type, root));
+  return Handle(g_runtime->BroadcastAsync(name, Address(buffer), count, type, root));
 }
 
 void Allgather(uintptr_t send, uintptr_t recv, size_t count, const std::string& type_name) {
@@ -269,7 +267,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("built_backends", &hp::BuiltBackends);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "");
-  m.def("broadcast", &hp::Broadcast, py::arg("buffer"), py::arg("count"), py::arg("dtype"), py::arg("root"));
+  m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
+        py::arg("dtype"), py::arg("root"));
   m.def("allgather", &hp::Allgather, py::arg("send"), py::arg("recv"), py::arg("count"), py::arg("dtype"));
   m.def("barrier", &hp::Barrier);
   m.def("join", &hp::Join, "Blocks until every rank has joined; returns the rank that joined last");

@@ -210,7 +210,10 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     uint32_t bit = 0;
     const ResponseCache::Lookup lookup =
         Cacheable(entry.request) ? cache_.Find(entry.request, &bit) : ResponseCache::Lookup::kMiss;
-    if (lookup == ResponseCache::Lookup::kHit) {
+    // While a rank has joined, a cached broadcast goes through the readiness table, which fails it.
+    const bool joined_ranks_refuse =
+        table_.joined_count() > 0 && entry.request.kind != CollectiveKind::kAllreduce;
+    if (lookup == ResponseCache::Lookup::kHit && !joined_ranks_refuse) {
       fields.Set(kFirstSlot + bit);
       cached.push_back(&entry);
       if (now >= entry.next_stall_warning) {

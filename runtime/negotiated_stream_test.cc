@@ -251,6 +251,83 @@ TEST(NamedCollectives, RanksWhoseTensorsLieDifferentlyInMemoryReduceTheSameLayou
   }
 }
 
+TEST(NamedCollectives, NamedBroadcastsStartedInAnyOrderGetTheirRootsValues) {
+  // Six broadcasts, each from its own root, started in a different order on every rank, with named
+  // allreduces between them; twice, the second time through the cache.
+  constexpr int kSize = 3;
+  constexpr size_t kBroadcasts = 6;
+  RunNegotiatedRanks(kSize, Negotiation(), [&](Runtime& runtime) {
+    for (unsigned step = 0; step < 2; ++step) {
+      std::vector<size_t> order(kBroadcasts);
+      for (size_t i = 0; i < kBroadcasts; ++i) order[i] = i;
+      std::mt19937 random(step * 31U + static_cast<unsigned>(runtime.rank()));
+      std::shuffle(order.begin(), order.end(), random);
+      std::vector<std::vector<int64_t>> buffers(kBroadcasts);
+      std::vector<CollectiveHandle> handles(kBroadcasts);
+      std::vector<float> sums(kBroadcasts);
+      std::vector<CollectiveHandle> sum_handles(kBroadcasts);
+      for (size_t i : order) {
+        const int root = static_cast<int>(i % kSize);
+        buffers[i].assign(i + 1, int64_t{100} * runtime.rank() + static_cast<int64_t>(i));
+        handles[i] = runtime.BroadcastAsync("b" + std::to_string(i), buffers[i].data(), buffers[i].size(),
+                                            DataType::kInt64, root);
+        sums[i] = 1;
+        sum_handles[i] = runtime.AllreduceAsync("s" + std::to_string(i), &sums[i], &sums[i], 1,
+                                                DataType::kFloat32, ReduceOp::kSum);
+      }
+      for (size_t i = 0; i < kBroadcasts; ++i) {
+        ASSERT_TRUE(handles[i].Wait().ok()) << handles[i].Wait().message();
+        ASSERT_TRUE(sum_handles[i].Wait().ok()) << sum_handles[i].Wait().message();
+        const int root = static_cast<int>(i % kSize);
+        EXPECT_EQ(buffers[i], std::vector<int64_t>(i + 1, int64_t{100} * root + static_cast<int64_t>(i)))
+            << "b" << i << " on rank " << runtime.rank();
+        EXPECT_EQ(sums[i], static_cast<float>(kSize));
+      }
+    }
+    EXPECT_GT(runtime.negotiation_counters().cache_only_cycles, 0U);
+    // A name given different roots fails on every rank, and the runtime goes on.
+    int64_t value = runtime.rank();
+    Status status = runtime.Broadcast("r", &value, 1, DataType::kInt64, runtime.rank() == 0 ? 0 : 1);
+    EXPECT_NE(
+        status.message().find("'r' was submitted as broadcast of int64 x 1 from rank 0 by rank 0 but as "
+                              "broadcast of int64 x 1 from rank 1 by rank 1"),
+        std::string::npos)
+        << status.message();
+    EXPECT_TRUE(runtime.Broadcast("r", &value, 1, DataType::kInt64, 2).ok());
+    EXPECT_EQ(value, 2);
+  });
+}
+
+TEST(NamedCollectives, UnnamedAsynchronousBroadcastsRunInCallOrderToo) {
+  for (CollectiveOrder order : {CollectiveOrder::kCallOrder, CollectiveOrder::kNegotiated}) {
+    testing::RunRanks(
+        2,
+        [](Runtime& runtime) {
+          std::vector<int32_t> a(3, runtime.rank());
+          std::vector<int32_t> b(5, runtime.rank() + 10);
+          CollectiveHandle first = runtime.BroadcastAsync(a.data(), a.size(), DataType::kInt32, 1);
+          CollectiveHandle second = runtime.BroadcastAsync(b.data(), b.size(), DataType::kInt32, 0);
+          ASSERT_TRUE(second.Wait().ok());
+          ASSERT_TRUE(first.Wait().ok());
+          EXPECT_EQ(a, std::vector<int32_t>(3, 1));
+          EXPECT_EQ(b, std::vector<int32_t>(5, 10));
+          Status named = runtime.Broadcast("x", a.data(), a.size(), DataType::kInt32, 0);
+          if (runtime.order() == CollectiveOrder::kCallOrder) {
+            EXPECT_NE(named.message().find("named collectives need a Runtime initialized with"),
+                      std::string::npos);
+          } else {
+            EXPECT_TRUE(named.ok()) << named.message();
+          }
+          EXPECT_NE(runtime.BroadcastAsync(a.data(), a.size(), DataType::kInt32, 2)
+                        .Wait()
+                        .message()
+                        .find("root 2 is out of range for size 2"),
+                    std::string::npos);
+        },
+        order);
+  }
+}
+
 TEST(NamedCollectives, TheReportsResponseStatisticsAddUpToTheBytesReduced) {
   const std::vector<Tensor> tensors = EveryTypeAndOp();
   uint64_t bytes_per_step = 0;

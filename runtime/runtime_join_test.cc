@@ -188,6 +188,26 @@ TEST(Join, BroadcastAllgatherAndBarrierFailWhileARankHasJoinedAndTheRuntimeGoesO
   EXPECT_TRUE(std::all_of(lasts.begin(), lasts.end(), [&](int last) { return last == lasts[0]; }));
 }
 
+TEST(Join, ANamedBroadcastFailsWhileARankHasJoinedEvenWhenCached) {
+  RunNegotiated(2, Negotiation(true), [&](Runtime& runtime) {
+    int64_t value = runtime.rank() + 5;
+    ASSERT_TRUE(runtime.Broadcast("p", &value, 1, DataType::kInt64, 1).ok());  // now in the cache
+    EXPECT_EQ(value, 6);
+    if (runtime.rank() == 0) {
+      ASSERT_TRUE(runtime.Join().ok());
+    } else {
+      Status status = runtime.Broadcast("p", &value, 1, DataType::kInt64, 1);
+      EXPECT_EQ(status.message(),
+                "'p': a broadcast of int64 x 1 from rank 1 cannot run while rank 0 has joined (Join): only "
+                "allreduces run until every rank has joined, as in Horovod");
+      ASSERT_TRUE(runtime.Join().ok());
+    }
+    value = runtime.rank() + 7;
+    ASSERT_TRUE(runtime.Broadcast("p", &value, 1, DataType::kInt64, 0).ok());
+    EXPECT_EQ(value, 7);
+  });
+}
+
 TEST(Join, ARankThatHasJoinedSubmitsNothingUntilJoinReturns) {
   constexpr int kAttempts = 10;
   RunNegotiated(2, Negotiation(true), [&](Runtime& runtime) {

@@ -134,6 +134,16 @@ def broadcasts():
     hvd.broadcast_(strided, 0)
     same(strided, torch.arange(6.0).view(2, 3).t(), "broadcast_ of a non-contiguous tensor")
     same(hvd.synchronize(hvd.broadcast_async(torch.tensor([R]), 0)), torch.tensor([0]), "broadcast_async")
+    # Named broadcasts are negotiated: each rank starts them in its own order, and waits in another.
+    order = list(range(6))
+    order = order[R % 6:] + order[:R % 6]
+    tensors = {i: torch.full((i + 1, 2), float(R * 10 + i)) for i in order}
+    handles = {i: hvd.broadcast_async_(tensors[i], i % N, name="bc.%d" % i) for i in order}
+    flags = {i: hvd.broadcast_async(torch.tensor([R == i % N] * 3), i % N, name="bc.flags.%d" % i) for i in order}
+    for i in reversed(order):
+        assert hvd.synchronize(handles[i]) is tensors[i]
+        same(tensors[i], torch.full((i + 1, 2), float((i % N) * 10 + i)), "broadcast_async_ 'bc.%d'" % i)
+        same(hvd.synchronize(flags[i]), torch.tensor([True] * 3), "broadcast_async of bool 'bc.flags.%d'" % i)
     scale = 3
     got = hvd.broadcast_object({"rank": R, "scale": lambda v: v * scale} if R == root else None, root)
     assert got["rank"] == root and got["scale"](2) == 6, got

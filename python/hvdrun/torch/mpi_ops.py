@@ -274,41 +274,53 @@ def _word_buffer(byte_count):
     return torch.zeros((byte_count + 3) // 4 * 4, dtype=torch.uint8)
 
 
-def broadcast_(tensor, root_rank, name=None, process_set=None):
-    """Overwrites `tensor` on every rank with root_rank's; returns it. Every rank calls it in the same order."""
+def broadcast_async_(tensor, root_rank, name=None, process_set=None):
+    """Starts overwriting `tensor` on every rank with root_rank's; returns a handle for synchronize(),
+    which returns `tensor`.
+
+    A named broadcast is negotiated as a named allreduce is: ranks may start their named
+    broadcasts in any order. Unnamed ones are named by their place in this rank's sequence of
+    unnamed broadcasts, allgathers and barriers, which every rank must then make in the same order.
+    """
     _check_process_set(process_set)
     _check_tensor("broadcast", tensor)
+    root_rank = int(root_rank)
+    name = "" if name is None else str(name)
     with torch.no_grad():
         if tensor.dtype in _RUNTIME_TYPES and tensor.is_contiguous():
-            _C.broadcast(tensor.data_ptr(), tensor.numel(), _RUNTIME_TYPES[tensor.dtype], int(root_rank))
-            return tensor
+            handle = _C.broadcast_async(name, tensor.data_ptr(), tensor.numel(), _RUNTIME_TYPES[tensor.dtype], root_rank)
+            return _register(_Pending(handle, tensor, (tensor,), lambda: tensor))
+        # Other types and layouts go as their bytes, padded to whole 4-byte words.
         contiguous = tensor.contiguous()
         data = _bytes_of(contiguous)
         words = _word_buffer(data.numel())
         words[: data.numel()].copy_(data)
-        _C.broadcast(words.data_ptr(), words.numel() // 4, "int32", int(root_rank))
-        data.copy_(words[: data.numel()])
-        if contiguous is not tensor:
-            tensor.copy_(contiguous)
-    return tensor
+        handle = _C.broadcast_async(name, words.data_ptr(), words.numel() // 4, "int32", root_rank)
+
+    def finish():
+        with torch.no_grad():
+            data.copy_(words[: data.numel()])
+            if contiguous is not tensor:
+                tensor.copy_(contiguous)
+        return tensor
+
+    return _register(_Pending(handle, tensor, (tensor, words), finish))
+
+
+def broadcast_async(tensor, root_rank, name=None, process_set=None):
+    """Starts a broadcast of root_rank's `tensor` into a new tensor; returns a handle for synchronize()."""
+    _check_tensor("broadcast", tensor)
+    return broadcast_async_(tensor.detach().clone(memory_format=torch.contiguous_format), root_rank, name, process_set)
+
+
+def broadcast_(tensor, root_rank, name=None, process_set=None):
+    """Overwrites `tensor` on every rank with root_rank's; returns it."""
+    return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
 
 
 def broadcast(tensor, root_rank, name=None, process_set=None):
     """Returns root_rank's `tensor` on every rank, as a new tensor."""
-    _check_tensor("broadcast", tensor)
-    return broadcast_(tensor.detach().clone(memory_format=torch.contiguous_format), root_rank, name, process_set)
-
-
-def broadcast_async(tensor, root_rank, name=None, process_set=None):
-    """broadcast(), run now; the handle is complete (synchronize returns the result)."""
-    result = broadcast(tensor, root_rank, name, process_set)
-    return _register(_Pending(_DONE, result, (), lambda: result))
-
-
-def broadcast_async_(tensor, root_rank, name=None, process_set=None):
-    """broadcast_(), run now; the handle is complete (synchronize returns `tensor`)."""
-    broadcast_(tensor, root_rank, name, process_set)
-    return _register(_Pending(_DONE, tensor, (), lambda: tensor))
+    return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
 
 class _Done:

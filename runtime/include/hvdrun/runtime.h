@@ -210,6 +210,13 @@ class HVDRUN_EXPORT Runtime {
   const CompressionOptions& compression() const;
   // `buffer` on every rank gets root's `count` elements.
   Status Broadcast(void* buffer, size_t count, DataType type, int root);
+  CollectiveHandle BroadcastAsync(void* buffer, size_t count, DataType type, int root);
+  // The named forms (CollectiveOrder::kNegotiated), as the named allreduces: ranks may submit names
+  // in any order; every rank must give the same count, type and root for a name. Broadcasts are
+  // never fused.
+  Status Broadcast(const std::string& name, void* buffer, size_t count, DataType type, int root);
+  CollectiveHandle BroadcastAsync(const std::string& name, void* buffer, size_t count, DataType type,
+                                  int root);
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.
   Status Allgather(const void* send, void* recv, size_t count, DataType type);
   Status Barrier();
