@@ -9,6 +9,7 @@
 
 #include "runtime/fusion_plan.h"
 #include "runtime/negotiation_message.h"
+#include "runtime/varied_allgather.h"
 
 namespace hvdrun {
 namespace {
@@ -46,7 +47,8 @@ NegotiatedStream::NegotiatedStream(const RuntimeOptions& options, CompressedAllr
       table_(options.size) {}
 
 bool NegotiatedStream::Cacheable(const TensorRequest& request) {
-  return !request.name.empty() && request.name.front() != '(';
+  // A varied allgather's counts change from call to call: it is always announced.
+  return !request.name.empty() && request.name.front() != '(' && request.kind != CollectiveKind::kAllgatherv;
 }
 
 std::string NegotiatedStream::FeedbackName(const Entry& entry) {
@@ -420,7 +422,9 @@ Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorReque
     }
     ResponseTimes times;
     times.start = times.copied_in = Clock::now();
-    Status status = RunAlone(backend, pending_.At(request.name));
+    Entry& entry = pending_.At(request.name);
+    entry.request.counts = request.counts;  // kAllgatherv: every rank's, as the ranks agreed
+    Status status = RunAlone(backend, entry);
     times.reduced = times.end = Clock::now();
     if (status.ok()) RecordResponse(ready, {i}, agreed, times);
     Complete(request.name, status);
@@ -462,8 +466,8 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
                                       const std::vector<size_t>& members, Clock::time_point agreed,
                                       const ResponseTimes& times) {
   if (timeline_ == nullptr) return;
-  static constexpr const char* kOperations[] = {"ALLREDUCE", "BROADCAST", "ALLGATHER", "BARRIER",
-                                                "BASELINE_ALLREDUCE"};
+  static constexpr const char* kOperations[] = {"ALLREDUCE", "BROADCAST",          "ALLGATHER",
+                                                "BARRIER",   "BASELINE_ALLREDUCE", "ALLGATHER"};
   const std::string operation = kOperations[static_cast<size_t>(requests[members.front()].kind)];
   const std::string negotiate = "NEGOTIATE_" + operation;
   const std::string backend_call = TimelineBackendActivity(BackendName(options_.backend), operation);
@@ -490,7 +494,10 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
 
 Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
   const TensorRequest& request = entry.request;
-  if (request.count == 0 && request.kind != CollectiveKind::kBarrier) return Status::Ok();
+  if (request.count == 0 && request.kind != CollectiveKind::kBarrier &&
+      request.kind != CollectiveKind::kAllgatherv) {
+    return Status::Ok();  // a varied allgather still gathers the others' elements
+  }
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
       return compressed_->Allreduce(backend, entry.send, entry.recv, request.count, request.type, request.op,
@@ -503,6 +510,9 @@ Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
       return backend.Barrier();
     case CollectiveKind::kBaselineAllreduce:
       return backend.BaselineAllreduce(entry.recv, request.count, request.type, request.op);
+    case CollectiveKind::kAllgatherv:
+      return VariedAllgather(backend, entry.send, request.type, request.counts, options_.rank,
+                             static_cast<AllgatherResult*>(entry.recv));
   }
   return Status::Error("'" + request.name + "': unknown collective");
 }

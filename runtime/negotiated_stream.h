@@ -9,6 +9,8 @@
 //   3. the requests ready on every rank (cached ones in slot order, then the newly agreed ones in
 //      announcement order) are packed by PlanFusion and run, and the cache learns them in that order,
 //      so that every rank's cache stays identical.
+// Broadcasts and allgathers are agreed as allreduces are and run alone; an allgather whose ranks give
+// different counts (kAllgatherv) is never cached, since its counts travel in its announcements.
 // A name waiting past the stall limit is reported by rank 0 with the ranks that have not submitted
 // it; past the runtime's timeout it fails and the runtime breaks, and so it does on every rank (a
 // stopping rank tells the others through the status flags). A rank with nothing pending cycles every

@@ -284,17 +284,19 @@ TEST(NamedCollectives, NamedBroadcastsStartedInAnyOrderGetTheirRootsValues) {
         EXPECT_EQ(sums[i], static_cast<float>(kSize));
       }
     }
-    EXPECT_GT(runtime.negotiation_counters().cache_only_cycles, 0U);
     // A name given different roots fails on every rank, and the runtime goes on.
     int64_t value = runtime.rank();
     Status status = runtime.Broadcast("r", &value, 1, DataType::kInt64, runtime.rank() == 0 ? 0 : 1);
     EXPECT_NE(
         status.message().find("'r' was submitted as broadcast of int64 x 1 from rank 0 by rank 0 but as "
-                              "broadcast of int64 x 1 from rank 1 by rank 1"),
+                              "broadcast of int64 x 1 from rank 1 by rank "),
         std::string::npos)
         << status.message();
     EXPECT_TRUE(runtime.Broadcast("r", &value, 1, DataType::kInt64, 2).ok());
     EXPECT_EQ(value, 2);
+    // Read after later cycles: a cycle's counters are updated after its collectives complete.
+    EXPECT_GT(runtime.negotiation_counters().cache_only_cycles, 0U)
+        << "the second step went through the cache";
   });
 }
 

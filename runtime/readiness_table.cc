@@ -21,6 +21,9 @@ std::string DescribeRequest(const TensorRequest& request) {
              std::to_string(request.count);
     case CollectiveKind::kBarrier:
       return "barrier";
+    case CollectiveKind::kAllgatherv:
+      return "allgather of " + std::string(DataTypeName(request.type)) + " in rows of " +
+             std::to_string(request.row);
     case CollectiveKind::kBaselineAllreduce:
       return "baseline allreduce of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));
@@ -88,6 +91,7 @@ ReadinessTable::Outcome ReadinessTable::Apply(const std::vector<std::vector<Anno
       if (inserted) {
         entry.request = request;
         entry.announced.assign(static_cast<size_t>(size_), false);
+        entry.counts.assign(static_cast<size_t>(size_), 0);
         entry.order = next_order_++;
         entry.since = now;
       } else if (entry.mismatch.empty() && !entry.request.Matches(request)) {
@@ -103,6 +107,7 @@ ReadinessTable::Outcome ReadinessTable::Apply(const std::vector<std::vector<Anno
       }
       if (entry.announced[static_cast<size_t>(rank)]) continue;  // announced once per submission
       entry.announced[static_cast<size_t>(rank)] = true;
+      entry.counts[static_cast<size_t>(rank)] = request.count;
       if (++entry.count == size_) completed.push_back(request.name);
     }
   }
@@ -121,6 +126,7 @@ ReadinessTable::Outcome ReadinessTable::Apply(const std::vector<std::vector<Anno
     std::string failure = FailureOf(*entry);
     if (failure.empty()) {
       outcome.ready.push_back(entry->request);
+      if (entry->request.kind == CollectiveKind::kAllgatherv) outcome.ready.back().counts = entry->counts;
     } else {
       outcome.failed.push_back(Failure{entry->request.name, std::move(failure)});
     }

@@ -78,6 +78,7 @@ class ReadinessTable {
   struct Entry {
     TensorRequest request;  // as the first rank announced it
     std::vector<bool> announced;
+    std::vector<uint64_t> counts;  // each rank's request.count
     int count = 0;
     uint64_t order = 0;
     Clock::time_point since;

@@ -3,11 +3,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
 #include "runtime/runtime_impl.h"
 #include "runtime/tensor_request.h"
+#include "runtime/varied_allgather.h"
 
 namespace hvdrun {
 namespace {
@@ -289,6 +291,55 @@ Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType t
         .Wait();
   }
   return impl_->Run([=](Backend& backend) { return backend.Allgather(send, recv, count, type); });
+}
+
+namespace {
+
+Status ValidateVariedAllgather(const std::string& call, const void* send, size_t count, DataType type,
+                               size_t row, const AllgatherResult* result) {
+  Status valid = ValidateBuffers(call.c_str(), send, send, count, type);
+  if (!valid.ok()) return valid;
+  if (result == nullptr) return Status::Error(call + ": the result is null");
+  if (row == 0 || count % row != 0) {
+    return Status::Error(call + ": " + std::to_string(count) + " elements are not whole rows of " +
+                         std::to_string(row));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CollectiveHandle Runtime::AllgatherAsync(const void* send, size_t count, DataType type, size_t row,
+                                         AllgatherResult* result) {
+  Status valid = ValidateVariedAllgather("Allgather", send, count, type, row, result);
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  if (impl_->negotiated()) {
+    TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAllgatherv),
+                                    CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
+    request.row = row;
+    return impl_->SubmitRequest(std::move(request), send, result);
+  }
+  const int rank = this->rank();
+  const auto ranks = static_cast<size_t>(size());
+  return impl_->Submit([=](Backend& backend) {
+    const auto mine = static_cast<int64_t>(count);
+    std::vector<int64_t> counts(ranks);
+    Status status = backend.Allgather(&mine, counts.data(), 1, DataType::kInt64);
+    if (!status.ok()) return status;
+    return VariedAllgather(backend, send, type, std::vector<uint64_t>(counts.begin(), counts.end()), rank,
+                           result);
+  });
+}
+
+CollectiveHandle Runtime::AllgatherAsync(const std::string& name, const void* send, size_t count,
+                                         DataType type, size_t row, AllgatherResult* result) {
+  const std::string call = "Allgather('" + name + "')";
+  Status valid = ValidateVariedAllgather(call, send, count, type, row, result);
+  if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  TensorRequest request = Request(name, CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
+  request.row = row;
+  return impl_->SubmitRequest(std::move(request), send, result);
 }
 
 Status Runtime::Barrier() {

@@ -163,8 +163,8 @@ StatusOr<int> Runtime::Impl::Join() {
 }
 
 std::string Runtime::Impl::NextUnnamed(CollectiveKind kind) {
-  static constexpr const char* kNames[] = {"allreduce", "broadcast", "allgather", "barrier",
-                                           "baseline allreduce"};
+  static constexpr const char* kNames[] = {"allreduce", "broadcast",          "allgather",
+                                           "barrier",   "baseline allreduce", "allgather"};
   std::lock_guard<std::mutex> lock(mutex_);
   return "(unnamed " + std::string(kNames[static_cast<size_t>(kind)]) + " " +
          std::to_string(++unnamed_calls_) + ")";

@@ -118,6 +118,24 @@ def allgather_uneven_and_autograd():
     assert y.shape == (rows, 2)
     (y * (R + 1)).sum().backward()
     same(x.grad, torch.full((R + 1, 2), N * (N + 1) / 2), "allgather gradient")
+    # Named allgathers are negotiated: each rank starts them in its own order and waits in another;
+    # rank k gives (k + i) % 3 rows to the i-th (none at all included), of a type libhvdrun has, or not.
+    order = list(range(6))
+    order = order[R % 6:] + order[:R % 6]
+    dtypes = (torch.float64, torch.bool, torch.int16, torch.float32, torch.uint8, torch.int64)
+    handles = {i: hvd.allgather_async(torch.full(((R + i) % 3, 3), float(R + i)).to(dtypes[i]), name="ag.%d" % i)
+               for i in order}
+    for i in reversed(order):
+        expected = torch.cat([torch.full(((k + i) % 3, 3), float(k + i)) for k in range(N)]).to(dtypes[i])
+        same(hvd.synchronize(handles[i]), expected, "allgather_async 'ag.%d' of %s" % (i, dtypes[i]))
+    # A contiguous view that starts off a word boundary (rows of one word), and a non-contiguous one.
+    base = torch.arange(10, dtype=torch.int16) + R
+    view = base[1:9].view(4, 2)
+    assert view.is_contiguous() and view.storage_offset() == 1
+    same(hvd.allgather(view), torch.cat([(torch.arange(10, dtype=torch.int16) + k)[1:9].view(4, 2) for k in range(N)]),
+         "allgather of an offset int16 view")
+    same(hvd.allgather(base.view(5, 2)[:, :1]), torch.cat([(torch.arange(10, dtype=torch.int16) + k).view(5, 2)[:, :1]
+                                                          for k in range(N)]), "allgather of a strided int16 view")
 
 
 @check

@@ -323,60 +323,55 @@ def broadcast(tensor, root_rank, name=None, process_set=None):
     return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
 
-class _Done:
-    @staticmethod
-    def ready():
-        return True
-
-    @staticmethod
-    def wait():
-        return None
-
-
-_DONE = _Done()
-
-
-def _allgather_values(tensor):
-    """Every rank's `tensor` (same shape and type everywhere), concatenated along dim 0."""
-    size = _C.size()
-    output = torch.empty((size * tensor.shape[0],) + tuple(tensor.shape[1:]), dtype=tensor.dtype)
-    if tensor.dtype in _RUNTIME_TYPES:
-        _C.allgather(tensor.data_ptr(), output.data_ptr(), tensor.numel(), _RUNTIME_TYPES[tensor.dtype])
-        return output
-    data = _bytes_of(tensor)
-    words = _word_buffer(data.numel())
-    words[: data.numel()].copy_(data)
-    gathered = torch.empty(size * words.numel(), dtype=torch.uint8)
-    _C.allgather(words.data_ptr(), gathered.data_ptr(), words.numel() // 4, "int32")
-    pieces = gathered.view(size, words.numel())[:, : data.numel()]
-    _bytes_of(output).view(size, data.numel()).copy_(pieces)
-    return output
-
-
-def _allgather(tensor):
+def _allgather_start(tensor, name):
+    """Starts an allgather of `tensor` along dim 0; returns (handle, finish, tensors to keep), finish()
+    giving (the gathered tensor, the rows from each rank) once the handle has completed."""
     _check_tensor("allgather", tensor)
     if tensor.dim() == 0:
         raise ValueError("hvdrun.torch.allgather: a 0-dimensional tensor has no first dimension to gather along")
-    with torch.no_grad():
-        local = tensor.detach().contiguous()
-        rows = _allgather_values(torch.tensor([local.shape[0]], dtype=torch.int64)).tolist()
-        most = max(rows)
-        padded = local
-        if local.shape[0] != most:
-            padded = torch.zeros((most,) + tuple(local.shape[1:]), dtype=local.dtype)
-            padded[: local.shape[0]].copy_(local)
-        gathered = _allgather_values(padded)
-        if all(count == most for count in rows):
-            return gathered, rows
-        pieces = [gathered[r * most: r * most + count] for r, count in enumerate(rows)]
-        return torch.cat(pieces, dim=0), rows
+    local = tensor.detach().contiguous()
+    trailing = tuple(local.shape[1:])
+    row = 1
+    for size in trailing:
+        row *= size
+    if row == 0:
+        raise ValueError("hvdrun.torch.allgather: a tensor of shape %s has no elements per row to gather"
+                         % (tuple(local.shape),))
+    if local.dtype in _RUNTIME_TYPES:
+        send, type_name, unit, widened = local, _RUNTIME_TYPES[local.dtype], row, False
+    else:
+        # Other types go as their bytes: as int32 words when a row is whole words, else one byte per
+        # int32 element (rows of odd byte sizes, such as bool masks).
+        data = _bytes_of(local)
+        row_bytes = row * local.element_size()
+        widened = row_bytes % 4 != 0
+        if widened:
+            send = data.to(torch.int32)
+        else:  # a view of whole words needs a word-aligned start
+            send = (data if data.storage_offset() % 4 == 0 else data.clone()).view(torch.int32)
+        type_name, unit = "int32", row_bytes if widened else row_bytes // 4
+    handle = _C.allgather_async("" if name is None else str(name), send.data_ptr(), send.numel(), type_name, unit)
+
+    def finish():
+        rows = [count // unit for count in handle.counts()]
+        output = torch.empty((sum(rows),) + trailing, dtype=local.dtype)
+        if widened:
+            values = torch.empty(sum(rows) * unit, dtype=torch.int32)
+            handle.copy_to(values.data_ptr())
+            _bytes_of(output).copy_(values.to(torch.uint8))
+        else:
+            handle.copy_to(output.data_ptr())
+        return output, rows
+
+    return handle, finish, (local, send)
 
 
 class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name):
-        gathered, rows = _allgather(tensor)
-        ctx.rows = rows
+        handle, finish, _ = _allgather_start(tensor, name)
+        handle.wait()
+        gathered, ctx.rows = finish()
         return gathered
 
     @staticmethod
@@ -397,9 +392,11 @@ def allgather(tensor, name=None, process_set=None):
 
 
 def allgather_async(tensor, name=None, process_set=None):
-    """allgather(), run now; the handle is complete (synchronize returns the result)."""
-    result = allgather(tensor, name, process_set)
-    return _register(_Pending(_DONE, result, (), lambda: result))
+    """Starts an allgather of `tensor` along dim 0 (first dimensions may differ); returns a handle for
+    synchronize(). Named ones are negotiated: ranks may start them in any order."""
+    _check_process_set(process_set)
+    handle, finish, keep = _allgather_start(tensor, name)
+    return _register(_Pending(handle, None, keep, lambda: finish()[0]))
 
 
 def barrier(process_set=None):

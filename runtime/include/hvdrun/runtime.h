@@ -24,9 +24,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hvdrun/export.h"
 #include "hvdrun/key_value_store.h"
@@ -147,6 +149,13 @@ struct NegotiationCounters {
 
 class CollectiveHandle;
 
+// What an allgather whose ranks give different counts leaves on each rank: every rank's elements,
+// back to back in rank order, and how many came from each rank.
+struct AllgatherResult {
+  std::vector<std::byte> data;
+  std::vector<uint64_t> counts;
+};
+
 class HVDRUN_EXPORT Runtime {
  public:
   // Looks an environment variable up: its value, or nullptr when unset (std::getenv's contract).
@@ -219,6 +228,15 @@ class HVDRUN_EXPORT Runtime {
                                   int root);
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.
   Status Allgather(const void* send, void* recv, size_t count, DataType type);
+  // Counts that may differ between ranks (Horovod's allgather of first dimensions that differ): each
+  // rank gives `count` elements, whole rows of `row` elements (row >= 1; every rank must give the same
+  // row). `result` is filled when the handle completes; it must stay valid until then. In call order
+  // it runs two backend allgathers (the counts, then the rows); with negotiation the counts travel in
+  // the negotiation, and the named form may be submitted in any order.
+  CollectiveHandle AllgatherAsync(const void* send, size_t count, DataType type, size_t row,
+                                  AllgatherResult* result);
+  CollectiveHandle AllgatherAsync(const std::string& name, const void* send, size_t count, DataType type,
+                                  size_t row, AllgatherResult* result);
   Status Barrier();
   // Horovod's join, for ranks that run out of data at different times (CollectiveOrder::kNegotiated
   // only). Waits until everything this rank submitted has completed, then until every rank has
