@@ -10,7 +10,7 @@
 // submitted in any order, as in Horovod; outside hvdrun the process is a job of one rank, in which
 // every collective is the identity (a copy where the output is another buffer).
 //
-// Every call that waits (Handle.wait, broadcast, allgather, barrier, shutdown) releases the GIL, so
+// Every call that waits (Handle.wait, GatherHandle.wait, barrier, join, shutdown) releases the GIL, so
 // that autograd's hooks and other Python threads run meanwhile. Failures raise RuntimeError with
 // libhvdrun's one-line message; a collective that failed leaves the runtime broken (runtime.h).
 #include <pybind11/pybind11.h>
@@ -191,35 +191,55 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
   return Handle(g_runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op));
 }
 
-void Broadcast(uintptr_t buffer, size_t count, const std::string& type_name, int root) {
+// `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
+Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
+                      int root) {
   RequireInit("broadcast");
   const DataType type = TypeByName(type_name);
   if (root < 0 || root >= Size()) {
     throw std::invalid_argument("hvdrun.torch.broadcast: root_rank " + std::to_string(root) +
                                 " is not a rank of this job of " + std::to_string(Size()));
   }
-  if (!g_runtime) return;
-  Status status;
-  {
-    py::gil_scoped_release release;
-    status = g_runtime->Broadcast(Address(buffer), count, type, root);
-  }
-  Check(status);
+  if (!g_runtime) return Handle();
+  if (name.empty()) return Handle(g_runtime->BroadcastAsync(Address(buffer), count, type, root));
+  return Handle(g_runtime->BroadcastAsync(name, Address(buffer), count, type, root));
 }
 
-void Allgather(uintptr_t send, uintptr_t recv, size_t count, const std::string& type_name) {
+// An allgather whose ranks may give different numbers of rows; the result stays here until copied out.
+class GatherHandle {
+ public:
+  // `result` is the one the runtime fills (its address does not move); `handle` completes when it has.
+  GatherHandle(std::unique_ptr<AllgatherResult> result, Handle handle)
+      : result_(std::move(result)), handle_(std::move(handle)) {}
+  void Wait() { handle_.Wait(); }
+  bool Ready() const { return handle_.Ready(); }
+  std::vector<uint64_t> Counts() const { return result_->counts; }
+  // Copies the gathered bytes to `address`, which must hold them (the counts' sum times the type's size).
+  void CopyTo(uintptr_t address) const {
+    if (!result_->data.empty()) std::memcpy(Address(address), result_->data.data(), result_->data.size());
+  }
+
+ private:
+  std::unique_ptr<AllgatherResult> result_;
+  Handle handle_;
+};
+
+// `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
+GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t count,
+                            const std::string& type_name, size_t row) {
   RequireInit("allgather");
   const DataType type = TypeByName(type_name);
+  auto result = std::make_unique<AllgatherResult>();
   if (!g_runtime) {
-    CopyIfApart(send, recv, count * DataTypeSize(type));
-    return;
+    result->counts = {count};
+    result->data.resize(count * DataTypeSize(type));
+    if (!result->data.empty()) std::memcpy(result->data.data(), Address(send), result->data.size());
+    return GatherHandle(std::move(result), Handle());
   }
-  Status status;
-  {
-    py::gil_scoped_release release;
-    status = g_runtime->Allgather(Address(send), Address(recv), count, type);
-  }
-  Check(status);
+  CollectiveHandle handle =
+      name.empty() ? g_runtime->AllgatherAsync(Address(send), count, type, row, result.get())
+                   : g_runtime->AllgatherAsync(name, Address(send), count, type, row, result.get());
+  return GatherHandle(std::move(result), Handle(std::move(handle)));
 }
 
 void Barrier() {
@@ -231,6 +251,19 @@ void Barrier() {
     status = g_runtime->Barrier();
   }
   Check(status);
+}
+
+// Runtime::Join: the rank that joined last; 0 in a job of one rank.
+int Join() {
+  RequireInit("join");
+  if (!g_runtime) return 0;
+  std::optional<StatusOr<int>> last;
+  {
+    py::gil_scoped_release release;
+    last.emplace(g_runtime->Join());
+  }
+  Check(last->status());
+  return last->value();
 }
 
 }  // namespace
@@ -256,7 +289,17 @@ PYBIND11_MODULE(_C, m) {
   m.def("built_backends", &hp::BuiltBackends);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "");
-  m.def("broadcast", &hp::Broadcast, py::arg("buffer"), py::arg("count"), py::arg("dtype"), py::arg("root"));
-  m.def("allgather", &hp::Allgather, py::arg("send"), py::arg("recv"), py::arg("count"), py::arg("dtype"));
+  m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
+        py::arg("dtype"), py::arg("root"));
+  py::class_<hp::GatherHandle>(m, "GatherHandle")
+      .def("wait", &hp::GatherHandle::Wait,
+           "Blocks until the allgather has run; raises RuntimeError if it failed")
+      .def("ready", &hp::GatherHandle::Ready, "Whether the allgather has run")
+      .def("counts", &hp::GatherHandle::Counts, "Elements gathered from each rank, in rank order")
+      .def("copy_to", &hp::GatherHandle::CopyTo, py::arg("address"),
+           "Copies the gathered elements to `address`");
+  m.def("allgather_async", &hp::AllgatherAsync, py::arg("name"), py::arg("send"), py::arg("count"),
+        py::arg("dtype"), py::arg("row"));
   m.def("barrier", &hp::Barrier);
+  m.def("join", &hp::Join, "Blocks until every rank has joined; returns the rank that joined last");
 }

@@ -9,6 +9,7 @@
 
 #include "runtime/fusion_plan.h"
 #include "runtime/negotiation_message.h"
+#include "runtime/varied_allgather.h"
 
 namespace hvdrun {
 namespace {
@@ -46,7 +47,12 @@ NegotiatedStream::NegotiatedStream(const RuntimeOptions& options, CompressedAllr
       table_(options.size) {}
 
 bool NegotiatedStream::Cacheable(const TensorRequest& request) {
-  return !request.name.empty() && request.name.front() != '(';
+  // A varied allgather's counts change from call to call: it is always announced.
+  return !request.name.empty() && request.name.front() != '(' && request.kind != CollectiveKind::kAllgatherv;
+}
+
+std::string NegotiatedStream::FeedbackName(const Entry& entry) {
+  return Cacheable(entry.request) && !entry.stand_in ? entry.request.name : std::string();
 }
 
 CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* send, void* recv) {
@@ -57,6 +63,10 @@ CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* sen
     if (stop_requested_) {
       return CollectiveHandle::State::Completed(
           Status::Error("'" + request.name + "': the runtime is closing"));
+    }
+    if (join_.state != nullptr) {
+      return CollectiveHandle::State::Completed(Status::Error(
+          "'" + request.name + "': this rank has joined (Join) and submits nothing until Join returns"));
     }
     if (!names_.emplace(request.name, true).second) {
       return CollectiveHandle::State::Completed(
@@ -76,6 +86,22 @@ CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* sen
   }
   arrived_.notify_all();
   return CollectiveHandle(std::move(state));
+}
+
+StatusOr<ReadinessTable::JoinDone> NegotiatedStream::Join(uint64_t unnamed_calls) {
+  auto state = std::make_shared<CollectiveHandle::State>();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return broken_;
+    if (stop_requested_) return Status::Error("Join: the runtime is closing");
+    if (join_.state != nullptr) return Status::Error("Join: this rank is already joining, on another thread");
+    join_ = JoinRequest{state, unnamed_calls, {}};
+  }
+  arrived_.notify_all();
+  Status status = CollectiveHandle(state).Wait();
+  if (!status.ok()) return status;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return join_.done;
 }
 
 void NegotiatedStream::RequestStop() {
@@ -136,7 +162,9 @@ Status NegotiatedStream::Run(Backend& backend) {
       // request brings its next cycle forward to the busy one.
       std::unique_lock<std::mutex> lock(mutex_);
       while (true) {
-        const bool busy = !incoming_.empty() || !pending_.empty() || stop_requested_;
+        // A joined rank stands in for the others' allreduces: it keeps their pace.
+        const bool busy =
+            !incoming_.empty() || !pending_.empty() || stop_requested_ || join_.state != nullptr;
         const Clock::time_point next = anchor + (busy ? busy_interval : idle_interval);
         if (Clock::now() >= next) break;
         arrived_.wait_until(lock, next);
@@ -158,11 +186,13 @@ Status NegotiatedStream::Run(Backend& backend) {
 bool NegotiatedStream::Cycle(Backend& backend) {
   const Clock::time_point now = Clock::now();
   bool stopping = false;
+  std::optional<uint64_t> joining;  // this rank's unnamed calls, while it joins
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (Entry& entry : incoming_) pending_.Add(std::move(entry));
     incoming_.clear();
     stopping = stop_requested_ && pending_.empty();
+    if (join_.state != nullptr) joining = join_.unnamed_calls;
   }
   if (timeline_ != nullptr && !pending_.empty()) timeline_->MarkCycle(now);
 
@@ -182,7 +212,10 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     uint32_t bit = 0;
     const ResponseCache::Lookup lookup =
         Cacheable(entry.request) ? cache_.Find(entry.request, &bit) : ResponseCache::Lookup::kMiss;
-    if (lookup == ResponseCache::Lookup::kHit) {
+    // While a rank has joined, a cached broadcast goes through the readiness table, which fails it.
+    const bool joined_ranks_refuse =
+        table_.joined_count() > 0 && entry.request.kind != CollectiveKind::kAllreduce;
+    if (lookup == ResponseCache::Lookup::kHit && !joined_ranks_refuse) {
       fields.Set(kFirstSlot + bit);
       cached.push_back(&entry);
       if (now >= entry.next_stall_warning) {
@@ -197,6 +230,21 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     }
     mine.push_back(Announcement{Announcement::Kind::kRequest, entry.request});
     entry.announced = true;
+  }
+  // A rank joins once what it submitted before has completed.
+  if (joining && !join_announced_ && pending_.empty()) {
+    TensorRequest join;
+    join.count = *joining;
+    mine.push_back(Announcement{Announcement::Kind::kJoin, join});
+    join_announced_ = true;
+  }
+  // A joined rank has every cached allreduce pending (as zeros), as Horovod's joined ranks do.
+  if (table_.joined(options_.rank)) {
+    for (uint32_t bit = 0; bit < cache_.bit_count(); ++bit) {
+      if (cache_.InUse(bit) && cache_.At(bit).kind == CollectiveKind::kAllreduce) {
+        fields.Set(kFirstSlot + bit);
+      }
+    }
   }
   if (!mine.empty()) fields.Set(kAnnounce);
   if (census) fields.Set(kCensus);
@@ -231,6 +279,7 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     }
   }
   const bool gathered = fields.Count(kAnnounce) > 0 || fields.Count(kCensus) > 0;
+  std::optional<ReadinessTable::JoinDone> join_done;
   if (gathered) {
     if (fields.Count(kCensus) > 0) {
       for (const Entry* entry : cached) {
@@ -258,9 +307,11 @@ bool NegotiatedStream::Cycle(Backend& backend) {
       if (pending_.Contains(failure.name)) Complete(failure.name, Status::Error(failure.error));
     }
     ready.insert(ready.end(), outcome.ready.begin(), outcome.ready.end());
+    join_done = outcome.joined;
   }
 
   if (options_.rank == 0) WarnOfStalls(now, ready);
+  if (table_.joined(options_.rank)) AddStandIns(ready);
 
   status = Execute(backend, ready, Clock::now());
   {
@@ -275,7 +326,33 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     FailEverything(status);
     return false;
   }
+  if (join_done) CompleteJoin(*join_done);
   return true;
+}
+
+void NegotiatedStream::CompleteJoin(const ReadinessTable::JoinDone& done) {
+  join_announced_ = false;
+  std::shared_ptr<CollectiveHandle::State> state;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    join_.done = done;
+    state = std::move(join_.state);  // Submit and Join are open again
+  }
+  if (state != nullptr) state->Complete(Status::Ok());
+}
+
+void NegotiatedStream::AddStandIns(const std::vector<TensorRequest>& ready) {
+  for (const TensorRequest& request : ready) {
+    if (request.kind != CollectiveKind::kAllreduce || pending_.Contains(request.name)) continue;
+    Entry entry;
+    entry.request = request;
+    entry.stand_in = true;
+    entry.zeros.assign(request.bytes(), std::byte{0});
+    entry.send = entry.recv = entry.zeros.data();
+    entry.state = std::make_shared<CollectiveHandle::State>();
+    entry.submitted = entry.next_stall_warning = Clock::now();
+    pending_.Add(std::move(entry));
+  }
 }
 
 void NegotiatedStream::WarnOfStalls(std::chrono::steady_clock::time_point now,
@@ -345,7 +422,9 @@ Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorReque
     }
     ResponseTimes times;
     times.start = times.copied_in = Clock::now();
-    Status status = RunAlone(backend, pending_.At(request.name));
+    Entry& entry = pending_.At(request.name);
+    entry.request.counts = request.counts;  // kAllgatherv: every rank's, as the ranks agreed
+    Status status = RunAlone(backend, entry);
     times.reduced = times.end = Clock::now();
     if (status.ok()) RecordResponse(ready, {i}, agreed, times);
     Complete(request.name, status);
@@ -387,8 +466,8 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
                                       const std::vector<size_t>& members, Clock::time_point agreed,
                                       const ResponseTimes& times) {
   if (timeline_ == nullptr) return;
-  static constexpr const char* kOperations[] = {"ALLREDUCE", "BROADCAST", "ALLGATHER", "BARRIER",
-                                                "BASELINE_ALLREDUCE"};
+  static constexpr const char* kOperations[] = {"ALLREDUCE", "BROADCAST",          "ALLGATHER",
+                                                "BARRIER",   "BASELINE_ALLREDUCE", "ALLGATHER"};
   const std::string operation = kOperations[static_cast<size_t>(requests[members.front()].kind)];
   const std::string negotiate = "NEGOTIATE_" + operation;
   const std::string backend_call = TimelineBackendActivity(BackendName(options_.backend), operation);
@@ -415,12 +494,14 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
 
 Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
   const TensorRequest& request = entry.request;
-  if (request.count == 0 && request.kind != CollectiveKind::kBarrier) return Status::Ok();
+  if (request.count == 0 && request.kind != CollectiveKind::kBarrier &&
+      request.kind != CollectiveKind::kAllgatherv) {
+    return Status::Ok();  // a varied allgather still gathers the others' elements
+  }
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
       return compressed_->Allreduce(backend, entry.send, entry.recv, request.count, request.type, request.op,
-                                    request.compression,
-                                    {{Cacheable(request) ? request.name : std::string(), 0, request.count}});
+                                    request.compression, {{FeedbackName(entry), 0, request.count}});
     case CollectiveKind::kBroadcast:
       return backend.Broadcast(entry.recv, request.count, request.type, request.root);
     case CollectiveKind::kAllgather:
@@ -429,6 +510,9 @@ Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
       return backend.Barrier();
     case CollectiveKind::kBaselineAllreduce:
       return backend.BaselineAllreduce(entry.recv, request.count, request.type, request.op);
+    case CollectiveKind::kAllgatherv:
+      return VariedAllgather(backend, entry.send, request.type, request.counts, options_.rank,
+                             static_cast<AllgatherResult*>(entry.recv));
   }
   return Status::Error("'" + request.name + "': unknown collective");
 }
@@ -443,9 +527,14 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
   auto* base = static_cast<std::byte*>(pending_.At(first.name).recv);
   bool in_place = true;
   size_t end = 0;
+  // Each member must also fill its place in the plan exactly (a multiple of the alignment), so that
+  // every rank reduces the same layout whether its tensors are in place or copied (a joined rank's
+  // zeros are always copied).
   for (size_t i = 0; i < members.size() && in_place; ++i) {
     const Entry& entry = pending_.At(ready[members[i]].name);
-    in_place = entry.send == entry.recv && entry.recv == base + end;
+    const size_t place = (i + 1 < members.size() ? offsets[i + 1] : bytes) - offsets[i];
+    in_place = entry.send == entry.recv && entry.recv == base + end && offsets[i] == end &&
+               entry.request.bytes() == place;
     end += entry.request.bytes();
   }
   const size_t element = DataTypeSize(first.type);
@@ -454,7 +543,7 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
     size_t next = 0;
     for (size_t i = 0; i < members.size(); ++i) {
       const TensorRequest& member = ready[members[i]];
-      tensors.push_back({Cacheable(member) ? member.name : std::string(),
+      tensors.push_back({FeedbackName(pending_.At(member.name)),
                          in_place ? next / element : offsets[i] / element, member.count});
       next += member.bytes();
     }
@@ -507,12 +596,15 @@ void NegotiatedStream::Complete(const std::string& name, const Status& status) {
 
 void NegotiatedStream::FailEverything(const Status& status) {
   std::deque<Entry> incoming;
+  std::shared_ptr<CollectiveHandle::State> join;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (broken_.ok()) broken_ = status;
     incoming.swap(incoming_);
     names_.clear();
+    join = std::move(join_.state);
   }
+  if (join != nullptr) join->Complete(broken());
   for (auto& [order, entry] : pending_.InOrder()) entry.state->Complete(broken());
   pending_.clear();
   for (Entry& entry : incoming) entry.state->Complete(broken());

@@ -9,11 +9,22 @@
 //   3. the requests ready on every rank (cached ones in slot order, then the newly agreed ones in
 //      announcement order) are packed by PlanFusion and run, and the cache learns them in that order,
 //      so that every rank's cache stays identical.
+// Broadcasts and allgathers are agreed as allreduces are and run alone; an allgather whose ranks give
+// different counts (kAllgatherv) is never cached, since its counts travel in its announcements.
 // A name waiting past the stall limit is reported by rank 0 with the ranks that have not submitted
 // it; past the runtime's timeout it fails and the runtime breaks, and so it does on every rank (a
 // stopping rank tells the others through the status flags). A rank with nothing pending cycles every
 // kIdleCycleTime instead of every cycle time (a submission wakes it at once), so an idle runtime costs
 // next to nothing, and the others wait for it only while it has nothing they could agree on.
+//
+// Join (Horovod's hvd.join, for ranks with uneven amounts of data): once everything a rank submitted
+// has completed, Join announces it. From then until every rank has joined, the ReadinessTable counts
+// it as having every allreduce the others submit (and the rank sets every cached allreduce's slot),
+// and it runs each such allreduce, fused or not, compressed or not, with zeros of the announced type
+// and count: an average is still divided by every rank (Horovod's rule), a minimum or maximum sees
+// the zeros. A broadcast, allgather or barrier submitted while a rank has joined fails on the ranks
+// that submitted it, without breaking the runtime (Horovod's "not supported with Join"). A joined
+// rank keeps the busy cycle time, since the others' collectives now wait on its cycles.
 //
 // With a timeline (set_timeline), each response is recorded as Horovod names its activities: from
 // this rank's submission of its first tensor to the cycle's agreement (NEGOTIATE_ALLREDUCE: how long
@@ -63,6 +74,10 @@ class NegotiatedStream {
   CollectiveHandle Submit(TensorRequest request, const void* send, void* recv);
   // Runs cycles until this rank or another stops, or the runtime breaks. Returns the first failure.
   Status Run(Backend& backend);
+  // Blocks until every rank has joined (see above); `unnamed_calls` is this rank's count of unnamed
+  // calls. Returns the rank that joined last and the most unnamed calls any rank made. Submit fails
+  // meanwhile. Fails when the runtime breaks or stops, or when this rank is already joining.
+  StatusOr<ReadinessTable::JoinDone> Join(uint64_t unnamed_calls);
   // Asks Run to return once everything this rank submitted has completed.
   void RequestStop();
   // The first failure (the runtime is broken), or OK.
@@ -84,6 +99,13 @@ class NegotiatedStream {
     std::chrono::steady_clock::time_point submitted;
     std::chrono::steady_clock::time_point next_stall_warning;
     bool announced = false;  // in the readiness tables: waits there, not in the cache
+    bool stand_in = false;   // this rank has joined: zeros in its place (zeros holds them)
+    std::vector<std::byte> zeros;
+  };
+  struct JoinRequest {
+    std::shared_ptr<CollectiveHandle::State> state;  // null when this rank is not joining
+    uint64_t unnamed_calls = 0;
+    ReadinessTable::JoinDone done;
   };
 
   // This rank's pending entries, by name, iterated in submission order (the order announcements
@@ -130,12 +152,17 @@ class NegotiatedStream {
   void RecordResponse(const std::vector<TensorRequest>& requests, const std::vector<size_t>& members,
                       std::chrono::steady_clock::time_point agreed, const ResponseTimes& times);
   void Complete(const std::string& name, const Status& status);
+  // This rank has joined: adds zeros for each ready allreduce it has not submitted.
+  void AddStandIns(const std::vector<TensorRequest>& ready);
+  void CompleteJoin(const ReadinessTable::JoinDone& done);
   void Warn(const std::string& line) const;
   // Rank 0: warns of each name stalled past the limit, once per limit's length of waiting.
   void WarnOfStalls(std::chrono::steady_clock::time_point now, const std::vector<TensorRequest>& ready);
   void FailEverything(const Status& status);
   // Whether `request` may enter the cache: named by the caller, not by its place in the sequence.
   static bool Cacheable(const TensorRequest& request);
+  // The name compression's error feedback keys on: none for unnamed calls and stand-ins.
+  static std::string FeedbackName(const Entry& entry);
   const RuntimeOptions options_;
   CompressedAllreduce* const compressed_;
   const size_t fusion_threshold_;
@@ -145,6 +172,7 @@ class NegotiatedStream {
   std::deque<Entry> incoming_;                   // GUARDED_BY(mutex_)
   std::unordered_map<std::string, bool> names_;  // GUARDED_BY(mutex_): names pending on this rank
   bool stop_requested_ = false;                  // GUARDED_BY(mutex_)
+  JoinRequest join_;                             // GUARDED_BY(mutex_)
   Status broken_;                                // GUARDED_BY(mutex_)
   NegotiationCounters counters_;                 // GUARDED_BY(mutex_)
   ResponseStatistics statistics_;                // GUARDED_BY(mutex_)
@@ -153,6 +181,7 @@ class NegotiatedStream {
   PendingEntries pending_;
   ResponseCache cache_;
   ReadinessTable table_;
+  bool join_announced_ = false;
   std::vector<std::byte> fusion_buffer_;
   Timeline* timeline_ = nullptr;
   std::chrono::steady_clock::time_point agreed_at_;  // when the last cycle's allreduce returned

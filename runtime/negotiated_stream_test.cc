@@ -210,6 +210,126 @@ TEST(NamedCollectives, TensorsBackToBackInMemoryAreReducedWhereTheyLie) {
   }
 }
 
+TEST(NamedCollectives, RanksWhoseTensorsLieDifferentlyInMemoryReduceTheSameLayout) {
+  // Rank 0's slices lie back to back in one array, rank 1's apart. Slices of 5 floats (20 bytes, not
+  // a multiple of the fusion alignment) are copied on both ranks, so that both reduce the plan's
+  // padded layout; slices of 8 floats are reduced in place on rank 0 and copied on rank 1, which is
+  // the same layout.
+  for (size_t slice : {size_t{5}, size_t{8}}) {
+    RunNegotiatedRanks(2, Negotiation(), [&](Runtime& runtime) {
+      const size_t stride = runtime.rank() == 0 ? slice : slice + 3;
+      std::vector<float> arena(6 * stride);
+      for (int step = 0; step < 4; ++step) {
+        for (size_t k = 0; k < arena.size(); ++k) {
+          arena[k] = static_cast<float>((runtime.rank() + 1) * (k % 3 + 1));
+        }
+        std::vector<CollectiveHandle> handles;
+        for (size_t i = 0; i < 6; ++i) {
+          float* data = arena.data() + i * stride;
+          handles.push_back(runtime.AllreduceAsync("piece" + std::to_string(i), data, data, slice,
+                                                   DataType::kFloat32, ReduceOp::kSum));
+        }
+        for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+        // Element j of slice i holds (rank + 1) * unit on each rank, unit depending on its place in
+        // that rank's array: the sum is rank 0's unit plus twice rank 1's.
+        for (size_t i = 0; i < 6; ++i) {
+          for (size_t j = 0; j < slice; ++j) {
+            const auto unit0 = static_cast<float>((i * slice + j) % 3 + 1);
+            const auto unit1 = static_cast<float>((i * (slice + 3) + j) % 3 + 1);
+            ASSERT_EQ(arena[i * stride + j], unit0 + 2 * unit1)
+                << "slice " << i << "[" << j << "], rank " << runtime.rank() << ", step " << step;
+          }
+        }
+      }
+      const NegotiationCounters counters = runtime.negotiation_counters();
+      if (slice == 8 && runtime.rank() == 0) {
+        EXPECT_GT(counters.in_place_bytes, 0U);
+      } else {
+        EXPECT_EQ(counters.in_place_bytes, 0U);
+      }
+    });
+  }
+}
+
+TEST(NamedCollectives, NamedBroadcastsStartedInAnyOrderGetTheirRootsValues) {
+  // Six broadcasts, each from its own root, started in a different order on every rank, with named
+  // allreduces between them; twice, the second time through the cache.
+  constexpr int kSize = 3;
+  constexpr size_t kBroadcasts = 6;
+  RunNegotiatedRanks(kSize, Negotiation(), [&](Runtime& runtime) {
+    for (unsigned step = 0; step < 2; ++step) {
+      std::vector<size_t> order(kBroadcasts);
+      for (size_t i = 0; i < kBroadcasts; ++i) order[i] = i;
+      std::mt19937 random(step * 31U + static_cast<unsigned>(runtime.rank()));
+      std::shuffle(order.begin(), order.end(), random);
+      std::vector<std::vector<int64_t>> buffers(kBroadcasts);
+      std::vector<CollectiveHandle> handles(kBroadcasts);
+      std::vector<float> sums(kBroadcasts);
+      std::vector<CollectiveHandle> sum_handles(kBroadcasts);
+      for (size_t i : order) {
+        const int root = static_cast<int>(i % kSize);
+        buffers[i].assign(i + 1, int64_t{100} * runtime.rank() + static_cast<int64_t>(i));
+        handles[i] = runtime.BroadcastAsync("b" + std::to_string(i), buffers[i].data(), buffers[i].size(),
+                                            DataType::kInt64, root);
+        sums[i] = 1;
+        sum_handles[i] = runtime.AllreduceAsync("s" + std::to_string(i), &sums[i], &sums[i], 1,
+                                                DataType::kFloat32, ReduceOp::kSum);
+      }
+      for (size_t i = 0; i < kBroadcasts; ++i) {
+        ASSERT_TRUE(handles[i].Wait().ok()) << handles[i].Wait().message();
+        ASSERT_TRUE(sum_handles[i].Wait().ok()) << sum_handles[i].Wait().message();
+        const int root = static_cast<int>(i % kSize);
+        EXPECT_EQ(buffers[i], std::vector<int64_t>(i + 1, int64_t{100} * root + static_cast<int64_t>(i)))
+            << "b" << i << " on rank " << runtime.rank();
+        EXPECT_EQ(sums[i], static_cast<float>(kSize));
+      }
+    }
+    // A name given different roots fails on every rank, and the runtime goes on.
+    int64_t value = runtime.rank();
+    Status status = runtime.Broadcast("r", &value, 1, DataType::kInt64, runtime.rank() == 0 ? 0 : 1);
+    EXPECT_NE(
+        status.message().find("'r' was submitted as broadcast of int64 x 1 from rank 0 by rank 0 but as "
+                              "broadcast of int64 x 1 from rank 1 by rank "),
+        std::string::npos)
+        << status.message();
+    EXPECT_TRUE(runtime.Broadcast("r", &value, 1, DataType::kInt64, 2).ok());
+    EXPECT_EQ(value, 2);
+    // Read after later cycles: a cycle's counters are updated after its collectives complete.
+    EXPECT_GT(runtime.negotiation_counters().cache_only_cycles, 0U)
+        << "the second step went through the cache";
+  });
+}
+
+TEST(NamedCollectives, UnnamedAsynchronousBroadcastsRunInCallOrderToo) {
+  for (CollectiveOrder order : {CollectiveOrder::kCallOrder, CollectiveOrder::kNegotiated}) {
+    testing::RunRanks(
+        2,
+        [](Runtime& runtime) {
+          std::vector<int32_t> a(3, runtime.rank());
+          std::vector<int32_t> b(5, runtime.rank() + 10);
+          CollectiveHandle first = runtime.BroadcastAsync(a.data(), a.size(), DataType::kInt32, 1);
+          CollectiveHandle second = runtime.BroadcastAsync(b.data(), b.size(), DataType::kInt32, 0);
+          ASSERT_TRUE(second.Wait().ok());
+          ASSERT_TRUE(first.Wait().ok());
+          EXPECT_EQ(a, std::vector<int32_t>(3, 1));
+          EXPECT_EQ(b, std::vector<int32_t>(5, 10));
+          Status named = runtime.Broadcast("x", a.data(), a.size(), DataType::kInt32, 0);
+          if (runtime.order() == CollectiveOrder::kCallOrder) {
+            EXPECT_NE(named.message().find("named collectives need a Runtime initialized with"),
+                      std::string::npos);
+          } else {
+            EXPECT_TRUE(named.ok()) << named.message();
+          }
+          EXPECT_NE(runtime.BroadcastAsync(a.data(), a.size(), DataType::kInt32, 2)
+                        .Wait()
+                        .message()
+                        .find("root 2 is out of range for size 2"),
+                    std::string::npos);
+        },
+        order);
+  }
+}
+
 TEST(NamedCollectives, TheReportsResponseStatisticsAddUpToTheBytesReduced) {
   const std::vector<Tensor> tensors = EveryTypeAndOp();
   uint64_t bytes_per_step = 0;

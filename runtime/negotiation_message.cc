@@ -33,8 +33,8 @@ bool Announcement::operator==(const Announcement& other) const {
 namespace {
 
 // Layout of one announcement, little-endian: kind u8, collective u8, type u8, op u8, compression u8,
-// root i32, count u64, name length u32, name bytes.
-constexpr size_t kFixedBytes = 5 + 4 + 8 + 4;
+// root i32, count u64, row u64, name length u32, name bytes.
+constexpr size_t kFixedBytes = 5 + 4 + 8 + 8 + 4;
 
 template <typename T>
 void Append(std::string& out, T value) {
@@ -62,6 +62,7 @@ std::string EncodeAnnouncements(const std::vector<Announcement>& announcements) 
     Append<uint8_t>(out, static_cast<uint8_t>(a.request.compression));
     Append<int32_t>(out, a.request.root);
     Append<uint64_t>(out, a.request.count);
+    Append<uint64_t>(out, a.request.row);
     Append<uint32_t>(out, static_cast<uint32_t>(a.request.name.size()));
     out += a.request.name;
   }
@@ -82,8 +83,8 @@ StatusOr<std::vector<Announcement>> DecodeAnnouncements(std::string_view bytes) 
     const auto type = Read<uint8_t>(bytes, at + 2);
     const auto op = Read<uint8_t>(bytes, at + 3);
     const auto compression = Read<uint8_t>(bytes, at + 4);
-    if (kind > static_cast<uint8_t>(Announcement::Kind::kProbe) ||
-        collective > static_cast<uint8_t>(CollectiveKind::kBaselineAllreduce) ||
+    if (kind > static_cast<uint8_t>(Announcement::Kind::kJoin) ||
+        collective > static_cast<uint8_t>(CollectiveKind::kAllgatherv) ||
         DataTypeSize(static_cast<DataType>(type)) == 0 ||
         ReduceOpName(static_cast<ReduceOp>(op)) == "unknown" ||
         CompressionFormatName(static_cast<CompressionFormat>(compression)) == "unknown") {
@@ -97,7 +98,8 @@ StatusOr<std::vector<Announcement>> DecodeAnnouncements(std::string_view bytes) 
     a.request.compression = static_cast<CompressionFormat>(compression);
     a.request.root = Read<int32_t>(bytes, at + 5);
     a.request.count = Read<uint64_t>(bytes, at + 9);
-    const auto name_size = Read<uint32_t>(bytes, at + 17);
+    a.request.row = Read<uint64_t>(bytes, at + 17);
+    const auto name_size = Read<uint32_t>(bytes, at + 25);
     at += kFixedBytes;
     if (bytes.size() - at < name_size) {
       return Status::Error("negotiation: announcement " + std::to_string(out.size()) + "'s name of " +

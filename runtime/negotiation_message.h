@@ -6,7 +6,7 @@
 // cache slot whose count is the job size is ready everywhere, with no gather through rank 0 (a
 // bitwise AND would say the same, but SUM is the one operation every backend has for integers).
 // Only when some rank has something the cache cannot say (a request not in the cache, a cached
-// name submitted with other parameters, a stall probe) do the ranks also allgather their
+// name submitted with other parameters, a stall probe, a join) do the ranks also allgather their
 // Announcements, encoded by EncodeAnnouncements.
 #ifndef HVDRUN_RUNTIME_NEGOTIATION_MESSAGE_H_
 #define HVDRUN_RUNTIME_NEGOTIATION_MESSAGE_H_
@@ -51,6 +51,9 @@ struct Announcement {
                       // parameters: every rank erases the entry and negotiates the name afresh
     kProbe = 2,       // a cached request pending here for longer than the stall limit: announced
                       // so that the ranks can name who has not submitted it; not a request
+    kJoin = 3,        // this rank has joined (Runtime::Join) with nothing pending: until every rank
+                      // has, it stands in for the others' allreduces with zeros. `request.count`
+                      // holds the number of unnamed calls this rank has made, `request.name` is empty.
   };
   Kind kind = Kind::kRequest;
   TensorRequest request;

@@ -64,10 +64,15 @@ TEST(Announcements, RoundTrip) {
   broadcast.root = 3;
   TensorRequest compressed = Req("conv1.weight", DataType::kFloat32, ReduceOp::kAverage, 9408);
   compressed.compression = CompressionFormat::kFloat8E5M2;
+  TensorRequest rows = Req("embeddings", DataType::kInt64, ReduceOp::kSum, 12);
+  rows.kind = CollectiveKind::kAllgatherv;
+  rows.row = 6;
   const std::vector<Announcement> announcements = {
       {Announcement::Kind::kRequest, compressed},
       {Announcement::Kind::kInvalidate, Req("fc.weight", DataType::kFloat16, ReduceOp::kSum, 1)},
       {Announcement::Kind::kProbe, broadcast},
+      {Announcement::Kind::kRequest, rows},
+      {Announcement::Kind::kJoin, Req("", DataType::kFloat32, ReduceOp::kSum, 12)},
       {Announcement::Kind::kRequest, Req("", DataType::kInt64, ReduceOp::kMax, 0)},
   };
   StatusOr<std::vector<Announcement>> decoded = DecodeAnnouncements(EncodeAnnouncements(announcements));

@@ -7,12 +7,21 @@
 // Cached names never pass through here; stall probes of cached names are kept for one cycle only,
 // to name who is missing.
 //
+// Join (Horovod's hvd.join): a rank that announces kJoin has joined. Until every rank has, a name is
+// ready when every rank that has not joined has announced it: an allreduce then runs with the joined
+// ranks contributing zeros, any other collective fails on the ranks that submitted it (as Horovod:
+// broadcast, allgather and barrier are not supported while a rank has joined). When the last rank
+// joins, the join completes on every rank with the rank that joined last (the last announcement in
+// rank order of the last cycle that had one, as Horovod's coordinator counts them) and the largest
+// count of unnamed calls any rank made, and the table forgets the joins.
+//
 // Not thread-safe: the collective thread owns it.
 #ifndef HVDRUN_RUNTIME_READINESS_TABLE_H_
 #define HVDRUN_RUNTIME_READINESS_TABLE_H_
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,10 +41,17 @@ class ReadinessTable {
     std::string name;
     std::string error;  // one line
   };
+  // Every rank has joined: Runtime::Join returns.
+  struct JoinDone {
+    int last_rank = -1;
+    uint64_t unnamed_calls = 0;  // the most any rank made (Announcement::Kind::kJoin)
+  };
   struct Outcome {
     std::vector<TensorRequest> ready;      // run in this order on every rank
-    std::vector<Failure> failed;           // announced by every rank, but not alike
+    std::vector<Failure> failed;           // announced by every rank, but not alike, or not an
+                                           // allreduce while a rank has joined
     std::vector<std::string> invalidated;  // names whose cache entries every rank erases now
+    std::optional<JoinDone> joined;        // set in the cycle the last rank joined
   };
   // Applies one slow cycle's announcements; by_rank[r] is rank r's list.
   Outcome Apply(const std::vector<std::vector<Announcement>>& by_rank, Clock::time_point now);
@@ -43,7 +59,7 @@ class ReadinessTable {
   struct Waiting {
     std::string name;
     std::vector<int> submitted;  // ranks that have it pending
-    std::vector<int> missing;    // ranks that have not submitted it
+    std::vector<int> missing;    // ranks that have not submitted it (a joined rank is in neither)
     Clock::duration waited;
   };
   // Names some ranks have submitted and others not, for at least `limit`: those announced and not
@@ -54,11 +70,15 @@ class ReadinessTable {
   void ForgetProbes() { probes_.clear(); }
   // Names announced by some ranks and not yet ready.
   size_t pending() const { return entries_.size(); }
+  // Whether `rank` has joined and the others have not all joined yet.
+  bool joined(int rank) const { return joined_[static_cast<size_t>(rank)]; }
+  int joined_count() const { return joined_count_; }
 
  private:
   struct Entry {
     TensorRequest request;  // as the first rank announced it
     std::vector<bool> announced;
+    std::vector<uint64_t> counts;  // each rank's request.count
     int count = 0;
     uint64_t order = 0;
     Clock::time_point since;
@@ -69,8 +89,17 @@ class ReadinessTable {
     Clock::time_point since;
   };
 
+  // Whether the ranks that announced `entry` and the joined ranks are every rank.
+  bool Covered(const Entry& entry) const;
+  // The failure of a ready entry, or empty when it runs.
+  std::string FailureOf(const Entry& entry) const;
+
   const int size_;
   uint64_t next_order_ = 0;
+  std::vector<bool> joined_;
+  int joined_count_ = 0;
+  int last_joined_ = -1;
+  uint64_t joined_unnamed_calls_ = 0;
   std::unordered_map<std::string, Entry> entries_;
   std::unordered_map<std::string, Probe> probes_;  // the last Apply's stall probes
 };

@@ -24,6 +24,13 @@ Announcement Probe(std::string name) {
   return a;
 }
 
+Announcement Join(uint64_t unnamed_calls = 0) {
+  Announcement a;
+  a.kind = Announcement::Kind::kJoin;
+  a.request.count = unnamed_calls;
+  return a;
+}
+
 std::vector<std::string> Names(const std::vector<TensorRequest>& requests) {
   std::vector<std::string> names;
   names.reserve(requests.size());
@@ -112,6 +119,66 @@ TEST(ReadinessTable, ProbesOfCachedNamesLastOneApply) {
   EXPECT_EQ(table.pending(), 0U) << "a probe is not a request";
   table.Apply({{}, {}, {}}, now);
   EXPECT_TRUE(table.Stalled(now, std::chrono::seconds(60)).empty());
+}
+
+TEST(ReadinessTable, AJoinedRankCountsAsHavingEveryAllreduceUntilAllHaveJoined) {
+  ReadinessTable table(3);
+  const Clock::time_point now = Clock::now();
+  // "a" announced before rank 1 joins becomes ready when it does; "b" waits for rank 2 only.
+  auto outcome = table.Apply({{Announce("a")}, {}, {Announce("a")}}, now);
+  EXPECT_TRUE(outcome.ready.empty());
+  outcome = table.Apply({{Announce("b")}, {Join(5)}, {}}, now);
+  EXPECT_EQ(Names(outcome.ready), std::vector<std::string>{"a"});
+  EXPECT_TRUE(table.joined(1));
+  EXPECT_EQ(table.joined_count(), 1);
+  EXPECT_FALSE(outcome.joined);
+  // Rank 1 is not missing from "b": only rank 2 is.
+  const auto stalled = table.Stalled(now, Clock::duration::zero());
+  ASSERT_EQ(stalled.size(), 1U);
+  EXPECT_EQ(stalled[0].submitted, std::vector<int>{0});
+  EXPECT_EQ(stalled[0].missing, std::vector<int>{2});
+  outcome = table.Apply({{}, {}, {Announce("b")}}, now);
+  EXPECT_EQ(Names(outcome.ready), std::vector<std::string>{"b"});
+  // Ranks 2 then 0 join; within one cycle the higher rank's announcement comes last.
+  outcome = table.Apply({{}, {}, {Join(7)}}, now);
+  EXPECT_FALSE(outcome.joined);
+  outcome = table.Apply({{Join(6)}, {}, {}}, now);
+  ASSERT_TRUE(outcome.joined);
+  EXPECT_EQ(outcome.joined->last_rank, 0);
+  EXPECT_EQ(outcome.joined->unnamed_calls, 7U);
+  EXPECT_FALSE(table.joined(1));
+  EXPECT_EQ(table.joined_count(), 0);
+  // Afterwards every rank must announce again.
+  outcome = table.Apply({{Announce("c")}, {Announce("c")}, {}}, now);
+  EXPECT_TRUE(outcome.ready.empty());
+}
+
+TEST(ReadinessTable, RanksJoiningInOneCycleEndWithTheHighest) {
+  ReadinessTable table(3);
+  auto outcome = table.Apply({{Join()}, {}, {Join()}}, Clock::now());
+  EXPECT_FALSE(outcome.joined);
+  outcome = table.Apply({{}, {Join()}, {}}, Clock::now());
+  ASSERT_TRUE(outcome.joined);
+  EXPECT_EQ(outcome.joined->last_rank, 1);
+  outcome = table.Apply({{Join()}, {Join()}, {Join()}}, Clock::now());
+  ASSERT_TRUE(outcome.joined);
+  EXPECT_EQ(outcome.joined->last_rank, 2);
+}
+
+TEST(ReadinessTable, OtherCollectivesFailWhileARankHasJoined) {
+  ReadinessTable table(2);
+  Announcement broadcast = Announce("(unnamed broadcast 3)", 4, DataType::kInt32);
+  broadcast.request.kind = CollectiveKind::kBroadcast;
+  broadcast.request.root = 1;
+  auto outcome = table.Apply({{Join()}, {broadcast}}, Clock::now());
+  EXPECT_TRUE(outcome.ready.empty());
+  ASSERT_EQ(outcome.failed.size(), 1U);
+  EXPECT_EQ(outcome.failed[0].name, "(unnamed broadcast 3)");
+  EXPECT_EQ(
+      outcome.failed[0].error,
+      "'(unnamed broadcast 3)': a broadcast of int32 x 4 from rank 1 cannot run while rank 0 has joined "
+      "(Join): only allreduces run until every rank has joined, as in Horovod");
+  EXPECT_EQ(table.pending(), 0U);
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
 #include "runtime/runtime_impl.h"
 #include "runtime/tensor_request.h"
+#include "runtime/varied_allgather.h"
 
 namespace hvdrun {
 namespace {
@@ -123,6 +125,21 @@ TensorRequest AllreduceRequest(std::string name, size_t count, DataType type, Re
   return request;
 }
 
+// The checks every named call makes: negotiation on, and a name the caller may choose.
+Status ValidateName(const std::string& call, const std::string& name, bool negotiated) {
+  if (!negotiated) {
+    return Status::Error(call +
+                         ": named collectives need a Runtime initialized with CollectiveOrder::kNegotiated "
+                         "(RuntimeOptions::order, on every rank)");
+  }
+  if (name.empty() || name.front() == '(') {
+    return Status::Error(call +
+                         ": a name must be non-empty and must not begin with '(', which marks "
+                         "the names of unnamed calls");
+  }
+  return Status::Ok();
+}
+
 Status ValidateCompression(const std::string& call, CompressionFormat format, BackendKind backend) {
   if (CompressionFormatName(format) == "unknown") {
     return Status::Error(call + ": unknown compression format " + std::to_string(static_cast<int>(format)));
@@ -207,16 +224,7 @@ CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* se
   Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
   if (valid.ok()) valid = ValidateOp(call.c_str(), op);
   if (valid.ok()) valid = ValidateCompression(call, compression, impl_->options().backend);
-  if (valid.ok() && !impl_->negotiated()) {
-    valid = Status::Error(call +
-                          ": named collectives need a Runtime initialized with CollectiveOrder::kNegotiated "
-                          "(RuntimeOptions::order, on every rank)");
-  }
-  if (valid.ok() && (name.empty() || name.front() == '(')) {
-    valid = Status::Error(call +
-                          ": a name must be non-empty and must not begin with '(', which marks "
-                          "the names of unnamed calls");
-  }
+  if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
   return impl_->SubmitRequest(AllreduceRequest(name, count, type, op, compression), send, recv);
 }
@@ -225,21 +233,51 @@ NegotiationCounters Runtime::negotiation_counters() const { return impl_->negoti
 CompressionCounters Runtime::compression_counters() const { return impl_->compression_counters(); }
 const CompressionOptions& Runtime::compression() const { return impl_->options().compression; }
 
-Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
-  Status valid = ValidateBuffers("Broadcast", buffer, buffer, count, type);
+namespace {
+
+Status ValidateBroadcast(const std::string& call, const void* buffer, size_t count, DataType type, int root,
+                         int size) {
+  Status valid = ValidateBuffers(call.c_str(), buffer, buffer, count, type);
   if (!valid.ok()) return valid;
-  if (root < 0 || root >= size()) {
-    return Status::Error("Broadcast: root " + std::to_string(root) + " is out of range for size " +
-                         std::to_string(size()));
+  if (root < 0 || root >= size) {
+    return Status::Error(call + ": root " + std::to_string(root) + " is out of range for size " +
+                         std::to_string(size));
   }
-  if (impl_->negotiated()) {
-    return impl_
-        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kBroadcast), CollectiveKind::kBroadcast,
-                                count, type, ReduceOp::kSum, root),
-                        buffer, buffer)
-        .Wait();
-  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
+  if (impl_->negotiated()) return BroadcastAsync(buffer, count, type, root).Wait();
+  Status valid = ValidateBroadcast("Broadcast", buffer, count, type, root, size());
+  if (!valid.ok()) return valid;
   return impl_->Run([=](Backend& backend) { return backend.Broadcast(buffer, count, type, root); });
+}
+
+CollectiveHandle Runtime::BroadcastAsync(void* buffer, size_t count, DataType type, int root) {
+  Status valid = ValidateBroadcast("Broadcast", buffer, count, type, root, size());
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  if (impl_->negotiated()) {
+    return impl_->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kBroadcast),
+                                        CollectiveKind::kBroadcast, count, type, ReduceOp::kSum, root),
+                                buffer, buffer);
+  }
+  return impl_->Submit([=](Backend& backend) { return backend.Broadcast(buffer, count, type, root); });
+}
+
+Status Runtime::Broadcast(const std::string& name, void* buffer, size_t count, DataType type, int root) {
+  return BroadcastAsync(name, buffer, count, type, root).Wait();
+}
+
+CollectiveHandle Runtime::BroadcastAsync(const std::string& name, void* buffer, size_t count, DataType type,
+                                         int root) {
+  const std::string call = "Broadcast('" + name + "')";
+  Status valid = ValidateBroadcast(call, buffer, count, type, root, size());
+  if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  return impl_->SubmitRequest(Request(name, CollectiveKind::kBroadcast, count, type, ReduceOp::kSum, root),
+                              buffer, buffer);
 }
 
 Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType type) {
@@ -255,6 +293,55 @@ Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType t
   return impl_->Run([=](Backend& backend) { return backend.Allgather(send, recv, count, type); });
 }
 
+namespace {
+
+Status ValidateVariedAllgather(const std::string& call, const void* send, size_t count, DataType type,
+                               size_t row, const AllgatherResult* result) {
+  Status valid = ValidateBuffers(call.c_str(), send, send, count, type);
+  if (!valid.ok()) return valid;
+  if (result == nullptr) return Status::Error(call + ": the result is null");
+  if (row == 0 || count % row != 0) {
+    return Status::Error(call + ": " + std::to_string(count) + " elements are not whole rows of " +
+                         std::to_string(row));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CollectiveHandle Runtime::AllgatherAsync(const void* send, size_t count, DataType type, size_t row,
+                                         AllgatherResult* result) {
+  Status valid = ValidateVariedAllgather("Allgather", send, count, type, row, result);
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  if (impl_->negotiated()) {
+    TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAllgatherv),
+                                    CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
+    request.row = row;
+    return impl_->SubmitRequest(std::move(request), send, result);
+  }
+  const int rank = this->rank();
+  const auto ranks = static_cast<size_t>(size());
+  return impl_->Submit([=](Backend& backend) {
+    const auto mine = static_cast<int64_t>(count);
+    std::vector<int64_t> counts(ranks);
+    Status status = backend.Allgather(&mine, counts.data(), 1, DataType::kInt64);
+    if (!status.ok()) return status;
+    return VariedAllgather(backend, send, type, std::vector<uint64_t>(counts.begin(), counts.end()), rank,
+                           result);
+  });
+}
+
+CollectiveHandle Runtime::AllgatherAsync(const std::string& name, const void* send, size_t count,
+                                         DataType type, size_t row, AllgatherResult* result) {
+  const std::string call = "Allgather('" + name + "')";
+  Status valid = ValidateVariedAllgather(call, send, count, type, row, result);
+  if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  TensorRequest request = Request(name, CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
+  request.row = row;
+  return impl_->SubmitRequest(std::move(request), send, result);
+}
+
 Status Runtime::Barrier() {
   if (impl_->negotiated()) {
     return impl_
@@ -264,6 +351,15 @@ Status Runtime::Barrier() {
         .Wait();
   }
   return impl_->Run([](Backend& backend) { return backend.Barrier(); });
+}
+
+StatusOr<int> Runtime::Join() {
+  if (!impl_->negotiated()) {
+    return Status::Error(
+        "Join needs a Runtime initialized with CollectiveOrder::kNegotiated (RuntimeOptions::order, on "
+        "every rank): in call order every rank makes the same collectives");
+  }
+  return impl_->Join();
 }
 
 Status Runtime::SendReport(const std::string& json) {

@@ -148,9 +148,23 @@ CollectiveHandle Runtime::Impl::SubmitRequest(TensorRequest request, const void*
   return stream_->Submit(std::move(request), send, recv);
 }
 
+StatusOr<int> Runtime::Impl::Join() {
+  uint64_t unnamed_calls = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return broken_;
+    unnamed_calls = unnamed_calls_;
+  }
+  StatusOr<ReadinessTable::JoinDone> done = stream_->Join(unnamed_calls);
+  if (!done.ok()) return done.status();
+  std::lock_guard<std::mutex> lock(mutex_);
+  unnamed_calls_ = done.value().unnamed_calls;
+  return done.value().last_rank;
+}
+
 std::string Runtime::Impl::NextUnnamed(CollectiveKind kind) {
-  static constexpr const char* kNames[] = {"allreduce", "broadcast", "allgather", "barrier",
-                                           "baseline allreduce"};
+  static constexpr const char* kNames[] = {"allreduce", "broadcast",          "allgather",
+                                           "barrier",   "baseline allreduce", "allgather"};
   std::lock_guard<std::mutex> lock(mutex_);
   return "(unnamed " + std::string(kNames[static_cast<size_t>(kind)]) + " " +
          std::to_string(++unnamed_calls_) + ")";

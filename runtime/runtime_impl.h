@@ -66,6 +66,10 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
 
   // Negotiation on: queues a named request (see NegotiatedStream::Submit).
   CollectiveHandle SubmitRequest(TensorRequest request, const void* send, void* recv);
+  // Negotiation on: blocks until every rank has joined (NegotiatedStream::Join) and returns the rank
+  // that joined last. Every rank's count of unnamed calls then becomes the largest, so that unnamed
+  // calls match again after ranks made different numbers of them (failed broadcasts while joined).
+  StatusOr<int> Join();
   // The name of this rank's next unnamed collective in negotiation mode: its place in the sequence of
   // unnamed calls, which every rank makes in the same order.
   std::string NextUnnamed(CollectiveKind kind);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hvdrun/types.h"
 
@@ -20,6 +21,8 @@ enum class CollectiveKind : uint8_t {
   kAllgather = 2,          // `count` elements from each rank
   kBarrier = 3,            // no data
   kBaselineAllreduce = 4,  // the library's own in-place allreduce (Runtime::BaselineAllreduce)
+  kAllgatherv = 5,         // `count` elements from each rank, counts that may differ (whole `row`s);
+                           // the entry's recv is the caller's AllgatherResult
 };
 
 struct TensorRequest {
@@ -31,13 +34,17 @@ struct TensorRequest {
   int32_t root = 0;    // kBroadcast only
   // kAllreduce only: the format its values travel in (the job's, or the call's own).
   CompressionFormat compression = CompressionFormat::kNone;
+  uint64_t row = 0;  // kAllgatherv only: elements per row, the same on every rank
+  // kAllgatherv, once ready (the ReadinessTable fills it; never sent): every rank's count.
+  std::vector<uint64_t> counts;
 
   size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
-  // Same collective, element type, operation, count, root and compression (the name is compared by
-  // the caller).
+  // Same collective, element type, operation, count (but for kAllgatherv), root, compression and row
+  // (the name is compared by the caller).
   bool Matches(const TensorRequest& other) const {
-    return kind == other.kind && type == other.type && op == other.op && count == other.count &&
-           root == other.root && compression == other.compression;
+    return kind == other.kind && type == other.type && op == other.op &&
+           (count == other.count || kind == CollectiveKind::kAllgatherv) && root == other.root &&
+           compression == other.compression && row == other.row;
   }
 };
 

@@ -7,8 +7,10 @@ Values depend on the rank r (0-based) and the number of ranks n only, so each ra
 it must get. The optimizer checks compare against a model each rank trains alone on every rank's data.
 """
 
+import itertools
 import os
 import sys
+import time
 
 import torch
 
@@ -116,6 +118,24 @@ def allgather_uneven_and_autograd():
     assert y.shape == (rows, 2)
     (y * (R + 1)).sum().backward()
     same(x.grad, torch.full((R + 1, 2), N * (N + 1) / 2), "allgather gradient")
+    # Named allgathers are negotiated: each rank starts them in its own order and waits in another;
+    # rank k gives (k + i) % 3 rows to the i-th (none at all included), of a type libhvdrun has, or not.
+    order = list(range(6))
+    order = order[R % 6:] + order[:R % 6]
+    dtypes = (torch.float64, torch.bool, torch.int16, torch.float32, torch.uint8, torch.int64)
+    handles = {i: hvd.allgather_async(torch.full(((R + i) % 3, 3), float(R + i)).to(dtypes[i]), name="ag.%d" % i)
+               for i in order}
+    for i in reversed(order):
+        expected = torch.cat([torch.full(((k + i) % 3, 3), float(k + i)) for k in range(N)]).to(dtypes[i])
+        same(hvd.synchronize(handles[i]), expected, "allgather_async 'ag.%d' of %s" % (i, dtypes[i]))
+    # A contiguous view that starts off a word boundary (rows of one word), and a non-contiguous one.
+    base = torch.arange(10, dtype=torch.int16) + R
+    view = base[1:9].view(4, 2)
+    assert view.is_contiguous() and view.storage_offset() == 1
+    same(hvd.allgather(view), torch.cat([(torch.arange(10, dtype=torch.int16) + k)[1:9].view(4, 2) for k in range(N)]),
+         "allgather of an offset int16 view")
+    same(hvd.allgather(base.view(5, 2)[:, :1]), torch.cat([(torch.arange(10, dtype=torch.int16) + k).view(5, 2)[:, :1]
+                                                          for k in range(N)]), "allgather of a strided int16 view")
 
 
 @check
@@ -132,12 +152,78 @@ def broadcasts():
     hvd.broadcast_(strided, 0)
     same(strided, torch.arange(6.0).view(2, 3).t(), "broadcast_ of a non-contiguous tensor")
     same(hvd.synchronize(hvd.broadcast_async(torch.tensor([R]), 0)), torch.tensor([0]), "broadcast_async")
+    # Named broadcasts are negotiated: each rank starts them in its own order, and waits in another.
+    order = list(range(6))
+    order = order[R % 6:] + order[:R % 6]
+    tensors = {i: torch.full((i + 1, 2), float(R * 10 + i)) for i in order}
+    handles = {i: hvd.broadcast_async_(tensors[i], i % N, name="bc.%d" % i) for i in order}
+    flags = {i: hvd.broadcast_async(torch.tensor([R == i % N] * 3), i % N, name="bc.flags.%d" % i) for i in order}
+    for i in reversed(order):
+        assert hvd.synchronize(handles[i]) is tensors[i]
+        same(tensors[i], torch.full((i + 1, 2), float((i % N) * 10 + i)), "broadcast_async_ 'bc.%d'" % i)
+        same(hvd.synchronize(flags[i]), torch.tensor([True] * 3), "broadcast_async of bool 'bc.flags.%d'" % i)
     scale = 3
     got = hvd.broadcast_object({"rank": R, "scale": lambda v: v * scale} if R == root else None, root)
     assert got["rank"] == root and got["scale"](2) == 6, got
     assert hvd.allgather_object(("r", R)) == [("r", k) for k in range(N)]
     hvd.barrier()
     assert 0 <= hvd.join() < N
+
+
+@check
+def join_with_uneven_steps():
+    # As Horovod's test_horovod_join_allreduce: the rank that joins first stands in with zeros for
+    # the others' averaged allreduces (divided by every rank), fused ("a" and "b") or not, through
+    # the cache or not; join returns the same rank everywhere, never the first to join.
+    lasts = []
+    for dtype, first_join_rank, caching in itertools.product(
+            (torch.int32, torch.float64), range(N), (False, True)):
+        torch.manual_seed(1234)
+        a = torch.randint(-100, 100, (5, 5)).to(dtype)
+        b = torch.randint(-100, 100, (17,)).to(dtype)
+        if caching:
+            hvd.synchronize(hvd.allreduce_async(a, name="join.a", op=hvd.Average))
+            hvd.synchronize(hvd.allreduce_async(b, name="join.b", op=hvd.Average))
+        if R == first_join_rank:
+            last = hvd.join()
+        else:
+            handle_a = hvd.allreduce_async(a, name="join.a", op=hvd.Average)
+            handle_b = hvd.allreduce_async(b, name="join.b", op=hvd.Average)
+            for tensor, handle in ((a, handle_a), (b, handle_b)):
+                summed = tensor * (N - 1)
+                expected = summed / N if dtype.is_floating_point else summed.div(N, rounding_mode="trunc")
+                same(hvd.synchronize(handle), expected, "allreduce while rank %d has joined (%s)" % (first_join_rank, dtype),
+                     rtol=1e-6)
+            last = hvd.join(hvd.local_rank())  # the device is ignored: the zeros are in host memory
+        assert N == 1 or last != first_join_rank, (last, first_join_rank)
+        lasts.append(last)
+    # Rank r makes r + 1 steps, then joins: step s is reduced over ranks s..N-1, the rank with the
+    # most steps joins last.
+    for step in range(R + 1):
+        x = torch.arange(1.0, 7.0) * (R + 1)
+        total = sum(range(step + 1, N + 1))
+        same(hvd.allreduce(x, name="join.step", op=hvd.Sum), torch.arange(1.0, 7.0) * total, "sum at step %d" % step)
+        same(hvd.allreduce(x, name="join.avg"), torch.arange(1.0, 7.0) * total / N, "average at step %d" % step,
+             rtol=1e-6)
+        handle = hvd.allreduce_async_(x.half(), name="join.half", op=hvd.Average)
+        same(hvd.synchronize(handle), (torch.arange(1.0, 7.0) * total / N).half(), "float16 at step %d" % step,
+             rtol=4e-3)
+    lasts.append(hvd.join())
+    assert lasts[-1] == N - 1, lasts
+    if N > 1:
+        # As Horovod's test_horovod_join_allgather and _broadcast: refused while a rank has joined.
+        for first_join_rank in range(N):
+            if R == first_join_rank:
+                last = hvd.join()
+            else:
+                raises(RuntimeError, "cannot run while rank %d has joined" % first_join_rank,
+                       hvd.allgather, torch.ones(3, 2))
+                raises(RuntimeError, "cannot run while rank %d has joined" % first_join_rank,
+                       hvd.broadcast, torch.ones(3), (first_join_rank + 1) % N, name="join.broadcast")
+                last = hvd.join()
+            assert last != first_join_rank, (last, first_join_rank)
+            lasts.append(last)
+    assert hvd.allgather_object(lasts) == [lasts] * N, lasts
 
 
 @check
@@ -312,8 +398,9 @@ def unsupported_features_name_themselves():
 
 
 for function in CHECKS:
+    started = time.monotonic()
     function()
     if R == 0:
-        print("ok %s (%d ranks)" % (function.__name__, N), flush=True)
+        print("ok %s (%d ranks, %.1f s)" % (function.__name__, N, time.monotonic() - started), flush=True)
 hvd.shutdown()
 sys.exit(0)

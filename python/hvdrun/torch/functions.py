@@ -32,14 +32,18 @@ def broadcast_parameters(params, root_rank):
     list of (name, tensor) such as named_parameters(), or a list of tensors. Every rank must pass
     the same names and shapes.
     """
+    handles = []
     for name, tensor in _named_tensors(params):
         if tensor is None:
             continue
         if not isinstance(tensor, torch.Tensor):
             raise TypeError("hvdrun.torch.broadcast_parameters: '%s' is a %s, not a tensor"
                             % (name, type(tensor).__name__))
-        mpi_ops.broadcast_(tensor.data if isinstance(tensor, torch.nn.Parameter) else tensor, root_rank,
-                           name="broadcast." + str(name))
+        # Started together, named: libhvdrun agrees on them in one cycle, in any order.
+        handles.append(mpi_ops.broadcast_async_(tensor.data if isinstance(tensor, torch.nn.Parameter) else tensor,
+                                                root_rank, name="broadcast." + str(name)))
+    for handle in handles:
+        mpi_ops.synchronize(handle)
 
 
 def broadcast_object(obj, root_rank=0, name=None, process_set=None):

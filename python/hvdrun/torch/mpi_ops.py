@@ -12,7 +12,6 @@ the same order, as with Horovod.
 
 import itertools
 import threading
-import time
 
 import torch
 
@@ -275,97 +274,104 @@ def _word_buffer(byte_count):
     return torch.zeros((byte_count + 3) // 4 * 4, dtype=torch.uint8)
 
 
-def broadcast_(tensor, root_rank, name=None, process_set=None):
-    """Overwrites `tensor` on every rank with root_rank's; returns it. Every rank calls it in the same order."""
+def broadcast_async_(tensor, root_rank, name=None, process_set=None):
+    """Starts overwriting `tensor` on every rank with root_rank's; returns a handle for synchronize(),
+    which returns `tensor`.
+
+    A named broadcast is negotiated as a named allreduce is: ranks may start their named
+    broadcasts in any order. Unnamed ones are named by their place in this rank's sequence of
+    unnamed broadcasts, allgathers and barriers, which every rank must then make in the same order.
+    """
     _check_process_set(process_set)
     _check_tensor("broadcast", tensor)
+    root_rank = int(root_rank)
+    name = "" if name is None else str(name)
     with torch.no_grad():
         if tensor.dtype in _RUNTIME_TYPES and tensor.is_contiguous():
-            _C.broadcast(tensor.data_ptr(), tensor.numel(), _RUNTIME_TYPES[tensor.dtype], int(root_rank))
-            return tensor
+            handle = _C.broadcast_async(name, tensor.data_ptr(), tensor.numel(), _RUNTIME_TYPES[tensor.dtype], root_rank)
+            return _register(_Pending(handle, tensor, (tensor,), lambda: tensor))
+        # Other types and layouts go as their bytes, padded to whole 4-byte words.
         contiguous = tensor.contiguous()
         data = _bytes_of(contiguous)
         words = _word_buffer(data.numel())
         words[: data.numel()].copy_(data)
-        _C.broadcast(words.data_ptr(), words.numel() // 4, "int32", int(root_rank))
-        data.copy_(words[: data.numel()])
-        if contiguous is not tensor:
-            tensor.copy_(contiguous)
-    return tensor
+        handle = _C.broadcast_async(name, words.data_ptr(), words.numel() // 4, "int32", root_rank)
+
+    def finish():
+        with torch.no_grad():
+            data.copy_(words[: data.numel()])
+            if contiguous is not tensor:
+                tensor.copy_(contiguous)
+        return tensor
+
+    return _register(_Pending(handle, tensor, (tensor, words), finish))
+
+
+def broadcast_async(tensor, root_rank, name=None, process_set=None):
+    """Starts a broadcast of root_rank's `tensor` into a new tensor; returns a handle for synchronize()."""
+    _check_tensor("broadcast", tensor)
+    return broadcast_async_(tensor.detach().clone(memory_format=torch.contiguous_format), root_rank, name, process_set)
+
+
+def broadcast_(tensor, root_rank, name=None, process_set=None):
+    """Overwrites `tensor` on every rank with root_rank's; returns it."""
+    return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
 
 
 def broadcast(tensor, root_rank, name=None, process_set=None):
     """Returns root_rank's `tensor` on every rank, as a new tensor."""
-    _check_tensor("broadcast", tensor)
-    return broadcast_(tensor.detach().clone(memory_format=torch.contiguous_format), root_rank, name, process_set)
+    return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
 
-def broadcast_async(tensor, root_rank, name=None, process_set=None):
-    """broadcast(), run now; the handle is complete (synchronize returns the result)."""
-    result = broadcast(tensor, root_rank, name, process_set)
-    return _register(_Pending(_DONE, result, (), lambda: result))
-
-
-def broadcast_async_(tensor, root_rank, name=None, process_set=None):
-    """broadcast_(), run now; the handle is complete (synchronize returns `tensor`)."""
-    broadcast_(tensor, root_rank, name, process_set)
-    return _register(_Pending(_DONE, tensor, (), lambda: tensor))
-
-
-class _Done:
-    @staticmethod
-    def ready():
-        return True
-
-    @staticmethod
-    def wait():
-        return None
-
-
-_DONE = _Done()
-
-
-def _allgather_values(tensor):
-    """Every rank's `tensor` (same shape and type everywhere), concatenated along dim 0."""
-    size = _C.size()
-    output = torch.empty((size * tensor.shape[0],) + tuple(tensor.shape[1:]), dtype=tensor.dtype)
-    if tensor.dtype in _RUNTIME_TYPES:
-        _C.allgather(tensor.data_ptr(), output.data_ptr(), tensor.numel(), _RUNTIME_TYPES[tensor.dtype])
-        return output
-    data = _bytes_of(tensor)
-    words = _word_buffer(data.numel())
-    words[: data.numel()].copy_(data)
-    gathered = torch.empty(size * words.numel(), dtype=torch.uint8)
-    _C.allgather(words.data_ptr(), gathered.data_ptr(), words.numel() // 4, "int32")
-    pieces = gathered.view(size, words.numel())[:, : data.numel()]
-    _bytes_of(output).view(size, data.numel()).copy_(pieces)
-    return output
-
-
-def _allgather(tensor):
+def _allgather_start(tensor, name):
+    """Starts an allgather of `tensor` along dim 0; returns (handle, finish, tensors to keep), finish()
+    giving (the gathered tensor, the rows from each rank) once the handle has completed."""
     _check_tensor("allgather", tensor)
     if tensor.dim() == 0:
         raise ValueError("hvdrun.torch.allgather: a 0-dimensional tensor has no first dimension to gather along")
-    with torch.no_grad():
-        local = tensor.detach().contiguous()
-        rows = _allgather_values(torch.tensor([local.shape[0]], dtype=torch.int64)).tolist()
-        most = max(rows)
-        padded = local
-        if local.shape[0] != most:
-            padded = torch.zeros((most,) + tuple(local.shape[1:]), dtype=local.dtype)
-            padded[: local.shape[0]].copy_(local)
-        gathered = _allgather_values(padded)
-        if all(count == most for count in rows):
-            return gathered, rows
-        pieces = [gathered[r * most: r * most + count] for r, count in enumerate(rows)]
-        return torch.cat(pieces, dim=0), rows
+    local = tensor.detach().contiguous()
+    trailing = tuple(local.shape[1:])
+    row = 1
+    for size in trailing:
+        row *= size
+    if row == 0:
+        raise ValueError("hvdrun.torch.allgather: a tensor of shape %s has no elements per row to gather"
+                         % (tuple(local.shape),))
+    if local.dtype in _RUNTIME_TYPES:
+        send, type_name, unit, widened = local, _RUNTIME_TYPES[local.dtype], row, False
+    else:
+        # Other types go as their bytes: as int32 words when a row is whole words, else one byte per
+        # int32 element (rows of odd byte sizes, such as bool masks).
+        data = _bytes_of(local)
+        row_bytes = row * local.element_size()
+        widened = row_bytes % 4 != 0
+        if widened:
+            send = data.to(torch.int32)
+        else:  # a view of whole words needs a word-aligned start
+            send = (data if data.storage_offset() % 4 == 0 else data.clone()).view(torch.int32)
+        type_name, unit = "int32", row_bytes if widened else row_bytes // 4
+    handle = _C.allgather_async("" if name is None else str(name), send.data_ptr(), send.numel(), type_name, unit)
+
+    def finish():
+        rows = [count // unit for count in handle.counts()]
+        output = torch.empty((sum(rows),) + trailing, dtype=local.dtype)
+        if widened:
+            values = torch.empty(sum(rows) * unit, dtype=torch.int32)
+            handle.copy_to(values.data_ptr())
+            _bytes_of(output).copy_(values.to(torch.uint8))
+        else:
+            handle.copy_to(output.data_ptr())
+        return output, rows
+
+    return handle, finish, (local, send)
 
 
 class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name):
-        gathered, rows = _allgather(tensor)
-        ctx.rows = rows
+        handle, finish, _ = _allgather_start(tensor, name)
+        handle.wait()
+        gathered, ctx.rows = finish()
         return gathered
 
     @staticmethod
@@ -386,9 +392,11 @@ def allgather(tensor, name=None, process_set=None):
 
 
 def allgather_async(tensor, name=None, process_set=None):
-    """allgather(), run now; the handle is complete (synchronize returns the result)."""
-    result = allgather(tensor, name, process_set)
-    return _register(_Pending(_DONE, result, (), lambda: result))
+    """Starts an allgather of `tensor` along dim 0 (first dimensions may differ); returns a handle for
+    synchronize(). Named ones are negotiated: ranks may start them in any order."""
+    _check_process_set(process_set)
+    handle, finish, keep = _allgather_start(tensor, name)
+    return _register(_Pending(handle, None, keep, lambda: finish()[0]))
 
 
 def barrier(process_set=None):
@@ -398,19 +406,17 @@ def barrier(process_set=None):
 
 
 def join(device=-1):
-    """Waits until every rank has joined, after this rank's pending collectives; returns the rank
-    that joined last (by the wall clock of the ranks' hosts).
+    """Horovod's join, for ranks with uneven amounts of data: blocks until every rank has joined and
+    returns the rank that joined last (the same on every rank).
 
-    Unlike Horovod, a rank that has joined does not take part in the other ranks' later
-    allreduces: every rank must make the same collectives before joining (docs/python.md).
+    libhvdrun first waits for this rank's pending collectives (their handles stay valid for
+    synchronize). Until every rank has joined, this rank stands in for the others' allreduces with
+    zeros of the shape and type they submitted, as Horovod's joined ranks do: an average is still
+    divided by every rank, a minimum or maximum sees the zeros. A broadcast or allgather made while
+    some rank has joined raises RuntimeError on the ranks that made it (Horovod refuses them too).
+    `device` is accepted for Horovod's signature and ignored: the zeros are in host memory.
     """
-    with _lock:
-        handles = list(_pending)
-    for handle in handles:
-        synchronize(handle)
-    arrival = torch.tensor([time.time()], dtype=torch.float64)
-    times = _allgather_values(arrival)
-    return int(torch.argmax(times).item())
+    return _C.join()
 
 
 def alltoall(tensor, splits=None, name=None, process_set=None):

@@ -24,9 +24,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hvdrun/export.h"
 #include "hvdrun/key_value_store.h"
@@ -147,6 +149,13 @@ struct NegotiationCounters {
 
 class CollectiveHandle;
 
+// What an allgather whose ranks give different counts leaves on each rank: every rank's elements,
+// back to back in rank order, and how many came from each rank.
+struct AllgatherResult {
+  std::vector<std::byte> data;
+  std::vector<uint64_t> counts;
+};
+
 class HVDRUN_EXPORT Runtime {
  public:
   // Looks an environment variable up: its value, or nullptr when unset (std::getenv's contract).
@@ -210,9 +219,35 @@ class HVDRUN_EXPORT Runtime {
   const CompressionOptions& compression() const;
   // `buffer` on every rank gets root's `count` elements.
   Status Broadcast(void* buffer, size_t count, DataType type, int root);
+  CollectiveHandle BroadcastAsync(void* buffer, size_t count, DataType type, int root);
+  // The named forms (CollectiveOrder::kNegotiated), as the named allreduces: ranks may submit names
+  // in any order; every rank must give the same count, type and root for a name. Broadcasts are
+  // never fused.
+  Status Broadcast(const std::string& name, void* buffer, size_t count, DataType type, int root);
+  CollectiveHandle BroadcastAsync(const std::string& name, void* buffer, size_t count, DataType type,
+                                  int root);
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.
   Status Allgather(const void* send, void* recv, size_t count, DataType type);
+  // Counts that may differ between ranks (Horovod's allgather of first dimensions that differ): each
+  // rank gives `count` elements, whole rows of `row` elements (row >= 1; every rank must give the same
+  // row). `result` is filled when the handle completes; it must stay valid until then. In call order
+  // it runs two backend allgathers (the counts, then the rows); with negotiation the counts travel in
+  // the negotiation, and the named form may be submitted in any order.
+  CollectiveHandle AllgatherAsync(const void* send, size_t count, DataType type, size_t row,
+                                  AllgatherResult* result);
+  CollectiveHandle AllgatherAsync(const std::string& name, const void* send, size_t count, DataType type,
+                                  size_t row, AllgatherResult* result);
   Status Barrier();
+  // Horovod's join, for ranks that run out of data at different times (CollectiveOrder::kNegotiated
+  // only). Waits until everything this rank submitted has completed, then until every rank has
+  // called Join, and returns the rank that joined last (the same on every rank). Meanwhile this rank
+  // stands in for the others' allreduces with zeros of the type and count they submitted: a kAverage
+  // is still divided by size() (as Horovod), kMin and kMax see the zeros. A broadcast, allgather or
+  // barrier submitted while some rank has joined fails on the ranks that submitted it, naming the
+  // joined ranks, without breaking the runtime (Horovod refuses them too). This rank's own calls
+  // are refused until Join returns. Afterwards every rank's count of unnamed calls is the largest
+  // any rank had, so that unnamed calls match again.
+  StatusOr<int> Join();
 
   // Sends this rank's end-of-run report (a JSON object; its "summary" member holds the figures
   // hvdrun aggregates over ranks: docs/results.md) to hvdrun's collector. With negotiation, the
