@@ -216,8 +216,8 @@ Status CompressedAllreduce::ReduceInPieces(Backend& backend, float* values, size
   const size_t piece = plan.piece_blocks * block_;
   for (PieceSlot& slot : slots_) {
     slot.work.resize(ranks * piece);
-    slot.codes.resize(ranks * piece);
-    slot.received.resize(ranks * piece);
+    slot.codes.resize(ranks * (piece + ranks * plan.piece_blocks * sizeof(float)));
+    slot.received.resize(slot.codes.size());
     slot.segment.resize(plan.piece_blocks * sizeof(float) + piece);
     slot.gathered.resize(ranks * slot.segment.size());
   }
@@ -225,14 +225,14 @@ Status CompressedAllreduce::ReduceInPieces(Backend& backend, float* values, size
   sum_block_.resize(block_);
   tail_.resize(block_);
 
+  // The first piece's scales from a MAX allreduce; each next piece's come with the alltoall before.
+  plan.pieces = pieces;
+  LoadPiece(plan, 0);
+  if (Status status = AgreeOnFirstScales(backend, plan); !status.ok()) return status;
   const std::vector<PiecePipeline::Stage> stages = {
       [&](size_t p) {
-        LoadPiece(plan, p);
-        return Status::Ok();
-      },
-      [&](size_t p) { return AgreeOnPieceScales(backend, plan, p); },
-      [&](size_t p) {
         EncodePiece(plan, p);
+        if (p + 1 < pieces) LoadPiece(plan, p + 1);
         return Status::Ok();
       },
       [&](size_t p) { return ExchangePiece(backend, plan, p); },
@@ -304,12 +304,11 @@ void CompressedAllreduce::LoadPiece(const PiecePlan& plan, size_t piece) {
   }
 }
 
-Status CompressedAllreduce::AgreeOnPieceScales(Backend& backend, const PiecePlan& plan, size_t piece) {
+Status CompressedAllreduce::AgreeOnFirstScales(Backend& backend, const PiecePlan& plan) {
   if (!options_.scaling) return Status::Ok();
   const auto ranks = static_cast<size_t>(size_);
-  const size_t first = piece * plan.piece_blocks;
-  const size_t n = ranks * PieceBlocks(plan.chunk_blocks, plan.piece_blocks, piece);
-  float* scales = &scales_[ranks * first];
+  const size_t n = ranks * PieceBlocks(plan.chunk_blocks, plan.piece_blocks, 0);
+  float* scales = scales_.data();
   Status status = backend.Allreduce(scales, scales, n, DataType::kFloat32, ReduceOp::kMax);
   if (!status.ok()) return status;
   wire_bytes_ += RingAllreduceBytes(n * sizeof(float));
@@ -321,24 +320,47 @@ void CompressedAllreduce::EncodePiece(const PiecePlan& plan, size_t piece) {
   const auto ranks = static_cast<size_t>(size_);
   const size_t first = piece * plan.piece_blocks;
   const size_t blocks = PieceBlocks(plan.chunk_blocks, plan.piece_blocks, piece);
+  const size_t stride = ExchangeStride(plan, piece);
   PieceSlot& slot = slots_[piece % 2];
   for (size_t r = 0; r < ranks; ++r) {
     for (size_t b = 0; b < blocks; ++b) {
-      const size_t staged = (r * blocks + b) * block_;
-      EncodeBlock(plan, (r * plan.chunk_blocks + first + b) * block_, &slot.work[staged],
-                  scales_[ranks * first + r * blocks + b], &slot.codes[staged]);
+      EncodeBlock(plan, (r * plan.chunk_blocks + first + b) * block_, &slot.work[(r * blocks + b) * block_],
+                  scales_[ranks * first + r * blocks + b], &slot.codes[r * stride + b * block_]);
     }
   }
+}
+
+size_t CompressedAllreduce::ExchangeStride(const PiecePlan& plan, size_t piece) const {
+  const size_t codes = PieceBlocks(plan.chunk_blocks, plan.piece_blocks, piece) * block_;
+  if (!options_.scaling || piece + 1 >= plan.pieces) return codes;
+  return codes + static_cast<size_t>(size_) * PieceBlocks(plan.chunk_blocks, plan.piece_blocks, piece + 1) *
+                     sizeof(float);
 }
 
 Status CompressedAllreduce::ExchangePiece(Backend& backend, const PiecePlan& plan, size_t piece) {
   const auto ranks = static_cast<size_t>(size_);
   const size_t codes = PieceBlocks(plan.chunk_blocks, plan.piece_blocks, piece) * block_;
+  const size_t stride = ExchangeStride(plan, piece);
+  const size_t next_maxima = (stride - codes) / sizeof(float);  // every rank's blocks of the next piece
+  float* next_scales = next_maxima == 0 ? nullptr : &scales_[ranks * (piece + 1) * plan.piece_blocks];
   PieceSlot& slot = slots_[piece % 2];
+  // This rank's maxima of the next piece go to every rank with its codes: each takes the largest.
+  for (size_t r = 0; r < ranks && next_maxima > 0; ++r) {
+    std::memcpy(&slot.codes[r * stride + codes], next_scales, next_maxima * sizeof(float));
+  }
   Status status =
-      backend.Alltoall(slot.codes.data(), slot.received.data(), codes / kWordBytes, DataType::kInt32);
+      backend.Alltoall(slot.codes.data(), slot.received.data(), stride / kWordBytes, DataType::kInt32);
   if (!status.ok()) return status;
-  wire_bytes_ += ExchangeBytes(ranks * codes);
+  wire_bytes_ += ExchangeBytes(ranks * stride);
+  for (size_t i = 0; i < next_maxima; ++i) {
+    float largest = 0;
+    for (size_t from = 0; from < ranks; ++from) {
+      float maximum = 0;
+      std::memcpy(&maximum, &slot.received[from * stride + codes + i * sizeof(float)], sizeof maximum);
+      largest = std::max(largest, maximum);
+    }
+    next_scales[i] = WireScaleFor(format_, largest, 1.0f);
+  }
   return Status::Ok();
 }
 
@@ -347,6 +369,7 @@ void CompressedAllreduce::SumPiece(const PiecePlan& plan, size_t piece) {
   const auto ranks = static_cast<size_t>(size_);
   const size_t first = piece * plan.piece_blocks;
   const size_t blocks = PieceBlocks(plan.chunk_blocks, plan.piece_blocks, piece);
+  const size_t stride = ExchangeStride(plan, piece);
   PieceSlot& slot = slots_[piece % 2];
   uint8_t* segment_codes = slot.segment.data() + blocks * sizeof(float);
   float* sum = sum_block_.data();
@@ -355,7 +378,7 @@ void CompressedAllreduce::SumPiece(const PiecePlan& plan, size_t piece) {
     std::fill(sum, sum + block_, 0.0f);
     const float inverse_scale = 1.0f / scales_[ranks * first + static_cast<size_t>(rank_) * blocks + b];
     for (size_t from = 0; from < ranks; ++from) {
-      DecodeAddFromWire(format_, &slot.received[(from * blocks + b) * block_], block_, inverse_scale, sum);
+      DecodeAddFromWire(format_, &slot.received[from * stride + b * block_], block_, inverse_scale, sum);
     }
     if (plan.op == ReduceOp::kAverage) {
       for (size_t i = 0; i < block_; ++i) sum[i] /= static_cast<float>(size_);

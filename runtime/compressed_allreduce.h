@@ -24,10 +24,12 @@
 //     steps in pieces (each rank's chunk cut into runs of `piece_elements`), pipelined
 //     (runtime/piece_pipeline.h): a worker thread loads, encodes, sums and decodes pieces while the
 //     calling thread has others on the wire, with the same results, bit for bit, as in one piece
-//     (every step is per block; a block's scale is agreed in its piece's MAX allreduce). Off: every rank's
-//     encoded values are gathered and summed in rank order, rounded to fp8 after each addition, as a ring
-//     that sums in fp8 would; an average is divided before encoding, as the 16-bit formats' (with scaling,
-//     its headroom is the number of ranks, so that the sum cannot saturate).
+//     (every step is per block; a block's scale is the largest of its ranks' maxima, which come
+//     with the previous piece's alltoall).
+//     Off: every rank's encoded values are gathered and summed in rank order, rounded to fp8 after
+//     each addition, as a ring that sums in fp8 would; an average is divided before encoding, as
+//     the 16-bit formats' (with scaling, its headroom is the number of ranks, so that the sum
+//     cannot saturate).
 //   - error feedback: what encoding lost is kept and added the next time: by each rank, per tensor
 //     (its values minus their decoded codes, added to the same tensor's next values), and by each
 //     chunk's owner, per layout of tensors (its chunk of the sum minus what it sent). Rounding
@@ -108,21 +110,25 @@ class CompressedAllreduce {
     float* values = nullptr;
     size_t count = 0;
     ReduceOp op = ReduceOp::kSum;
-    size_t chunk_blocks = 0;           // blocks per rank's chunk
-    size_t piece_blocks = 0;           // blocks per rank per piece (the last piece may have fewer)
+    size_t chunk_blocks = 0;  // blocks per rank's chunk
+    size_t piece_blocks = 0;  // blocks per rank per piece (the last piece may have fewer)
+    size_t pieces = 0;
     std::vector<KeptSpan> kept_spans;  // the named tensors' kept errors, in order; none without feedback
     float* chunk_kept = nullptr;       // the owner's kept errors for its chunk of this layout, or null
   };
   // Ends with every rank's sum decoded into values[0, count).
   Status ReduceInPieces(Backend& backend, float* values, size_t count, ReduceOp op,
                         const std::vector<TensorSpan>& spans);
-  // The stages of piece `piece`: load the values with their kept errors and the blocks' absolute
-  // maxima (worker); agree on the scales (caller); encode, keeping what is lost (worker); the
-  // alltoall (caller); the owner's float32 sum, encoded again (worker); the allgather (caller);
-  // decode every owner's piece into values (worker).
+  // Piece 0's values loaded and its scales agreed by a MAX allreduce, then the stages of each piece:
+  // encode it, keeping what is lost, and load the next piece with its kept errors and its blocks'
+  // absolute maxima (worker); the alltoall of its codes, with every rank's maxima of the next piece,
+  // which become the next piece's scales (caller); the owner's float32 sum, encoded again (worker);
+  // the allgather (caller); decode every owner's piece into values (worker).
   void LoadPiece(const PiecePlan& plan, size_t piece);
-  Status AgreeOnPieceScales(Backend& backend, const PiecePlan& plan, size_t piece);
+  Status AgreeOnFirstScales(Backend& backend, const PiecePlan& plan);
   void EncodePiece(const PiecePlan& plan, size_t piece);
+  // Bytes per rank in piece `piece`'s alltoall: its codes, then the next piece's maxima, if scaled.
+  size_t ExchangeStride(const PiecePlan& plan, size_t piece) const;
   Status ExchangePiece(Backend& backend, const PiecePlan& plan, size_t piece);
   void SumPiece(const PiecePlan& plan, size_t piece);
   Status GatherPiece(Backend& backend, const PiecePlan& plan, size_t piece);

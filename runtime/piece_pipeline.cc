@@ -29,7 +29,11 @@ Status PiecePipeline::Run(const std::vector<Stage>& stages, size_t pieces, bool 
         const size_t piece = round - stage / 2;
         {
           std::unique_lock<std::mutex> lock(mutex);
-          changed.wait(lock, [&] { return stopped || stage == 0 || done[stage - 1] > piece; });
+          changed.wait(lock, [&] {
+            if (stopped) return true;
+            if (stage > 0) return done[stage - 1] > piece;
+            return piece == 0 || stages.size() == 1 || done[1] >= piece;
+          });
           if (stopped) return;
         }
         Status status = stages[stage](piece);

@@ -68,6 +68,7 @@ TEST(PiecePipelineTest, EveryStageOfEveryPieceRunsOnceAfterThePreviousStageOnIts
           EXPECT_EQ(events[at].on_caller, on_caller) << "stage " << s << " piece " << p;
           EXPECT_TRUE(s == 0 || IndexOf(events, s - 1, p) < at) << "stage " << s << " piece " << p;
           EXPECT_TRUE(p == 0 || IndexOf(events, s, p - 1) < at) << "stage " << s << " piece " << p;
+          EXPECT_TRUE(s != 0 || p == 0 || stages == 1 || IndexOf(events, 1, p - 1) < at) << "piece " << p;
         }
       }
     }
