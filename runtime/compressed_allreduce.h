@@ -75,9 +75,11 @@ class CompressedAllreduce {
   static constexpr size_t kBlockElements = 1024;
 
   // Elements of each rank's chunk per piece of the pipelined fp8 allreduce (rounded to whole
-  // blocks): 1 MiB of codes per rank per piece, a few milliseconds on a 1 Gbit/s link, so that the
-  // wire is kept busy, while the pieces staged at once stay a few MiB.
-  static constexpr size_t kPieceElements = size_t{1} << 20;
+  // blocks): 256 KiB of codes per rank per piece, about 2 ms on a 1 Gbit/s link, and the pieces
+  // staged at once a few MiB. Measured on two servers over a 1 Gbit/s link (docs/benchmarks.md):
+  // pieces of 1 and 4 Mi elements kept the link less busy, and pieces of 64 Ki elements made each
+  // collective's fixed cost (a few milliseconds there) longer than its transfer.
+  static constexpr size_t kPieceElements = size_t{1} << 18;
 
   // `piece_elements` other than the default is for tests, which cut small buffers into many pieces.
   CompressedAllreduce(int rank, int size, const CompressionOptions& options,
