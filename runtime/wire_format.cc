@@ -7,6 +7,21 @@
 #include <stdexcept>
 #include <string>
 
+// Each conversion is compiled twice, for x86-64's baseline (SSE2, 4 floats a step) and for AVX2 (8),
+// and the loader picks the one the processor runs (GCC's target_clones, an ifunc). Both round alike:
+// the loops are integer operations and single float multiplications, additions and subtractions,
+// which every vector width computes as IEEE single precision does (AVX2 brings no fused
+// multiply-add; wire_format.cc is compiled with -ffp-contract=off besides). A build that defines
+// HVDRUN_WIRE_KERNEL itself (empty: the baseline alone) keeps its own; the tests build one so, so
+// that the baseline is checked on a processor that has AVX2 too.
+#ifndef HVDRUN_WIRE_KERNEL
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HVDRUN_WIRE_KERNEL __attribute__((target_clones("avx2", "default")))
+#else
+#define HVDRUN_WIRE_KERNEL
+#endif
+#endif
+
 namespace hvdrun {
 namespace {
 
@@ -155,15 +170,19 @@ inline float DecodeOne(uint32_t code) {
 
 inline float DecodeBFloat16(uint32_t code) { return std::bit_cast<float>(code << 16); }
 
+// The loops are inlined into each clone of the functions below, so that each is compiled for its
+// clone's instructions.
 template <typename Code, typename Encode>
-void EncodeLoop(const float* in, size_t count, float scale, void* out, Encode encode) {
+[[gnu::always_inline]] inline void EncodeLoop(const float* in, size_t count, float scale, void* out,
+                                              Encode encode) {
   Code* codes = static_cast<Code*>(out);
   for (size_t i = 0; i < count; ++i) codes[i] = static_cast<Code>(encode(in[i] * scale));
 }
 
 template <typename Code, typename Encode, typename Decode>
-void EncodeKeepingLossLoop(const float* in, size_t count, float scale, void* out, float* lost, Encode encode,
-                           Decode decode) {
+[[gnu::always_inline]] inline void EncodeKeepingLossLoop(const float* in, size_t count, float scale,
+                                                         void* out, float* lost, Encode encode,
+                                                         Decode decode) {
   Code* codes = static_cast<Code*>(out);
   const float inverse_scale = 1.0f / scale;
   for (size_t i = 0; i < count; ++i) {
@@ -174,7 +193,8 @@ void EncodeKeepingLossLoop(const float* in, size_t count, float scale, void* out
 }
 
 template <typename Code, bool kAdd, typename Decode>
-void DecodeLoop(const void* in, size_t count, float inverse_scale, float* out, Decode decode) {
+[[gnu::always_inline]] inline void DecodeLoop(const void* in, size_t count, float inverse_scale, float* out,
+                                              Decode decode) {
   const Code* codes = static_cast<const Code*>(in);
   for (size_t i = 0; i < count; ++i) {
     const float value = decode(codes[i]) * inverse_scale;
@@ -187,7 +207,8 @@ void DecodeLoop(const void* in, size_t count, float inverse_scale, float* out, D
 }
 
 template <bool kAdd>
-void Decode(WireFormat format, const void* in, size_t count, float inverse_scale, float* out) {
+[[gnu::always_inline]] inline void Decode(WireFormat format, const void* in, size_t count,
+                                          float inverse_scale, float* out) {
   switch (format) {
     case WireFormat::kFloat16:
       return DecodeLoop<uint16_t, kAdd>(in, count, inverse_scale, out, DecodeOne<Float16Decoding>);
@@ -256,6 +277,7 @@ float WireFormatMax(WireFormat format) {
   throw std::invalid_argument("unknown wire format " + std::to_string(static_cast<int>(format)));
 }
 
+HVDRUN_WIRE_KERNEL
 void EncodeToWire(WireFormat format, const float* in, size_t count, float scale, void* out, Fp8Cast cast) {
   if (cast == Fp8Cast::kNaive && format == WireFormat::kFloat8E4M3) {
     return EncodeLoop<uint8_t>(in, count, scale, out, EncodeOneNaive<Float8E4M3Layout>);
@@ -276,6 +298,7 @@ void EncodeToWire(WireFormat format, const float* in, size_t count, float scale,
   throw std::invalid_argument("unknown wire format " + std::to_string(static_cast<int>(format)));
 }
 
+HVDRUN_WIRE_KERNEL
 void EncodeToWireKeepingLoss(WireFormat format, const float* in, size_t count, float scale, void* out,
                              float* lost, Fp8Cast cast) {
   const bool naive = cast == Fp8Cast::kNaive;
@@ -301,14 +324,17 @@ void EncodeToWireKeepingLoss(WireFormat format, const float* in, size_t count, f
   throw std::invalid_argument("unknown wire format " + std::to_string(static_cast<int>(format)));
 }
 
+HVDRUN_WIRE_KERNEL
 void DecodeFromWire(WireFormat format, const void* in, size_t count, float inverse_scale, float* out) {
   Decode<false>(format, in, count, inverse_scale, out);
 }
 
+HVDRUN_WIRE_KERNEL
 void DecodeAddFromWire(WireFormat format, const void* in, size_t count, float inverse_scale, float* out) {
   Decode<true>(format, in, count, inverse_scale, out);
 }
 
+HVDRUN_WIRE_KERNEL
 float AbsoluteMax(const float* in, size_t count) {
   // Over the bits: a magnitude's float32 bits order as its value, and a NaN's lie above
   // infinity's, where the mask below drops them.
