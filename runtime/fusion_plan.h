@@ -10,21 +10,20 @@
 // collective other than an allreduce is a response of its own. Responses come out in the order of
 // their first request.
 //
-// Members are packed back to back, each starting on a 16-byte boundary (whole vectors for the
-// reduction kernels, and the alignment device copies want); sizes and the threshold count that
-// padding. Members whose sizes are multiples of 16 bytes are so packed exactly as they would lie in
-// one array, which lets the stream reduce such tensors in place.
+// Members are packed back to back, each starting on a kFusionAlignment (hvdrun/types.h) boundary
+// (whole vectors for the reduction kernels, and the alignment device copies want); sizes and the
+// threshold count that padding. Members whose sizes are multiples of it are so packed exactly as
+// they would lie in one array, which lets the stream reduce such tensors in place.
 #ifndef HVDRUN_RUNTIME_FUSION_PLAN_H_
 #define HVDRUN_RUNTIME_FUSION_PLAN_H_
 
 #include <cstddef>
 #include <vector>
 
+#include "hvdrun/types.h"
 #include "runtime/tensor_request.h"
 
 namespace hvdrun {
-
-inline constexpr size_t kFusionAlignment = 16;
 
 struct FusedResponse {
   std::vector<size_t> members;  // indexes into the ready list, in packing order

@@ -3,6 +3,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
@@ -50,6 +51,9 @@ GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> param
   named_ = runtime_->order() == CollectiveOrder::kNegotiated;
   for (const at::Tensor& parameter : parameters_) RuntimeType(parameter);  // refuses what cannot be averaged
   buffers_.resize(count);
+  for (const at::Tensor& parameter : parameters_) {
+    reduced_counts_.push_back(static_cast<size_t>(parameter.numel()));
+  }
   if (named_ && !buffers_on_device_ && count > 0) arena_ = BuildArena(launch_order_);
   grad_is_buffer_.assign(count, false);
   for (size_t i = 0; i < count; ++i) {
@@ -72,14 +76,18 @@ GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> param
 
 at::Tensor GradientReducer::BuildArena(const std::vector<size_t>& indices) {
   const at::Tensor& first = parameters_.front();  // its type is the arena's
+  const auto element = static_cast<size_t>(first.element_size());
+  const size_t unit = kFusionAlignment % element == 0 ? kFusionAlignment / element : 1;
   std::vector<int64_t> offsets(parameters_.size());
   int64_t end = 0;
   for (size_t index : indices) {
     if (parameters_[index].scalar_type() != first.scalar_type()) continue;  // a buffer of its own
     offsets[index] = end;
-    end += parameters_[index].numel();
+    const auto numel = static_cast<size_t>(parameters_[index].numel());
+    reduced_counts_[index] = (numel + unit - 1) / unit * unit;
+    end += static_cast<int64_t>(reduced_counts_[index]);
   }
-  at::Tensor arena = at::empty({end}, first.options().device(at::kCPU).requires_grad(false));
+  at::Tensor arena = at::zeros({end}, first.options().device(at::kCPU).requires_grad(false));
   for (size_t index : indices) {
     const at::Tensor& parameter = parameters_[index];
     if (parameter.scalar_type() != arena.scalar_type()) continue;
@@ -150,7 +158,7 @@ void GradientReducer::StartReduction(size_t index) {
   at::Tensor& buffer = buffers_[index];
   // The runtime reads device memory on its own stream: the copy into the buffer must be done.
   if (buffer.is_cuda()) torch::cuda::synchronize(buffer.device().index());
-  const auto count = static_cast<size_t>(buffer.numel());
+  const size_t count = reduced_counts_[index];
   handles_[index] =
       named_ ? runtime_->AllreduceAsync("grad." + std::to_string(index), buffer.data_ptr(), buffer.data_ptr(),
                                         count, RuntimeType(buffer), ReduceOp::kAverage)

@@ -17,7 +17,8 @@
 // Named (a runtime in CollectiveOrder::kNegotiated, every backend but NCCL): each gradient is
 // submitted as "grad.<index>" the moment its hook fires, in whatever order autograd finishes them;
 // libhvdrun agrees the order with the other ranks and fuses what is ready together. The buffers are
-// then ranges of one array, so a fused response of neighbouring gradients is reduced in place, with
+// then ranges of one array, each padded with zeros to a multiple of kFusionAlignment bytes and
+// reduced with its padding, so a fused response of neighbouring gradients is reduced in place, with
 // no copy through a fusion buffer: first in launch order, then, from the end of the first step on,
 // in the order the hooks fired in it (as DDP rebuilds its buckets after its first iteration). That
 // is the order libhvdrun learned the names in and packs them in, since every later step makes its
@@ -106,17 +107,19 @@ class GradientReducer {
   // Lays `arena_` out again in `arrival_` order (FinishStep, after the first step's averages), moving
   // each buffer's values and each .grad() that is its buffer.
   void RelayoutArena();
-  // One array for every parameter in `indices` order (those of the arena's type), back to back with
-  // no gap, as libhvdrun needs them to reduce a fused response in place; sets their buffers_ to
-  // its ranges.
+  // One array of zeros for every parameter in `indices` order (those of the arena's type), each
+  // padded to a multiple of kFusionAlignment bytes, back to back, as libhvdrun needs them to reduce
+  // a fused response in place; sets their buffers_ to its ranges and reduced_counts_ to the padded
+  // element counts (the padding stays zero: its average is zero).
   at::Tensor BuildArena(const std::vector<size_t>& indices);
 
   Runtime* runtime_;
   std::vector<at::Tensor> parameters_;
-  std::vector<at::Tensor> buffers_;   // one per parameter, contiguous, the reduction's in and out
-  std::vector<bool> grad_is_buffer_;  // per parameter: its buffer is made its .grad()
-  at::Tensor arena_;                  // named, on the CPU: the array the buffers are ranges of
-  std::vector<size_t> arrival_;       // the first step's hooks, in the order they fired
+  std::vector<at::Tensor> buffers_;     // one per parameter, contiguous, the reduction's in and out
+  std::vector<size_t> reduced_counts_;  // per parameter: the elements reduced from its buffer's start
+  std::vector<bool> grad_is_buffer_;    // per parameter: its buffer is made its .grad()
+  at::Tensor arena_;                    // named, on the CPU: the array the buffers are ranges of
+  std::vector<size_t> arrival_;         // the first step's hooks, in the order they fired
   bool first_step_ = true;
   // Per parameter, its gradient accumulator and the key of the hook on it. Held: a parameter refers
   // to its accumulator weakly, and autograd would replace one that nothing holds by one without hook.

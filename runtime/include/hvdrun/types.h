@@ -46,6 +46,13 @@ enum class BackendKind : uint8_t {
 // Bytes per element.
 HVDRUN_EXPORT size_t DataTypeSize(DataType type);
 
+// Fusion packs the allreduces of one response into one buffer, each starting at a multiple of this
+// many bytes. Named allreduces that already lie so in one array — in the order they are fused, in
+// place (send == recv), each a multiple of kFusionAlignment bytes long, back to back — are reduced
+// where they lie, with no copy through the fusion buffer: a program that owns its tensors' memory
+// (as hvdrun-trainer's gradients, PyTorch DDP's gradient_as_bucket_view) pads each to this size.
+inline constexpr size_t kFusionAlignment = 16;
+
 // Lower-case names used on command lines, in HVDRUN_BACKEND and in results: "float32", "sum",
 // "gloo". Parse* return std::nullopt for an unknown name.
 HVDRUN_EXPORT std::string_view DataTypeName(DataType type);
