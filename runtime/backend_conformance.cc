@@ -18,7 +18,8 @@ namespace {
 constexpr DataType kAllTypes[] = {DataType::kFloat32,  DataType::kFloat64, DataType::kFloat16,
                                   DataType::kBFloat16, DataType::kInt32,   DataType::kInt64};
 constexpr ReduceOp kAllOps[] = {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax};
-constexpr size_t kAllreduceCounts[] = {0, 1, 7, 1'000'003};
+// 1024 and 1025: an 8-byte type's 8192 and 8200 bytes, each side of Gloo's direct-exchange limit.
+constexpr size_t kAllreduceCounts[] = {0, 1, 7, 1024, 1025, 1'000'003};
 constexpr size_t kBroadcastCounts[] = {0, 1, 7, 100'003};
 constexpr size_t kAllgatherCounts[] = {0, 1, 7, 50'001};
 // Element mismatches reported per call: the first few say what is wrong; the rest would only repeat it.

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "runtime/backends/gloo/gloo_exchange.h"
 #include "runtime/backends/gloo/gloo_store.h"
 #include "runtime/reduction_kernels.h"
 
@@ -53,6 +54,7 @@ StatusOr<std::unique_ptr<Backend>> GlooBackend::Create(const BackendContext& con
   if (!instance.ok()) return Status::Error("gloo: bootstrap: " + instance.status().message());
 
   std::shared_ptr<gloo::rendezvous::Context> gloo_context;
+  std::unique_ptr<GlooExchange> exchange;
   const std::string where = "connecting rank " + std::to_string(context.rank) + " of " +
                             std::to_string(context.size) + " over TCP on " + context.host_address;
   Status status = Guarded(where, [&] {
@@ -63,6 +65,12 @@ StatusOr<std::unique_ptr<Backend>> GlooBackend::Create(const BackendContext& con
     gloo_context = std::make_shared<gloo::rendezvous::Context>(context.rank, context.size);
     gloo_context->setTimeout(context.timeout);
     gloo_context->connectFullMesh(store, device);
+    if (context.size > 1) {
+      GlooStore exchange_store(context.store, "gloo/" + std::to_string(instance.value()) + "/exchange/",
+                               context.timeout);
+      exchange =
+          std::make_unique<GlooExchange>(exchange_store, device, context.rank, context.size, context.timeout);
+    }
     // connectFullMesh returns once this rank's side of every pair is up; a peer may still be
     // finishing its own. Without this barrier a rank could run ahead, finish and close its pairs
     // while a peer is still connecting ("Connection closed by peer").
@@ -70,17 +78,24 @@ StatusOr<std::unique_ptr<Backend>> GlooBackend::Create(const BackendContext& con
     gloo::barrier(barrier);
   });
   if (!status.ok()) return status;
-  return std::unique_ptr<Backend>(new GlooBackend(std::move(gloo_context), context.size));
+  return std::unique_ptr<Backend>(
+      new GlooBackend(std::move(gloo_context), std::move(exchange), context.size));
 }
 
-GlooBackend::GlooBackend(std::shared_ptr<gloo::Context> context, int size)
-    : context_(std::move(context)), size_(size) {}
+GlooBackend::GlooBackend(std::shared_ptr<gloo::Context> context, std::unique_ptr<GlooExchange> exchange,
+                         int size)
+    : context_(std::move(context)), exchange_(std::move(exchange)), size_(size) {}
 
 GlooBackend::~GlooBackend() = default;
 
 Status GlooBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
   if (count == 0) return Status::Ok();
   return Guarded("allreduce", [&] {
+    if (exchange_ != nullptr && count * DataTypeSize(type) <= GlooExchange::kMaxBytes) {
+      exchange_->Allreduce(send, recv, count, type, op);
+      if (op == ReduceOp::kAverage) DivideBy(type, recv, count, size_);
+      return;
+    }
     WithElementType(type, [&]<typename T>() {
       gloo::AllreduceOptions options(context_);
       T* out = static_cast<T*>(recv);

@@ -6,6 +6,10 @@
 // so that several backends created one after another through one store cannot clash. Every
 // bootstrap wait and every collective is bounded by BackendContext::timeout.
 //
+// Allreduces of at most GlooExchange::kMaxBytes go through a GlooExchange (a second mesh of pairs
+// that the calling thread drives itself; see gloo_exchange.h for why), larger ones through
+// gloo::allreduce.
+//
 // Gloo reports failures by throwing (gloo::EnforceNotMet, gloo::IoException, ...). Every method
 // catches everything at this boundary and returns a one-line Status: "gloo: allreduce failed: ...".
 // Used only from the Runtime's collective thread (see backend.h): not thread-safe.
@@ -25,6 +29,8 @@ class Context;
 
 namespace hvdrun {
 
+class GlooExchange;
+
 class GlooBackend : public Backend {
  public:
   static StatusOr<std::unique_ptr<Backend>> Create(const BackendContext& context);
@@ -39,9 +45,10 @@ class GlooBackend : public Backend {
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
 
  private:
-  GlooBackend(std::shared_ptr<gloo::Context> context, int size);
+  GlooBackend(std::shared_ptr<gloo::Context> context, std::unique_ptr<GlooExchange> exchange, int size);
 
   std::shared_ptr<gloo::Context> context_;
+  std::unique_ptr<GlooExchange> exchange_;  // null in a group of one
   int size_;
 };
 
