@@ -58,22 +58,28 @@ int RunExperiment(const ExperimentConfig& config, const Matrix& matrix, const Ex
     return kLabExitSetup;
   }
 
-  std::vector<PlannedRun> planned;
+  std::vector<const Cell*> to_run;
   int skipped = 0;
-  int kept = 0;
-  double kept_seconds = 0;
   for (const Cell& cell : matrix.cells) {
     if (!cell.skip_reason.empty()) {
       ++skipped;
       out << "hvdrun-lab: skipped " << DescribeCell(cell) << ": " << cell.skip_reason << "\n";
       continue;
     }
-    std::vector<std::string> command = RunArguments(cell, options.program);
-    for (int repeat = 1; repeat <= config.repeats; ++repeat) {
-      std::optional<RunRecord> record = store.FindRun(cell.id, repeat);
-      PlannedRun run{&cell, repeat, ""};
+    to_run.push_back(&cell);
+  }
+  // Round by round: every cell's first run, then every cell's second, and so on, so that a machine
+  // that slows down or speeds up during the experiment moves every cell's mean alike, and ratios
+  // between cells (speedups) keep to what the cells themselves do.
+  std::vector<PlannedRun> planned;
+  int kept = 0;
+  double kept_seconds = 0;
+  for (int repeat = 1; repeat <= config.repeats; ++repeat) {
+    for (const Cell* cell : to_run) {
+      std::optional<RunRecord> record = store.FindRun(cell->id, repeat);
+      PlannedRun run{cell, repeat, ""};
       if (record && !options.force) {
-        if (record->ok && record->command == command) {
+        if (record->ok && record->command == RunArguments(*cell, options.program)) {
           ++kept;
           kept_seconds += record->duration_s;
           continue;

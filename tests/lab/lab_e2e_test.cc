@@ -99,6 +99,9 @@ TEST(LabRun, RealMatrixThroughHvdrunThenReportThenResume) {
   // Not a terminal: plain lines, one as each run starts and ends.
   EXPECT_TRUE(Contains(run.stdout_text, "[0/4] running backend=gloo np=1 servers=1 repeat 1/2 (")) << run;
   EXPECT_TRUE(Contains(run.stdout_text, "[4/4] ok     backend=gloo np=2 servers=1 repeat 2/2 in ")) << run;
+  // Round by round: both cells' first runs before either's second.
+  EXPECT_TRUE(Contains(run.stdout_text, "[1/4] running backend=gloo np=2 servers=1 repeat 1/2 (")) << run;
+  EXPECT_TRUE(Contains(run.stdout_text, "[2/4] running backend=gloo np=1 servers=1 repeat 2/2 (")) << run;
   EXPECT_FALSE(Contains(run.stdout_text, "\033[K")) << run;
   EXPECT_TRUE(Contains(run.stdout_text, "hvdrun-lab: 4 runs: 4 ok (0 kept from before), 0 failed\n")) << run;
 
