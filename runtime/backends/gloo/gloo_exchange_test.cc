@@ -30,6 +30,7 @@ using std::chrono::milliseconds;
 void OnRanks(int size, const std::function<void(GlooExchange&, int)>& body) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([&, rank] {
       GlooStore gloo_store(store.get(), "exchange/", milliseconds(10'000));
