@@ -44,11 +44,7 @@ GlooExchange::GlooExchange(gloo::rendezvous::Store& store, std::shared_ptr<gloo:
   context_ = std::move(context);
 }
 
-GlooExchange::~GlooExchange() {
-  // Buffers unregister from their pairs, which the context owns: they go first.
-  send_buffers_.clear();
-  recv_buffers_.clear();
-}
+GlooExchange::~GlooExchange() = default;
 
 void GlooExchange::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
   const size_t bytes = count * DataTypeSize(type);

@@ -63,6 +63,7 @@ class GlooExchange {
  private:
   int rank_;
   int size_;
+  // Declared first, destroyed last: the buffers below unregister from its pairs as they go.
   std::shared_ptr<gloo::Context> context_;
   std::vector<char> mine_;                 // this rank's contribution, as sent
   std::vector<std::vector<char>> theirs_;  // by rank: what that rank sent (this rank's entry unused)
