@@ -10,7 +10,8 @@
 # project's one version (project(VERSION) in CMakeLists.txt). The build runs dpkg-buildpackage on it,
 # unsigned, binary packages only. Options from the environment, as dpkg-buildpackage takes them:
 #   DEB_BUILD_PROFILES=pkg.hvdrun.notrainer   leave out hvdrun-trainer (and libtorch: minutes less)
-#   CMAKE_CXX_COMPILER_LAUNCHER=ccache        compile through ccache
+#   CMAKE_CXX_COMPILER_LAUNCHER=ccache        compile through ccache (under scripts/quickstart.sh
+#                                             test, with settings that find the test build's objects)
 #   JOBS=N                                    parallel jobs (default: every CPU)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build
-  cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libboost-dev libssl-dev libgloo-dev
+  cmake ninja-build g++ ccache dpkg-dev libcli11-dev nlohmann-json3-dev libboost-dev libssl-dev libgloo-dev
   # remote hosts: hvdrun starts their agents over SSH
   libssh-dev
   # the MPI backend and hvdrun --mpi (Open MPI's mpirun is also the launch-latency baseline)

@@ -19,20 +19,35 @@ esac
 bash scripts/install-deps.sh
 jobs=$(nproc)
 
+# Both modes compile with the flags the Debian packages are built with (dpkg-buildflags with
+# packaging/debian/buildflags.mk: hardening, -g1 line tables), through ccache. The package test's
+# build compiles the same files with the same arguments in a copy of this tree, under it: with the
+# settings below, ccache gives it the test build's objects instead of compiling them again.
+#   CCACHE_DIR           named, as debhelper gives the package build another HOME
+#   CCACHE_BASEDIR       paths under this tree are hashed relative to the build directory
+#   CCACHE_IGNOREOPTIONS the test build's -Werror changes no object; the package build has none
+# and the builds run with LC_ALL=C.UTF-8, as debhelper's do: ccache keys hold the locale, in which
+# the compiler writes its messages.
+export CCACHE_DIR=${CCACHE_DIR:-$(ccache -k cache_dir)}
+export CCACHE_BASEDIR=$PWD
+export CCACHE_IGNOREOPTIONS=-Werror
+export CMAKE_CXX_COMPILER_LAUNCHER=ccache
+buildflag() { (. packaging/debian/buildflags.mk && dpkg-buildflags --get "$1"); }
+ldflags=$(buildflag LDFLAGS)
 # Each mode sets every option it depends on, so that the other mode's cached settings in the same
 # build directory (a Release build without tests, or warnings as errors) never carry over.
+flags=(-G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_FLAGS="$(buildflag CXXFLAGS) $(buildflag CPPFLAGS)"
+  -DCMAKE_EXE_LINKER_FLAGS="$ldflags" -DCMAKE_SHARED_LINKER_FLAGS="$ldflags" -DCMAKE_MODULE_LINKER_FLAGS="$ldflags")
 if [ "$mode" = test ]; then
-  # -g1 (line tables: a failing test's backtrace still names files and lines) instead of -g: full
-  # debug information is a third of the compile time, and nothing in a test run reads it.
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHVDRUN_BUILD_TESTS=ON -DHVDRUN_WERROR=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
-  cmake --build "$build_dir" -j "$jobs"
+  # Build type None, as Debian's: the flags above and no others.
+  cmake -S . -B "$build_dir" "${flags[@]}" -DCMAKE_BUILD_TYPE=None -DHVDRUN_BUILD_TESTS=ON -DHVDRUN_WERROR=ON
+  LC_ALL=C.UTF-8 cmake --build "$build_dir" -j "$jobs"
   ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 1200
   exit
 fi
 
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF -DHVDRUN_WERROR=OFF
-cmake --build "$build_dir" -j "$jobs"
+cmake -S . -B "$build_dir" "${flags[@]}" -DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF -DHVDRUN_WERROR=OFF
+LC_ALL=C.UTF-8 cmake --build "$build_dir" -j "$jobs"
 cmake --install "$build_dir" --prefix "$build_dir/stage" >/dev/null
 bin=$build_dir/stage/bin
 results=$build_dir/demo-results
