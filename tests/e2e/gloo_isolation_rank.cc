@@ -66,7 +66,8 @@ int main() {
   hvdrun::Runtime& job = *runtime.value();
   const int rank = job.rank();
   const int size = job.size();
-  const auto sum_of_ranks_plus_one = static_cast<double>(size * (size + 1) / 2);
+  // The sum over ranks of (rank + 1).
+  const double sum_of_ranks_plus_one = static_cast<double>(size) * (size + 1) / 2;
 
   // Small: through libhvdrun's own exchange over gloo's pairs and unbound buffers.
   std::vector<double> small = {1, 2, 3, 4};
