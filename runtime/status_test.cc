@@ -15,6 +15,8 @@ StatusOr<std::unique_ptr<int>> MakePointer(bool ok) {
   return std::make_unique<int>(42);
 }
 
+StatusOr<int> Failed() { return Status::Error("rank 3 never arrived"); }
+
 TEST(StatusTest, OkAndErrorCarryTheirLine) {
   EXPECT_TRUE(Status::Ok().ok());
   EXPECT_EQ(Status::Ok().message(), "");
@@ -64,7 +66,10 @@ TEST(StatusOrTest, ValueOrGivesTheFallbackOnlyForAnError) {
   EXPECT_EQ(value.value_or(-1), 7);
   EXPECT_EQ(error.value_or(-1), -1);
   EXPECT_EQ(StatusOr<std::string>(Status::Error("x")).value_or("fallback"), "fallback");
-  std::unique_ptr<int> moved = MakePointer(true).value_or(nullptr);
+  StatusOr<std::unique_ptr<int>> pointer = MakePointer(true);
+  // The analyzer loses the pointer's owner across std::optional's move: a false leak report.
+  // NOLINTNEXTLINE(clang-analyzer-cplusplus.NewDeleteLeaks)
+  std::unique_ptr<int> moved = std::move(pointer).value_or(nullptr);
   ASSERT_NE(moved, nullptr);
   EXPECT_EQ(*moved, 42);
   EXPECT_EQ(MakePointer(false).value_or(nullptr), nullptr);
@@ -77,22 +82,22 @@ using StatusOrDeathTest = ::testing::Test;
 
 TEST_F(StatusOrDeathTest, ReadingTheValueOfAnErrorAbortsWithItsMessage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  StatusOr<int> error = Status::Error("rank 3 never arrived");
+  StatusOr<int> error = Failed();
   const StatusOr<int>& constant = error;
   const char* const kMessage = "hvdrun: StatusOr::.* read the value of an error: rank 3 never arrived";
   EXPECT_DEATH((void)error.value(), kMessage);
   EXPECT_DEATH((void)constant.value(), kMessage);
-  EXPECT_DEATH((void)std::move(error).value(), kMessage);
+  EXPECT_DEATH((void)Failed().value(), kMessage);
   EXPECT_DEATH((void)*error, kMessage);
   EXPECT_DEATH((void)*constant, kMessage);
-  EXPECT_DEATH((void)*std::move(error), kMessage);
+  EXPECT_DEATH((void)*Failed(), kMessage);
   EXPECT_DEATH((void)MakePointer(false)->get(), kMessage);
   EXPECT_DEATH((void)*(*MakePointer(false)), "operator\\* read the value of an error: rank 3 never arrived");
 }
 
 TEST_F(StatusOrDeathTest, ConstructingFromAnOkStatusAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(StatusOr<int>{Status::Ok()}, "StatusOr constructed from an OK Status");
+  EXPECT_DEATH((void)StatusOr<int>{Status::Ok()}, "StatusOr constructed from an OK Status");
 }
 
 }  // namespace
