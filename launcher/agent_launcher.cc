@@ -255,6 +255,9 @@ void AgentLauncher::AgentFailed(HostAgent& agent, const std::string& reason) {
     return;
   }
   agent.failed = true;
+  // Before the ranks are marked done below: the groups of ranks whose end was not reported are
+  // killed (on this machine; a remote agent's ranks are stopped by that host's agent).
+  KillRankGroups(agent);
   const bool stop_requested = agent.told_to_stop;
   for (int rank : agent.ranks) {
     if (rank_done_[rank]) continue;
@@ -265,7 +268,6 @@ void AgentLauncher::AgentFailed(HostAgent& agent, const std::string& reason) {
   // A remote agent that failed is not waited for: dropping its connection closes its stdin, or,
   // when the host is cut off, the agent's own heartbeat timeout stops its ranks.
   if (agent.connection->remote()) agent.connection->Kill();
-  KillRankGroups(agent);
 }
 
 void AgentLauncher::KillRankGroups(const HostAgent& agent) {

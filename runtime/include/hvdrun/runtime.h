@@ -2,7 +2,9 @@
 //
 //   auto runtime = hvdrun::Runtime::InitFromEnvironment();   // inside `hvdrun --gloo ...`
 //   if (!runtime.ok()) { fprintf(stderr, "%s\n", runtime.status().message().c_str()); return 1; }
-//   (*runtime)->Allreduce(grads, grads, n, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kAverage);
+//   hvdrun::Status done = (*runtime)->Allreduce(grads, grads, n, hvdrun::DataType::kFloat32,
+//                                               hvdrun::ReduceOp::kAverage);
+//   if (!done.ok()) { fprintf(stderr, "%s\n", done.message().c_str()); return 1; }
 //
 // Collectives run in the order the calls were made; every rank must make the same collective calls
 // in the same order (as with MPI). With CollectiveOrder::kNegotiated (RuntimeOptions::order),
