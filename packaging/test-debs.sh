@@ -86,6 +86,7 @@ mkdir -p "$work/root/tmp/debs" "$work/root/root/allreduce"
 cp "${test_debs[@]}" "$work/root/tmp/debs/"
 printf '%s\n' "${package_names[@]}" >"$work/root/tmp/debs/packages"
 cp "$root_dir/examples/allreduce/allreduce.cc" "$root_dir/examples/allreduce/CMakeLists.txt" "$work/root/root/allreduce/"
+cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$work/root/tmp/"
 
 step "apt install of ${package_names[*]} (and cmake, g++, pkgconf for the example) in the clean root"
 in_root 600 <<'SCRIPT'
@@ -155,31 +156,9 @@ if grep -qx hvdrun-trainer /tmp/debs/packages; then
   grep -q '"ranks": 2' trainer.json
 fi
 if grep -qx python3-hvdrun /tmp/debs/packages; then
-  # One allreduce in closed form, and a step of DistributedOptimizer with fp16 compression whose
-  # averaged gradient every rank must see the same.
-  cat >check.py <<'PY'
-import sys
-import torch
-if sys.argv[1] == "horovod":
-    import horovod.torch as hvd
-else:
-    import hvdrun.torch as hvd
-hvd.init()
-summed = hvd.allreduce(torch.full((4,), float(hvd.rank() + 1)), op=hvd.Sum, name="x")
-model = torch.nn.Linear(4, 1)
-hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                     named_parameters=model.named_parameters(),
-                                     compression=hvd.Compression.fp16)
-model(torch.full((1, 4), float(hvd.rank()))).sum().backward()
-optimizer.step()
-weights = hvd.allgather(model.weight.detach().reshape(1, 4))
-same = bool((weights == weights[0]).all())
-print(f"{sys.argv[1]} rank {hvd.rank()} of {hvd.size()}: sum {summed.tolist()}, same weights {same}")
-PY
-  hvdrun -np 2 --gloo /usr/bin/python3 check.py hvdrun | tee torch.out
+  hvdrun -np 2 --gloo /usr/bin/python3 /tmp/hvdrun_torch_check.py hvdrun | tee torch.out
   expect torch.out "[1]<stdout>:hvdrun rank 1 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
-  PYTHONPATH=/usr/share/hvdrun/horovod-compat hvdrun -np 2 --mpi /usr/bin/python3 check.py horovod | tee horovod.out
+  PYTHONPATH=/usr/share/hvdrun/horovod-compat hvdrun -np 2 --mpi /usr/bin/python3 /tmp/hvdrun_torch_check.py horovod | tee horovod.out
   expect horovod.out "[0]<stdout>:horovod rank 0 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
 fi
 SCRIPT
