@@ -12,7 +12,7 @@
 #    every library each of its ELF files needs resolves but the machine's own (Open MPI's, NCCL);
 #    hvdrun -np 2 --gloo hvdrun-bench runs; hvdrun-setup says that the compiler is missing,
 # 4. installs what a user's machine would have, a step at a time, hvdrun-setup saying each time
-#    what is still missing: g++ (then: no torch), Debian's python3-torch and libtorch-dev (then: no
+#    what is still missing: g++ (then: no python3), Debian's python3-torch and libtorch-dev (then: no
 #    pybind11), pybind11-dev (then --cuda: this torch has no CUDA); then hvdrun-setup builds
 #    hvdrun-trainer and hvdrun.torch against that torch (timed), and says there is no NCCL where
 #    the bundle has the NCCL backend,
@@ -104,12 +104,12 @@ setup_fails 3 "no C++ compiler"
 SCRIPT
 
 # --- 4. what a user's machine has, a step at a time; hvdrun-setup -------------------------------------
-step "apt install g++; hvdrun-setup: no torch"
+step "apt install g++; hvdrun-setup: no python3"
 in_root 600 <<'SCRIPT'
 . /tmp/test-env.sh
 apt-get update -q >/dev/null
 eatmydata apt-get install -y -q --no-install-recommends g++ >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }
-setup_fails 3 "no torch"
+setup_fails 3 "no python3"
 SCRIPT
 
 step "apt install python3-torch libtorch-dev (and cmake, pkgconf for the example); hvdrun-setup: no pybind11"
