@@ -164,6 +164,25 @@ bundle_debian_package() {
   done
 }
 
+# bundle_license_beside PATH: the license file of a file no Debian package installed, empty if none.
+bundle_license_beside() {
+  local path=$1 dir record license=""
+  dir=$(dirname "$path")
+  while [ "$dir" != / ] && [ -z "$license" ]; do
+    for record in "$dir"/dist-info/*/RECORD "$dir"/*.dist-info/RECORD; do
+      if [ -f "$record" ] && grep -q "/$(basename "$path")," "$record"; then
+        license=$(find "$(dirname "$record")" -type f \( -iname 'licen[cs]e*' -o -iname 'eula*' \) | sort | sed -n 1p)
+        break
+      fi
+    done
+    if [ -z "$license" ]; then
+      license=$(find "$dir" -maxdepth 1 -type f \( -iname 'licen[cs]e*' -o -iname 'eula*' \) | sort | sed -n 1p)
+    fi
+    dir=$(dirname "$dir")
+  done
+  echo "$license"
+}
+
 bundle_licenses() {
   local record=$1 headers=$2 doc=$3 path package what license
   mkdir -p "$doc/licenses"
@@ -182,11 +201,9 @@ bundle_licenses() {
       echo "$what: Debian package $package $(dpkg-query -W -f='${Version}' "$package" 2>/dev/null), $package.copyright" >>"$readme"
       continue
     fi
-    # Not from a package (the CUDA toolkit's libcudart): the license file nearest above it.
-    license=$(dir=$(dirname "$path") && while [ "$dir" != / ]; do
-      find "$dir" -maxdepth 1 \( -iname 'LICENSE*' -o -iname 'EULA*' \) -type f | head -n1 | grep . && break
-      dir=$(dirname "$dir")
-    done) || true
+    # Not from a package (the CUDA toolkit's libcudart): the license of the Python wheel whose
+    # RECORD names it (a toolkit installed from NVIDIA's wheels), else the license file nearest above.
+    license=$(bundle_license_beside "$path")
     if [ -n "$license" ]; then
       cp "$license" "$doc/licenses/$(basename "$what").$(basename "$license")"
       echo "$what: $path, $(basename "$what").$(basename "$license") (from $license)" >>"$readme"
