@@ -82,6 +82,10 @@ extra_args=(${HVDRUN_BUNDLE_CMAKE_ARGS:-})
   exit 1
 }
 backends=$(sed -n 's/^-- *libhvdrun: backends //p' "$out/configure.log")
+if [ -z "$backends" ]; then
+  echo "build-bundle: $out/configure.log: no '-- libhvdrun: backends ...' line (runtime/CMakeLists.txt prints it)" >&2
+  exit 1
+fi
 sed -n 's/^-- *libhvdrun: not built: /build-bundle: backend not built: /p' "$out/configure.log"
 LC_ALL=C.UTF-8 cmake --build "$tree/build" -j "$jobs"
 
