@@ -32,8 +32,9 @@
 # into libhvdrun, not loaded as modules): the bundle then starts only where those are installed.
 #
 # Exit status: 0 built; 1 a missing tool or a failed build; 3 a needed library not found here;
-# 4 a program or libhvdrun itself needs one of the machine's own libraries (Open MPI, NCCL, the
-# driver), which only a backend module may; 5 the tarball is not under the size limit (60 MB).
+# 4 a program in bin/ or a library in lib/ needs one of the machine's own libraries (Open MPI, NCCL,
+# the driver), which only a backend module (lib/hvdrun/) or a helper program that runs for one
+# backend alone (libexec/) may; 5 the tarball is not under the size limit (60 MB).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "${1:-$root/build/bundle}")
@@ -81,7 +82,8 @@ extra_args=(${HVDRUN_BUNDLE_CMAKE_ARGS:-})
   cat "$out/configure.log" >&2
   exit 1
 }
-backends=$(sed -n 's/^-- *libhvdrun: backends //p' "$out/configure.log")
+# "-- libhvdrun: backends gloo mpi nccl (modules in lib/hvdrun/backends)": the names alone.
+backends=$(sed -n 's/^-- *libhvdrun: backends \([a-z0-9 ]*[a-z0-9]\).*/\1/p' "$out/configure.log")
 if [ -z "$backends" ]; then
   echo "build-bundle: $out/configure.log: no '-- libhvdrun: backends ...' line (runtime/CMakeLists.txt prints it)" >&2
   exit 1

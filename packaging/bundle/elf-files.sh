@@ -15,10 +15,11 @@
 #       $ORIGIN/../lib, $ORIGIN/../..): the dynamic linker finds them wherever STAGE is moved.
 #   bundle_check_closure STAGE
 #       every library each file needs resolves, without LD_LIBRARY_PATH, into STAGE/lib, or is the
-#       base system's, or is the machine's own and needed only by a backend module (lib/hvdrun/);
-#       one line on stderr per file and library that does not, then exit 3 (a library outside the
-#       bundle) or 4 (a machine's own library needed by a program or libhvdrun itself, unless
-#       HVDRUN_BUNDLE_DIRECT_MACHINE_LIBS=allow: then a warning).
+#       base system's, or is the machine's own and needed only by a backend module (lib/hvdrun/) or a
+#       program that runs for one backend alone (libexec/: hvdrun-nccl-tests), never by what every
+#       job loads (bin/, lib/); one line on stderr per file and library that does not, then exit 3
+#       (a library outside the bundle) or 4 (a machine's own library needed by a program in bin/ or a
+#       library in lib/, unless HVDRUN_BUNDLE_DIRECT_MACHINE_LIBS=allow: then a warning).
 #   bundle_licenses RECORD HEADERS DOC
 #       DOC/licenses/: the copyright file of each Debian package a carried library or header (the
 #       paths in HEADERS, one a line) comes from, the license files beside the others, and
@@ -127,12 +128,12 @@ bundle_check_closure() {
         base) ;;
         machine)
           case $relative in
-            lib/hvdrun/*) ;;
+            lib/hvdrun/* | libexec/*) ;;
             *)
               if [ "${HVDRUN_BUNDLE_DIRECT_MACHINE_LIBS:-}" = allow ]; then
                 echo "build-bundle: warning: $relative needs $name, the machine's own: the bundle starts only where it is installed"
               else
-                echo "build-bundle: $relative needs $name, the machine's own library, which only a backend module (lib/hvdrun/backends/) may: build with the backends as modules, or without this one (HVDRUN_BUNDLE_CMAKE_ARGS=-DHVDRUN_WITH_<NAME>=OFF)" >&2
+                echo "build-bundle: $relative needs $name, the machine's own library, which only a backend module (lib/hvdrun/backends/) or a program in libexec/ may: every job loads $relative (HVDRUN_BUNDLE_CMAKE_ARGS=-DHVDRUN_WITH_<NAME>=OFF leaves that backend out)" >&2
                 [ "$status" -ne 0 ] || status=4
               fi
               ;;
