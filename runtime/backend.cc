@@ -2,48 +2,27 @@
 
 #include <string>
 
-#ifdef HVDRUN_HAVE_GLOO
-#include "runtime/backends/gloo/gloo_backend.h"
-#endif
-#ifdef HVDRUN_HAVE_MPI
-#include "runtime/backends/mpi/mpi_backend.h"
-#endif
-#ifdef HVDRUN_HAVE_NCCL
-#include "runtime/backends/nccl/nccl_backend.h"
-#endif
-
 namespace hvdrun {
-namespace {
 
-Status NotBuiltIn(BackendKind kind) {
+// CreateBackend has two definitions, one per library, with the same contract (backend.h):
+//   backend_linked.cc  the static runtime (hvdrun_runtime_static: the unit tests, the conformance
+//                      harnesses): the backends built are linked in and created directly;
+//   backend_loaded.cc  libhvdrun.so: each backend built is a module, libhvdrun-<name>.so, loaded on
+//                      first use (backend_module_loader.h).
+//
+// To add a backend:
+// 1. a folder backends/<name>/ with a Backend implementation whose static Create() has
+//    CreateBackend's signature, and <name>_module.cc, the module's entry point (backend_module.h);
+// 2. one hvdrun_add_backend(<name> ...) in runtime/CMakeLists.txt: it builds the module for
+//    libhvdrun.so and the objects into the static runtime, and defines HVDRUN_HAVE_<NAME> for the
+//    two factories;
+// 3. a case in backend_linked.cc's and backend_loaded.cc's switches, and the module's dlopen flags,
+//    with their reason, in backend_module_loader.cc (BackendModuleOpenFlags);
+// 4. a harness that runs the conformance cases (runtime/backend_conformance.h) over it.
+Status BackendNotBuiltIn(BackendKind kind) {
   const std::string name(BackendName(kind));
   return Status::Error("backend '" + name + "' is not built into this libhvdrun (rebuild hvdrun with " +
                        name + " installed, or run with another backend: --gloo)");
-}
-
-}  // namespace
-
-// To add a backend: a folder backends/<name>/ whose CMake code defines HVDRUN_HAVE_<NAME>, an
-// include above, one line below, and a harness that runs the conformance cases
-// (runtime/backend_conformance.h) over it.
-StatusOr<std::unique_ptr<Backend>> CreateBackend(BackendKind kind, const BackendContext& context) {
-  switch (kind) {
-#ifdef HVDRUN_HAVE_GLOO
-    case BackendKind::kGloo:
-      return GlooBackend::Create(context);
-#endif
-#ifdef HVDRUN_HAVE_MPI
-    case BackendKind::kMpi:
-      return MpiBackend::Create(context);
-#endif
-#ifdef HVDRUN_HAVE_NCCL
-    case BackendKind::kNccl:
-      return NcclBackend::Create(context);
-#endif
-    default:
-      break;
-  }
-  return NotBuiltIn(kind);
 }
 
 }  // namespace hvdrun

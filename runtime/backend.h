@@ -57,8 +57,14 @@ inline bool BuffersOverlap(const void* a, size_t a_bytes, const void* b, size_t 
 }
 
 // Creates the backend `kind` for this rank, bootstrapping through context.store. A backend that
-// was not built into this library is an error that says so and how to build it.
+// was not built into this library is an error that says so and how to build it. In libhvdrun.so
+// each backend is a module loaded on its first use: a module that is missing or cannot be loaded
+// is an error naming its path and what to do (backend_module_loader.h). backend.cc says where the
+// two definitions are, and how to add a backend.
 StatusOr<std::unique_ptr<Backend>> CreateBackend(BackendKind kind, const BackendContext& context);
+
+// The error for a backend that was not built: backend 'nccl' is not built into this libhvdrun (...).
+Status BackendNotBuiltIn(BackendKind kind);
 
 }  // namespace hvdrun
 

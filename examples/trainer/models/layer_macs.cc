@@ -1,5 +1,9 @@
 #include "examples/trainer/models/layer_macs.h"
 
+#include <torch/version.h>
+
+#include <variant>
+
 namespace hvdrun::trainer {
 namespace {
 
@@ -19,10 +23,15 @@ int64_t Conv2dMacs(const torch::nn::Conv2dImpl& conv, FeatureSize in, FeatureSiz
   const auto& options = conv.options;
   const auto& kernel = *options.kernel_size();
   const auto& stride = *options.stride();
-  // Explicit padding; the "valid" mode pads nothing ("same" is not used by hvdrun's models).
+  // Explicit padding; the "valid" mode pads nothing ("same" is not used by hvdrun's models). The
+  // options hold the three in a variant: c10::variant in libtorch 1.x and 2.0, std::variant from 2.1.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  const auto* padding = std::get_if<torch::ExpandingArray<2>>(&options.padding());
+#else
   const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&options.padding());
-  int64_t pad_h = padding != nullptr ? (**padding)[0] : 0;
-  int64_t pad_w = padding != nullptr ? (**padding)[1] : 0;
+#endif
+  const int64_t pad_h = padding != nullptr ? (**padding)[0] : 0;
+  const int64_t pad_w = padding != nullptr ? (**padding)[1] : 0;
   out->height = WindowOutput1d(in.height, kernel[0], stride[0], pad_h);
   out->width = WindowOutput1d(in.width, kernel[1], stride[1], pad_w);
   int64_t per_output = options.in_channels() / options.groups() * kernel[0] * kernel[1];

@@ -7,6 +7,9 @@
 #include <thread>
 #include <utility>
 
+#include "runtime/backends/nccl/nccl_average.h"
+#include "runtime/backends/nccl/nccl_scale.h"
+
 namespace hvdrun {
 namespace {
 
@@ -82,12 +85,18 @@ ncclDataType_t NcclType(DataType type) {
   return ncclInt64;
 }
 
+// kAverage maps to ncclAvg, for the libraries that have it (ChooseNcclAverage); a build against
+// headers older than 2.10 has none and always sums and divides.
 ncclRedOp_t NcclOp(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum:
       return ncclSum;
     case ReduceOp::kAverage:
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
       return ncclAvg;
+#else
+      return ncclSum;
+#endif
     case ReduceOp::kMin:
       return ncclMin;
     case ReduceOp::kMax:
@@ -161,13 +170,24 @@ StatusOr<std::unique_ptr<Backend>> NcclBackend::Create(const BackendContext& con
     Release(resources.comm, resources.stream, resources.barrier_buffer);
     return Status::Error(where + "setting up the stream failed: " + reason);
   }
-  return std::unique_ptr<Backend>(
-      new NcclBackend(context.rank, context.size, device, resources, context.timeout));
+  int version = 0;
+  if (const ncclResult_t result = ncclGetVersion(&version); result != ncclSuccess) {
+    Release(resources.comm, resources.stream, resources.barrier_buffer);
+    return Status::Error(where + "ncclGetVersion failed: " + NcclErrorText(result, nullptr));
+  }
+  return std::unique_ptr<Backend>(new NcclBackend(context.rank, context.size, device,
+                                                  ChooseNcclAverage(version, context.size), resources,
+                                                  context.timeout));
 }
 
-NcclBackend::NcclBackend(int rank, int size, int device, Resources resources,
+NcclBackend::NcclBackend(int rank, int size, int device, NcclAverage average, Resources resources,
                          std::chrono::milliseconds timeout)
-    : rank_(rank), size_(size), device_(device), resources_(resources), timeout_(timeout) {}
+    : rank_(rank),
+      size_(size),
+      device_(device),
+      average_(average),
+      resources_(resources),
+      timeout_(timeout) {}
 
 NcclBackend::~NcclBackend() {
   cudaSetDevice(device_);
@@ -255,9 +275,28 @@ Status NcclBackend::Allreduce(const void* send, void* recv, size_t count, DataTy
   Status status = Prepare("allreduce");
   if (status.ok()) status = CheckDevicePointer("allreduce", "send buffer", send);
   if (status.ok() && recv != send) status = CheckDevicePointer("allreduce", "receive buffer", recv);
-  if (status.ok()) {
-    status = Enqueued("allreduce", ncclAllReduce(send, recv, count, NcclType(type), NcclOp(op),
-                                                 resources_.comm, resources_.stream));
+  if (!status.ok()) return status;
+  if (size_ == 1) {
+    // One rank's allreduce is its input (nccl_average.h: NCCL's one-rank average kernel loses the tail).
+    if (send == recv) return Status::Ok();
+    const cudaError_t error =
+        cudaMemcpyAsync(recv, send, count * DataTypeSize(type), cudaMemcpyDeviceToDevice, resources_.stream);
+    if (error != cudaSuccess) {
+      return Status::Error("nccl: allreduce failed on rank " + std::to_string(rank_) +
+                           ": copying the send buffer to the receive buffer: " + CudaErrorText(error));
+    }
+    return Finish("allreduce");
+  }
+  const bool divide = op == ReduceOp::kAverage && average_ == NcclAverage::kSumThenDivide;
+  status =
+      Enqueued("allreduce", ncclAllReduce(send, recv, count, NcclType(type), divide ? ncclSum : NcclOp(op),
+                                          resources_.comm, resources_.stream));
+  if (status.ok() && divide) {
+    if (const cudaError_t error = DivideOnStream(recv, count, type, size_, resources_.stream);
+        error != cudaSuccess) {
+      return Status::Error("nccl: allreduce failed on rank " + std::to_string(rank_) +
+                           ": dividing the sum by " + std::to_string(size_) + ": " + CudaErrorText(error));
+    }
   }
   return status.ok() ? Finish("allreduce") : status;
 }

@@ -14,7 +14,8 @@
 // BackendContext::timeout; past it (a rank died, or ranks made different calls) or on an
 // asynchronous NCCL error, the communicator is aborted and this and every later call fail.
 // An average is ncclAvg (floating types: each input scaled by 1/size, then summed; integers:
-// the sum divided, truncated toward zero).
+// the sum divided, truncated toward zero), or ncclSum and a division where the loaded NCCL is older
+// than 2.10; at one rank every allreduce is a copy, made without NCCL (nccl_average.h says why).
 //
 // Thread safety: not thread-safe, but any thread may make a call, one call at a time; each call
 // selects the rank's device on the calling thread (cudaSetDevice).
@@ -32,6 +33,7 @@
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 #include "runtime/backend.h"
+#include "runtime/backends/nccl/nccl_average.h"
 
 namespace hvdrun {
 
@@ -56,7 +58,8 @@ class NcclBackend : public Backend {
     void* barrier_buffer = nullptr;  // one float32 on the device
   };
 
-  NcclBackend(int rank, int size, int device, Resources resources, std::chrono::milliseconds timeout);
+  NcclBackend(int rank, int size, int device, NcclAverage average, Resources resources,
+              std::chrono::milliseconds timeout);
 
   // Selects this rank's device on the calling thread; fails if the communicator was aborted.
   Status Prepare(std::string_view call) const;
@@ -71,7 +74,8 @@ class NcclBackend : public Backend {
   const int rank_;
   const int size_;
   const int device_;
-  Resources resources_;  // comm is null once aborted
+  const NcclAverage average_;  // how an average is made (ChooseNcclAverage)
+  Resources resources_;        // comm is null once aborted
   const std::chrono::milliseconds timeout_;
 };
 

@@ -17,7 +17,8 @@
 // not be written, until the call (or its handle's Wait) returns.
 //
 // Errors: Init fails with a one-line Status naming the cause (a backend not built into this
-// library, a missing environment variable, a rank that never arrived). A collective that fails
+// library or whose module, hvdrun/backends/libhvdrun-<name>.so beside the library, cannot be
+// loaded; a missing environment variable; a rank that never arrived). A collective that fails
 // leaves the Runtime broken: every later call returns the same error.
 #ifndef HVDRUN_RUNTIME_H_
 #define HVDRUN_RUNTIME_H_

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The one GPU check: everything of hvdrun that needs a GPU, measured in one run, printed as one table.
+#
+#   bash gpu-check.sh [--bundle DIR] [--out DIR] [--example SCRIPT [--example SCRIPT ...]]
+#
+# On a machine with an NVIDIA GPU, a CUDA PyTorch (python3 first on PATH, or $PYTHON) and hvdrun's
+# relocatable bundle (packaging/bundle/; this script is in it, as share/hvdrun/scripts/gpu-check.sh,
+# and finds the bundle above itself unless --bundle names it). In a few minutes on 16 cores it
+#   1. runs the bundle's setup step (hvdrun-setup): hvdrun-trainer and hvdrun.torch built against
+#      this machine's torch, and the machine's NCCL made the NCCL backend's;
+#   2. runs the NCCL backend's unit tests (hvdrun-nccl-tests: passed / skipped / failed);
+#   3. hvdrun-bench --nccl at one rank, 8 B to 256 MiB: the largest size's max error and busbw, beside
+#      raw NCCL's (--baseline);
+#   4. hvdrun-trainer alone on CUDA (ResNet-50, batch 64, 224 px, fp32, SGD) against the same step in
+#      PyTorch eager (gpu/eager_train.py), then the trainer under hvdrun -np 1 --nccl and --gloo
+#      against alone;
+#   5. hvdrun.torch's collectives on CPU and CUDA tensors under --nccl and --gloo (gpu/torch_collectives.py);
+#   6. each --example SCRIPT (a Horovod example, say) under hvdrun -np 1 --nccl python3 SCRIPT.
+# and prints the table (also written to OUT/gpu-check.md, with every step's log and JSON in OUT,
+# default ./gpu-check-results). Exit status: 0 when every row passed, 1 when one failed (a wrong
+# result, a program that failed), 2 for bad arguments or a machine without what it needs.
+# hvdrun.torch's own refusal of CUDA tensors is reported as "refused", not as a failure, until
+# hvdrun.torch takes them.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bundle=""
+out="gpu-check-results"
+examples=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bundle) bundle=${2:?--bundle needs a directory}; shift 2 ;;
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --example) examples+=("${2:?--example needs a script}"); shift 2 ;;
+    *) echo "gpu-check: unknown argument '$1' (usage: gpu-check.sh [--bundle DIR] [--out DIR] [--example SCRIPT])" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$bundle" ]; then
+  # In the bundle this script is share/hvdrun/scripts/gpu-check.sh.
+  for candidate in "$here/.." "$here/../.." "$here/../../.."; do
+    if [ -x "$candidate/bin/hvdrun" ]; then bundle=$candidate && break; fi
+  done
+fi
+if [ ! -x "$bundle/bin/hvdrun" ]; then
+  echo "gpu-check: no hvdrun bundle at '${bundle:-$here/..}' (bin/hvdrun missing); unpack hvdrun-<version>-linux-x86_64.tar.gz and give --bundle DIR" >&2
+  exit 2
+fi
+bundle=$(cd "$bundle" && pwd)
+python=${PYTHON:-python3}
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu-check: no NVIDIA GPU here (nvidia-smi -L failed); this check needs one" >&2
+  exit 2
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rows=$out/rows.jsonl
+: >"$rows"
+export PATH=$bundle/bin:$PATH
+start=$SECONDS
+
+# row STEP RESULT DETAIL: one line of the table (RESULT: ok, failed, refused, skipped, or a figure).
+row() { "$python" -c 'import json,sys; print(json.dumps({"step": sys.argv[1], "result": sys.argv[2], "detail": sys.argv[3]}))' "$1" "$2" "$3" >>"$rows"; }
+# run NAME COMMAND...: runs it with its output in OUT/NAME.log; its exit status.
+run() {
+  local name=$1
+  shift
+  echo "gpu-check: [$((SECONDS - start)) s] $name: $*" >&2
+  "$@" >"$out/$name.log" 2>&1
+}
+last_line() { grep -v '^\s*$' "$out/$1.log" | tail -n 1 | cut -c1-160; }
+json_get() { "$python" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$1" "$2"; }
+
+# --- the machine ---------------------------------------------------------------------------------
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
+torch_text=$("$python" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "NCCL", ".".join(map(str, torch.cuda.nccl.version())) if torch.cuda.is_available() else "no CUDA")' 2>&1 | tail -n 1)
+row "machine" "$gpu" "$(nproc) cores; torch $torch_text"
+
+# --- 1. setup --------------------------------------------------------------------------------------
+setup_start=$SECONDS
+if run setup "$bundle/bin/hvdrun-setup" --cuda; then
+  row "setup (hvdrun-trainer, hvdrun.torch)" ok "$((SECONDS - setup_start)) s: $(last_line setup)"
+else
+  row "setup (hvdrun-trainer, hvdrun.torch)" failed "$(last_line setup)"
+fi
+# hvdrun.torch, as the setup step built it for this Python.
+export PYTHONPATH=$bundle/lib/python${PYTHONPATH:+:$PYTHONPATH}
+
+# --- 2. NCCL unit tests --------------------------------------------------------------------------
+tests=$bundle/libexec/hvdrun/hvdrun-nccl-tests
+if [ -x "$tests" ]; then
+  run nccl-tests "$tests" --gtest_brief=1
+  status=$?
+  counts=$("$python" - "$out/nccl-tests.log" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+def count(word):
+    m = re.search(r"\[\s*%s\s*\] (\d+) test" % word, text)
+    return int(m.group(1)) if m else 0
+print(count("PASSED"), count("SKIPPED"), count("FAILED"))
+PY
+)
+  read -r passed skipped failed <<<"$counts"
+  if [ "$status" -eq 0 ] && [ "$failed" -eq 0 ]; then result=ok; else result=failed; fi
+  row "NCCL unit tests" "$result" "$passed passed, $skipped skipped, $failed failed$([ "$result" = failed ] && echo ": $(grep -m3 '^\[  FAILED  \]' "$out/nccl-tests.log" | tr '\n' ' ')")"
+else
+  row "NCCL unit tests" failed "$tests is not in the bundle (built without NCCL?)"
+fi
+
+# --- 3. hvdrun-bench over NCCL ----------------------------------------------------------------------
+if run bench-nccl hvdrun -np 1 --nccl hvdrun-bench -b 8 -e 256M --baseline --json "$out/bench-nccl.json"; then
+  row "hvdrun-bench --nccl, 1 rank, 256 MiB" ok "$(json_get "$out/bench-nccl.json" '"max error %g, busbw %.1f GB/s, raw NCCL %.1f GB/s" % (d["summary"]["max_error"], d["summary"]["busbw_gbps"], d["summary"]["baseline_busbw_gbps"])')"
+else
+  row "hvdrun-bench --nccl, 1 rank, 256 MiB" failed "$(last_line bench-nccl)"
+fi
+
+# --- 4. the trainer on CUDA --------------------------------------------------------------------------
+train_args=(--model resnet50 --synthetic --batch-size 64 --image-size 224 --device cuda --warmup-steps 5 --steps 30)
+img_s() { json_get "$1" '"%.0f" % d["img_per_sec_total"]'; }
+alone=""
+if run eager "$python" "$here/gpu/eager_train.py" --model resnet50 --batch-size 64 --image-size 224 --device cuda \
+  --warmup-steps 5 --steps 30 --json "$out/eager.json"; then
+  eager=$(img_s "$out/eager.json")
+  row "PyTorch eager, ResNet-50 b64 fp32" "$eager img/s" "$(json_get "$out/eager.json" '"%.1f ms a step" % (1000 * d["step_time_s"])')"
+else
+  eager=""
+  row "PyTorch eager, ResNet-50 b64 fp32" failed "$(last_line eager)"
+fi
+if command -v hvdrun-trainer >/dev/null && run trainer-alone hvdrun-trainer "${train_args[@]}" --json "$out/trainer-alone.json"; then
+  alone=$(img_s "$out/trainer-alone.json")
+  row "hvdrun-trainer alone" "$alone img/s" "$(json_get "$out/trainer-alone.json" '"%.1f ms a step" % (1000 * d["step_time_s"])')$([ -n "$eager" ] && awk -v a="$alone" -v e="$eager" 'BEGIN { printf "; %.3fx PyTorch eager", a / e }')"
+else
+  row "hvdrun-trainer alone" failed "$(last_line trainer-alone 2>/dev/null || echo 'hvdrun-trainer not built')"
+fi
+for backend in nccl gloo; do
+  name="hvdrun-trainer under hvdrun -np 1 --$backend"
+  if run "trainer-$backend" hvdrun -np 1 "--$backend" hvdrun-trainer "${train_args[@]}" --json "$out/trainer-$backend.json"; then
+    under=$(img_s "$out/trainer-$backend.json")
+    row "$name" "$under img/s" "$(json_get "$out/trainer-$backend.json" '"%.1f ms a step" % (1000 * d["step_time_s"])')$([ -n "$alone" ] && awk -v u="$under" -v a="$alone" 'BEGIN { printf "; %.3fx alone", u / a }')"
+  else
+    row "$name" failed "$(last_line "trainer-$backend")"
+  fi
+done
+
+# --- 5. hvdrun.torch ------------------------------------------------------------------------------------
+for backend in nccl gloo; do
+  if run "torch-$backend" hvdrun -np 1 "--$backend" "$python" "$here/gpu/torch_collectives.py" --json "$out/torch-$backend.json"; then
+    "$python" - "$out/torch-$backend.json" "$backend" >>"$rows" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1])):
+    print(json.dumps({"step": "hvdrun.torch --%s %s, %s" % (sys.argv[2], r["call"], r["device"]),
+                      "result": r["result"], "detail": r["detail"]}))
+PY
+  else
+    row "hvdrun.torch --$backend" failed "$(last_line "torch-$backend")"
+  fi
+done
+
+# --- 6. examples ----------------------------------------------------------------------------------------------
+for example in "${examples[@]}"; do
+  name=example-$(basename "$example" .py)
+  if run "$name" hvdrun -np 1 --nccl "$python" "$example"; then
+    row "example $(basename "$example") (-np 1 --nccl)" ok "$(last_line "$name")"
+  else
+    row "example $(basename "$example") (-np 1 --nccl)" failed "$(last_line "$name")"
+  fi
+done
+
+# --- the table ----------------------------------------------------------------------------------------------
+"$python" - "$rows" "$out/gpu-check.md" "$((SECONDS - start))" <<'PY'
+import json, os, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+lines = ["| check | result | detail |", "|---|---|---|"]
+for r in rows:
+    lines.append("| %s | %s | %s |" % (r["step"], r["result"], r["detail"].replace("|", "\\|")))
+failed = sum(r["result"] == "failed" for r in rows)
+lines.append("")
+lines.append("gpu-check: %d rows, %d failed, in %s s" % (len(rows), failed, sys.argv[3]))
+text = "\n".join(lines) + "\n"
+with open(sys.argv[2] + ".tmp", "w") as f:
+    f.write(text)
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+print(text, end="")
+sys.exit(1 if failed else 0)
+PY
