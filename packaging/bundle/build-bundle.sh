@@ -13,8 +13,10 @@
 #              directory works wherever it is unpacked. lib/cmake/hvdrun (find_package(hvdrun)),
 #              lib/pkgconfig/hvdrun.pc (relative to its own place: ${pcfiledir}), lib/python/hvdrun
 #   include/   libhvdrun's public headers
-#   share/     hvdrun-setup's sources (share/hvdrun/src), the horovod.torch alias, the lab's
-#              experiment files and the licenses of what the bundle carries (share/doc/hvdrun)
+#   libexec/   hvdrun/hvdrun-nccl-tests, the NCCL backend's tests, where it is built
+#   share/     hvdrun-setup's sources (share/hvdrun/src), the horovod.torch alias, the GPU check
+#              (share/hvdrun/scripts/gpu-check.sh), the lab's experiment files and the licenses of
+#              what the bundle carries (share/doc/hvdrun)
 # Never carried, the machine's own: Open MPI (hvdrun --mpi runs the machine's mpirun with its
 # libmpi), NCCL (hvdrun-setup links the one the machine's torch uses) and the driver's libcuda.
 # Where CUDA was found, the CUDA runtime libcudart is carried (hvdrun-bench's device buffers).
@@ -174,6 +176,9 @@ mkdir -p "$doc/examples/allreduce"
 cp "$root/configs/"*.yaml "$root/configs/hosts-lab7.txt" "$doc/examples/"
 cp "$root/examples/allreduce/allreduce.cc" "$root/examples/allreduce/CMakeLists.txt" "$doc/examples/allreduce/"
 cp "$root/packaging/bundle/README.bundle" "$stage/README"
+# The one GPU check (scripts/gpu-check.sh finds the bundle above itself) and its Python scripts.
+mkdir -p "$stage/share/hvdrun/scripts"
+cp -r "$root/scripts/gpu-check.sh" "$root/scripts/gpu" "$stage/share/hvdrun/scripts/"
 bundle_licenses "$out/libraries.txt" "$out/headers.txt" "$doc"
 
 # --- 6. checks ------------------------------------------------------------------------------------
