@@ -29,9 +29,7 @@
 # trainer or Python extension: those are built on the target machine (hvdrun-setup).
 #
 # Environment: JOBS=N parallel jobs (default every CPU); HVDRUN_BUNDLE_CMAKE_ARGS more configure
-# arguments (e.g. -DHVDRUN_WITH_NCCL=OFF); HVDRUN_BUNDLE_DIRECT_MACHINE_LIBS=allow accepts a program
-# or libhvdrun itself needing one of the machine's own libraries (a tree whose backends are linked
-# into libhvdrun, not loaded as modules): the bundle then starts only where those are installed.
+# arguments (e.g. -DHVDRUN_WITH_NCCL=OFF).
 #
 # Exit status: 0 built; 1 a missing tool or a failed build; 3 a needed library not found here;
 # 4 a program in bin/ or a library in lib/ needs one of the machine's own libraries (Open MPI, NCCL,

@@ -19,7 +19,7 @@
 #       program that runs for one backend alone (libexec/: hvdrun-nccl-tests), never by what every
 #       job loads (bin/, lib/); one line on stderr per file and library that does not, then exit 3
 #       (a library outside the bundle) or 4 (a machine's own library needed by a program in bin/ or a
-#       library in lib/, unless HVDRUN_BUNDLE_DIRECT_MACHINE_LIBS=allow: then a warning).
+#       library in lib/).
 #   bundle_licenses RECORD HEADERS DOC
 #       DOC/licenses/: the copyright file of each Debian package a carried library or header (the
 #       paths in HEADERS, one a line) comes from, the license files beside the others, and
@@ -130,12 +130,8 @@ bundle_check_closure() {
           case $relative in
             lib/hvdrun/* | libexec/*) ;;
             *)
-              if [ "${HVDRUN_BUNDLE_DIRECT_MACHINE_LIBS:-}" = allow ]; then
-                echo "build-bundle: warning: $relative needs $name, the machine's own: the bundle starts only where it is installed"
-              else
-                echo "build-bundle: $relative needs $name, the machine's own library, which only a backend module (lib/hvdrun/backends/) or a program in libexec/ may: every job loads $relative (HVDRUN_BUNDLE_CMAKE_ARGS=-DHVDRUN_WITH_<NAME>=OFF leaves that backend out)" >&2
-                [ "$status" -ne 0 ] || status=4
-              fi
+              echo "build-bundle: $relative needs $name, the machine's own library, which only a backend module (lib/hvdrun/backends/) or a program in libexec/ may: every job loads $relative (HVDRUN_BUNDLE_CMAKE_ARGS=-DHVDRUN_WITH_<NAME>=OFF leaves that backend out)" >&2
+              [ "$status" -ne 0 ] || status=4
               ;;
           esac
           ;;
