@@ -21,7 +21,8 @@
 # libmpi), NCCL (hvdrun-setup links the one the machine's torch uses) and the driver's libcuda.
 # Where CUDA was found, the CUDA runtime libcudart is carried (hvdrun-bench's device buffers).
 #
-# The build: a clean copy of the tree (packaging/lib/source-copy.sh) in OUT_DIR/source, built with
+# The build: a clean copy of the tree (packaging/lib/source-copy.sh) in OUT_DIR/source, from which
+# everything in the bundle comes (the files git tracks, as they are in the working tree), built with
 # the flags the Debian packages are built with (packaging/debian/buildflags.mk: -O2, hardening;
 # build type None), every backend the build finds, through ccache with the settings of
 # scripts/quickstart.sh: the copy's build directory lies as deep in it as the test build's in the
@@ -95,7 +96,7 @@ LC_ALL=C.UTF-8 cmake --build "$tree/build" -j "$jobs"
 step "cmake --install --strip into $stage (backends: $backends)"
 rm -rf "$out/stage" "$tarball"
 cmake --install "$tree/build" --prefix "$stage" --strip >/dev/null
-install -m 755 "$root/packaging/bundle/hvdrun-setup" "$stage/bin/hvdrun-setup"
+install -m 755 "$tree/packaging/bundle/hvdrun-setup" "$stage/bin/hvdrun-setup"
 
 # --- 3. the libraries they need beyond the base system --------------------------------------------
 step "libraries beyond the base system, into lib/"
@@ -111,10 +112,10 @@ step "sources for hvdrun-setup, Python package, pkg-config file, documents"
 src=$stage/share/hvdrun/src
 # hvdrun-trainer: the trainer's and examples/shared's files but their tests; hvdrun._C.
 mkdir -p "$src"
-(cd "$root" && find examples/trainer examples/shared \( -name '*.cc' -o -name '*.h' \) \
+(cd "$tree" && find examples/trainer examples/shared \( -name '*.cc' -o -name '*.h' \) \
   ! -name '*_test.cc' ! -name '*_test_files.*' -print0 | tar --null -T - -cf -) | tar -C "$src" -xf -
 mkdir -p "$src/python"
-cp "$root/python/hvdrun_c_module.cc" "$src/python/"
+cp "$tree/python/hvdrun_c_module.cc" "$src/python/"
 # The header-only libraries the trainer includes, and zlib's headers (libz.so.1 is in lib/).
 third_party=$src/include
 mkdir -p "$third_party"
@@ -141,8 +142,8 @@ for header in zlib.h zconf.h; do
 done
 # hvdrun.torch: the package beside the place hvdrun-setup builds hvdrun._C into; the alias apart.
 mkdir -p "$stage/lib/python" "$stage/share/hvdrun/horovod-compat"
-(cd "$root/python" && find hvdrun -name '*.py' -print0 | tar --null -T - -cf -) | tar -C "$stage/lib/python" -xf -
-(cd "$root/python/horovod_compat" && find horovod -name '*.py' -print0 | tar --null -T - -cf -) |
+(cd "$tree/python" && find hvdrun -name '*.py' -print0 | tar --null -T - -cf -) | tar -C "$stage/lib/python" -xf -
+(cd "$tree/python/horovod_compat" && find horovod -name '*.py' -print0 | tar --null -T - -cf -) |
   tar -C "$stage/share/hvdrun/horovod-compat" -xf -
 # pkg-config: the prefix relative to the file's own directory; programs linked through it find
 # libhvdrun where the bundle lies (RUNPATH), as the bundle's own programs do.
@@ -171,12 +172,12 @@ HVDRUN_BUNDLE_MACHINE_LIBS="${machine_libs% }"
 ENV
 doc=$stage/share/doc/hvdrun
 mkdir -p "$doc/examples/allreduce"
-cp "$root/configs/"*.yaml "$root/configs/hosts-lab7.txt" "$doc/examples/"
-cp "$root/examples/allreduce/allreduce.cc" "$root/examples/allreduce/CMakeLists.txt" "$doc/examples/allreduce/"
-cp "$root/packaging/bundle/README.bundle" "$stage/README"
+cp "$tree/configs/"*.yaml "$tree/configs/hosts-lab7.txt" "$doc/examples/"
+cp "$tree/examples/allreduce/allreduce.cc" "$tree/examples/allreduce/CMakeLists.txt" "$doc/examples/allreduce/"
+cp "$tree/packaging/bundle/README.bundle" "$stage/README"
 # The one GPU check (scripts/gpu-check.sh finds the bundle above itself) and its Python scripts.
 mkdir -p "$stage/share/hvdrun/scripts"
-cp -r "$root/scripts/gpu-check.sh" "$root/scripts/gpu" "$stage/share/hvdrun/scripts/"
+cp -r "$tree/scripts/gpu-check.sh" "$tree/scripts/gpu" "$stage/share/hvdrun/scripts/"
 bundle_licenses "$out/libraries.txt" "$out/headers.txt" "$doc"
 
 # --- 6. checks ------------------------------------------------------------------------------------
