@@ -17,28 +17,16 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$root/build/debs}")
 
-version=$(sed -n 's/^project(hvdrun VERSION \([0-9][0-9.]*\) .*/\1/p' "$root/CMakeLists.txt")
-if [ -z "$version" ]; then
-  echo "build-debs: $root/CMakeLists.txt: no 'project(hvdrun VERSION x.y.z ...)' line" >&2
-  exit 1
-fi
-if ! git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
-  echo "build-debs: $root is not a git checkout; the clean copy is made of the files git tracks" >&2
-  exit 1
-fi
+# shellcheck source=packaging/lib/source-copy.sh
+. "$root/packaging/lib/source-copy.sh"
+version=$(project_version "$root")
 
 # The copy is always in the same place, so that the paths in compiler flags, and with them a
 # compiler cache's keys, stay the same from one build to the next.
 work=$out/source
 tree=$work/hvdrun-$version
 rm -rf "$work"
-mkdir -p "$tree"
-git -C "$root" ls-files -z --cached --others --exclude-standard |
-  while IFS= read -r -d '' file; do
-    # A tracked file deleted in the working tree is left out, as the next commit would.
-    if [ -e "$root/$file" ] || [ -L "$root/$file" ]; then printf '%s\0' "$file"; fi
-  done |
-  tar -C "$root" --null -T - -cf - | tar -C "$tree" -xf -
+copy_source_tree "$root" "$tree"
 cp -a "$root/packaging/debian" "$tree/debian"
 
 # The changelog's one entry: this version, dated by the last commit (so that the same commit builds

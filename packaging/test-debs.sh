@@ -6,10 +6,10 @@
 # 1. builds every package from a clean copy of the tree (packaging/build-debs.sh;
 #    HVDRUN_PACKAGE_PROFILES=pkg.hvdrun.notrainer,pkg.hvdrun.nopython leaves out the two on torch),
 # 2. lintian: no error and no warning (packaging/debian/*.lintian-overrides say why for each override),
-# 3. debootstraps a clean root of this machine's Debian release (minbase, and eatmydata, which
+# 3. makes a clean root of this machine's Debian release (debootstrap minbase, and eatmydata, which
 #    piuparts's own roots have too: under it dpkg skips fsync, and installing and removing libtorch's
 #    dependencies is several times faster; with the packages built, the test took 8 minutes without
-#    it, 3 1/4 with it) from the archive this machine's apt uses,
+#    it, 3 1/4 with it) from the archive this machine's apt uses, or from the day's tarball of one,
 # 4. runs piuparts on the packages (install, remove, purge in a copy of that root),
 # 5. installs the packages in the root with apt, so that a missing dependency shows; runs hvdrun
 #    -np 2 over Gloo and MPI with hvdrun-bench, an hvdrun-lab experiment and its report, and the
@@ -20,9 +20,8 @@
 #
 # HVDRUN_PACKAGE_DEBS=DIR tests the packages already built in DIR (by build-debs.sh) instead.
 #
-# Everything that runs in a root runs in mount and PID namespaces of its own (unshare): /proc and
-# every other mount made there vanish with it, and killing the one unshare process, by its PID,
-# ends every process started there, also when the test fails or is interrupted.
+# The clean root, the namespaces everything in it runs in, and their cleanup by PID, also when the
+# test fails or is interrupted: packaging/lib/clean-root.sh, shared with the bundle's test.
 set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
 work=$(realpath -m "${1:-$root_dir/build/package-test}")
@@ -31,7 +30,7 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "test-debs: skipped: needs root (debootstrap, chroot, piuparts)"
   exit 77
 fi
-for tool in dpkg-buildpackage lintian debootstrap piuparts unshare; do
+for tool in dpkg-buildpackage lintian piuparts; do
   if ! command -v "$tool" >/dev/null; then
     echo "test-debs: $tool not found: run scripts/install-deps.sh" >&2
     exit 1
@@ -41,101 +40,9 @@ done
 start=$SECONDS
 step() { echo "test-debs: [$((SECONDS - start)) s] $*"; }
 
-# --- cleanup: the namespace that is running (by PID), then the scratch roots --------------------
-ns_pid=""
-cleanup() {
-  if [ -n "$ns_pid" ] && kill -0 "$ns_pid" 2>/dev/null; then
-    # unshare --kill-child: the namespace's first process, and with it every other, dies with it.
-    kill -KILL "$ns_pid" 2>/dev/null || true
-    wait "$ns_pid" 2>/dev/null || true
-  fi
-  # Mounts made in the namespaces are not seen here; one left by anything else under the work
-  # directory stops the removal, so that no file outside it is ever deleted through a mount.
-  if grep -q " $work/" /proc/self/mounts; then
-    echo "test-debs: mounts left under $work, not removing it:" >&2
-    grep " $work/" /proc/self/mounts >&2
-    return
-  fi
-  rm -rf "$work/root" "$work/piuparts"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# Runs "$@" in new mount and PID namespaces (the mounts private to them) with a time limit, in
-# the background so that cleanup() can kill it by its PID.
-in_namespaces() {
-  local limit=$1
-  shift
-  unshare --mount --propagation private --pid --fork --kill-child -- timeout --kill-after=10 "$limit" "$@" &
-  ns_pid=$!
-  local status=0
-  wait "$ns_pid" || status=$?
-  ns_pid=""
-  return "$status"
-}
-
-# --- the archive this machine's apt uses, per suite ------------------------------------------------
-# shellcheck source=/dev/null
-codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-if [ -z "$codename" ]; then
-  echo "test-debs: /etc/os-release: no VERSION_CODENAME" >&2
-  exit 1
-fi
-# The first enabled "deb" source of SUITE: one-line entries (sources.list, *.list), then deb822
-# stanzas (*.sources).
-archive_for_suite() {
-  local suite=$1 file url=""
-  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$file" ] || continue
-    url=$(sed -nE "s/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([^[:space:]]+)[[:space:]]+${suite}[[:space:]].*/\2/p" "$file" |
-      head -n1)
-    if [ -n "$url" ]; then
-      echo "$url"
-      return
-    fi
-  done
-  for file in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$file" ] || continue
-    url=$(awk -v suite="$suite" -v RS= '{
-        types = ""; uris = ""; suites = ""; enabled = "yes"
-        n = split($0, lines, "\n")
-        for (i = 1; i <= n; i++) {
-          if (lines[i] ~ /^Types:/) types = lines[i] " "
-          if (lines[i] ~ /^URIs:/) uris = lines[i]
-          if (lines[i] ~ /^Suites:/) suites = lines[i] " "
-          if (lines[i] ~ /^Enabled:[ \t]*no/) enabled = "no"
-        }
-        if (enabled == "yes" && types ~ /[ \t]deb[ \t]/ && suites ~ ("[ \t]" suite "[ \t]")) {
-          split(uris, words, /[ \t]+/)
-          print words[2]
-          exit
-        }
-      }' "$file")
-    if [ -n "$url" ]; then
-      echo "$url"
-      return
-    fi
-  done
-}
-mirror=$(archive_for_suite "$codename")
-if [ -z "$mirror" ]; then
-  echo "test-debs: no 'deb' source for $codename in /etc/apt/sources.list or sources.list.d" >&2
-  exit 1
-fi
-# The release's updates and security suites, where apt has them, so that the clean root is as
-# current as this machine, whose libraries the packages were built against.
-sources="deb $mirror $codename main"
-extra_repos=()
-for suite in "$codename-updates" "$codename-security"; do
-  url=$(archive_for_suite "$suite")
-  if [ -n "$url" ]; then
-    sources+=$'\n'"deb $url $suite main"
-    extra_repos+=("--extra-repo=deb $url $suite main")
-  fi
-done
-
-mkdir -p "$work"
-rm -rf "$work/root" "$work/piuparts"
+# shellcheck source=packaging/lib/clean-root.sh
+. "$root_dir/packaging/lib/clean-root.sh"
+clean_root_init test-debs "$work" "$work/piuparts"
 
 # --- 1. build -------------------------------------------------------------------------------------
 debs_dir=${HVDRUN_PACKAGE_DEBS:-$work/debs}
@@ -160,13 +67,8 @@ step "lintian"
 lintian --fail-on error,warning --display-info "$debs_dir"/*.changes
 
 # --- 3. a clean root ------------------------------------------------------------------------------
-step "debootstrap --variant=minbase $codename from $mirror"
-in_namespaces 600 debootstrap --variant=minbase --include=eatmydata "$codename" "$work/root" "$mirror" \
-  >"$work/debootstrap.log" 2>&1 ||
-  {
-    tail -n 20 "$work/debootstrap.log" >&2
-    exit 1
-  }
+step "a clean root: debootstrap --variant=minbase $codename, or the day's tarball of one"
+clean_root_make
 
 # --- 4. piuparts, on a copy of the clean root, before the test below changes it -------------------
 step "piuparts"
@@ -179,29 +81,12 @@ in_namespaces 600 piuparts --no-adequate --tmpdir="$work/piuparts" --existing-ch
 }
 grep -h 'PASS: All tests' "$work/piuparts.log"
 
-printf '%s\n' "$sources" >"$work/root/etc/apt/sources.list"
-# What every installed machine has and a debootstrapped root lacks: a resolver, and /etc/hosts.
-cp /etc/resolv.conf "$work/root/etc/resolv.conf"
-printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$work/root/etc/hosts"
+clean_root_configure
 mkdir -p "$work/root/tmp/debs" "$work/root/root/allreduce"
 cp "${test_debs[@]}" "$work/root/tmp/debs/"
 printf '%s\n' "${package_names[@]}" >"$work/root/tmp/debs/packages"
 cp "$root_dir/examples/allreduce/allreduce.cc" "$root_dir/examples/allreduce/CMakeLists.txt" "$work/root/root/allreduce/"
-
-# Runs a bash script (stdin) in the clean root, with /proc, /sys (read-only: Open MPI's hwloc reads
-# the CPU topology there) and a /dev/shm (Open MPI's shared memory) of its own.
-in_root() {
-  local limit=$1 script
-  script=$(cat)
-  # shellcheck disable=SC2016  # expanded by the bash started in the namespaces
-  in_namespaces "$limit" bash -c '
-    set -e
-    mount -t proc proc "$1/proc"
-    mount -t sysfs -o ro sysfs "$1/sys"
-    mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
-    exec chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-      DEBIAN_FRONTEND=noninteractive bash -euo pipefail -c "$2"' _ "$work/root" "$script"
-}
+cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$work/root/tmp/"
 
 step "apt install of ${package_names[*]} (and cmake, g++, pkgconf for the example) in the clean root"
 in_root 600 <<'SCRIPT'
@@ -271,31 +156,9 @@ if grep -qx hvdrun-trainer /tmp/debs/packages; then
   grep -q '"ranks": 2' trainer.json
 fi
 if grep -qx python3-hvdrun /tmp/debs/packages; then
-  # One allreduce in closed form, and a step of DistributedOptimizer with fp16 compression whose
-  # averaged gradient every rank must see the same.
-  cat >check.py <<'PY'
-import sys
-import torch
-if sys.argv[1] == "horovod":
-    import horovod.torch as hvd
-else:
-    import hvdrun.torch as hvd
-hvd.init()
-summed = hvd.allreduce(torch.full((4,), float(hvd.rank() + 1)), op=hvd.Sum, name="x")
-model = torch.nn.Linear(4, 1)
-hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                     named_parameters=model.named_parameters(),
-                                     compression=hvd.Compression.fp16)
-model(torch.full((1, 4), float(hvd.rank()))).sum().backward()
-optimizer.step()
-weights = hvd.allgather(model.weight.detach().reshape(1, 4))
-same = bool((weights == weights[0]).all())
-print(f"{sys.argv[1]} rank {hvd.rank()} of {hvd.size()}: sum {summed.tolist()}, same weights {same}")
-PY
-  hvdrun -np 2 --gloo /usr/bin/python3 check.py hvdrun | tee torch.out
+  hvdrun -np 2 --gloo /usr/bin/python3 /tmp/hvdrun_torch_check.py hvdrun | tee torch.out
   expect torch.out "[1]<stdout>:hvdrun rank 1 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
-  PYTHONPATH=/usr/share/hvdrun/horovod-compat hvdrun -np 2 --mpi /usr/bin/python3 check.py horovod | tee horovod.out
+  PYTHONPATH=/usr/share/hvdrun/horovod-compat hvdrun -np 2 --mpi /usr/bin/python3 /tmp/hvdrun_torch_check.py horovod | tee horovod.out
   expect horovod.out "[0]<stdout>:horovod rank 0 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
 fi
 SCRIPT

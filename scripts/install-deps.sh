@@ -29,6 +29,8 @@ packages=(
   slurmctld slurmd slurm-client munge
   # the Debian packages (packaging/) and their test: build, lint, a clean root to install them in
   debhelper dh-python help2man pkgconf lintian debootstrap piuparts
+  # the relocatable bundle (packaging/bundle/): patchelf sets each file's $ORIGIN-relative RUNPATH
+  patchelf
 )
 
 missing=()

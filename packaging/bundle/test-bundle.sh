@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# The relocatable bundle's test (CTest label "package"; root only, exit 77 = skipped):
+#
+#   bash packaging/bundle/test-bundle.sh [WORK_DIR]          (default build/bundle-test)
+#
+# 1. builds the bundle (packaging/bundle/build-bundle.sh, which checks that every library a file
+#    needs is in it or the base system, and its size); HVDRUN_BUNDLE_TARBALL=FILE tests that one,
+# 2. makes a clean root of this machine's Debian release (packaging/lib/clean-root.sh, shared with
+#    the package test: debootstrap minbase, or the day's tarball of one): no compiler, no Python,
+#    none of hvdrun's build dependencies,
+# 3. unpacks the bundle there and moves it elsewhere (nothing in it may name its place); there,
+#    every library each of its ELF files needs resolves but the machine's own (Open MPI's, NCCL);
+#    hvdrun -np 2 --gloo hvdrun-bench runs; hvdrun-setup says that the compiler is missing,
+# 4. installs what a user's machine would have, a step at a time, hvdrun-setup saying each time
+#    what is still missing: g++ (then: no python3), Debian's python3-torch and libtorch-dev (then: no
+#    pybind11), pybind11-dev (then --cuda: this torch has no CUDA); then hvdrun-setup builds
+#    hvdrun-trainer and hvdrun.torch against that torch (timed), and says there is no NCCL where
+#    the bundle has the NCCL backend,
+# 5. runs hvdrun -np 2 --gloo hvdrun-trainer, the hvdrun.torch check (packaging/lib/
+#    hvdrun_torch_check.py) as hvdrun.torch and as horovod.torch, and the bundle's allreduce example
+#    built with find_package(hvdrun) and with pkg-config, each under hvdrun,
+# 6. where the bundle has the MPI backend: installs Debian's openmpi-bin, the machine's own Open
+#    MPI, and runs hvdrun -np 2 --mpi hvdrun-bench; where it has NCCL: hvdrun --nccl fails, naming
+#    libnccl.so.2.
+# Each step says how long the test has run.
+set -euo pipefail
+root_dir=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(realpath -m "${1:-$root_dir/build/bundle-test}")
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test-bundle: skipped: needs root (debootstrap, chroot)"
+  exit 77
+fi
+
+start=$SECONDS
+step() { echo "test-bundle: [$((SECONDS - start)) s] $*"; }
+
+# shellcheck source=packaging/lib/clean-root.sh
+. "$root_dir/packaging/lib/clean-root.sh"
+clean_root_init test-bundle "$work"
+
+# --- 1. the bundle ----------------------------------------------------------------------------------
+tarball=${HVDRUN_BUNDLE_TARBALL:-}
+if [ -z "$tarball" ]; then
+  step "building the bundle"
+  bash "$root_dir/packaging/bundle/build-bundle.sh" "$work/bundle"
+  tarball=$(find "$work/bundle" -maxdepth 1 -name 'hvdrun-*-linux-*.tar.gz' | head -n1)
+fi
+name=$(basename "$tarball" .tar.gz)
+
+# --- 2. a clean root --------------------------------------------------------------------------------
+step "a clean root: debootstrap --variant=minbase $codename, or the day's tarball of one"
+clean_root_make
+clean_root_configure
+cp "$tarball" "$clean_root/tmp/"
+cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$clean_root/tmp/"
+cat >"$clean_root/tmp/test-env.sh" <<ENV
+name=$name
+ENV
+# What every script below starts with: the bundle's bin/ on PATH, and a check of one line.
+cat >>"$clean_root/tmp/test-env.sh" <<'ENV'
+bundle=/srv/$name
+export PATH=$bundle/bin:$PATH
+cd /root
+expect() { # expect FILE TEXT: FILE has the line TEXT
+  grep -qxF -- "$2" "$1" || { echo "test-bundle: expected the line '$2' in:"; cat "$1"; exit 1; }
+}
+# setup_fails STATUS TEXT [ARGS]: hvdrun-setup ARGS exits STATUS, with TEXT in its last line
+setup_fails() {
+  local status=0
+  hvdrun-setup "${@:3}" >setup.out 2>&1 || status=$?
+  tail -n1 setup.out
+  if [ "$status" -ne "$1" ] || ! tail -n1 setup.out | grep -qF -- "$2"; then
+    echo "test-bundle: expected hvdrun-setup ${*:3} to exit $1 saying '$2'; it exited $status:"
+    cat setup.out
+    exit 1
+  fi
+}
+ENV
+
+# --- 3. unpacked, moved, run with nothing installed -------------------------------------------------
+step "unpacked and moved in the clean root; its libraries; hvdrun -np 2 --gloo hvdrun-bench"
+in_root 300 <<'SCRIPT'
+. /tmp/test-env.sh
+mkdir -p /opt/unpacked
+tar -C /opt/unpacked -xzf "/tmp/$name.tar.gz"
+mv "/opt/unpacked/$name" "$bundle"
+rmdir /opt/unpacked
+# Every library an ELF file needs is found, but the machine's own (not installed here).
+find "$bundle" -type f | while IFS= read -r file; do
+  if [ "$(head -c 4 "$file" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ]; then
+    ldd "$file" | awk -v file="${file#"$bundle"/}" '/not found/ { print file ": " $1 }'
+  fi
+done | grep -vE ': (libnccl|libmpi|libmpi_[a-z]+|libopen-rte|libopen-pal|libcuda)\.so' >missing || true
+if [ -s missing ]; then
+  echo "test-bundle: libraries not found in the clean root:"
+  cat missing
+  exit 1
+fi
+for program in hvdrun hvdrun-agent hvdrun-bench hvdrun-lab; do "$program" --version; done
+hvdrun -np 2 --gloo hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json gloo.json | tee gloo.out
+grep -q '"busbw_gbps"' gloo.json
+setup_fails 3 "no C++ compiler"
+SCRIPT
+
+# --- 4. what a user's machine has, a step at a time; hvdrun-setup -------------------------------------
+step "apt install g++; hvdrun-setup: no python3"
+in_root 600 <<'SCRIPT'
+. /tmp/test-env.sh
+apt-get update -q >/dev/null
+eatmydata apt-get install -y -q --no-install-recommends g++ >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }
+setup_fails 3 "no python3"
+SCRIPT
+
+step "apt install python3-torch libtorch-dev (and cmake, pkgconf for the example); hvdrun-setup: no pybind11"
+in_root 900 <<'SCRIPT'
+. /tmp/test-env.sh
+eatmydata apt-get install -y -q --no-install-recommends python3-torch libtorch-dev cmake make pkgconf \
+  >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }
+setup_fails 3 "pybind11 not found"
+SCRIPT
+
+step "apt install pybind11-dev; hvdrun-setup --cuda: no CUDA; hvdrun-setup"
+in_root 900 <<'SCRIPT'
+. /tmp/test-env.sh
+eatmydata apt-get install -y -q --no-install-recommends pybind11-dev >/tmp/apt.log 2>&1 ||
+  { tail -n 30 /tmp/apt.log; exit 1; }
+setup_fails 3 "is built without CUDA" --cuda
+before=$(date +%s)
+hvdrun-setup | tee setup.out
+echo "test-bundle: hvdrun-setup took $(($(date +%s) - before)) s"
+. "$bundle/share/hvdrun/bundle.env"
+if [[ " $HVDRUN_BUNDLE_MACHINE_LIBS " == *" libnccl.so.2 "* ]]; then
+  grep -q '^hvdrun-setup: NCCL: none found' setup.out
+  test ! -e "$bundle/lib/libnccl.so.2"
+fi
+SCRIPT
+
+# --- 5. what hvdrun-setup built, and programs built against the bundle ------------------------------
+step "hvdrun-trainer, hvdrun.torch and horovod.torch, the allreduce example (CMake, pkg-config)"
+in_root 600 <<'SCRIPT'
+. /tmp/test-env.sh
+hvdrun-trainer --version
+hvdrun -np 2 --gloo hvdrun-trainer --model fmnist-cnn --synthetic --batch-size 8 --warmup-steps 1 \
+  --steps 2 --json trainer.json | tee trainer.out
+grep -q '"backend": "gloo"' trainer.json
+grep -q '"ranks": 2' trainer.json
+
+PYTHONPATH=$bundle/lib/python hvdrun -np 2 --gloo /usr/bin/python3 /tmp/hvdrun_torch_check.py hvdrun | tee torch.out
+expect torch.out "[1]<stdout>:hvdrun rank 1 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
+PYTHONPATH=$bundle/lib/python:$bundle/share/hvdrun/horovod-compat \
+  hvdrun -np 2 --gloo /usr/bin/python3 /tmp/hvdrun_torch_check.py horovod | tee horovod.out
+expect horovod.out "[0]<stdout>:horovod rank 0 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
+
+sums='sum over ranks of (rank + 1) * (1 2 3 4) = 3 6 9 12'
+example=$bundle/share/doc/hvdrun/examples/allreduce
+cmake -S "$example" -B allreduce-build -DCMAKE_PREFIX_PATH="$bundle" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" \
+  >cmake.out || { cat cmake.out; exit 1; }
+cmake --build allreduce-build >>cmake.out || { cat cmake.out; exit 1; }
+hvdrun -np 2 --gloo allreduce-build/allreduce >cmake-run.out
+expect cmake-run.out "[1]<stdout>:rank 1 of 2: $sums"
+# shellcheck disable=SC2046  # pkg-config's flags are words
+c++ -std=c++17 -Wall -Wextra -Werror "$example/allreduce.cc" \
+  $(PKG_CONFIG_PATH=$bundle/lib/pkgconfig pkg-config --cflags --libs hvdrun) -o allreduce-pc
+hvdrun -np 2 --gloo ./allreduce-pc >pc-run.out
+expect pc-run.out "[0]<stdout>:rank 0 of 2: $sums"
+SCRIPT
+
+# --- 6. the machine's own Open MPI; no NCCL --------------------------------------------------------------
+# shellcheck source=/dev/null
+backends=$(. "$clean_root/srv/$name/share/hvdrun/bundle.env" && echo "$HVDRUN_BUNDLE_BACKENDS")
+if [[ " $backends " == *" mpi "* ]]; then
+  step "apt install openmpi-bin (the machine's own); hvdrun -np 2 --mpi hvdrun-bench"
+  in_root 600 <<'SCRIPT'
+. /tmp/test-env.sh
+eatmydata apt-get install -y -q --no-install-recommends openmpi-bin >/tmp/apt.log 2>&1 ||
+  { tail -n 30 /tmp/apt.log; exit 1; }
+hvdrun -np 2 --mpi hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json mpi.json | tee mpi.out
+grep -q '"busbw_gbps"' mpi.json
+SCRIPT
+fi
+if [[ " $backends " == *" nccl "* ]]; then
+  step "hvdrun --nccl without NCCL: fails, naming libnccl.so.2"
+  in_root 120 <<'SCRIPT'
+. /tmp/test-env.sh
+status=0
+hvdrun -np 1 --nccl hvdrun-bench -b 8 -e 8 --iters 1 --warmup 0 >nccl.out 2>&1 || status=$?
+cat nccl.out
+if [ "$status" -eq 0 ] || ! grep -q 'libnccl\.so\.2' nccl.out; then
+  echo "test-bundle: expected hvdrun --nccl to fail naming libnccl.so.2 (exit $status)"
+  exit 1
+fi
+SCRIPT
+fi
+
+step "passed"
