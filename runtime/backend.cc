@@ -4,7 +4,8 @@
 
 namespace hvdrun {
 
-// CreateBackend has two definitions, one per library, with the same contract (backend.h):
+// CreateBackend has two definitions, one per library, with the same contract (backend.h), and a
+// third for one test program (backends/nccl/nccl_tests_backends.cc: the NCCL backend alone):
 //   backend_linked.cc  the static runtime (hvdrun_runtime_static: the unit tests, the conformance
 //                      harnesses): the backends built are linked in and created directly;
 //   backend_loaded.cc  libhvdrun.so: each backend built is a module, libhvdrun-<name>.so, loaded on
