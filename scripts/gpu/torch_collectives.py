@@ -5,8 +5,9 @@ usage: hvdrun -np N [--gloo|--nccl] python3 torch_collectives.py --json FILE
 Each rank runs allreduce (sum, average), broadcast and allgather on tensors of every device torch
 has (cpu, and cuda:<local rank> where CUDA is available) and checks exact results. Rank 0 writes
 a list of {"call", "device", "result": "ok" | "refused" | "failed", "detail"}: "refused" is
-hvdrun.torch's own one-line refusal of a device it does not take (ValueError naming the call),
-"failed" anything else, a wrong result included.
+hvdrun.torch's own one-line refusal (of a device it does not take, of the job's backend), whose
+message begins with "hvdrun.torch"; "failed" anything else, a wrong result included. A refused
+init is one row.
 """
 import argparse
 import json
@@ -21,7 +22,11 @@ def main():
     import torch
     import hvdrun.torch as hvd
 
-    hvd.init()
+    try:
+        hvd.init()
+    except Exception as e:  # noqa: BLE001 - reported as a row, not raised
+        write(args.json, [{"call": "init", "device": "-", "result": classify(e), "detail": first_line(e)}])
+        return
     rank, size = hvd.rank(), hvd.size()
     devices = ["cpu"]
     if torch.cuda.is_available():
@@ -57,18 +62,27 @@ def main():
                 right = body(device)
                 results.append({"call": call, "device": device, "result": "ok" if right else "failed",
                                 "detail": "" if right else "wrong result"})
-            except ValueError as e:
-                text = str(e).splitlines()[0] if str(e) else type(e).__name__
-                kind = "refused" if "hvdrun.torch" in text else "failed"
-                results.append({"call": call, "device": device, "result": kind, "detail": text})
             except Exception as e:  # noqa: BLE001 - every failure is reported, not raised
-                text = str(e).splitlines()[0] if str(e) else type(e).__name__
-                results.append({"call": call, "device": device, "result": "failed", "detail": text})
+                results.append({"call": call, "device": device, "result": classify(e), "detail": first_line(e)})
     if rank == 0:
-        with open(args.json + ".tmp", "w") as f:
-            json.dump(results, f)
-        os.replace(args.json + ".tmp", args.json)
+        write(args.json, results)
     hvd.shutdown()
+
+
+def first_line(error):
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def classify(error):
+    """ "refused": hvdrun.torch's own one-line refusal, which names the call (its messages begin
+    with "hvdrun.torch"); "failed": anything else."""
+    return "refused" if first_line(error).startswith("hvdrun.torch") else "failed"
+
+
+def write(path, rows):
+    with open(path + ".tmp", "w") as f:
+        json.dump(rows, f)
+    os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":
