@@ -50,6 +50,9 @@ class DeviceBuffer : public testing::TestBuffer {
     ASSERT_EQ(host.size(), bytes_);
     if (bytes_ > 0) {
       ASSERT_EQ(cudaMemcpy(data_, host.data(), bytes_, cudaMemcpyHostToDevice), cudaSuccess);
+      // From pageable memory cudaMemcpy returns once the data is staged, before it has landed;
+      // the backend's own non-blocking stream does not wait for the default stream.
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     }
   }
   std::vector<char> Download() const override {
