@@ -77,7 +77,7 @@ row "machine" "$gpu" "$(nproc) cores; torch $torch_text"
 # --- 1. setup --------------------------------------------------------------------------------------
 setup_start=$SECONDS
 if run setup "$bundle/bin/hvdrun-setup" --cuda; then
-  row "setup (hvdrun-trainer, hvdrun.torch)" ok "$((SECONDS - setup_start)) s: $(last_line setup)"
+  row "setup (hvdrun-trainer, hvdrun.torch)" ok "$((SECONDS - setup_start)) s: $(grep -m 1 'building hvdrun-trainer against' "$out/setup.log" | sed 's/^hvdrun-setup: building hvdrun-trainer //' | cut -c1-160)"
 else
   row "setup (hvdrun-trainer, hvdrun.torch)" failed "$(last_line setup)"
 fi

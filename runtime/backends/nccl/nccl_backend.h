@@ -12,8 +12,8 @@
 // pointer or another device's memory is an error naming the buffer, checked before anything is
 // sent. A buffer's contents must be complete when a call is made: the backend's stream does not
 // wait for the caller's streams, the default stream included (a cudaMemcpy from pageable memory
-// returns before its data has landed). Every call is blocking: it waits for its stream to finish, for at most
-// BackendContext::timeout; past it (a rank died, or ranks made different calls) or on an
+// returns before its data has landed). Every call is blocking: it waits for its stream to finish,
+// for at most BackendContext::timeout; past it (a rank died, or ranks made different calls) or on an
 // asynchronous NCCL error, the communicator is aborted and this and every later call fail.
 // An average is ncclAvg (floating types: each input scaled by 1/size, then summed; integers:
 // the sum divided, truncated toward zero), or ncclSum and a division where the loaded NCCL is older
