@@ -120,10 +120,10 @@ TEST_P(NcclConformanceTest, Case) {
   const auto [which, size] = GetParam();
   testing::RunConformanceCaseOnThreads(
       BackendKind::kNccl, size, testing::ConformanceCases()[which],
-      [size](testing::ConformanceRank& rank) {
+      [ranks = size](testing::ConformanceRank& rank) {
         int version = 0;
         ncclGetVersion(&version);
-        rank.average = ChooseNcclAverage(version, size) == NcclAverage::kSumThenDivide
+        rank.average = ChooseNcclAverage(version, ranks) == NcclAverage::kSumThenDivide
                            ? testing::AverageRounding::kSumThenDivide
                            : testing::AverageRounding::kScaleThenSum;
         rank.allocate = [](size_t bytes) -> std::unique_ptr<testing::TestBuffer> {
@@ -174,8 +174,9 @@ TEST(NcclBackendDeviceTest, OneRankAverageWritesEveryElement) {
           for (size_t count : counts) {
             const size_t bytes = count * DataTypeSize(type);
             std::vector<char> input(bytes);
-            for (size_t i = 0; i < bytes; ++i)
+            for (size_t i = 0; i < bytes; ++i) {
               input[i] = static_cast<char>((i * 7 + 3) % 61);  // finite in every type
+            }
             DeviceBuffer send(bytes);
             DeviceBuffer recv(bytes);
             send.Upload(input);
