@@ -13,10 +13,17 @@
 #include "launcher/srun_agent_command.h"
 
 namespace hvdrun {
+namespace {
+
+// How long EndReason waits for an srun whose output ended to exit, for its exit status.
+constexpr std::chrono::milliseconds kSrunExitWait{1000};
+
+}  // namespace
 
 AgentConnection::AgentConnection(std::string host, ChildProcess agent, UniqueFd to_agent, UniqueFd from_agent)
     : host_(std::move(host)),
       agent_(std::move(agent)),
+      exit_watch_(ProcessExitWatch::Of(agent_.pid())),
       to_agent_(std::move(to_agent)),
       from_agent_(std::move(from_agent)) {}
 
@@ -94,8 +101,9 @@ std::string AgentConnection::EndReason() {
   if (remote_) return remote_->end().reason;
   if (!through_srun_) return "the agent exited unexpectedly";
   std::optional<int> status = agent_.Poll();
-  for (int i = 0; i < 20 && !status; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!status && exit_watch_.WaitFor(kSrunExitWait)) status = agent_.Poll();
+  for (int i = 0; i < 20 && !status && !exit_watch_.valid(); ++i) {
+    std::this_thread::sleep_for(kSrunExitWait / 20);  // a kernel without pidfds
     status = agent_.Poll();
   }
   if (!status) return "the agent's srun step closed its output (srun still runs)";

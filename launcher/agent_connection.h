@@ -23,6 +23,7 @@
 #include "common/file_descriptor.h"
 #include "common/process_spawner.h"
 #include "hvdrun/status.h"
+#include "launcher/process_exit_watch.h"
 #include "launcher/ssh_agent_transport.h"
 #include "launcher/ssh_options.h"
 
@@ -60,6 +61,10 @@ class AgentConnection {
   // Readable when the agent sent something or closed its stream; -1 once the stream is closed.
   int read_fd() const { return from_agent_.get(); }
   bool stream_closed() const { return !from_agent_.valid(); }
+  // Readable once the agent's process here (the agent, or its srun) has ended, so that a poll loop
+  // waits for the end it is to reap (launcher/process_exit_watch.h); -1 for a remote agent, whose
+  // stream ends only once its connection has (Reap() is then true), and on a kernel without pidfds.
+  int exit_fd() const { return exit_watch_.fd(); }
 
   // Writes one frame. A failure means the agent is gone; the caller learns why from ReadMessages.
   bool Send(const protocol::Message& message);
@@ -85,7 +90,8 @@ class AgentConnection {
   AgentConnection(std::string host, ChildProcess agent, UniqueFd to_agent, UniqueFd from_agent);
 
   std::string host_;
-  ChildProcess agent_;  // the local agent; no child for a remote one
+  ChildProcess agent_;           // the local agent; no child for a remote one
+  ProcessExitWatch exit_watch_;  // agent_'s end
   std::unique_ptr<SshAgentTransport> remote_;
   bool through_srun_ = false;     // agent_ is the srun that runs the agent on its node
   bool srun_terminated_ = false;  // Kill() has sent srun SIGTERM

@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 
@@ -21,6 +23,15 @@ constexpr std::chrono::milliseconds kHeartbeatInterval{1000};
 constexpr std::chrono::milliseconds kKillGrace{1000};
 // How long agents get to exit once their input is closed, beyond the kill grace.
 constexpr std::chrono::milliseconds kAgentExitWait{3000};
+// How often ShutDown looks again for an agent whose end no descriptor announces (rare: see
+// WaitForAgents); every other end is an event it waits on.
+constexpr int kUnwatchedPollMs = 10;
+
+// Milliseconds from now until `deadline`, for poll(); 0 once it has passed.
+int MillisecondsUntil(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(left.count(), 0));
+}
 
 std::string RankList(const std::vector<int>& ranks) {
   if (ranks.empty()) return "none";
@@ -327,36 +338,62 @@ void AgentLauncher::ShutDown() {
   // there kAgentExitWait later (its node is gone) is killed again, for good.
   int kills = 0;
   while (true) {
-    bool all_reaped = true;
-    std::vector<bool> reaped(agents_.size(), true);
-    for (size_t i = 0; i < agents_.size(); ++i) {
-      int status = 0;
-      if (agents_[i].connection != nullptr && !agents_[i].connection->Reap(&status)) {
-        all_reaped = false;
-        reaped[i] = false;
-      }
-    }
-    if (all_reaped) return;
+    std::vector<bool> reaped = ReapAgents();
+    if (std::all_of(reaped.begin(), reaped.end(), [](bool r) { return r; })) return;
     if (kills < 2 && Clock::now() >= deadline) {
-      for (size_t i = 0; i < agents_.size(); ++i) {
-        HostAgent& agent = agents_[i];
-        if (reaped[i]) continue;
-        if (kills == 0) {
-          std::fprintf(stderr, "hvdrun: host %s: the agent did not exit; killing it\n", agent.host.c_str());
-        }
-        agent.connection->Kill();
-        KillRankGroups(agent);
-      }
+      KillUnreaped(reaped, /*first=*/kills == 0);
       ++kills;
       deadline = Clock::now() + kAgentExitWait;
     }
-    // Keep reading: an agent blocked on a full pipe could not exit.
-    std::vector<pollfd> fds;
-    AddPollFds(fds);
-    if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) HandleInput(*polled_[i]);
+    WaitForAgents(reaped, kills < 2 ? std::optional(deadline) : std::nullopt);
+  }
+}
+
+std::vector<bool> AgentLauncher::ReapAgents() {
+  std::vector<bool> reaped(agents_.size(), true);
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    int status = 0;
+    if (agents_[i].connection != nullptr && !agents_[i].connection->Reap(&status)) reaped[i] = false;
+  }
+  return reaped;
+}
+
+void AgentLauncher::KillUnreaped(const std::vector<bool>& reaped, bool first) {
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    HostAgent& agent = agents_[i];
+    if (reaped[i]) continue;
+    if (first) {
+      std::fprintf(stderr, "hvdrun: host %s: the agent did not exit; killing it\n", agent.host.c_str());
     }
+    agent.connection->Kill();
+    KillRankGroups(agent);
+  }
+}
+
+void AgentLauncher::WaitForAgents(const std::vector<bool>& reaped,
+                                  std::optional<Clock::time_point> deadline) {
+  // Keep reading: an agent blocked on a full pipe could not exit.
+  std::vector<pollfd> fds;
+  AddPollFds(fds);
+  const size_t streams = fds.size();
+  // An agent without an event to wait on: a remote one whose stream broke before its connection
+  // ended, or any agent on a kernel without pidfds.
+  bool unwatched = false;
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    if (reaped[i]) continue;
+    const AgentConnection& connection = *agents_[i].connection;
+    if (connection.exit_fd() >= 0) {
+      fds.push_back({connection.exit_fd(), POLLIN, 0});
+    } else if (connection.stream_closed()) {
+      unwatched = true;
+    }
+  }
+  int timeout_ms = -1;
+  if (deadline) timeout_ms = MillisecondsUntil(*deadline);
+  if (unwatched) timeout_ms = timeout_ms < 0 ? kUnwatchedPollMs : std::min(timeout_ms, kUnwatchedPollMs);
+  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  for (size_t i = 0; i < streams; ++i) {
+    if (fds[i].revents != 0) HandleInput(*polled_[i]);
   }
 }
 

@@ -15,7 +15,8 @@
 // --heartbeat-timeout has failed, and its ranks are lost. Stop() tells every agent to terminate its
 // ranks (SIGTERM, SIGKILL after a grace period; at once for StopMode::kNow). When an agent on this
 // machine dies or hangs, hvdrun SIGKILLs its ranks' process groups itself. ShutDown() closes every
-// agent's input, which ends it, and kills an agent that has not exited a few seconds later.
+// agent's input, which ends it, and kills an agent that has not exited a few seconds later; it waits
+// on the agents' streams and ends (launcher/process_exit_watch.h), never on a fixed interval.
 //
 // Not thread-safe; runs on hvdrun's main thread.
 #ifndef HVDRUN_LAUNCHER_AGENT_LAUNCHER_H_
@@ -23,6 +24,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,11 @@ class AgentLauncher : public RankLauncher {
   // this machine that died or hangs: its ranks' own children would otherwise outlive it.
   void KillRankGroups(const HostAgent& agent);
   void CheckTimers();
+  // ShutDown's steps. Which agents have exited (and are reaped now); kills those that have not
+  // (the first time saying so); waits until an agent's stream has input or it ends, or `deadline`.
+  std::vector<bool> ReapAgents();
+  void KillUnreaped(const std::vector<bool>& reaped, bool first);
+  void WaitForAgents(const std::vector<bool>& reaped, std::optional<Clock::time_point> deadline);
   int IndexOf(const HostAgent& agent) const;
   // The agent's path on the nodes under --launcher slurm.
   std::string SlurmAgentPath() const;
