@@ -74,7 +74,7 @@ TEST(CompressionTable, OneProcessFirstThenEachSettingByProcesses) {
   tables.compression = rows;
   const std::string markdown = RenderMarkdown(results, tables);
   EXPECT_NE(markdown.find("## Gradient compression"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("| naive fp8 | 4 | 150 | 0.1 | -80 | 2.667× | 1 |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| naive fp8 | 4 | 150 | 0.1 | -80 | 2.67× | 1 |"), std::string::npos) << markdown;
   EXPECT_EQ(RenderCsvFiles(results, tables).count("compression.csv"), 1U);
 }
 

@@ -1,7 +1,9 @@
 #include "lab/display_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "lab/svg_chart.h"
 
@@ -15,15 +17,34 @@ std::string CsvField(const std::string& text) {
   return quoted + "\"";
 }
 
+// A figure keeps three significant digits; the spread beside a mean keeps two.
+constexpr int kFigureDigits = 3;
+constexpr int kSpreadDigits = 2;
+
+// `value` with `decimals` digits after the point.
+std::string Fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
+  return text;
+}
+
+// The decimals that leave `digits` significant digits of `value` (not 0, finite), counted after
+// rounding (0.0999 to two digits is 0.10), and never fewer than none: whole digits are not rounded
+// away, so that a figure never reads as a different number.
+int DecimalsFor(double value, int digits) {
+  int decimals = digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  if (decimals > 0 && std::fabs(std::stod(Fixed(value, decimals))) >= std::pow(10.0, digits - decimals)) {
+    --decimals;
+  }
+  return std::max(decimals, 0);
+}
+
 }  // namespace
 
 std::string FormatFigure(double value) {
+  if (!std::isfinite(value) || std::fabs(value) >= 999.5) return Fixed(value, 0);
   char text[40];
-  if (std::fabs(value) >= 1000) {
-    std::snprintf(text, sizeof(text), "%.0f", value);
-  } else {
-    std::snprintf(text, sizeof(text), "%.4g", value);
-  }
+  std::snprintf(text, sizeof(text), "%.*g", kFigureDigits, value);
   return text;
 }
 
@@ -36,7 +57,14 @@ std::string Raw(double value) {
 std::string MeanSd(const Spread& spread) {
   if (spread.n == 0) return "";
   if (spread.n < 2) return FormatFigure(spread.mean);
-  return FormatFigure(spread.mean) + " ± " + FormatFigure(spread.sd);
+  if (!std::isfinite(spread.mean) || !std::isfinite(spread.sd)) {
+    return FormatFigure(spread.mean) + " ± " + FormatFigure(spread.sd);
+  }
+  if (spread.sd == 0) return FormatFigure(spread.mean) + " ± 0";
+  const int sd_decimals = DecimalsFor(spread.sd, kSpreadDigits);
+  const int mean_decimals =
+      spread.mean == 0 ? sd_decimals : std::min(sd_decimals, DecimalsFor(spread.mean, kFigureDigits));
+  return Fixed(spread.mean, mean_decimals) + " ± " + Fixed(spread.sd, sd_decimals);
 }
 
 std::string Range(const Spread& spread) {
