@@ -317,7 +317,16 @@ matrix:
             (std::vector<std::string>{"-np", "6", "-H", "n1:2,n2:2,n3:2", "--gloo", "--launcher", "slurm",
                                       "--results", "R", "--output-filename", "L", "--", "hvdrun-bench"}));
   EXPECT_EQ(matrix->cells[0].hosts, (std::vector<HostSlots>{{"n1", 1, ""}}));
-  EXPECT_FALSE(ExpandMatrix(config, NoGpus())->slurm.has_value());
+  // Outside an allocation the experiment's own hosts serve, and a cell cannot have more servers.
+  StatusOr<Matrix> outside = ExpandMatrix(config, NoGpus());
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("servers 3 is more than the 2 hosts"), std::string::npos)
+      << outside.status().message();
+  StatusOr<Matrix> fitting = ExpandMatrix(
+      Parse("program: p\nhosts: server1,server2\nmatrix:\n  processes_per_server: [1]\n  servers: [1, 2]\n"),
+      NoGpus());
+  ASSERT_TRUE(fitting.ok()) << fitting.status().message();
+  EXPECT_FALSE(fitting->slurm.has_value());
 }
 
 TEST(Matrix, ACellLargerThanTheSlurmAllocationNamesBoth) {
