@@ -36,7 +36,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Agent mode's kill grace (launcher/agent_launcher.cc): the most a rank gets between SIGTERM and SIGKILL.
+// Agent mode's kill grace (launcher/agents/agent_launcher.cc): the most a rank gets between SIGTERM and
+// SIGKILL.
 constexpr std::chrono::milliseconds kMaxKillGrace{1000};
 // Open MPI's default odls_base_sigkill_timeout.
 constexpr std::chrono::milliseconds kDefaultSigkillTimeout{1000};

@@ -17,7 +17,7 @@
 #include "common/shell_words.h"
 #include "common/version.h"
 #include "common/whole_number.h"
-#include "launcher/mpi_command.h"
+#include "launcher/mpirun/mpi_command.h"
 
 namespace hvdrun {
 namespace {
