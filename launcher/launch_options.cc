@@ -13,11 +13,11 @@
 
 #include "common/env_names.h"
 #include "common/hostfile.h"
+#include "common/mpi_job_values.h"
 #include "common/network_interfaces.h"
 #include "common/shell_words.h"
 #include "common/version.h"
 #include "common/whole_number.h"
-#include "launcher/mpirun/mpi_command.h"
 
 namespace hvdrun {
 namespace {

@@ -6,6 +6,7 @@
 
 #include "common/env_names.h"
 #include "common/host_spec.h"
+#include "common/mpi_job_values.h"
 #include "common/network_interfaces.h"
 #include "common/shell_words.h"
 #include "launcher/ssh/remote_agent_command.h"
@@ -72,13 +73,6 @@ std::string SshArgs(const SshOptions& ssh, int connect_timeout_s) {
 
 }  // namespace
 
-bool IsMpiAgentVariable(std::string_view name) {
-  for (const char* own : {env::kRendezvousAddr, env::kRendezvousPort, env::kSecret, env::kMpiLayout}) {
-    if (name == own) return true;
-  }
-  return false;
-}
-
 std::string MpiLayout(const RankAssignment& assignment) {
   std::string layout;
   for (const HostRanks& host : assignment.hosts()) {
@@ -139,8 +133,18 @@ Status CheckMpiSshOptions(const SshOptions& ssh) {
   return Status::Ok();
 }
 
-MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions& options,
-                           const JobEnvironment& job, const std::string& agent_path,
+MpirunSettings MpirunSettingsOf(const LaunchOptions& options) {
+  MpirunSettings settings;
+  settings.ssh = options.ssh;
+  settings.connect_timeout_s = options.start_timeout_s;
+  settings.mpi_args = options.mpi_args;
+  settings.in_slurm_allocation = options.agent_start == AgentStart::kSlurm && options.slurm.has_value();
+  settings.hosts_chosen_in_allocation = settings.in_slurm_allocation && options.hosts != options.slurm->nodes;
+  return settings;
+}
+
+MpiCommand BuildMpiCommand(const RankAssignment& assignment, const JobLaunch& launch,
+                           const MpirunSettings& settings, const std::string& agent_path,
                            const MpiLaunchHost& host) {
   MpiCommand command;
   std::vector<std::string>& argv = command.argv;
@@ -151,10 +155,9 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
   argv.push_back(std::to_string(assignment.size()));
   // Inside a Slurm allocation (--launcher slurm), mpirun reads the nodes and slots from Slurm and
   // starts its daemons with srun, and ssh settings do not apply. An -H would only restate the
-  // allocation's nodes; it is given when -H or --hostfile chose some of them (hvdrun-lab's cells
-  // on the first S nodes), and then restricts mpirun to those nodes and slots.
-  const bool slurm = options.agent_start == AgentStart::kSlurm && options.slurm.has_value();
-  if (!slurm || options.hosts != options.slurm->nodes) {
+  // allocation's nodes; it is given when -H or --hostfile chose some of them.
+  const bool slurm = settings.in_slurm_allocation;
+  if (!slurm || settings.hosts_chosen_in_allocation) {
     argv.emplace_back("-H");
     argv.push_back(layout);
   }
@@ -166,10 +169,11 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
     for (const char* word : {"-mca", "plm_rsh_no_tree_spawn", "1", "-mca", "plm_rsh_args"}) {
       argv.emplace_back(word);
     }
-    argv.push_back(SshArgs(options.ssh, options.start_timeout_s));
+    argv.push_back(SshArgs(settings.ssh, settings.connect_timeout_s));
   }
-  if (!options.network_interfaces.empty()) {
-    std::string names = JoinInterfaceNames(options.network_interfaces);
+  const std::vector<std::string>& interfaces = launch.environment.network_interfaces;
+  if (!interfaces.empty()) {
+    std::string names = JoinInterfaceNames(interfaces);
     for (const char* parameter : {"btl_tcp_if_include", "oob_tcp_if_include"}) {
       argv.emplace_back("-mca");
       argv.emplace_back(parameter);
@@ -186,54 +190,22 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions
     for (const char* word : {"-mca", "mpi_yield_when_idle", "1"}) argv.emplace_back(word);
   }
 
-  std::vector<std::pair<std::string, std::string>> exported = {
-      {env::kBackend, job.backend},
-      {env::kJobId, job.job_id},
-      {env::kRendezvousAddr, job.rendezvous_addr},
-      {env::kRendezvousPort, job.rendezvous_port != 0 ? std::to_string(job.rendezvous_port) : ""},
-      {env::kSecret, job.secret},
-      {env::kTorchMasterAddr, job.master_addr},
-      {env::kTorchMasterPort, job.master_port != 0 ? std::to_string(job.master_port) : ""},
-      {env::kMpiLayout, layout},
-  };
-  if (!job.timeline_dir.empty()) {
-    exported.emplace_back(env::kTimeline, job.timeline_dir);
-    if (job.timeline_mark_cycles) exported.emplace_back(env::kHorovodTimelineMarkCycles, "1");
-  }
-  if (!options.network_interfaces.empty()) {
-    std::string names = JoinInterfaceNames(options.network_interfaces);
-    for (const char* name : {env::kNetworkInterfaces, env::kNcclSocketIfname, env::kGlooSocketIfname}) {
-      exported.emplace_back(name, names);
-    }
-  }
-  for (const std::string& entry : options.exports) {
-    size_t equals = entry.find('=');
-    std::string name = entry.substr(0, equals);
-    std::string value = equals == std::string::npos ? "" : entry.substr(equals + 1);
-    auto same =
-        std::find_if(exported.begin(), exported.end(), [&](const auto& e) { return e.first == name; });
-    if (same != exported.end()) {
-      same->second = value;
-    } else {
-      exported.emplace_back(name, value);
-    }
-  }
-  for (const auto& [name, value] : exported) {
+  for (const auto& [name, value] : EncodeMpiJobValues(launch.environment, layout)) {
     argv.emplace_back("-x");
     argv.push_back(name);
     command.env.push_back(name + "=" + value);
   }
 
-  argv.insert(argv.end(), options.mpi_args.begin(), options.mpi_args.end());
-  if (host.remote_hosts && !options.ssh.agent_fallback_path.empty()) {
-    std::vector<std::string> words = RemoteAgentWords(agent_path, options.ssh.agent_fallback_path);
+  argv.insert(argv.end(), settings.mpi_args.begin(), settings.mpi_args.end());
+  if (host.remote_hosts && !settings.ssh.agent_fallback_path.empty()) {
+    std::vector<std::string> words = RemoteAgentWords(agent_path, settings.ssh.agent_fallback_path);
     argv.insert(argv.end(), words.begin(), words.end());
   } else {
     argv.push_back(agent_path);
   }
   argv.emplace_back("--mpi-rank");
   argv.emplace_back("--");
-  argv.insert(argv.end(), options.command.begin(), options.command.end());
+  argv.insert(argv.end(), launch.command.begin(), launch.command.end());
   return command;
 }
 

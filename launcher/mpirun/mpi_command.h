@@ -49,6 +49,7 @@
 #include "common/rank_environment.h"
 #include "hvdrun/status.h"
 #include "launcher/launch_options.h"
+#include "launcher/rank_launcher.h"
 
 namespace hvdrun {
 
@@ -57,10 +58,6 @@ struct MpiCommand {
   // NAME=VALUE for mpirun's environment: the values of the `-x NAME` arguments, in their order.
   std::vector<std::string> env;
 };
-
-// Whether `name` is one of the variables hvdrun-agent --mpi-rank needs hvdrun's own value of (the
-// rendezvous service's address, port and secret, and the layout), which -x must not replace.
-bool IsMpiAgentVariable(std::string_view name);
 
 // The layout every hvdrun-agent --mpi-rank checks its placement against (HVDRUN_MPI_LAYOUT), also
 // mpirun's -H value: each host with the number of ranks it runs, in rank order ("localhost:4").
@@ -78,6 +75,20 @@ Status CheckMpiHosts(const RankAssignment& assignment,
 // ssh: Open MPI splits plm_rsh_args at spaces, so a value must have none.
 Status CheckMpiSshOptions(const SshOptions& ssh);
 
+// How hvdrun runs mpirun, from its command line: everything the command depends on besides the job
+// (JobLaunch) and the machine (MpiLaunchHost).
+struct MpirunSettings {
+  SshOptions ssh;                     // --ssh-*: ssh's settings for hosts that are not this machine
+  int connect_timeout_s = 0;          // --start-timeout: ssh's ConnectTimeout (0: none)
+  std::vector<std::string> mpi_args;  // --mpi-args, before the agent's words
+  // --launcher slurm inside an allocation: mpirun reads the nodes and starts its daemons with srun.
+  bool in_slurm_allocation = false;
+  // With in_slurm_allocation: -H or --hostfile chose some of the allocation's nodes (hvdrun-lab's
+  // cells on the first S nodes), so mpirun is given -H, which restricts it to those nodes and slots.
+  bool hosts_chosen_in_allocation = false;
+};
+MpirunSettings MpirunSettingsOf(const LaunchOptions& options);
+
 // What the command depends on beyond the job: the machine hvdrun runs on.
 struct MpiLaunchHost {
   bool as_root = false;  // Open MPI refuses to run as root unless told (--allow-run-as-root)
@@ -86,14 +97,13 @@ struct MpiLaunchHost {
   bool remote_hosts = false;
 };
 
-// The command. `job` holds the values to export (job id, master address and port, rendezvous
-// address, port and secret; empty for --dry-run, which prints only names); the user's -x
-// variables come from `options.exports`, and one that names a variable hvdrun exports replaces
-// hvdrun's value. `agent_path` is the hvdrun-agent that mpirun starts for each rank; with remote
-// hosts, the ssh settings come from `options.ssh` and `options.start_timeout_s` (ssh's
-// ConnectTimeout).
-MpiCommand BuildMpiCommand(const RankAssignment& assignment, const LaunchOptions& options,
-                           const JobEnvironment& job, const std::string& agent_path,
+// The command that runs `launch` as JobRun described it: its command, and its environment, whose
+// values (common/mpi_job_values.h: the job id, the rendezvous service, MASTER_ADDR, the user's -x
+// variables ...) are exported with -x; the environment is empty for --dry-run, which prints only
+// names. `launch.environment.network_interfaces` also sets Open MPI's own interfaces.
+// `agent_path` is the hvdrun-agent that mpirun starts for each rank.
+MpiCommand BuildMpiCommand(const RankAssignment& assignment, const JobLaunch& launch,
+                           const MpirunSettings& settings, const std::string& agent_path,
                            const MpiLaunchHost& host);
 
 }  // namespace hvdrun

@@ -49,6 +49,21 @@ JobEnvironment Job() {
   return job;
 }
 
+// The launch JobRun describes for `options` and the job's values `job`.
+JobLaunch LaunchOf(const LaunchOptions& options, JobEnvironment job) {
+  JobLaunch launch;
+  launch.environment = std::move(job);
+  launch.environment.exports = options.exports;
+  launch.environment.network_interfaces = options.network_interfaces;
+  launch.command = options.command;
+  return launch;
+}
+
+MpiCommand Build(const RankAssignment& assignment, const LaunchOptions& options, const JobEnvironment& job,
+                 const std::string& agent_path, const MpiLaunchHost& host) {
+  return BuildMpiCommand(assignment, LaunchOf(options, job), MpirunSettingsOf(options), agent_path, host);
+}
+
 // The words after each -x.
 Words ExportedNames(const Words& argv) {
   Words names;
@@ -59,8 +74,8 @@ Words ExportedNames(const Words& argv) {
 }
 
 TEST(MpiCommand, TheWholeCommandAsRoot) {
-  MpiCommand command = BuildMpiCommand(Assign({{"localhost", 4}}, 4), Options({"hvdrun-bench", "-b", "1M"}),
-                                       Job(), "/opt/hvdrun/bin/hvdrun-agent", {.as_root = true, .cpus = 64});
+  MpiCommand command = Build(Assign({{"localhost", 4}}, 4), Options({"hvdrun-bench", "-b", "1M"}), Job(),
+                             "/opt/hvdrun/bin/hvdrun-agent", {.as_root = true, .cpus = 64});
   Words expected = {"mpirun",
                     "--allow-run-as-root",
                     "--tag-output",
@@ -113,10 +128,8 @@ TEST(MpiCommand, TheWholeCommandAsRoot) {
 
 TEST(MpiCommand, RunAsRootOnlyAsRoot) {
   RankAssignment assignment = Assign({{"localhost", 2}}, 2);
-  Words as_root =
-      BuildMpiCommand(assignment, Options({"true"}), Job(), "hvdrun-agent", {.as_root = true}).argv;
-  Words as_user =
-      BuildMpiCommand(assignment, Options({"true"}), Job(), "hvdrun-agent", {.as_root = false}).argv;
+  Words as_root = Build(assignment, Options({"true"}), Job(), "hvdrun-agent", {.as_root = true}).argv;
+  Words as_user = Build(assignment, Options({"true"}), Job(), "hvdrun-agent", {.as_root = false}).argv;
   EXPECT_EQ(std::count(as_root.begin(), as_root.end(), "--allow-run-as-root"), 1);
   EXPECT_EQ(std::count(as_user.begin(), as_user.end(), "--allow-run-as-root"), 0);
   as_root.erase(std::find(as_root.begin(), as_root.end(), "--allow-run-as-root"));
@@ -125,9 +138,9 @@ TEST(MpiCommand, RunAsRootOnlyAsRoot) {
 
 TEST(MpiCommand, RanksYieldTheCpuWhenTheyAreAtLeastAsManyAsTheCpus) {
   auto yields = [](int ranks, int cpus) {
-    Words argv = BuildMpiCommand(Assign({{"localhost", 8}}, ranks), Options({"true"}), Job(), "hvdrun-agent",
-                                 {.cpus = cpus})
-                     .argv;
+    Words argv =
+        Build(Assign({{"localhost", 8}}, ranks), Options({"true"}), Job(), "hvdrun-agent", {.cpus = cpus})
+            .argv;
     auto it = std::find(argv.begin(), argv.end(), "mpi_yield_when_idle");
     if (it == argv.end()) return false;
     EXPECT_EQ(*(it - 1), "-mca");
@@ -141,8 +154,7 @@ TEST(MpiCommand, RanksYieldTheCpuWhenTheyAreAtLeastAsManyAsTheCpus) {
 }
 
 TEST(MpiCommand, HostsCarryTheirRankCountsNotTheirSlots) {
-  MpiCommand command =
-      BuildMpiCommand(Assign({{"localhost", 8}}, 3), Options({"true"}), Job(), "hvdrun-agent", {});
+  MpiCommand command = Build(Assign({{"localhost", 8}}, 3), Options({"true"}), Job(), "hvdrun-agent", {});
   auto h = std::find(command.argv.begin(), command.argv.end(), "-H");
   ASSERT_NE(h, command.argv.end());
   EXPECT_EQ(*(h + 1), "localhost:3");
@@ -155,7 +167,7 @@ TEST(MpiCommand, NamesOnlyOnTheCommandLineAndNoSecretAnywhereInIt) {
   LaunchOptions options = Options({"train"});
   options.exports = {"OMP_NUM_THREADS=4", "NCCL_DEBUG=INFO"};
   MpiCommand command =
-      BuildMpiCommand(Assign({{"localhost", 2}}, 2), options, Job(), "hvdrun-agent", {.as_root = true});
+      Build(Assign({{"localhost", 2}}, 2), options, Job(), "hvdrun-agent", {.as_root = true});
   EXPECT_EQ(ExportedNames(command.argv),
             (Words{"HVDRUN_BACKEND", "HVDRUN_JOB_ID", "HVDRUN_RENDEZVOUS_ADDR", "HVDRUN_RENDEZVOUS_PORT",
                    "HVDRUN_SECRET", "MASTER_ADDR", "MASTER_PORT", "HVDRUN_MPI_LAYOUT", "OMP_NUM_THREADS",
@@ -177,7 +189,7 @@ TEST(MpiCommand, AUsersExportReplacesHvdrunsValueOfTheSameName) {
   LaunchOptions options = Options({"train"});
   options.exports = {"MASTER_PORT=1234"};
   MpiCommand command =
-      BuildMpiCommand(Assign({{"localhost", 1}}, 1), options, Job(), "hvdrun-agent", {.as_root = true});
+      Build(Assign({{"localhost", 1}}, 1), options, Job(), "hvdrun-agent", {.as_root = true});
   Words names = ExportedNames(command.argv);
   EXPECT_EQ(std::count(names.begin(), names.end(), "MASTER_PORT"), 1);
   EXPECT_NE(std::find(command.env.begin(), command.env.end(), "MASTER_PORT=1234"), command.env.end());
@@ -187,16 +199,15 @@ TEST(MpiCommand, AUsersExportReplacesHvdrunsValueOfTheSameName) {
 TEST(MpiCommand, MpiArgsComeBeforeTheProgramWordForWord) {
   LaunchOptions options = Options({"./a.out", "--flag"});
   options.mpi_args = {"-mca", "btl_base_verbose", "30", "--report-bindings", "a b"};
-  Words argv =
-      BuildMpiCommand(Assign({{"localhost", 1}}, 1), options, Job(), "hvdrun-agent", {.as_root = false}).argv;
+  Words argv = Build(Assign({{"localhost", 1}}, 1), options, Job(), "hvdrun-agent", {.as_root = false}).argv;
   Words tail(argv.end() - 10, argv.end());
   EXPECT_EQ(tail, (Words{"-mca", "btl_base_verbose", "30", "--report-bindings", "a b", "hvdrun-agent",
                          "--mpi-rank", "--", "./a.out", "--flag"}));
 }
 
 TEST(MpiCommand, ADryRunHasNoValuesToExport) {
-  MpiCommand command = BuildMpiCommand(Assign({{"localhost", 2}}, 2), Options({"true"}), JobEnvironment{},
-                                       "hvdrun-agent", {.as_root = true});
+  MpiCommand command = Build(Assign({{"localhost", 2}}, 2), Options({"true"}), JobEnvironment{},
+                             "hvdrun-agent", {.as_root = true});
   EXPECT_EQ(ExportedNames(command.argv).size(), 8u);
   EXPECT_EQ(command.env[4], "HVDRUN_SECRET=");
   EXPECT_EQ(command.env[3], "HVDRUN_RENDEZVOUS_PORT=");
@@ -243,8 +254,8 @@ TEST(MpiCommand, RemoteHostsGetHvdrunsSshSettingsAndNoLoopbackInterface) {
   options.ssh.port = 2222;
   options.ssh.user = "lab";
   options.start_timeout_s = 20;
-  Words argv = BuildMpiCommand(Assign({{"server1", 2}, {"server2", 2}}, 4), options, Job(), "hvdrun-agent",
-                               {.remote_hosts = true})
+  Words argv = Build(Assign({{"server1", 2}, {"server2", 2}}, 4), options, Job(), "hvdrun-agent",
+                     {.remote_hosts = true})
                    .argv;
   EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-H") + 1), "server1:2,server2:2");
   EXPECT_EQ(std::count(argv.begin(), argv.end(), "btl_tcp_if_include"), 0);
@@ -261,8 +272,7 @@ TEST(MpiCommand, RemoteHostsGetHvdrunsSshSettingsAndNoLoopbackInterface) {
 
   options.ssh = SshOptions{};
   options.ssh.accept_new_host_keys = true;
-  argv = BuildMpiCommand(Assign({{"server1", 2}}, 2), options, Job(), "hvdrun-agent", {.remote_hosts = true})
-             .argv;
+  argv = Build(Assign({{"server1", 2}}, 2), options, Job(), "hvdrun-agent", {.remote_hosts = true}).argv;
   EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "plm_rsh_args") + 1),
             "-o BatchMode=yes -o StrictHostKeyChecking=accept-new -o ConnectTimeout=20");
 }
@@ -276,9 +286,8 @@ TEST(MpiCommand, InsideASlurmAllocationMpirunFindsTheNodesItself) {
                                   .nodes = {{"n1", 2}, {"n2", 2}},
                                   .num_tasks = 4};
   options.hosts = options.slurm->nodes;
-  Words argv = BuildMpiCommand(Assign({{"n1", 2}, {"n2", 2}}, 3), options, Job(), "hvdrun-agent",
-                               {.remote_hosts = true})
-                   .argv;
+  Words argv =
+      Build(Assign({{"n1", 2}, {"n2", 2}}, 3), options, Job(), "hvdrun-agent", {.remote_hosts = true}).argv;
   EXPECT_EQ(std::count(argv.begin(), argv.end(), "-H"), 0);
   EXPECT_EQ(std::count(argv.begin(), argv.end(), "plm_rsh_args"), 0);
   EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-np") + 1), "3");
@@ -288,9 +297,8 @@ TEST(MpiCommand, InsideASlurmAllocationMpirunFindsTheNodesItself) {
 
   // Some of the allocation's nodes, chosen with -H (hvdrun-lab's cells): mpirun is held to them.
   options.hosts = {{"n1", 1}, {"n2", 1}};
-  argv = BuildMpiCommand(Assign({{"n1", 1}, {"n2", 1}}, 2), options, Job(), "hvdrun-agent",
-                         {.remote_hosts = true})
-             .argv;
+  argv =
+      Build(Assign({{"n1", 1}, {"n2", 1}}, 2), options, Job(), "hvdrun-agent", {.remote_hosts = true}).argv;
   ASSERT_EQ(std::count(argv.begin(), argv.end(), "-H"), 1);
   EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "-H") + 1), "n1:1,n2:1");
   EXPECT_EQ(std::count(argv.begin(), argv.end(), "plm_rsh_args"), 0);
@@ -307,8 +315,7 @@ TEST(MpiCommand, WithoutAgentPathRemoteHostsFallBackToThisMachinesAgentPath) {
   LaunchOptions options = Options({"prog", "a b"});
   options.ssh.agent_fallback_path = "/opt/hvdrun/bin/hvdrun-agent";
   Words program = RankProgram(
-      BuildMpiCommand(Assign({{"server1", 2}}, 2), options, Job(), "hvdrun-agent", {.remote_hosts = true})
-          .argv);
+      Build(Assign({{"server1", 2}}, 2), options, Job(), "hvdrun-agent", {.remote_hosts = true}).argv);
   ASSERT_EQ(program.size(), 8u) << ShellJoin(program);
   EXPECT_EQ(program[0], "/bin/sh");
   EXPECT_EQ(program[1], "-c");
@@ -317,9 +324,9 @@ TEST(MpiCommand, WithoutAgentPathRemoteHostsFallBackToThisMachinesAgentPath) {
 
   // Run where neither place exists, the shell says so in hvdrun's words and exits 127.
   options.ssh.agent_fallback_path = "/nonexistent/hvdrun-agent";
-  program = RankProgram(BuildMpiCommand(Assign({{"server1", 2}}, 2), options, Job(), "no-such-hvdrun-agent",
-                                        {.remote_hosts = true})
-                            .argv);
+  program = RankProgram(
+      Build(Assign({{"server1", 2}}, 2), options, Job(), "no-such-hvdrun-agent", {.remote_hosts = true})
+          .argv);
   std::string line = ShellJoin(program) + " 2>&1";
   FILE* pipe = ::popen(line.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
@@ -338,14 +345,12 @@ TEST(MpiCommand, WithoutAgentPathRemoteHostsFallBackToThisMachinesAgentPath) {
 
 TEST(MpiCommand, AGivenAgentPathOrOnlyThisMachineRunsTheAgentItself) {
   LaunchOptions options = Options({"prog"});
-  Words given = RankProgram(BuildMpiCommand(Assign({{"server1", 2}}, 2), options, Job(),
-                                            "/opt/a/hvdrun-agent", {.remote_hosts = true})
-                                .argv);
+  Words given = RankProgram(
+      Build(Assign({{"server1", 2}}, 2), options, Job(), "/opt/a/hvdrun-agent", {.remote_hosts = true}).argv);
   EXPECT_EQ(given, (Words{"/opt/a/hvdrun-agent", "--mpi-rank", "--", "prog"}));
   options.ssh.agent_fallback_path = "/opt/hvdrun/bin/hvdrun-agent";
   Words local = RankProgram(
-      BuildMpiCommand(Assign({{"localhost", 2}}, 2), options, Job(), "/opt/hvdrun/bin/hvdrun-agent", {})
-          .argv);
+      Build(Assign({{"localhost", 2}}, 2), options, Job(), "/opt/hvdrun/bin/hvdrun-agent", {}).argv);
   EXPECT_EQ(local, (Words{"/opt/hvdrun/bin/hvdrun-agent", "--mpi-rank", "--", "prog"}));
 }
 
@@ -353,8 +358,8 @@ TEST(MpiCommand, NetworkInterfacesNarrowOpenMpisTrafficOnEveryHost) {
   LaunchOptions options = Options({"true"});
   options.network_interfaces = {"eth0", "ib0"};
   for (bool remote : {false, true}) {
-    MpiCommand command = BuildMpiCommand(remote ? Assign({{"server1", 2}}, 2) : Assign({{"localhost", 2}}, 2),
-                                         options, Job(), "hvdrun-agent", {.remote_hosts = remote});
+    MpiCommand command = Build(remote ? Assign({{"server1", 2}}, 2) : Assign({{"localhost", 2}}, 2), options,
+                               Job(), "hvdrun-agent", {.remote_hosts = remote});
     const Words& argv = command.argv;
     for (const char* parameter : {"btl_tcp_if_include", "oob_tcp_if_include"}) {
       auto found = std::find(argv.begin(), argv.end(), parameter);
@@ -394,16 +399,6 @@ TEST(MpiCommand, SshValuesWithASpaceAndPerHostUsersAreRefused) {
   EXPECT_EQ(user.message(),
             "--mpi: host 'lab@server1': mpirun logs in to every host as one user; give it with "
             "--ssh-user");
-}
-
-TEST(MpiCommand, TheAgentsOwnVariablesAreKnown) {
-  for (const char* name :
-       {"HVDRUN_SECRET", "HVDRUN_RENDEZVOUS_ADDR", "HVDRUN_RENDEZVOUS_PORT", "HVDRUN_MPI_LAYOUT"}) {
-    EXPECT_TRUE(IsMpiAgentVariable(name)) << name;
-  }
-  for (const char* name : {"MASTER_PORT", "HVDRUN_JOB_ID", "OMP_NUM_THREADS", "HVDRUN_SECRETS"}) {
-    EXPECT_FALSE(IsMpiAgentVariable(name)) << name;
-  }
 }
 
 }  // namespace

@@ -51,10 +51,10 @@ const HostRanks* FirstRemoteHost(const RankAssignment& assignment) {
   return nullptr;
 }
 
-// Why mpirun cannot run `assignment` as `options` ask (the usage line), or Ok.
-Status CheckMpiJob(const RankAssignment& assignment, const LaunchOptions& options) {
+// Why mpirun cannot run `assignment` with `ssh`'s settings (the usage line), or Ok.
+Status CheckMpiJob(const RankAssignment& assignment, const SshOptions& ssh) {
   if (Status hosts = CheckMpiHosts(assignment, IsLocalHost); !hosts.ok()) return hosts;
-  return FirstRemoteHost(assignment) != nullptr ? CheckMpiSshOptions(options.ssh) : Status::Ok();
+  return FirstRemoteHost(assignment) != nullptr ? CheckMpiSshOptions(ssh) : Status::Ok();
 }
 
 MpiLaunchHost ThisLaunchHost(const RankAssignment& assignment) {
@@ -67,14 +67,18 @@ MpiLaunchHost ThisLaunchHost(const RankAssignment& assignment) {
 
 int PrintMpirunCommand(const LaunchOptions& options, const std::string& local_agent_path) {
   StatusOr<RankAssignment> assignment = RankAssignment::Assign(options.hosts, options.num_proc);
-  Status usable = assignment.ok() ? CheckMpiJob(assignment.value(), options) : assignment.status();
+  Status usable = assignment.ok() ? CheckMpiJob(assignment.value(), options.ssh) : assignment.status();
   if (!usable.ok()) {
     std::fprintf(stderr, "hvdrun: %s\n", usable.message().c_str());
     return kExitUsage;
   }
   const bool remote_hosts = FirstRemoteHost(assignment.value()) != nullptr;
-  // Only the names of the variables are printed, so no value is needed.
-  MpiCommand command = BuildMpiCommand(assignment.value(), options, JobEnvironment{},
+  // Only the names of the variables are printed, so the job's values are left empty.
+  JobLaunch launch;
+  launch.environment.exports = options.exports;
+  launch.environment.network_interfaces = options.network_interfaces;
+  launch.command = options.command;
+  MpiCommand command = BuildMpiCommand(assignment.value(), launch, MpirunSettingsOf(options),
                                        remote_hosts ? options.remote_agent_path : local_agent_path,
                                        ThisLaunchHost(assignment.value()));
   std::printf("%s\n", ShellJoin(command.argv).c_str());
@@ -82,7 +86,10 @@ int PrintMpirunCommand(const LaunchOptions& options, const std::string& local_ag
 }
 
 MpirunLauncher::MpirunLauncher(const LaunchOptions& options, std::string local_agent_path)
-    : options_(options), agent_path_(std::move(local_agent_path)) {}
+    : settings_(MpirunSettingsOf(options)),
+      remote_agent_path_(options.remote_agent_path),
+      verbose_(options.verbose),
+      agent_path_(std::move(local_agent_path)) {}
 
 // A started mpirun that was not reaped is SIGKILLed with its group and reaped by ChildProcess.
 MpirunLauncher::~MpirunLauncher() = default;
@@ -90,14 +97,14 @@ MpirunLauncher::~MpirunLauncher() = default;
 void MpirunLauncher::Reach(const RankAssignment& assignment, RankEvents* events) {
   events_ = events;
   assignment_ = assignment;
-  if (Status usable = CheckMpiJob(assignment_, options_); !usable.ok()) {
+  if (Status usable = CheckMpiJob(assignment_, settings_.ssh); !usable.ok()) {
     events_->StartFailed(-1, usable.message(), kExitUsage);
     return;
   }
   const HostRanks* first_remote = FirstRemoteHost(assignment_);
   // mpirun runs one program path on every host: with hosts that are not this machine, the one
   // they have (--agent-path, else hvdrun-agent in their PATH).
-  if (first_remote != nullptr) agent_path_ = options_.remote_agent_path;
+  if (first_remote != nullptr) agent_path_ = remote_agent_path_;
   hosts_.resize(assignment_.hosts().size());
   bool resolved = true;
   for (size_t i = 0; i < hosts_.size(); ++i) {
@@ -128,11 +135,9 @@ void MpirunLauncher::Reach(const RankAssignment& assignment, RankEvents* events)
 
 Status MpirunLauncher::Launch(const JobLaunch& launch) {
   rendezvous_ = launch.rendezvous;
-  JobEnvironment job = launch.environment;
   // Each rank's agent decides its own host's place on the network (agent/mpi_rank.h).
-  job.host_networks.clear();
-  // The command and -x exports are the options' (launch.command is options_.command).
-  MpiCommand command = BuildMpiCommand(assignment_, options_, job, agent_path_, ThisLaunchHost(assignment_));
+  MpiCommand command =
+      BuildMpiCommand(assignment_, launch, settings_, agent_path_, ThisLaunchHost(assignment_));
   Verbose("running: " + ShellJoin(command.argv));
   if (Status status = StartMpirun(command); !status.ok()) return status;
   Verbose("mpirun started (pid " + std::to_string(mpirun_.pid()) + ")");
@@ -380,7 +385,7 @@ std::string MpirunLauncher::MpirunEnd() const {
 }
 
 void MpirunLauncher::Verbose(const std::string& line) const {
-  if (options_.verbose) std::fprintf(stderr, "hvdrun: %s\n", line.c_str());
+  if (verbose_) std::fprintf(stderr, "hvdrun: %s\n", line.c_str());
 }
 
 }  // namespace hvdrun

@@ -92,7 +92,9 @@ class MpirunLauncher : public RankLauncher {
   std::string MpirunEnd() const;
   void Verbose(const std::string& line) const;
 
-  const LaunchOptions options_;
+  const MpirunSettings settings_;
+  const std::string remote_agent_path_;  // --agent-path (or hvdrun-agent): the agent on other hosts
+  const bool verbose_;
   std::string agent_path_;
   RankEvents* events_ = nullptr;
   RankAssignment assignment_;
