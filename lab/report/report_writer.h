@@ -20,39 +20,14 @@
 #include <vector>
 
 #include "hvdrun/status.h"
-#include "lab/report/breakdown_section.h"
-#include "lab/report/compression_table.h"
-#include "lab/report/display_table.h"
-#include "lab/report/environment_table.h"
-#include "lab/report/fusion_tables.h"
-#include "lab/report/results_table.h"
-#include "lab/report/speedup_charts.h"
+#include "lab/report/report_csv.h"
+#include "lab/report/report_html.h"
+#include "lab/report/report_json.h"
+#include "lab/report/report_markdown.h"
+#include "lab/report/report_tables.h"
 #include "lab/store/experiment_results.h"
 
 namespace hvdrun::lab {
-
-struct ReportTables {
-  std::vector<SpeedupRow> speedup;
-  EnvironmentTable environment;
-  std::vector<SizeRow> sizes;
-  // ("fusion_threshold", rows), when that axis has two or more values.
-  std::vector<std::pair<std::string, std::vector<ComparisonRow>>> comparisons;
-  std::vector<FusionRow> fusion;                  // the `fusion` axis's table (lab/report/fusion_tables.h)
-  std::vector<CompressionRow> compression;        // the `compression` axis's (lab/report/compression_table.h)
-  std::vector<ResponseSizeTable> response_sizes;  // one per cell with libhvdrun response statistics
-  std::vector<BreakdownTable> breakdown;          // where a step's time goes (lab/report/breakdown_section.h)
-  std::vector<NamedChart> charts;
-};
-
-// `probe_now`: see BuildEnvironmentTable.
-ReportTables BuildReportTables(const ExperimentResults& results, const std::function<HostFacts()>& probe_now);
-
-std::string RenderMarkdown(const ExperimentResults& results, const ReportTables& tables);
-std::string RenderHtml(const ExperimentResults& results, const ReportTables& tables);
-nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& tables);
-// File name -> contents.
-std::map<std::string, std::string> RenderCsvFiles(const ExperimentResults& results,
-                                                  const ReportTables& tables);
 
 // Writes every file of the report into `out_dir` (created if needed); returns their names.
 StatusOr<std::vector<std::string>> WriteReport(const ExperimentResults& results, const ReportTables& tables,
