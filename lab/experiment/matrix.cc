@@ -58,13 +58,19 @@ bool Excluded(const ExcludeRule& rule, const Cell& cell) {
   });
 }
 
-// Fills in everything but the id; `picked` holds one value per axis of `config`.
-Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
-                 const std::vector<const AxisValue*>& picked, Cell& cell) {
-  const AxisValue* count_value = nullptr;  // np's or processes_per_server's
-  const AxisValue* servers_value = nullptr;
-  const AxisValue* gpu_value = nullptr;  // what makes the cell need GPUs: backend nccl, device cuda
-  int per_server = 0;                    // processes_per_server, when that is the axis
+// The values that decide a cell's placement, as BuildCell's steps pass them on.
+struct PlacementValues {
+  const AxisValue* count = nullptr;    // np's or processes_per_server's
+  const AxisValue* servers = nullptr;  // servers'
+  const AxisValue* gpu = nullptr;      // what makes the cell need GPUs: backend nccl, device cuda
+  int per_server = 0;                  // processes_per_server, when that is the axis
+};
+
+// Applies each axis's value `picked` holds to `cell`: its backend, counts, program arguments,
+// environment and hvdrun flags.
+PlacementValues ApplyAxisValues(const ExperimentConfig& config, const std::vector<const AxisValue*>& picked,
+                                Cell& cell) {
+  PlacementValues picks;
   cell.program_args = config.args;
   cell.hvdrun_args = HvdrunOptionArguments(config);
   for (const auto& [name, value] : config.env) cell.env.push_back(name + "=" + value);
@@ -75,19 +81,19 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
     switch (axis.kind) {
       case AxisKind::kBackend:
         cell.backend = value.text;
-        if (value.text == "nccl") gpu_value = &value;
+        if (value.text == "nccl") picks.gpu = &value;
         break;
       case AxisKind::kNumProc:
         cell.num_proc = value.number;
-        count_value = &value;
+        picks.count = &value;
         break;
       case AxisKind::kProcsPerServer:
-        per_server = value.number;
-        count_value = &value;
+        picks.per_server = value.number;
+        picks.count = &value;
         break;
       case AxisKind::kServers:
         cell.servers = value.number;
-        servers_value = &value;
+        picks.servers = &value;
         break;
       case AxisKind::kProgramFlag:
         if (!value.is_boolean) {
@@ -96,8 +102,8 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
         } else if (value.text[0] == 't' || value.text[0] == 'T') {
           cell.program_args.push_back(axis.target);
         }
-        if (axis.name == "device" && value.text.rfind("cuda", 0) == 0 && gpu_value == nullptr) {
-          gpu_value = &value;
+        if (axis.name == "device" && value.text.rfind("cuda", 0) == 0 && picks.gpu == nullptr) {
+          picks.gpu = &value;
         }
         break;
       case AxisKind::kEnvironment:
@@ -116,29 +122,35 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
         break;
     }
   }
-  if (per_server > 0) cell.num_proc = per_server * cell.servers;
+  return picks;
+}
+
+// Places the cell's processes on the experiment's hosts (or the Slurm allocation's nodes, or
+// localhost), failing for a cell that does not fit.
+Status PlaceCell(const ExperimentConfig& config, const MachineFacts& machine, const PlacementValues& picks,
+                 Cell& cell) {
   const std::string where = " (cell " + DescribeCell(cell) + ")";
   const SlurmAllocation* slurm = machine.slurm ? &*machine.slurm : nullptr;
   const std::vector<HostSlots>& host_list = slurm != nullptr ? slurm->nodes : config.hosts;
   const int hosts = static_cast<int>(host_list.size());
   if (hosts == 0 && cell.servers > 1) {
-    return Status::Error(servers_value->position.Prefix() + "servers " + std::to_string(cell.servers) +
+    return Status::Error(picks.servers->position.Prefix() + "servers " + std::to_string(cell.servers) +
                          " needs that many hosts, and the experiment names none; add hosts or hostfile" +
                          where);
   }
   if (hosts > 0 && cell.servers > hosts) {
     if (slurm != nullptr) {
-      return Status::Error(servers_value->position.Prefix() + "servers " + std::to_string(cell.servers) +
+      return Status::Error(picks.servers->position.Prefix() + "servers " + std::to_string(cell.servers) +
                            " needs " + std::to_string(cell.servers) + " nodes, and Slurm job " +
                            slurm->job_id + " has " + std::to_string(hosts) + " (" + env::kSlurmJobNodeList +
                            "='" + slurm->node_list + "'); submit with -N " + std::to_string(cell.servers) +
                            " (hvdrun-lab sbatch), or exclude the cell" + where);
     }
-    return Status::Error(servers_value->position.Prefix() + "servers " + std::to_string(cell.servers) +
+    return Status::Error(picks.servers->position.Prefix() + "servers " + std::to_string(cell.servers) +
                          " is more than the " + std::to_string(hosts) + " hosts of the experiment" + where);
   }
   if (cell.num_proc % cell.servers != 0) {
-    return Status::Error(count_value->position.Prefix() + "np " + std::to_string(cell.num_proc) +
+    return Status::Error(picks.count->position.Prefix() + "np " + std::to_string(cell.num_proc) +
                          " does not split evenly over " + std::to_string(cell.servers) +
                          " servers; use a multiple, or exclude the cell" + where);
   }
@@ -149,7 +161,7 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
   for (int h = 0; h < std::min(hosts, cell.servers); ++h) {
     const HostSlots& host = host_list[h];
     if (cell.procs_per_server > host.slots && slurm != nullptr) {
-      return Status::Error(count_value->position.Prefix() + std::to_string(cell.procs_per_server) +
+      return Status::Error(picks.count->position.Prefix() + std::to_string(cell.procs_per_server) +
                            " processes per server need as many tasks on node '" + host.host +
                            "' of Slurm job " + slurm->job_id + ", which has " + std::to_string(host.slots) +
                            " (" + env::kSlurmTasksPerNode + "='" + slurm->tasks_per_node +
@@ -157,25 +169,35 @@ Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
                            " (hvdrun-lab sbatch), or exclude the cell" + where);
     }
     if (cell.procs_per_server > host.slots) {
-      return Status::Error(count_value->position.Prefix() + std::to_string(cell.procs_per_server) +
+      return Status::Error(picks.count->position.Prefix() + std::to_string(cell.procs_per_server) +
                            " processes per server need as many slots on host '" + host.host +
                            "', which has " + std::to_string(host.slots) +
                            "; lower the count, add slots, or exclude the cell" + where);
     }
     cell.hosts.push_back(HostSlots{host.host, cell.procs_per_server});
   }
-  if (slurm != nullptr) {
+  return Status::Ok();
+}
+
+// Fills in everything but the id; `picked` holds one value per axis of `config`.
+Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
+                 const std::vector<const AxisValue*>& picked, Cell& cell) {
+  const PlacementValues picks = ApplyAxisValues(config, picked, cell);
+  if (picks.per_server > 0) cell.num_proc = picks.per_server * cell.servers;
+  if (Status placed = PlaceCell(config, machine, picks, cell); !placed.ok()) return placed;
+  const std::string where = " (cell " + DescribeCell(cell) + ")";
+  if (machine.slurm) {
     cell.hvdrun_args.insert(cell.hvdrun_args.begin(), {"--launcher", "slurm"});
   }
-  if (gpu_value != nullptr) {
+  if (picks.gpu != nullptr) {
     const std::string need = "one GPU per process: " + std::to_string(cell.procs_per_server) + " per server";
     if (config.gpus_per_server >= 0 && cell.procs_per_server > config.gpus_per_server) {
-      return Status::Error(gpu_value->position.Prefix() + "'" + gpu_value->text + "' needs " + need +
+      return Status::Error(picks.gpu->position.Prefix() + "'" + picks.gpu->text + "' needs " + need +
                            ", but gpus_per_server is " + std::to_string(config.gpus_per_server) +
                            "; exclude the cell" + where);
     }
     if (cell.procs_per_server > machine.gpus) {
-      cell.skip_reason = "'" + gpu_value->text + "' needs " + need + "; this machine has " +
+      cell.skip_reason = "'" + picks.gpu->text + "' needs " + need + "; this machine has " +
                          std::to_string(machine.gpus) + " (" + machine.gpus_source + ")";
     }
   }
