@@ -15,7 +15,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <sstream>
 
 #include "agent/descendants.h"
 #include "agent/rank_spawner.h"
@@ -24,7 +23,7 @@
 #include "common/exit_codes.h"
 #include "common/file_descriptor.h"
 #include "common/host_spec.h"
-#include "common/job_secret.h"
+#include "common/mpi_job_values.h"
 #include "common/network_interfaces.h"
 #include "common/rank_exit_record.h"
 #include "common/rendezvous_client.h"
@@ -36,7 +35,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Agent mode's kill grace (launcher/agent_launcher.cc): the most a rank gets between SIGTERM and SIGKILL.
+// Agent mode's kill grace (launcher/agents/agent_launcher.cc): the most a rank gets between SIGTERM and
+// SIGKILL.
 constexpr std::chrono::milliseconds kMaxKillGrace{1000};
 // Open MPI's default odls_base_sigkill_timeout.
 constexpr std::chrono::milliseconds kDefaultSigkillTimeout{1000};
@@ -152,11 +152,11 @@ int MpiRankRunner::Run() {
   StatusOr<MpiPlacement> placement = ReadMpiPlacement(lookup);
   if (!placement.ok()) return SetupFailed(placement.status().message());
   rank_ = placement.value().rank;
-  StatusOr<std::string> layout = env.Required(env::kMpiLayout);
+  StatusOr<std::string> layout = DecodeMpiLayout(lookup);
   if (!layout.ok()) return SetupFailed(layout.status().message());
   StatusOr<RankAssignment> assignment = CheckMpiPlacement(layout.value(), placement.value());
   if (!assignment.ok()) return SetupFailed(assignment.status().message());
-  StatusOr<JobEnvironment> job = ReadMpiJobEnvironment(lookup);
+  StatusOr<JobEnvironment> job = DecodeMpiJobEnvironment(lookup);
   if (!job.ok()) return SetupFailed(job.status().message());
   job_ = std::move(job).value();
   sigkill_timeout_ = MpiSigkillTimeout(env.Find(env::kOmpiSigkillTimeout));
@@ -380,42 +380,6 @@ StatusOr<RankAssignment> CheckMpiPlacement(const std::string& layout, const MpiP
                          assignment.value().hosts()[expected.host_index].host + where);
   }
   return assignment;
-}
-
-StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup) {
-  const EnvironmentReader env(lookup, kMissingHint);
-  JobEnvironment job;
-  for (auto [name, field] :
-       {std::pair{env::kJobId, &job.job_id}, std::pair{env::kBackend, &job.backend},
-        std::pair{env::kRendezvousAddr, &job.rendezvous_addr}, std::pair{env::kSecret, &job.secret},
-        std::pair{env::kTorchMasterAddr, &job.master_addr}}) {
-    StatusOr<std::string> value = env.Required(name);
-    if (!value.ok()) return value.status();
-    *field = std::move(value).value();
-  }
-  if (!IsValidJobSecret(job.secret)) {
-    return Status::Error(std::string(env::kSecret) +
-                         " is not a job secret (64 lower-case hexadecimal digits)");
-  }
-  StatusOr<int> port = RequiredInt(env, env::kRendezvousPort, 1, 65535);
-  if (!port.ok()) return port.status();
-  job.rendezvous_port = static_cast<uint16_t>(port.value());
-  StatusOr<int> master_port = RequiredInt(env, env::kTorchMasterPort, 0, 65535);
-  if (!master_port.ok()) return master_port.status();
-  job.master_port = static_cast<uint16_t>(master_port.value());
-  const char* slurm_job = env.Find(env::kSlurmJobId);
-  job.slurm = slurm_job != nullptr && *slurm_job != '\0';
-  if (const char* names = env.Find(env::kNetworkInterfaces); names != nullptr) {
-    std::stringstream list(names);
-    for (std::string name; std::getline(list, name, ',');) {
-      if (!IsValidInterfaceName(name)) {
-        return Status::Error(std::string(env::kNetworkInterfaces) + ": '" + name +
-                             "' is not an interface name");
-      }
-      job.network_interfaces.push_back(name);
-    }
-  }
-  return job;
 }
 
 std::chrono::milliseconds MpiSigkillTimeout(const char* sigkill_timeout) {

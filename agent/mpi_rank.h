@@ -62,12 +62,6 @@ StatusOr<MpiPlacement> ReadMpiPlacement(const EnvLookup& lookup);
 // size. The error says both placements.
 StatusOr<RankAssignment> CheckMpiPlacement(const std::string& layout, const MpiPlacement& placement);
 
-// The job values hvdrun passed through mpirun's environment: job id, backend, rendezvous address,
-// port and secret, MASTER_ADDR and MASTER_PORT, and --network-interface's names when given. `exports` stays
-// empty: the user's -x variables are in the environment the rank inherits. The error names the variable,
-// never the secret's value.
-StatusOr<JobEnvironment> ReadMpiJobEnvironment(const EnvLookup& lookup);
-
 // mpirun's SIGTERM-to-SIGKILL interval for an OMPI_MCA_odls_base_sigkill_timeout value (nullptr
 // or not a whole number: Open MPI's default, 1 s), and the kill grace the agent takes from it.
 std::chrono::milliseconds MpiSigkillTimeout(const char* sigkill_timeout);

@@ -17,18 +17,6 @@ EnvLookup LookupIn(const Variables& variables) {
   };
 }
 
-const std::string kSecret(64, 'a');
-
-Variables JobVariables() {
-  return {{"HVDRUN_JOB_ID", "0123abcd"},
-          {"HVDRUN_BACKEND", "mpi"},
-          {"HVDRUN_RENDEZVOUS_ADDR", "127.0.0.1"},
-          {"HVDRUN_RENDEZVOUS_PORT", "4567"},
-          {"HVDRUN_SECRET", kSecret},
-          {"MASTER_ADDR", "127.0.0.1"},
-          {"MASTER_PORT", "29500"}};
-}
-
 TEST(MpiRank, ReadsWhereMpirunPlacedTheProcess) {
   Variables variables = {{"OMPI_COMM_WORLD_RANK", "5"},
                          {"OMPI_COMM_WORLD_SIZE", "8"},
@@ -93,40 +81,6 @@ TEST(MpiRank, APlacementOtherThanTheLayoutIsRefusedSayingBoth) {
   ASSERT_FALSE(assignment.ok());
   EXPECT_EQ(assignment.status().message().rfind("HVDRUN_MPI_LAYOUT: ", 0), 0u)
       << assignment.status().message();
-}
-
-TEST(MpiRank, ReadsTheJobValuesHvdrunPassedThroughMpirun) {
-  Variables variables = JobVariables();
-  StatusOr<JobEnvironment> job = ReadMpiJobEnvironment(LookupIn(variables));
-  ASSERT_TRUE(job.ok()) << job.status().message();
-  EXPECT_EQ(job.value().job_id, "0123abcd");
-  EXPECT_EQ(job.value().backend, "mpi");
-  EXPECT_EQ(job.value().rendezvous_addr, "127.0.0.1");
-  EXPECT_EQ(job.value().rendezvous_port, 4567);
-  EXPECT_EQ(job.value().secret, kSecret);
-  EXPECT_EQ(job.value().master_addr, "127.0.0.1");
-  EXPECT_EQ(job.value().master_port, 29500);
-  EXPECT_TRUE(job.value().exports.empty());
-}
-
-TEST(MpiRank, AMissingJobValueIsNamedAndTheSecretNeverShown) {
-  for (const char* name : {"HVDRUN_JOB_ID", "HVDRUN_RENDEZVOUS_PORT", "HVDRUN_SECRET", "MASTER_PORT"}) {
-    Variables variables = JobVariables();
-    variables.erase(name);
-    StatusOr<JobEnvironment> job = ReadMpiJobEnvironment(LookupIn(variables));
-    ASSERT_FALSE(job.ok()) << name;
-    EXPECT_EQ(job.status().message().rfind(std::string(name) + " is not set", 0), 0u)
-        << job.status().message();
-  }
-  Variables variables = JobVariables();
-  variables["HVDRUN_SECRET"] = kSecret.substr(1);
-  StatusOr<JobEnvironment> job = ReadMpiJobEnvironment(LookupIn(variables));
-  ASSERT_FALSE(job.ok());
-  EXPECT_EQ(job.status().message().find(kSecret.substr(1)), std::string::npos) << job.status().message();
-
-  variables = JobVariables();
-  variables["HVDRUN_RENDEZVOUS_PORT"] = "0";
-  EXPECT_FALSE(ReadMpiJobEnvironment(LookupIn(variables)).ok());
 }
 
 TEST(MpiRank, TheKillGraceEndsWellBeforeMpirunsSigkillAtMostAfterOneSecond) {

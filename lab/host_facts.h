@@ -3,8 +3,8 @@
 // their JSON form.
 //
 // ProbeLocalHost reads them on the machine hvdrun-lab runs on. The JSON form (HostFactsToJson) is
-// environment.json's, and the form of hvdrun's per-host files (hosts/*.json, launcher/host_facts_file.h)
-// that hvdrun-lab reads; there a fact may also be a plain string.
+// environment.json's, and the form of hvdrun's per-host files (hosts/*.json,
+// launcher/results/host_facts_file.h) that hvdrun-lab reads; there a fact may also be a plain string.
 #ifndef HVDRUN_LAB_HOST_FACTS_H_
 #define HVDRUN_LAB_HOST_FACTS_H_
 
@@ -15,7 +15,7 @@
 
 #include "common/agent_protocol.h"
 #include "hvdrun/status.h"
-#include "lab/matrix.h"
+#include "lab/experiment/matrix.h"
 
 namespace hvdrun::lab {
 

@@ -15,14 +15,14 @@
 
 #include "common/env_names.h"
 #include "common/version.h"
-#include "lab/experiment_config.h"
-#include "lab/experiment_results.h"
-#include "lab/experiment_runner.h"
+#include "lab/experiment/experiment_config.h"
+#include "lab/experiment/matrix.h"
 #include "lab/host_facts.h"
-#include "lab/interrupt_signals.h"
-#include "lab/matrix.h"
-#include "lab/report_writer.h"
-#include "lab/slurm_job.h"
+#include "lab/report/report_writer.h"
+#include "lab/run/experiment_runner.h"
+#include "lab/run/interrupt_signals.h"
+#include "lab/run/slurm_job.h"
+#include "lab/store/experiment_results.h"
 #include "lab/whole_file.h"
 
 namespace hvdrun::lab {

@@ -8,8 +8,8 @@
 
 #include "common/exit_codes.h"
 #include "common/version.h"
-#include "launcher/agent_launcher.h"
-#include "launcher/host_facts_file.h"
+#include "launcher/agents/agent_launcher.h"
+#include "launcher/results/host_facts_file.h"
 
 namespace hvdrun {
 namespace {

@@ -14,8 +14,8 @@
 #include "common/exit_codes.h"
 #include "common/job_secret.h"
 #include "common/network_interfaces.h"
-#include "launcher/host_facts_file.h"
-#include "launcher/results_writer.h"
+#include "launcher/results/host_facts_file.h"
+#include "launcher/results/results_writer.h"
 
 namespace hvdrun {
 namespace {

@@ -14,10 +14,11 @@
 //  - routes their output (OutputRouter) until every rank has ended. The first rank that fails stops
 //    the job: every other rank is stopped (SIGTERM, SIGKILL after a grace period). SIGINT, SIGTERM
 //    or SIGHUP to hvdrun stops the job the same way; a second SIGINT kills every rank at once;
-//  - reports how the job ended (launcher/failure_report.h: the first failure's line or table, the
+//  - reports how the job ended (launcher/results/failure_report.h: the first failure's line or table, the
 //    interrupt, or the launcher's own failure) and publishes the ranks' reports, the results
-//    directory and each host's facts (launcher/results_writer.h), and merges every rank's timeline
-//    (launcher/timeline_collector.h). When Run() returns, everything the launcher started has ended.
+//    directory and each host's facts (launcher/results/results_writer.h), and merges every rank's timeline
+//    (launcher/rendezvous/timeline_collector.h). When Run() returns, everything the launcher started has
+//    ended.
 //
 // The first failure is the failing rank that ended, or was lost, before anything told it to stop,
 // earliest first (by the ranks' own clocks when the launcher knows them, else in the order the
@@ -32,13 +33,13 @@
 #include <vector>
 
 #include "common/rank_assignment.h"
-#include "launcher/failure_report.h"
 #include "launcher/job_signals.h"
 #include "launcher/launch_options.h"
 #include "launcher/output_router.h"
 #include "launcher/rank_launcher.h"
-#include "launcher/rendezvous_server.h"
-#include "launcher/timeline_collector.h"
+#include "launcher/rendezvous/rendezvous_server.h"
+#include "launcher/rendezvous/timeline_collector.h"
+#include "launcher/results/failure_report.h"
 
 namespace hvdrun {
 

@@ -16,7 +16,7 @@
 #include "common/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
-#include "launcher/ssh_options.h"
+#include "launcher/ssh/ssh_options.h"
 
 namespace hvdrun {
 
@@ -25,7 +25,7 @@ enum class AgentStart {
   // A child process for a host that is this machine, SSH for any other. The default outside a
   // Slurm allocation, and inside one when -H or --hostfile is given.
   kSsh,
-  // srun inside the Slurm allocation, one step per node (launcher/srun_agent_command.h); with --mpi,
+  // srun inside the Slurm allocation, one step per node (launcher/agents/srun_agent_command.h); with --mpi,
   // mpirun reads the allocation itself. The default inside an allocation without -H/--hostfile.
   kSlurm,
   // Every agent a child process of hvdrun on this machine; every host must be this machine.
@@ -55,7 +55,8 @@ struct LaunchOptions {
   std::string working_dir;
   bool verbose = false;
   // The collective backend the ranks use (--gloo, --mpi, --nccl); hvdrun then runs its rendezvous
-  // service. With kMpi, mpirun starts the ranks instead of hvdrun's agents (launcher/mpirun_launcher.h).
+  // service. With kMpi, mpirun starts the ranks instead of hvdrun's agents
+  // (launcher/mpirun/mpirun_launcher.h).
   std::optional<BackendKind> backend;
   // --dry-run, with --mpi only: print the mpirun command and start nothing.
   bool dry_run = false;

@@ -1,6 +1,6 @@
 // hvdrun: the launcher. Parses the command line, then runs the job (launcher/job_run.h) with
-// hvdrun's agents (launcher/agent_launcher.h), or with --mpi under mpirun
-// (launcher/mpirun_launcher.h); or, with --check, checks the hosts (launcher/host_check.h).
+// hvdrun's agents (launcher/agents/agent_launcher.h), or with --mpi under mpirun
+// (launcher/mpirun/mpirun_launcher.h); or, with --check, checks the hosts (launcher/host_check.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,11 +9,11 @@
 #include <memory>
 #include <string>
 
-#include "launcher/agent_launcher.h"
+#include "launcher/agents/agent_launcher.h"
 #include "launcher/host_check.h"
 #include "launcher/job_run.h"
 #include "launcher/launch_options.h"
-#include "launcher/mpirun_launcher.h"
+#include "launcher/mpirun/mpirun_launcher.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // RankLauncher: how a job's ranks are started and watched, behind one interface, so that one job
 // lifecycle (launcher/job_run.h) serves every way of starting them. Two implementations:
-// AgentLauncher (launcher/agent_launcher.h: one hvdrun-agent per host, as a child process or over
-// SSH) and MpirunLauncher (launcher/mpirun_launcher.h: Open MPI's mpirun); tests drive JobRun with
+// AgentLauncher (launcher/agents/agent_launcher.h: one hvdrun-agent per host, as a child process or over
+// SSH) and MpirunLauncher (launcher/mpirun/mpirun_launcher.h: Open MPI's mpirun); tests drive JobRun with
 // a fake one.
 //
 // JobRun calls a launcher in this order, all on one thread:

@@ -69,7 +69,7 @@ TEST(TrainerReportTest, RankReportCarriesStepsAndASummaryOfNumbers) {
   EXPECT_EQ(summary["img_per_sec_total"], 28);
   EXPECT_EQ(summary["test_accuracy"], 0.75);
   EXPECT_EQ(summary["train_loss"], 0.5);
-  // What hvdrun-lab's step breakdown reads (lab/step_breakdown.h).
+  // What hvdrun-lab's step breakdown reads (lab/report/step_breakdown.h).
   EXPECT_EQ(summary["compute_time_s"], 1.5);
   EXPECT_EQ(summary["comm_wait_s"], 0.5);
   EXPECT_EQ(summary["comm_overlapped_s"], 0.25);

@@ -1,0 +1,221 @@
+#include "lab/report/results_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace hvdrun::lab {
+namespace {
+
+// The position of `value` among `axis`'s values in the experiment; unknown values sort last.
+size_t ValueIndex(const ExperimentResults& results, const std::string& axis, const std::string& value) {
+  for (const StoredAxis& stored : results.axes) {
+    if (stored.name != axis) continue;
+    auto it = std::find(stored.values.begin(), stored.values.end(), value);
+    return static_cast<size_t>(it - stored.values.begin());
+  }
+  return 0;
+}
+
+std::vector<size_t> SortKey(const ExperimentResults& results, const SpeedupRow& row) {
+  std::vector<size_t> key = {ValueIndex(results, "backend", row.backend)};
+  for (const auto& [name, value] : row.group) key.push_back(ValueIndex(results, name, value));
+  key.push_back(static_cast<size_t>(row.servers));
+  key.push_back(static_cast<size_t>(row.procs_per_server));
+  return key;
+}
+
+}  // namespace
+
+Spread SpreadOf(const std::vector<double>& values) {
+  Spread spread;
+  spread.n = static_cast<int>(values.size());
+  if (values.empty()) return spread;
+  spread.mean = std::accumulate(values.begin(), values.end(), 0.0) / spread.n;
+  spread.min = *std::min_element(values.begin(), values.end());
+  spread.max = *std::max_element(values.begin(), values.end());
+  if (spread.n > 1) {
+    double squares = 0;
+    for (double value : values) squares += (value - spread.mean) * (value - spread.mean);
+    spread.sd = std::sqrt(squares / (spread.n - 1));
+  }
+  return spread;
+}
+
+std::string DescribeGroup(const std::vector<std::pair<std::string, std::string>>& group) {
+  std::string out;
+  for (const auto& [name, value] : group) out += (out.empty() ? "" : " ") + name + "=" + value;
+  return out;
+}
+
+std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
+  const FigureNames& figures = results.figures;
+  std::vector<SpeedupRow> rows;
+  for (const StoredCell& stored : results.cells) {
+    SpeedupRow row;
+    row.cell_id = stored.cell.id;
+    row.backend = stored.cell.backend;
+    row.servers = stored.cell.servers;
+    row.procs_per_server = stored.cell.procs_per_server;
+    row.workers = stored.cell.num_proc;
+    for (const auto& [name, value] : stored.cell.values) {
+      if (!IsPlacementAxis(name)) row.group.emplace_back(name, value);
+    }
+    std::vector<double> step_by_run, step_by_rank, per_worker_by_run, per_worker_by_rank, total_by_run,
+        accuracy_by_run, training_by_run;
+    bool throughput_everywhere = true;
+    std::vector<int> threads;
+    for (const StoredRun& run : stored.runs) {
+      if (!run.record.ok) {
+        ++row.runs_failed;
+        continue;
+      }
+      std::vector<double> steps, throughputs, accuracies, trainings;
+      for (const RankReport& rank : run.ranks) {
+        threads.push_back(rank.threads);
+        auto step = rank.figures.find(figures.step_time);
+        if (step != rank.figures.end()) steps.push_back(step->second * figures.step_time_scale);
+        auto throughput = rank.figures.find(figures.throughput);
+        if (throughput != rank.figures.end()) {
+          throughputs.push_back(throughput->second);
+        } else {
+          throughput_everywhere = false;
+        }
+        auto accuracy = rank.figures.find(figures.accuracy);
+        if (accuracy != rank.figures.end()) accuracies.push_back(accuracy->second);
+        auto training = rank.figures.find(figures.training_time);
+        if (training != rank.figures.end()) trainings.push_back(training->second);
+      }
+      if (steps.empty()) continue;
+      ++row.runs_ok;
+      step_by_run.push_back(SpreadOf(steps).mean);
+      step_by_rank.insert(step_by_rank.end(), steps.begin(), steps.end());
+      if (!throughputs.empty()) {
+        per_worker_by_run.push_back(SpreadOf(throughputs).mean);
+        per_worker_by_rank.insert(per_worker_by_rank.end(), throughputs.begin(), throughputs.end());
+        total_by_run.push_back(std::accumulate(throughputs.begin(), throughputs.end(), 0.0));
+      }
+      if (!accuracies.empty()) accuracy_by_run.push_back(SpreadOf(accuracies).mean);
+      if (!trainings.empty()) training_by_run.push_back(SpreadOf(trainings).mean);
+    }
+    if (row.runs_ok == 0) continue;
+    if (!threads.empty() &&
+        std::all_of(threads.begin(), threads.end(), [&](int t) { return t == threads[0]; })) {
+      row.threads = threads[0];
+    }
+    row.step_time_s = SpreadOf(step_by_run);
+    row.step_time_ranks_s = SpreadOf(step_by_rank);
+    row.has_throughput = throughput_everywhere && !per_worker_by_run.empty();
+    if (row.has_throughput) {
+      row.throughput_per_worker = SpreadOf(per_worker_by_run);
+      row.throughput_per_worker_ranks = SpreadOf(per_worker_by_rank);
+      row.total_throughput = SpreadOf(total_by_run);
+    }
+    row.has_accuracy = !accuracy_by_run.empty();
+    if (row.has_accuracy) row.accuracy = SpreadOf(accuracy_by_run);
+    row.has_training_time = !training_by_run.empty();
+    if (row.has_training_time) row.training_time_s = SpreadOf(training_by_run);
+    rows.push_back(std::move(row));
+  }
+  std::map<std::string, const SpeedupRow*> baselines;
+  auto group_key = [](const SpeedupRow& row) { return row.backend + '\0' + DescribeGroup(row.group); };
+  for (const SpeedupRow& row : rows) {
+    if (row.workers == 1) baselines[group_key(row)] = &row;
+  }
+  for (SpeedupRow& row : rows) {
+    auto it = baselines.find(group_key(row));
+    if (it == baselines.end()) continue;
+    const SpeedupRow& base = *it->second;
+    if (row.has_throughput && base.has_throughput && base.total_throughput.mean > 0) {
+      row.speedup = row.total_throughput.mean / base.total_throughput.mean;
+      row.speedup_basis = "throughput";
+    } else if (row.step_time_s.mean > 0) {
+      row.speedup = row.workers * base.step_time_s.mean / row.step_time_s.mean;
+      row.speedup_basis = "step time";
+    }
+    if (row.speedup) row.efficiency = *row.speedup / row.workers;
+    row.baseline_cell = base.cell_id;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](const SpeedupRow& a, const SpeedupRow& b) {
+    return SortKey(results, a) < SortKey(results, b);
+  });
+  return rows;
+}
+
+std::vector<SizeRow> BuildSizeTable(const ExperimentResults& results) {
+  std::vector<SizeRow> rows;
+  for (const StoredCell& stored : results.cells) {
+    // bytes -> (times, bandwidths), over ranks and ok runs, in the order sizes first appear.
+    std::vector<double> order;
+    std::map<double, std::pair<std::vector<double>, std::vector<double>>> by_size;
+    for (const StoredRun& run : stored.runs) {
+      if (!run.record.ok) continue;
+      for (const RankReport& rank : run.ranks) {
+        for (const AllreduceSize& size : rank.sizes) {
+          if (by_size.find(size.bytes) == by_size.end()) order.push_back(size.bytes);
+          by_size[size.bytes].first.push_back(size.time_us);
+          if (size.busbw_gbps) by_size[size.bytes].second.push_back(*size.busbw_gbps);
+        }
+      }
+    }
+    for (double bytes : order) {
+      SizeRow row;
+      row.cell_id = stored.cell.id;
+      row.backend = stored.cell.backend;
+      row.workers = stored.cell.num_proc;
+      row.bytes = bytes;
+      row.time_us = SpreadOf(by_size[bytes].first);
+      row.busbw_gbps = SpreadOf(by_size[bytes].second);
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+std::vector<ComparisonRow> BuildComparison(const ExperimentResults& results,
+                                           const std::vector<SpeedupRow>& rows, const std::string& axis) {
+  auto stored = std::find_if(results.axes.begin(), results.axes.end(),
+                             [&](const StoredAxis& a) { return a.name == axis; });
+  if (stored == results.axes.end() || stored->values.size() < 2) return {};
+  // group -> rows, groups in the order of their first row.
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<ComparisonRow>> by_group;
+  for (const SpeedupRow& row : rows) {
+    ComparisonRow comparison;
+    std::vector<std::pair<std::string, std::string>> others;
+    for (const auto& [name, value] : row.group) {
+      if (name == axis) {
+        comparison.value = value;
+      } else {
+        others.emplace_back(name, value);
+      }
+    }
+    comparison.group = "backend=" + row.backend + " np=" + std::to_string(row.workers) +
+                       " servers=" + std::to_string(row.servers) +
+                       (others.empty() ? "" : " " + DescribeGroup(others));
+    comparison.row = row;
+    if (by_group.find(comparison.group) == by_group.end()) groups.push_back(comparison.group);
+    by_group[comparison.group].push_back(std::move(comparison));
+  }
+  std::vector<ComparisonRow> out;
+  for (const std::string& group : groups) {
+    std::vector<ComparisonRow>& members = by_group[group];
+    std::stable_sort(members.begin(), members.end(), [&](const ComparisonRow& a, const ComparisonRow& b) {
+      return ValueIndex(results, axis, a.value) < ValueIndex(results, axis, b.value);
+    });
+    const SpeedupRow& first = members.front().row;
+    for (ComparisonRow& member : members) {
+      if (member.row.has_throughput && first.has_throughput && first.throughput_per_worker.mean > 0) {
+        member.relative_throughput = member.row.throughput_per_worker.mean / first.throughput_per_worker.mean;
+      }
+      if (first.step_time_s.mean > 0) {
+        member.relative_step_time = member.row.step_time_s.mean / first.step_time_s.mean;
+      }
+      out.push_back(std::move(member));
+    }
+  }
+  return out;
+}
+
+}  // namespace hvdrun::lab

@@ -1,0 +1,170 @@
+#include "lab/run/cell_runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/process_spawner.h"
+#include "common/shell_words.h"
+#include "common/wait_status.h"
+#include "lab/utc_time.h"
+#include "lab/whole_file.h"
+
+namespace hvdrun::lab {
+namespace {
+
+constexpr std::chrono::milliseconds kPollInterval{100};
+// Where, inside a run's directory, hvdrun writes (relative: hvdrun runs in the run's directory).
+constexpr const char* kHvdrunResults = "hvdrun";
+constexpr const char* kRankLogs = "logs";
+
+// hvdrun's line that says why it failed: its last `hvdrun:` line other than the figures' heading.
+std::string HvdrunErrorLine(const std::string& stderr_path) {
+  StatusOr<std::string> text = ReadWholeFile(stderr_path);
+  if (!text.ok()) return "";
+  std::istringstream lines(text.value());
+  std::string line;
+  std::string found;
+  while (std::getline(lines, line)) {
+    if (line.rfind("hvdrun: ", 0) == 0 && line.find(" ranks reported") == std::string::npos) found = line;
+  }
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> RunArguments(const Cell& cell, const std::string& program) {
+  return HvdrunArguments(cell, program, kHvdrunResults, kRankLogs);
+}
+
+std::string CheckReports(const std::string& hvdrun_results_dir, int num_proc, const std::string& step_time) {
+  std::vector<int> missing;
+  for (int rank = 0; rank < num_proc; ++rank) {
+    std::string path = hvdrun_results_dir + "/ranks/rank-" + std::to_string(rank) + ".json";
+    StatusOr<std::string> text = ReadWholeFile(path);
+    if (!text.ok()) {
+      missing.push_back(rank);
+      continue;
+    }
+    nlohmann::json report = nlohmann::json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+    const nlohmann::json* summary = nullptr;
+    if (report.is_object() && report.contains("summary") && report["summary"].is_object()) {
+      summary = &report["summary"];
+    }
+    if (summary == nullptr) {
+      return "rank " + std::to_string(rank) + "'s report has no \"summary\" object of figures";
+    }
+    auto figure = summary->find(step_time);
+    if (figure == summary->end() || !figure->is_number()) {
+      std::string names;
+      for (const auto& item : summary->items()) names += (names.empty() ? "" : ", ") + item.key();
+      return "rank " + std::to_string(rank) + "'s report has no figure '" + step_time +
+             "' (it has: " + (names.empty() ? "none" : names) + "); set figures.step_time in the experiment";
+    }
+  }
+  if (missing.empty()) return "";
+  std::string ranks;
+  for (size_t i = 0; i < missing.size() && i < 8; ++i) {
+    ranks += (i == 0 ? "" : ", ") + std::to_string(missing[i]);
+  }
+  if (missing.size() > 8) ranks += " and " + std::to_string(missing.size() - 8) + " more";
+  return std::string(missing.size() == 1 ? "rank " : "ranks ") + ranks + " of " + std::to_string(num_proc) +
+         " sent no report (does the program report through libhvdrun?)";
+}
+
+StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
+  StatusOr<std::string> run_dir = store_.BeginRun(cell.id, repeat);
+  if (!run_dir.ok()) return run_dir.status();
+  std::vector<std::string> args = RunArguments(cell, options_.program);
+  std::vector<std::string> argv = {options_.hvdrun};
+  argv.insert(argv.end(), args.begin(), args.end());
+  nlohmann::json values = nlohmann::json::object();
+  for (const auto& [name, value] : cell.values) values[name] = value;
+  const std::string line = ShellJoin(argv);
+  nlohmann::json command = {
+      {"argv", argv}, {"working_dir", "the run's directory"}, {"shell", line}, {"cell", values}};
+  if (Status status = WriteFileAtomically(run_dir.value() + "/command.json", command.dump(2) + "\n");
+      !status.ok()) {
+    return status;
+  }
+
+  RunRecord record;
+  record.started_at = UtcNow(UtcFormat::kIso8601);
+  record.command = args;
+  // hvdrun leads a process group of its own, so that a Ctrl-C at the terminal reaches only
+  // hvdrun-lab, which passes it on; it gets SIGTERM when hvdrun-lab dies (and stops its ranks).
+  const std::string stderr_path = run_dir.value() + "/stderr.log";
+  SpawnOptions child_options;
+  child_options.argv = argv;
+  child_options.working_dir = run_dir.value();
+  child_options.stdout_spec = StdioSpec::File(run_dir.value() + "/stdout.log");
+  child_options.stderr_spec = StdioSpec::File(stderr_path);
+  child_options.own_process_group = true;
+  child_options.parent_death_signal = SIGTERM;
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<ChildProcess> started = SpawnProcess(child_options);
+  if (!started.ok()) {
+    store_.DiscardRun(cell.id, repeat);
+    return started.status();
+  }
+  ChildProcess hvdrun = std::move(started).value();
+
+  int forwarded = 0;  // interrupts passed on to hvdrun
+  InterruptRequest interrupt;
+  std::optional<std::chrono::steady_clock::time_point> stop_began;
+  bool killed = false;
+  std::optional<int> wait_status;
+  while (!(wait_status = hvdrun.Poll())) {
+    const auto now = std::chrono::steady_clock::now();
+    interrupt = options_.interrupts();
+    if (interrupt.count > forwarded) {
+      // Each signal hvdrun-lab gets goes on to hvdrun: a second SIGINT makes it kill at once.
+      hvdrun.Signal(interrupt.signal);
+      forwarded = interrupt.count;
+      if (!stop_began) stop_began = now;
+    }
+    if (!record.timed_out && !stop_began && now - start >= options_.timeout) {
+      record.timed_out = true;
+      hvdrun.Signal(SIGTERM);
+      stop_began = now;
+    }
+    if (stop_began && !killed && now - *stop_began >= options_.stop_grace) {
+      hvdrun.KillGroup();
+      killed = true;
+    }
+    options_.on_tick();
+    ::usleep(static_cast<useconds_t>(std::chrono::microseconds(kPollInterval).count()));
+  }
+  record.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (forwarded > 0) {
+    store_.DiscardRun(cell.id, repeat);
+    RunOutcome outcome;
+    outcome.interrupted = true;
+    outcome.signal = interrupt.signal;
+    return outcome;
+  }
+  record.exit_code = WIFEXITED(*wait_status) ? WEXITSTATUS(*wait_status) : -1;
+  if (record.timed_out) {
+    std::ostringstream seconds;
+    seconds << std::chrono::duration<double>(options_.timeout).count();
+    record.error = "timed out after " + seconds.str() + " s (the experiment's timeout); hvdrun was stopped";
+  } else if (record.exit_code != 0) {
+    std::string why = HvdrunErrorLine(stderr_path);
+    record.error = "hvdrun ended with " + DescribeWaitStatus(*wait_status) + (why.empty() ? "" : ": " + why);
+  } else {
+    record.error =
+        CheckReports(run_dir.value() + "/" + kHvdrunResults, cell.num_proc, options_.figures.step_time);
+  }
+  record.ok = record.error.empty();
+  if (Status status = store_.CommitRun(cell.id, repeat, record); !status.ok()) return status;
+  RunOutcome outcome;
+  outcome.record = record;
+  return outcome;
+}
+
+}  // namespace hvdrun::lab

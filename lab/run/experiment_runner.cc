@@ -1,0 +1,162 @@
+#include "lab/run/experiment_runner.h"
+
+#include <signal.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/atomic_file.h"
+#include "common/wait_status.h"
+#include "lab/run/cell_runner.h"
+#include "lab/store/experiment_results.h"
+#include "lab/store/run_store.h"
+#include "lab/utc_time.h"
+
+namespace hvdrun::lab {
+namespace {
+
+struct PlannedRun {
+  const Cell* cell = nullptr;
+  int repeat = 0;
+  std::string note;  // why a run that exists is made again
+};
+
+Status WriteExperimentFiles(const RunStore& store, const ExperimentConfig& config, const Matrix& matrix,
+                            const ExperimentRunOptions& options) {
+  nlohmann::json environment = HostFactsToJson(options.local_facts);
+  environment["probed_at"] = UtcNow(UtcFormat::kIso8601);
+  if (matrix.slurm) {
+    std::vector<std::string> nodes;
+    for (const HostSlots& node : matrix.slurm->nodes) nodes.push_back(node.host);
+    environment["slurm"] = {{"job_id", matrix.slurm->job_id},
+                            {"node_list", matrix.slurm->node_list},
+                            {"tasks_per_node", matrix.slurm->tasks_per_node},
+                            {"nodes", nodes}};
+  }
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"experiment.json", ExperimentToJson(config, matrix).dump(2) + "\n"},
+      {"experiment.yaml", options.experiment_text},
+      {"environment.json", environment.dump(2) + "\n"}};
+  for (const auto& [name, contents] : files) {
+    if (Status status = WriteFileAtomically(store.dir() + "/" + name, contents); !status.ok()) return status;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunExperiment(const ExperimentConfig& config, const Matrix& matrix, const ExperimentRunOptions& options,
+                  std::ostream& out, std::ostream& err) {
+  RunStore store(options.results_root + "/" + config.name);
+  StatusOr<UniqueFd> lock = store.Lock();
+  if (!lock.ok()) {
+    err << "hvdrun-lab: " << lock.status().message() << "\n";
+    return kLabExitSetup;
+  }
+  if (Status status = WriteExperimentFiles(store, config, matrix, options); !status.ok()) {
+    err << "hvdrun-lab: " << status.message() << "\n";
+    return kLabExitSetup;
+  }
+
+  std::vector<const Cell*> to_run;
+  int skipped = 0;
+  for (const Cell& cell : matrix.cells) {
+    if (!cell.skip_reason.empty()) {
+      ++skipped;
+      out << "hvdrun-lab: skipped " << DescribeCell(cell) << ": " << cell.skip_reason << "\n";
+      continue;
+    }
+    to_run.push_back(&cell);
+  }
+  // Round by round: every cell's first run, then every cell's second, and so on, so that a machine
+  // that slows down or speeds up during the experiment moves every cell's mean alike, and ratios
+  // between cells (speedups) keep to what the cells themselves do.
+  std::vector<PlannedRun> planned;
+  int kept = 0;
+  double kept_seconds = 0;
+  for (int repeat = 1; repeat <= config.repeats; ++repeat) {
+    for (const Cell* cell : to_run) {
+      std::optional<RunRecord> record = store.FindRun(cell->id, repeat);
+      PlannedRun run{cell, repeat, ""};
+      if (record && !options.force) {
+        if (record->ok && record->command == RunArguments(*cell, options.program)) {
+          ++kept;
+          kept_seconds += record->duration_s;
+          continue;
+        }
+        run.note = record->ok ? "the experiment changed since it ran" : "it failed before";
+      }
+      planned.push_back(run);
+    }
+  }
+  const int total = kept + static_cast<int>(planned.size());
+  out << "hvdrun-lab: " << config.name << ": " << matrix.cells.size() << " cells";
+  if (skipped > 0) out << " (" << skipped << " skipped)";
+  out << ", " << total << " runs; " << kept << " complete from before, " << planned.size()
+      << " to make; results in " << store.dir() << "\n"
+      << std::flush;
+
+  ProgressDisplay::Options display_options;
+  display_options.terminal = options.terminal;
+  display_options.width = options.terminal_width;
+  display_options.total_runs = total;
+  ProgressDisplay display(out, display_options, ProgressDisplay::Clock::now());
+  if (kept > 0) display.AddKeptRuns(kept, kept_seconds / kept);
+
+  CellRunnerOptions runner_options;
+  runner_options.hvdrun = options.hvdrun;
+  runner_options.program = options.program;
+  runner_options.figures = config.figures;
+  runner_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(config.timeout_s * 1000));
+  runner_options.interrupts = options.interrupts;
+  runner_options.on_tick = [&] { display.Tick(ProgressDisplay::Clock::now()); };
+  CellRunner runner(store, runner_options);
+
+  int ok = 0;
+  int failed = 0;
+  int interrupted_by = 0;
+  for (const PlannedRun& run : planned) {
+    if (InterruptRequest interrupt = options.interrupts(); interrupt.count > 0) {
+      interrupted_by = interrupt.signal;
+      break;
+    }
+    std::string label = DescribeCell(*run.cell);
+    if (config.repeats > 1) {
+      label += " repeat " + std::to_string(run.repeat) + "/" + std::to_string(config.repeats);
+    }
+    if (!run.note.empty()) display.Message("hvdrun-lab: making " + label + " again: " + run.note);
+    display.RunStarted(label, ProgressDisplay::Clock::now());
+    StatusOr<RunOutcome> outcome = runner.Run(*run.cell, run.repeat);
+    if (!outcome.ok()) {
+      display.Finish();
+      err << "hvdrun-lab: cells/" << run.cell->id << "/repeat-" << run.repeat << ": "
+          << outcome.status().message() << "\n";
+      return kLabExitSetup;
+    }
+    if (outcome->interrupted) {
+      interrupted_by = outcome->signal;
+      break;
+    }
+    const RunRecord& record = outcome->record;
+    if (record.ok) {
+      ++ok;
+    } else {
+      ++failed;
+    }
+    display.RunFinished(record.ok, record.error, record.duration_s, ProgressDisplay::Clock::now());
+  }
+  display.Finish();
+  const int complete = kept + ok + failed;
+  if (interrupted_by != 0) {
+    out << "hvdrun-lab: stopped by " << SignalName(interrupted_by) << ": " << complete << " of " << total
+        << " runs complete, the run in progress discarded; run the same command again to go on\n";
+    return 128 + interrupted_by;
+  }
+  out << "hvdrun-lab: " << total << " runs: " << (kept + ok) << " ok (" << kept << " kept from before), "
+      << failed << " failed";
+  if (skipped > 0) out << "; " << skipped << " cells skipped";
+  out << "\nhvdrun-lab: report with: hvdrun-lab report " << store.dir() << "\n";
+  return failed > 0 ? kLabExitRunsFailed : kLabExitOk;
+}
+
+}  // namespace hvdrun::lab

@@ -1,0 +1,216 @@
+#include "launcher/launch_flags.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace hvdrun {
+namespace {
+
+using Variables = std::map<std::string, std::string>;
+
+GetEnv LookupIn(const Variables& variables) {
+  return [&variables](const char* name) -> const char* {
+    auto it = variables.find(name);
+    return it == variables.end() ? nullptr : it->second.c_str();
+  };
+}
+
+LaunchFlags Given(LaunchFlags flags, std::initializer_list<const char*> names) {
+  for (const char* name : names) flags.given.insert(name);
+  return flags;
+}
+
+TEST(LaunchFlags, WholeNumbersNameTheFlagAndTheRange) {
+  EXPECT_EQ(ResolveWholeNumber("-np", "4", 1, 8).value(), 4);
+  EXPECT_EQ(ResolveWholeNumber("-np", "9", 1, 8).status().message(), "-np: 9 is out of range (1 to 8)");
+  EXPECT_EQ(ResolveWholeNumber("-np", "four", 1, 8).status().message(), "-np: 'four' is not a whole number");
+}
+
+TEST(LaunchFlags, NumbersApplyOnlyWhereGiven) {
+  LaunchFlags flags;
+  flags.start_timeout = "not looked at";
+  LaunchOptions options;
+  ASSERT_TRUE(ResolveNumbers(flags, options).ok());
+  EXPECT_EQ(options.start_timeout_s, 30);
+  flags = Given(flags, {"--start-timeout"});
+  flags.start_timeout = "5";
+  flags.ssh_port = "2222";
+  flags.given.insert("--ssh-port");
+  ASSERT_TRUE(ResolveNumbers(flags, options).ok());
+  EXPECT_EQ(options.start_timeout_s, 5);
+  EXPECT_EQ(options.ssh.port, 2222);
+  flags.num_proc = "0";
+  flags.given.insert("--num-proc");
+  EXPECT_EQ(ResolveNumbers(flags, options).message(), "-np: 0 is out of range (1 to 1048576)");
+}
+
+TEST(LaunchFlags, TheAgentPathDefaultStaysUnlessGiven) {
+  LaunchFlags flags;
+  LaunchOptions options;
+  ASSERT_TRUE(ResolvePlainValues(flags, options).ok());
+  EXPECT_EQ(options.remote_agent_path, "hvdrun-agent");
+  EXPECT_FALSE(options.remote_agent_path_given);
+  flags = Given(flags, {"--agent-path"});
+  flags.agent_path = "/opt/hvdrun/bin/hvdrun-agent";
+  ASSERT_TRUE(ResolvePlainValues(flags, options).ok());
+  EXPECT_EQ(options.remote_agent_path, "/opt/hvdrun/bin/hvdrun-agent");
+  EXPECT_TRUE(options.remote_agent_path_given);
+  flags.ssh_identity_file = "/nonexistent/key";
+  EXPECT_EQ(ResolvePlainValues(flags, options).message().rfind("--ssh-identity-file: cannot read", 0), 0u);
+}
+
+TEST(LaunchFlags, OneBackendAndItsOwnFlags) {
+  LaunchFlags flags;
+  flags.gloo = flags.mpi = true;
+  LaunchOptions options;
+  EXPECT_EQ(ResolveBackend(flags, options).message(), "give at most one of --gloo, --mpi and --nccl");
+  flags.gloo = false;
+  flags.mpi_args = "-mca btl '^openib'";
+  flags.given.insert("--mpi-args");
+  ASSERT_TRUE(ResolveBackend(flags, options).ok());
+  EXPECT_EQ(options.backend, BackendKind::kMpi);
+  EXPECT_EQ(options.mpi_args, (std::vector<std::string>{"-mca", "btl", "^openib"}));
+  flags.mpi = false;
+  flags.nccl = true;
+  EXPECT_EQ(ResolveBackend(flags, options).message(),
+            "--mpi-args: only with --mpi (they are mpirun's arguments)");
+  flags.dry_run = true;
+  EXPECT_EQ(ResolveBackend(flags, options).message().rfind("--dry-run: only with --mpi", 0), 0u);
+}
+
+TEST(LaunchFlags, CheckRunsNoCommandAndAnythingElseNeedsOne) {
+  LaunchOptions options;
+  EXPECT_EQ(ResolveCommand(options).message(),
+            "no command given (usage: hvdrun [options] command [args...])");
+  options.check = true;
+  EXPECT_TRUE(ResolveCommand(options).ok());
+  options.backend = BackendKind::kGloo;
+  EXPECT_EQ(ResolveCommand(options).message(), "--check: starts no rank, so takes no backend");
+}
+
+TEST(LaunchFlags, HostsFromTheFlagsOrLocalhostWithNpSlots) {
+  const Variables none;
+  LaunchFlags flags;
+  LaunchOptions options;
+  EXPECT_EQ(ResolveHosts(flags, LookupIn(none), options).message(),
+            "-np: give the number of processes (or hosts with -H or --hostfile)");
+  options.num_proc = 3;
+  ASSERT_TRUE(ResolveHosts(flags, LookupIn(none), options).ok());
+  EXPECT_EQ(options.hosts, (std::vector<HostSlots>{{"localhost", 3, ""}}));
+  EXPECT_EQ(options.agent_start, AgentStart::kSsh);
+
+  LaunchOptions listed;
+  flags.hosts = "a:2,b:2";
+  ASSERT_TRUE(ResolveHosts(flags, LookupIn(none), listed).ok());
+  EXPECT_EQ(listed.num_proc, 4);  // every slot
+  flags.hostfile = "hosts.txt";
+  EXPECT_EQ(ResolveHosts(flags, LookupIn(none), listed).message(), "give either -H or --hostfile, not both");
+  flags.hostfile.clear();
+  flags = Given(flags, {"--launcher"});
+  flags.launcher = "pbs";
+  EXPECT_EQ(ResolveHosts(flags, LookupIn(none), listed).message(),
+            "--launcher 'pbs': one of ssh, slurm, local");
+}
+
+TEST(LaunchFlags, InsideAnAllocationTheLauncherDefaultsToSlurm) {
+  const Variables slurm = {{"SLURM_JOB_ID", "42"},
+                           {"SLURM_JOB_NODELIST", "n[1-2]"},
+                           {"SLURM_TASKS_PER_NODE", "2(x2)"},
+                           {"SLURM_NTASKS", "4"}};
+  LaunchOptions options;
+  ASSERT_TRUE(ResolveHosts(LaunchFlags{}, LookupIn(slurm), options).ok());
+  EXPECT_EQ(options.agent_start, AgentStart::kSlurm);
+  EXPECT_EQ(options.num_proc, 4);
+  ASSERT_TRUE(options.slurm.has_value());
+}
+
+TEST(LaunchFlags, InterfacesAreSplitCheckedAndEachKeptOnce) {
+  StatusOr<std::vector<std::string>> names = ResolveNetworkInterfaces({"eth0,eth1", "eth0"});
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  EXPECT_EQ(names.value(), (std::vector<std::string>{"eth0", "eth1"}));
+  EXPECT_EQ(ResolveNetworkInterfaces({"eth0,"}).status().message(),
+            "--network-interface 'eth0,': an empty interface name");
+  EXPECT_FALSE(ResolveNetworkInterfaces({"a/b"}).ok());
+}
+
+TEST(LaunchFlags, ExportsTakeHvdrunsValueForABareName) {
+  const Variables environment = {{"OMP_NUM_THREADS", "4"}};
+  StatusOr<std::vector<std::string>> exports =
+      ResolveExports({"OMP_NUM_THREADS", "A=1"}, false, LookupIn(environment));
+  ASSERT_TRUE(exports.ok()) << exports.status().message();
+  EXPECT_EQ(exports.value(), (std::vector<std::string>{"OMP_NUM_THREADS=4", "A=1"}));
+  EXPECT_EQ(ResolveExports({"UNSET"}, false, LookupIn(environment)).status().message(),
+            "-x UNSET: UNSET is not set in hvdrun's environment");
+  EXPECT_EQ(ResolveExports({"1A=2"}, false, LookupIn(environment)).status().message(),
+            "-x '1A=2': not a variable name (expected NAME or NAME=VALUE)");
+  EXPECT_TRUE(ResolveExports({"HVDRUN_SECRET=x"}, false, LookupIn(environment)).ok());
+  EXPECT_FALSE(ResolveExports({"HVDRUN_SECRET=x"}, true, LookupIn(environment)).ok());
+}
+
+TEST(LaunchFlags, TuningFlagsBecomeHorovodsVariables) {
+  LaunchFlags flags = Given({}, {"--fusion-threshold-mb", "--cycle-time-ms", "--cache-capacity"});
+  flags.fusion_threshold_mb = "64";
+  flags.cycle_time_ms = "2.5";
+  flags.cache_capacity = "0";
+  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, std::nullopt);
+  ASSERT_TRUE(tuning.ok()) << tuning.status().message();
+  ASSERT_EQ(tuning->size(), 3u);
+  EXPECT_EQ((*tuning)[0].name, "HOROVOD_FUSION_THRESHOLD");
+  EXPECT_EQ((*tuning)[0].value, "67108864");
+  EXPECT_EQ((*tuning)[1].value, "2.5");
+  EXPECT_EQ((*tuning)[2].value, "0");
+  flags.cycle_time_ms = "-1";
+  EXPECT_EQ(ResolveTuning(flags, std::nullopt).status().message(),
+            "--cycle-time-ms: '-1' is not a number of milliseconds from 0 to 60000");
+}
+
+TEST(LaunchFlags, CompressionNeedsAHostMemoryBackendAndSafeguardsNeedFp8) {
+  LaunchFlags flags = Given({}, {"--compression"});
+  flags.compression = "fp16";
+  EXPECT_EQ(ResolveTuning(flags, std::nullopt).status().message(),
+            "--compression: compression is libhvdrun's; give --gloo or --mpi");
+  EXPECT_FALSE(ResolveTuning(flags, BackendKind::kNccl).ok());
+  flags = Given(flags, {"--fp8-scaling"});
+  flags.fp8_scaling = "off";
+  EXPECT_EQ(ResolveTuning(flags, BackendKind::kGloo).status().message(),
+            "--fp8-scaling: a safeguard of fp8 compression; give --compression fp8");
+  flags.compression = "fp8";
+  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, BackendKind::kGloo);
+  ASSERT_TRUE(tuning.ok()) << tuning.status().message();
+  EXPECT_EQ(tuning->back().name, "HVDRUN_FP8_SCALING");
+  EXPECT_EQ(tuning->back().value, "0");
+}
+
+TEST(LaunchFlags, TheTimelineFromTheFlagTheExportsOrTheEnvironment) {
+  const Variables environment = {{"HOROVOD_TIMELINE", "/tmp/inherited.json"}};
+  LaunchOptions options;
+  options.backend = BackendKind::kGloo;
+  options.exports = {"A=1", "HOROVOD_TIMELINE=/tmp/exported.json"};
+  ASSERT_TRUE(ResolveTimeline(LaunchFlags{}, LookupIn(environment), options).ok());
+  EXPECT_EQ(options.timeline_file, "/tmp/exported.json");
+  EXPECT_EQ(options.exports, (std::vector<std::string>{"A=1"}));
+
+  LaunchOptions inherited;
+  inherited.backend = BackendKind::kGloo;
+  ASSERT_TRUE(ResolveTimeline(LaunchFlags{}, LookupIn(environment), inherited).ok());
+  EXPECT_EQ(inherited.timeline_file, "/tmp/inherited.json");
+
+  LaunchOptions no_backend;
+  no_backend.timeline_mark_cycles = true;
+  EXPECT_EQ(ResolveTimeline(LaunchFlags{}, LookupIn({}), no_backend).message(),
+            "--timeline-mark-cycles: give --timeline-filename too");
+}
+
+TEST(LaunchFlags, TuningJoinsTheExportsUnlessMinusXSetsItToo) {
+  LaunchOptions options;
+  options.exports = {"A=1"};
+  ASSERT_TRUE(AddTuningExports({{"--cache-capacity", "HOROVOD_CACHE_CAPACITY", "0"}}, options).ok());
+  EXPECT_EQ(options.exports, (std::vector<std::string>{"A=1", "HOROVOD_CACHE_CAPACITY=0"}));
+  EXPECT_EQ(AddTuningExports({{"--cache-capacity", "HOROVOD_CACHE_CAPACITY", "8"}}, options).message(),
+            "-x HOROVOD_CACHE_CAPACITY: --cache-capacity sets it too; give one of them");
+}
+
+}  // namespace
+}  // namespace hvdrun

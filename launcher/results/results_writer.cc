@@ -1,0 +1,78 @@
+#include "launcher/results/results_writer.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "common/atomic_file.h"
+#include "common/version.h"
+#include "launcher/results/run_summary.h"
+
+namespace hvdrun {
+
+Status WriteResultsFile(const std::string& path, const std::string& contents) {
+  Status status = WriteFileAtomically(path, contents);
+  if (!status.ok()) return Status::Error("--results: " + status.message());
+  return status;
+}
+
+nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions& options,
+                          const std::string& job_id) {
+  nlohmann::json hosts = nlohmann::json::array();
+  for (const HostRanks& host : assignment.hosts()) {
+    hosts.push_back({{"host", host.host}, {"ranks", host.ranks}});
+  }
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankPlacement& place : assignment.ranks()) {
+    ranks.push_back({{"rank", place.rank},
+                     {"host", assignment.hosts()[place.host_index].host},
+                     {"local_rank", place.local_rank},
+                     {"local_size", place.local_size},
+                     {"cross_rank", place.cross_rank},
+                     {"cross_size", place.cross_size}});
+  }
+  nlohmann::json exported = nlohmann::json::array();
+  for (const std::string& entry : options.exports) exported.push_back(entry.substr(0, entry.find('=')));
+  return {{"hvdrun_version", kVersion},
+          {"job_id", job_id},
+          {"launcher", AgentStartName(options.agent_start)},
+          {"slurm_job_id", options.slurm ? nlohmann::json(options.slurm->job_id) : nullptr},
+          {"backend", options.backend ? nlohmann::json(std::string(BackendName(*options.backend))) : nullptr},
+          {"num_proc", assignment.size()},
+          {"command", options.command},
+          {"exported_variables", exported},
+          {"hosts", hosts},
+          {"ranks", ranks}};
+}
+
+Status WriteResults(const std::string& dir, const nlohmann::json& plan,
+                    const std::map<int, std::string>& reports, const nlohmann::json& summary) {
+  std::filesystem::path root(dir);
+  std::error_code error;
+  std::filesystem::create_directories(root / "ranks", error);
+  if (error) {
+    return Status::Error("--results: cannot create '" + (root / "ranks").string() + "': " + error.message());
+  }
+  if (Status status = WriteResultsFile((root / "plan.json").string(), plan.dump(2) + "\n"); !status.ok()) {
+    return status;
+  }
+  for (const auto& [rank, report] : reports) {
+    std::string path = (root / "ranks" / ("rank-" + std::to_string(rank) + ".json")).string();
+    if (Status status = WriteResultsFile(path, report + "\n"); !status.ok()) return status;
+  }
+  return WriteResultsFile((root / "summary.json").string(), summary.dump(2) + "\n");
+}
+
+Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
+                      const LaunchOptions& options, const std::string& job_id) {
+  RunSummary summary = SummarizeReports(reports);
+  for (const std::string& problem : summary.problems) {
+    std::fprintf(stderr, "hvdrun: report of %s\n", problem.c_str());
+  }
+  std::fputs(FormatRunSummary(summary).c_str(), stdout);
+  std::fflush(stdout);
+  if (options.results_dir.empty()) return Status::Ok();
+  return WriteResults(options.results_dir, PlanToJson(assignment, options, job_id), reports,
+                      RunSummaryToJson(summary));
+}
+
+}  // namespace hvdrun

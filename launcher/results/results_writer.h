@@ -1,0 +1,38 @@
+// The results directory of one run (--results DIR), as docs/results.md describes it:
+//   DIR/plan.json           hosts, ranks and their placement, backend, command, job id
+//   DIR/ranks/rank-N.json   each rank's report, as the rank sent it
+//   DIR/summary.json        the figures aggregated over ranks (launcher/results/run_summary.h)
+// Every file is written whole or not at all (common/atomic_file.h), so a reader never sees half a
+// file. The job secret and the values of -x variables are never written.
+#ifndef HVDRUN_LAUNCHER_RESULTS_RESULTS_WRITER_H_
+#define HVDRUN_LAUNCHER_RESULTS_RESULTS_WRITER_H_
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/rank_assignment.h"
+#include "hvdrun/status.h"
+#include "launcher/launch_options.h"
+
+namespace hvdrun {
+
+// Writes one file of the results directory (common/atomic_file.h); the error starts "--results: ".
+Status WriteResultsFile(const std::string& path, const std::string& contents);
+
+// plan.json's contents.
+nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions& options,
+                          const std::string& job_id);
+
+// Creates DIR (and DIR/ranks) and writes the three kinds of file. Errors name the file.
+Status WriteResults(const std::string& dir, const nlohmann::json& plan,
+                    const std::map<int, std::string>& reports, const nlohmann::json& summary);
+
+// The end of every job: prints the summary of the ranks' reports (and a line per report that
+// makes no sense) and, with --results, writes the results directory. The error names the file.
+Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
+                      const LaunchOptions& options, const std::string& job_id);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_RESULTS_RESULTS_WRITER_H_

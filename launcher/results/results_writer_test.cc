@@ -1,0 +1,68 @@
+#include "launcher/results/results_writer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun {
+namespace {
+
+std::string ReadFile(const std::filesystem::path& path) { return e2e::ReadFileBytes(path.string()); }
+
+class ResultsWriterTest : public testing::Test {
+ protected:
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() / ("hvdrun_results_" + std::to_string(::getpid()));
+};
+
+TEST_F(ResultsWriterTest, WritesPlanReportsAndSummary) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"localhost", 2}, {"127.0.0.1", 1}}, 3);
+  ASSERT_TRUE(assignment.ok());
+  LaunchOptions options;
+  options.command = {"hvdrun-bench", "-e", "1M"};
+  options.exports = {"OMP_NUM_THREADS=2", "API_TOKEN=do-not-store"};
+  options.backend = BackendKind::kGloo;
+  nlohmann::json plan = PlanToJson(assignment.value(), options, "job42");
+  ASSERT_TRUE(
+      WriteResults(dir_.string(), plan, {{0, R"({"a":1})"}, {2, R"({"b":2})"}}, {{"ranks_reporting", 2}})
+          .ok());
+
+  nlohmann::json written = nlohmann::json::parse(ReadFile(dir_ / "plan.json"));
+  EXPECT_EQ(written["job_id"], "job42");
+  EXPECT_EQ(written["backend"], "gloo");
+  EXPECT_EQ(written["num_proc"], 3);
+  EXPECT_EQ(written["hosts"][1]["host"], "127.0.0.1");
+  EXPECT_EQ(written["ranks"][2]["cross_rank"], 1);
+  EXPECT_EQ(written["exported_variables"], nlohmann::json({"OMP_NUM_THREADS", "API_TOKEN"}));
+  EXPECT_EQ(ReadFile(dir_ / "plan.json").find("do-not-store"), std::string::npos);
+  EXPECT_EQ(ReadFile(dir_ / "ranks" / "rank-2.json"), "{\"b\":2}\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "ranks" / "rank-1.json"));
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir_ / "summary.json"))["ranks_reporting"], 2);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+  }
+}
+
+TEST_F(ResultsWriterTest, AFileThatCannotBeWrittenIsNamedAsAResultsFile) {
+  std::filesystem::create_directories(dir_);
+  std::string path = (dir_ / "f.json").string();
+  ASSERT_TRUE(WriteResultsFile(path, "whole").ok());
+  EXPECT_EQ(ReadFile(path), "whole");
+  std::string missing = (dir_ / "no" / "f.json").string();
+  EXPECT_EQ(WriteResultsFile(missing, "x").message(),
+            "--results: cannot write '" + missing + "': No such file or directory");
+}
+
+TEST_F(ResultsWriterTest, UnwritableDirectoryIsNamed) {
+  Status status = WriteResults("/proc/hvdrun-results", {}, {}, {});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().rfind("--results: cannot create '/proc/hvdrun-results/ranks'", 0), 0u)
+      << status.message();
+}
+
+}  // namespace
+}  // namespace hvdrun
