@@ -27,8 +27,16 @@ std::string GroupOf(const SpeedupRow& row) {
   for (const auto& [name, value] : row.group) {
     if (name != kAxis) others.emplace_back(name, value);
   }
-  return "backend=" + row.backend + " servers=" + std::to_string(row.servers) +
-         (others.empty() ? "" : " " + DescribeGroup(others));
+  // Appended piece by piece: GCC 12's -Wrestrict misreads "literal" + std::string at -O2 and above.
+  std::string group = "backend=";
+  group += row.backend;
+  group += " servers=";
+  group += std::to_string(row.servers);
+  if (!others.empty()) {
+    group += ' ';
+    group += DescribeGroup(others);
+  }
+  return group;
 }
 
 }  // namespace

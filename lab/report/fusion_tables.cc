@@ -30,8 +30,13 @@ struct BinSums {
 }  // namespace
 
 std::string ResponseBinLabel(double lower_bytes, double upper_bytes) {
-  return "(" + (lower_bytes == 0 ? std::string("0") : DecimalSize(lower_bytes)) + ", " +
-         DecimalSize(upper_bytes) + "]";
+  // Appended piece by piece: GCC 12's -Wrestrict misreads "literal" + std::string at -O2 and above.
+  std::string label = "(";
+  label += lower_bytes == 0 ? std::string("0") : DecimalSize(lower_bytes);
+  label += ", ";
+  label += DecimalSize(upper_bytes);
+  label += ']';
+  return label;
 }
 
 std::vector<ResponseSizeTable> BuildResponseSizeTables(const ExperimentResults& results) {
