@@ -27,7 +27,7 @@ MachineFacts MachineFactsOf(const HostFacts& host) {
   return machine;
 }
 
-nlohmann::json HostFactsToJson(const HostFacts& host) {
+nlohmann::json ToJson(const HostFacts& host) {
   std::vector<protocol::HostFact> facts;
   for (const auto& [key, fact] : host.facts) facts.push_back({key, fact.value, fact.source});
   nlohmann::json json = hvdrun::HostFactsToJson(host.host, facts);

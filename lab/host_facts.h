@@ -2,9 +2,10 @@
 // (common/host_facts.h, which also says how a fact that cannot be found reads) gives, by key — and
 // their JSON form.
 //
-// ProbeLocalHost reads them on the machine hvdrun-lab runs on. The JSON form (HostFactsToJson) is
-// environment.json's, and the form of hvdrun's per-host files (hosts/*.json,
-// launcher/results/host_facts_file.h) that hvdrun-lab reads; there a fact may also be a plain string.
+// ProbeLocalHost reads them on the machine hvdrun-lab runs on. The JSON form (ToJson, over
+// common/host_facts.h's HostFactsToJson) is environment.json's, and the form of hvdrun's per-host files
+// (hosts/*.json, launcher/results/host_facts_file.h) that hvdrun-lab reads; there a fact may also be a plain
+// string.
 #ifndef HVDRUN_LAB_HOST_FACTS_H_
 #define HVDRUN_LAB_HOST_FACTS_H_
 
@@ -38,7 +39,9 @@ HostFacts HostFactsOf(const std::vector<protocol::HostFact>& facts);
 // What cells may use on this machine, from its facts.
 MachineFacts MachineFactsOf(const HostFacts& host);
 
-nlohmann::json HostFactsToJson(const HostFacts& host);
+// The JSON form, with the lab's gpu_count (as kept, also for facts read from a file without the fact).
+// The JSON form, gpu_count as kept (also for facts read from a file that lacked the fact).
+nlohmann::json ToJson(const HostFacts& host);
 // `source` is used for facts given as plain strings. Keys that are not kHostFactKeys' are ignored.
 StatusOr<HostFacts> HostFactsFromJson(const nlohmann::json& json, const std::string& source);
 

@@ -27,7 +27,7 @@ TEST(LabHostFacts, JsonRoundTripAndPlainStrings) {
   host.host = "server1";
   host.gpu_count = 4;
   host.facts["os"] = {"Debian GNU/Linux 12 (bookworm)", "/etc/os-release"};
-  StatusOr<HostFacts> back = HostFactsFromJson(HostFactsToJson(host), "environment.json");
+  StatusOr<HostFacts> back = HostFactsFromJson(ToJson(host), "environment.json");
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->host, "server1");
   EXPECT_EQ(back->gpu_count, 4);
@@ -71,7 +71,7 @@ TEST(LabHostFacts, ProbesThisMachine) {
   EXPECT_EQ(machine.gpus, host.gpu_count);
   EXPECT_EQ(machine.gpus_source, host.facts["gpus"].source);
   // Its JSON form reads back as it was.
-  StatusOr<HostFacts> back = HostFactsFromJson(HostFactsToJson(host), "environment.json");
+  StatusOr<HostFacts> back = HostFactsFromJson(ToJson(host), "environment.json");
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->facts.size(), host.facts.size());
   EXPECT_EQ(back->gpu_count, host.gpu_count);

@@ -116,9 +116,7 @@ int RunHostCheck(const LaunchOptions& options, const std::string& local_agent_pa
   launcher.Reach(assignment.value(), &events);
   while (!launcher.Reached()) {
     std::vector<pollfd> fds;
-    launcher.AddPollFds(fds);
-    if (::poll(fds.data(), fds.size(), launcher.PollTimeoutMs()) < 0) continue;
-    launcher.Service(fds.data(), fds.size());
+    PollRankLauncher(launcher, fds);
   }
   std::vector<HostCheckResult> checked;
   for (int i = 0; i < static_cast<int>(hosts.size()); ++i) {

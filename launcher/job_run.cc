@@ -237,12 +237,9 @@ bool JobRun::Launch() {
 
 void JobRun::PollOnce() {
   std::vector<pollfd> fds = {{signals_->fd(), POLLIN, 0}};
-  launcher_->AddPollFds(fds);
-  if (::poll(fds.data(), fds.size(), launcher_->PollTimeoutMs()) < 0) {
-    for (pollfd& fd : fds) fd.revents = 0;  // EINTR: nothing is ready
-  }
-  if (fds[0].revents != 0) HandleSignals();
-  launcher_->Service(fds.data() + 1, fds.size() - 1);
+  PollRankLauncher(*launcher_, fds, [&] {
+    if (fds[0].revents != 0) HandleSignals();
+  });
   output_.Flush();
 }
 

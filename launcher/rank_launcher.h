@@ -22,6 +22,7 @@
 #include <poll.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,13 @@ class RankLauncher {
   // explains the job's end) and says how the launcher ended.
   virtual Ending Finish(const Verdict& verdict) = 0;
 };
+
+// One round of the running loop (step 4 above), shared by every loop that drives a launcher: appends
+// the launcher's descriptors to `fds` (the caller's own come first), waits in poll for as long as the
+// launcher allows, calls `own_ready` (when given) for the caller to read its own descriptors' revents,
+// then has the launcher service its own. An interrupted poll (EINTR) leaves every revents 0.
+void PollRankLauncher(RankLauncher& launcher, std::vector<pollfd>& fds,
+                      const std::function<void()>& own_ready = nullptr);
 
 }  // namespace hvdrun
 

@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "lab/charts/svg_chart.h"
+#include "lab/charts/svg_document.h"
 
 namespace hvdrun::lab {
 namespace {
 
 constexpr double kLeft = ChartMargins::kLeft;
-constexpr double kRight = ChartMargins::kRight;
 constexpr double kTop = ChartMargins::kTop;
-constexpr double kBottom = ChartMargins::kBottom;
 
 std::string Number(double value) { return ChartNumber(value); }
 std::string Coordinate(double value) { return ChartCoordinate(value); }
@@ -19,8 +17,9 @@ std::string Coordinate(double value) { return ChartCoordinate(value); }
 }  // namespace
 
 std::string RenderSvg(const StackedBarChart& chart) {
-  const double plot_width = chart.width - kLeft - kRight;
-  const double plot_height = chart.height - kTop - kBottom;
+  const PlotArea plot(chart.width, chart.height);
+  const double plot_width = plot.width;
+  const double plot_height = plot.height;
   double y_max = 0;
   for (const StackedBar& bar : chart.bars) {
     double total = 0;
@@ -34,37 +33,14 @@ std::string RenderSvg(const StackedBarChart& chart) {
   const double slot = chart.bars.empty() ? plot_width : plot_width / static_cast<double>(chart.bars.size());
   const double bar_width = std::min(60.0, slot * 0.6);
 
-  std::string svg;
-  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(chart.width) + "\" height=\"" +
-         std::to_string(chart.height) + "\" viewBox=\"0 0 " + std::to_string(chart.width) + " " +
-         std::to_string(chart.height) + "\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\">\n";
-  svg += "<title>" + EscapeXml(chart.title) + "</title>\n";
-  svg += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  svg += "<text x=\"" + Coordinate(chart.width / 2.0) +
-         "\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">" + EscapeXml(chart.title) + "</text>\n";
-  svg += "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
-  for (int tick = 0; tick <= y_ticks; ++tick) {
-    const std::string y = Coordinate(py(tick * y_step));
-    svg += "<line x1=\"" + Coordinate(kLeft) + "\" y1=\"" + y + "\" x2=\"" + Coordinate(kLeft + plot_width) +
-           "\" y2=\"" + y + "\"/>\n";
-  }
-  svg += "</g>\n<g fill=\"#333333\">\n";
-  for (int tick = 0; tick <= y_ticks; ++tick) {
-    svg += "<text x=\"" + Coordinate(kLeft - 6) + "\" y=\"" + Coordinate(py(tick * y_step) + 4) +
-           "\" text-anchor=\"end\">" + Number(tick * y_step) + "</text>\n";
-  }
+  std::string svg = SvgDocumentStart(chart.width, chart.height, chart.title);
+  svg += SvgValueGrid(plot, y_step, y_ticks, y_end);
   for (size_t i = 0; i < chart.bars.size(); ++i) {
     const double center = kLeft + slot * (static_cast<double>(i) + 0.5);
     svg += "<text x=\"" + Coordinate(center) + "\" y=\"" + Coordinate(kTop + plot_height + 16) +
            "\" text-anchor=\"middle\">" + EscapeXml(chart.bars[i].label) + "</text>\n";
   }
-  svg += "<text x=\"" + Coordinate(kLeft + plot_width / 2) + "\" y=\"" + Coordinate(chart.height - 10.0) +
-         "\" text-anchor=\"middle\">" + EscapeXml(chart.x_label) + "</text>\n";
-  svg += "<text transform=\"translate(16 " + Coordinate(kTop + plot_height / 2) +
-         ") rotate(-90)\" text-anchor=\"middle\">" + EscapeXml(chart.y_label) + "</text>\n";
-  svg += "</g>\n";
-  svg += "<path d=\"M" + Coordinate(kLeft) + " " + Coordinate(kTop) + " V" + Coordinate(kTop + plot_height) +
-         " H" + Coordinate(kLeft + plot_width) + "\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1\"/>\n";
+  svg += SvgAxes(chart.height, plot, chart.x_label, chart.y_label);
 
   // Legend: one row under the title, from the plot's left edge.
   double legend_x = kLeft;

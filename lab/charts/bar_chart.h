@@ -1,6 +1,6 @@
 // StackedBarChart: one bar per cell, each a stack of segments (a step's compute, the communication
 // overlapped with it, the wait on communication), drawn as a standalone SVG document as the line
-// charts are (lab/charts/svg_chart.h): no script, font or stylesheet, text escaped for XML.
+// charts are (lab/charts/svg_document.h): no script, font or stylesheet, text escaped for XML.
 //
 // The value axis starts at 0 and ends at a round number above the tallest stack; each segment
 // carries a tooltip (<title>) with its name and value, and each bar its total above it.

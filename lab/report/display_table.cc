@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "lab/charts/svg_chart.h"
+#include "lab/charts/svg_document.h"
 
 namespace hvdrun::lab {
 namespace {

@@ -5,7 +5,8 @@
 #include <vector>
 
 #include "common/version.h"
-#include "lab/charts/svg_chart.h"
+#include "lab/charts/line_chart.h"
+#include "lab/charts/svg_document.h"
 #include "lab/report/display_table.h"
 #include "lab/report/report_sections.h"
 #include "lab/utc_time.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "lab/charts/svg_chart.h"
+#include "lab/charts/line_chart.h"
 #include "lab/report/results_table.h"
 
 namespace hvdrun::lab {

@@ -23,7 +23,7 @@ struct PlannedRun {
 
 Status WriteExperimentFiles(const RunStore& store, const ExperimentConfig& config, const Matrix& matrix,
                             const ExperimentRunOptions& options) {
-  nlohmann::json environment = HostFactsToJson(options.local_facts);
+  nlohmann::json environment = ToJson(options.local_facts);
   environment["probed_at"] = UtcNow(UtcFormat::kIso8601);
   if (matrix.slurm) {
     std::vector<std::string> nodes;

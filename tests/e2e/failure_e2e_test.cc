@@ -1,5 +1,5 @@
 // Jobs that fail: the first failing rank's exit code and report, stopping the other ranks, and
-// commands that cannot start.
+// commands that cannot start; those every launch mode shares run under each (LaunchModes/...).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -12,6 +12,7 @@
 #include "tests/e2e/console_output.h"
 #include "tests/e2e/failure_report.h"
 #include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/job_marker.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/rank_record.h"
 #include "tests/e2e/scratch_dir.h"
@@ -26,15 +27,48 @@ constexpr milliseconds kSetUpTimeout{10'000};
 // A failure stops the job in about a second (the kill grace); this is the promise tested.
 constexpr milliseconds kStopBound{2'000};
 
-TEST(FailureTest, FirstFailingRanksExitCodeAndReport) {
+// A way of starting ranks, and the hvdrun flags that choose it.
+struct LaunchMode {
+  std::string name;
+  std::vector<std::string> flags;
+};
+
+// Failures every launch mode reports alike. Each job is marked, and nothing it started may outlive
+// it. (How a failure stops ranks that ignore SIGTERM depends on the mode: AgentFailureTest below,
+// MpiFailureTest in mpi_e2e_test.cc.)
+class FailureTest : public testing::TestWithParam<LaunchMode> {
+ protected:
+  bool mpi() const { return GetParam().name == "Mpirun"; }
+
+  ProcessResult Run(const std::vector<std::string>& args, const ProcessOptions& options = {}) {
+    JobMarker marker;
+    ProcessResult result = RunHvdrun(Concat({GetParam().flags, args}), marker.Options(options));
+    std::vector<pid_t> left = marker.WaitUntilNoneRuns(milliseconds(0));
+    EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
+    if (mpi()) {
+      for (const char* banner : {"Primary job", "mpirun detected", "mpirun noticed"}) {
+        EXPECT_FALSE(Contains(result.stderr_text, banner))
+            << "mpirun's banner restating the failure" << result;
+      }
+    }
+    return result;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(LaunchModes, FailureTest,
+                         testing::Values(LaunchMode{"Agents", {}}, LaunchMode{"Mpirun", {"--mpi"}}),
+                         [](const testing::TestParamInfo<LaunchMode>& mode) { return mode.param.name; });
+
+TEST_P(FailureTest, FirstFailingRanksExitCodeAndReport) {
   ScratchDir dir;
-  ProcessResult result = RunHvdrun(Concat({{"-np", "4"}, RankCommand({"job", dir.path(), "--fail", "2:7"})}));
+  ProcessResult result = Run(Concat({{"-np", "4"}, RankCommand({"job", dir.path(), "--fail", "2:7"})}));
   ASSERT_EQ(result.exit_code, 7) << result;
   std::optional<std::vector<RankRecord>> records = WaitForRankRecords(dir.path(), 4, milliseconds(0));
   ASSERT_TRUE(records.has_value()) << "every rank was running when rank 2 failed" << result;
 
   FailureReport report = ParseFailureReport(result.stderr_text);
-  EXPECT_TRUE(report.first_line.starts_with("hvdrun: rank 2 on host localhost failed first (exit code 7)"))
+  EXPECT_TRUE(report.first_line.starts_with(
+      "hvdrun: rank 2 on host localhost failed first (exit code 7); hvdrun stopped the other ranks."))
       << result;
   for (const char* column : {"RANK", "HOST", "PID", "STATUS", "NOTE", "LAST STDERR LINE"}) {
     EXPECT_TRUE(Contains(report.table_header, column)) << column << result;
@@ -44,7 +78,7 @@ TEST(FailureTest, FirstFailingRanksExitCodeAndReport) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     const std::string& row = report.rows[rank];
     EXPECT_TRUE(Contains(row, "localhost")) << row;
-    EXPECT_TRUE(Contains(row, " " + std::to_string((*records)[rank].pid) + " ")) << row;
+    EXPECT_TRUE(Contains(row, " " + std::to_string((*records)[rank].pid) + " ")) << "the rank's pid: " << row;
     if (rank == 2) {
       EXPECT_TRUE(Contains(row, "exit 7")) << row;
       EXPECT_TRUE(Contains(row, "first failure")) << row;
@@ -60,10 +94,9 @@ TEST(FailureTest, FirstFailingRanksExitCodeAndReport) {
   EXPECT_EQ(report.tail_header_and_lines, expected_tail) << result;
 }
 
-TEST(FailureTest, RankKilledBySignalGives128PlusTheSignal) {
+TEST_P(FailureTest, RankKilledBySignalGives128PlusTheSignal) {
   ScratchDir dir;
-  ProcessResult result =
-      RunHvdrun(Concat({{"-np", "3"}, RankCommand({"job", dir.path(), "--fail", "1:SIGSEGV"})}));
+  ProcessResult result = Run(Concat({{"-np", "3"}, RankCommand({"job", dir.path(), "--fail", "1:SIGSEGV"})}));
   ASSERT_EQ(result.exit_code, 128 + SIGSEGV) << result;
   FailureReport report = ParseFailureReport(result.stderr_text);
   EXPECT_TRUE(
@@ -74,9 +107,39 @@ TEST(FailureTest, RankKilledBySignalGives128PlusTheSignal) {
   EXPECT_TRUE(Contains(report.rows[1], "first failure")) << report.rows[1];
 }
 
+// A program that is not there: one line, naming it, and exit code 127. Under mpirun the rank that
+// reports first is whichever mpirun started first.
+TEST_P(FailureTest, CommandNotFoundExits127) {
+  ScratchDir dir;
+  ProcessOptions options;
+  options.working_dir = dir.path();
+  ProcessResult result = Run({"-np", "2", "./nope", "arg"}, options);
+  EXPECT_EQ(result.exit_code, 127) << result;
+  EXPECT_EQ(result.stdout_text, "") << result;
+  std::vector<std::string> lines = SplitLines(result.stderr_text);
+  ASSERT_EQ(lines.size(), 1u) << result;
+  EXPECT_TRUE(lines[0].starts_with(mpi() ? "hvdrun: rank " : "hvdrun: rank 0 on host localhost: ")) << result;
+  EXPECT_TRUE(
+      Contains(lines[0], " on host localhost: command not found: './nope' (No such file or directory)"))
+      << result;
+}
+
+TEST_P(FailureTest, CommandNotExecutableExits126) {
+  ScratchDir dir;
+  const std::string script = dir.WriteFile("not-executable.sh", "#!/bin/sh\nexit 0\n");
+  ASSERT_EQ(::chmod(script.c_str(), 0644), 0);
+  ProcessResult result = Run({"-np", "1", script});
+  EXPECT_EQ(result.exit_code, 126) << result;
+  EXPECT_EQ(result.stdout_text, "") << result;
+  EXPECT_EQ(SplitLines(result.stderr_text),
+            std::vector<std::string>{"hvdrun: rank 0 on host localhost: command not executable: '" + script +
+                                     "' (Permission denied)"})
+      << result;
+}
+
 // Ranks that ignore SIGTERM and ranks that started children of their own must all be gone within
 // kStopBound of the first failure, on every host.
-TEST(FailureTest, FailureStopsEveryRankAndGrandchildWithinTwoSeconds) {
+TEST(AgentFailureTest, FailureStopsEveryRankAndGrandchildWithinTwoSeconds) {
   ScratchDir dir;
   RunningProcess hvdrun = StartHvdrun(Concat(
       {{"-np", "4", "-H", "localhost:2,127.0.0.1:2"},
@@ -103,33 +166,6 @@ TEST(FailureTest, FailureStopsEveryRankAndGrandchildWithinTwoSeconds) {
   EXPECT_TRUE(report.first_line.starts_with("hvdrun: rank 3 on host 127.0.0.1 failed first (exit code 5)"))
       << result;
   ExpectKilledAfterIgnoringSigterm(report, 0, 2, result);
-}
-
-TEST(FailureTest, CommandNotFoundExits127) {
-  ScratchDir dir;
-  ProcessOptions options;
-  options.working_dir = dir.path();
-  ProcessResult result = RunHvdrun({"-np", "2", "./nope", "arg"}, options);
-  EXPECT_EQ(result.exit_code, 127) << result;
-  EXPECT_EQ(result.stdout_text, "") << result;
-  std::vector<std::string> lines = SplitLines(result.stderr_text);
-  ASSERT_EQ(lines.size(), 1u) << result;
-  EXPECT_TRUE(lines[0].starts_with(
-      "hvdrun: rank 0 on host localhost: command not found: './nope' (No such file or directory)"))
-      << result;
-}
-
-TEST(FailureTest, CommandNotExecutableExits126) {
-  ScratchDir dir;
-  const std::string script = dir.WriteFile("not-executable.sh", "#!/bin/sh\nexit 0\n");
-  ASSERT_EQ(::chmod(script.c_str(), 0644), 0);
-  ProcessResult result = RunHvdrun({"-np", "1", script});
-  EXPECT_EQ(result.exit_code, 126) << result;
-  EXPECT_EQ(result.stdout_text, "") << result;
-  std::vector<std::string> lines = SplitLines(result.stderr_text);
-  ASSERT_EQ(lines.size(), 1u) << result;
-  EXPECT_TRUE(lines[0].starts_with("hvdrun: rank 0 on host localhost: ")) << result;
-  EXPECT_TRUE(Contains(lines[0], "'" + script + "'")) << result;
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "tests/e2e/console_output.h"
 #include "tests/e2e/failure_report.h"
 #include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/job_marker.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/rank_log_bytes.h"
 #include "tests/e2e/rank_record.h"
@@ -38,67 +39,6 @@ constexpr milliseconds kSetUpTimeout{15'000};
 // Open MPI stops a job by SIGTERM a second after it decides to, and hvdrun-agent --mpi-rank kills
 // a rank that ignores it half a second later: a stopped job is over well within this.
 constexpr milliseconds kMpiStopBound{4'000};
-
-// Every process whose environment holds `entry` (NAME=VALUE), found through /proc. A zombie has
-// no environment any more and is not found.
-std::vector<pid_t> ProcessesWithEnvironmentEntry(const std::string& entry) {
-  std::vector<pid_t> found;
-  std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), &::closedir);
-  if (!proc) return found;
-  while (dirent* item = ::readdir(proc.get())) {
-    std::string name = item->d_name;
-    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return std::isdigit(c) != 0; })) {
-      continue;
-    }
-    std::string environment = ReadFileBytes("/proc/" + name + "/environ");
-    size_t start = 0;
-    while (start < environment.size()) {
-      size_t end = environment.find('\0', start);
-      if (end == std::string::npos) end = environment.size();
-      if (environment.compare(start, end - start, entry) == 0) {
-        found.push_back(static_cast<pid_t>(std::stol(name)));
-        break;
-      }
-      start = end + 1;
-    }
-  }
-  return found;
-}
-
-// A variable that every process of one hvdrun run inherits (hvdrun, mpirun, the agents, the ranks
-// and their children), so that a test can find each of them that is still running.
-class JobMarker {
- public:
-  JobMarker() {
-    static std::atomic<int> counter{0};
-    entry_ = "HVDRUN_E2E_MPI_JOB=" + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  }
-  ~JobMarker() {
-    // Nothing a failed test left behind may outlive it.
-    for (pid_t pid : ProcessesWithEnvironmentEntry(entry_)) ::kill(pid, SIGKILL);
-  }
-  JobMarker(const JobMarker&) = delete;
-  JobMarker& operator=(const JobMarker&) = delete;
-
-  ProcessOptions Options() const {
-    ProcessOptions options;
-    options.extra_env = {entry_};
-    return options;
-  }
-
-  // Waits until no marked process runs, for up to `timeout`; returns those still running.
-  std::vector<pid_t> WaitUntilNoneRuns(milliseconds timeout) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      std::vector<pid_t> running = ProcessesWithEnvironmentEntry(entry_);
-      if (running.empty() || std::chrono::steady_clock::now() >= deadline) return running;
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-  }
-
- private:
-  std::string entry_;
-};
 
 // Runs hvdrun --mpi with `args` (its options, then the command), marked; then checks that nothing
 // it started still runs.
@@ -294,55 +234,7 @@ TEST(MpiOutputTest, RankLogFilesHoldExactlyTheBytesWritten) {
   }
 }
 
-// --- Failures -----------------------------------------------------------------------------------
-
-TEST(MpiFailureTest, TheFirstFailingRanksCodeAndTheFailureTableWithoutMpirunsBanners) {
-  ScratchDir dir;
-  ProcessResult result = RunMpiJob(Concat({{"-np", "4"}, RankCommand({"job", dir.path(), "--fail", "2:7"})}));
-  ASSERT_EQ(result.exit_code, 7) << result;
-  std::optional<std::vector<RankRecord>> records = WaitForRankRecords(dir.path(), 4, milliseconds(0));
-  ASSERT_TRUE(records.has_value()) << "every rank was running when rank 2 failed" << result;
-
-  FailureReport report = ParseFailureReport(result.stderr_text);
-  EXPECT_TRUE(report.first_line.starts_with(
-      "hvdrun: rank 2 on host localhost failed first (exit code 7); hvdrun stopped "
-      "the other ranks."))
-      << result;
-  ASSERT_EQ(report.rows.size(), 4u) << result;
-  for (int rank = 0; rank < 4; ++rank) {
-    SCOPED_TRACE("rank " + std::to_string(rank));
-    const std::string& row = report.rows[rank];
-    EXPECT_TRUE(Contains(row, " " + std::to_string((*records)[rank].pid) + " ")) << "the rank's pid: " << row;
-    if (rank == 2) {
-      EXPECT_TRUE(Contains(row, "exit 7")) << row;
-      EXPECT_TRUE(Contains(row, "first failure")) << row;
-      EXPECT_TRUE(Contains(row, "rank 2 failing: exit code 7")) << row;
-    } else {
-      EXPECT_TRUE(Contains(row, "SIGTERM")) << row;
-      EXPECT_TRUE(Contains(row, "stopped by hvdrun")) << row;
-    }
-  }
-  EXPECT_TRUE(Contains(result.stderr_text,
-                       "last stderr lines of rank 2:\n  rank 2 ready\n  rank 2 failing: exit code 7\n"))
-      << result;
-  EXPECT_FALSE(Contains(result.stderr_text, "Primary job")) << result;
-  EXPECT_FALSE(Contains(result.stderr_text, "mpirun detected")) << result;
-  EXPECT_TRUE(WaitUntilEnded(ReportedPids(*records), milliseconds(0)).empty());
-}
-
-TEST(MpiFailureTest, ARankKilledBySignalGives128PlusTheSignal) {
-  ScratchDir dir;
-  ProcessResult result =
-      RunMpiJob(Concat({{"-np", "3"}, RankCommand({"job", dir.path(), "--fail", "1:SIGSEGV"})}));
-  ASSERT_EQ(result.exit_code, 128 + SIGSEGV) << result;
-  FailureReport report = ParseFailureReport(result.stderr_text);
-  EXPECT_TRUE(
-      report.first_line.starts_with("hvdrun: rank 1 on host localhost failed first (killed by SIGSEGV)"))
-      << result;
-  EXPECT_TRUE(Contains(report.rows[1], "SIGSEGV")) << result;
-  EXPECT_TRUE(Contains(report.rows[1], "first failure")) << result;
-  EXPECT_FALSE(Contains(result.stderr_text, "mpirun noticed")) << result;
-}
+// --- Failures (those every launch mode shares: failure_e2e_test.cc) --------------------------------
 
 // Ranks that ignore SIGTERM, and what they started, are killed too, within kMpiStopBound.
 TEST(MpiFailureTest, AFailureStopsRanksIgnoringSigtermAndTheirChildren) {
@@ -372,31 +264,6 @@ TEST(MpiFailureTest, AFailureStopsRanksIgnoringSigtermAndTheirChildren) {
   EXPECT_TRUE(report.first_line.starts_with("hvdrun: rank 0 on host localhost failed first (exit code 5)"))
       << result;
   ExpectKilledAfterIgnoringSigterm(report, 1, 2, result);
-}
-
-TEST(MpiFailureTest, AMissingProgramExits127WithOneLine) {
-  ProcessResult result = RunMpiJob({"-np", "2", "no-such-program-for-hvdrun", "arg"});
-  EXPECT_EQ(result.exit_code, 127) << result;
-  EXPECT_EQ(result.stdout_text, "") << result;
-  std::vector<std::string> lines = SplitLines(result.stderr_text);
-  ASSERT_EQ(lines.size(), 1u) << result;
-  EXPECT_TRUE(lines[0].starts_with("hvdrun: rank ")) << result;
-  EXPECT_TRUE(Contains(lines[0],
-                       " on host localhost: command not found: 'no-such-program-for-hvdrun' (No such "
-                       "file or directory)"))
-      << result;
-}
-
-TEST(MpiFailureTest, AProgramThatCannotBeExecutedExits126) {
-  ScratchDir dir;
-  const std::string script = dir.WriteFile("not-executable.sh", "#!/bin/sh\nexit 0\n");
-  ASSERT_EQ(::chmod(script.c_str(), 0644), 0);
-  ProcessResult result = RunMpiJob({"-np", "1", script});
-  EXPECT_EQ(result.exit_code, 126) << result;
-  EXPECT_EQ(SplitLines(result.stderr_text),
-            std::vector<std::string>{"hvdrun: rank 0 on host localhost: command not executable: '" + script +
-                                     "' (Permission denied)"})
-      << result;
 }
 
 // --- Signals to hvdrun --------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-#include "lab/charts/svg_chart.h"
+#include "lab/charts/line_chart.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,7 @@ namespace hvdrun::lab {
 namespace {
 
 constexpr double kLeft = ChartMargins::kLeft;
-constexpr double kRight = ChartMargins::kRight;
 constexpr double kTop = ChartMargins::kTop;
-constexpr double kBottom = ChartMargins::kBottom;
 constexpr size_t kMaxValueTicks = 12;
 
 std::string Number(double value) { return ChartNumber(value); }
@@ -19,65 +17,10 @@ std::string Coordinate(double value) { return ChartCoordinate(value); }
 
 }  // namespace
 
-std::string ChartNumber(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", value);
-  return text;
-}
-
-std::string ChartCoordinate(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f", value);
-  return text;
-}
-
-std::string EscapeXml(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string SeriesColor(const std::string& backend, size_t index) {
-  if (backend == "gloo") return "#1f77b4";
-  if (backend == "mpi") return "#ff7f0e";
-  if (backend == "nccl") return "#2ca02c";
-  static const char* kPalette[] = {"#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"};
-  return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
-}
-
-double TickStep(double max) {
-  if (!(max > 0) || !std::isfinite(max)) return 1;
-  double raw = max / 5;
-  double power = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double factor : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (factor * power >= raw * (1 - 1e-9)) return factor * power;
-  }
-  return 10 * power;
-}
-
 std::string RenderSvg(const LineChart& chart) {
-  const double plot_width = chart.width - kLeft - kRight;
-  const double plot_height = chart.height - kTop - kBottom;
+  const PlotArea plot(chart.width, chart.height);
+  const double plot_width = plot.width;
+  const double plot_height = plot.height;
   double x_max = 0;
   double y_max = 0;
   std::set<double> x_values;
@@ -96,28 +39,8 @@ std::string RenderSvg(const LineChart& chart) {
   auto px = [&](double x) { return kLeft + x / x_end * plot_width; };
   auto py = [&](double y) { return kTop + plot_height - y / y_end * plot_height; };
 
-  std::string svg;
-  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(chart.width) + "\" height=\"" +
-         std::to_string(chart.height) + "\" viewBox=\"0 0 " + std::to_string(chart.width) + " " +
-         std::to_string(chart.height) + "\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\">\n";
-  svg += "<title>" + EscapeXml(chart.title) + "</title>\n";
-  svg += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  svg += "<text x=\"" + Coordinate(chart.width / 2.0) +
-         "\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">" + EscapeXml(chart.title) + "</text>\n";
-
-  // Grid and ticks.
-  svg += "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
-  for (int tick = 0; tick <= y_ticks; ++tick) {
-    const double y = tick * y_step;
-    svg += "<line x1=\"" + Coordinate(kLeft) + "\" y1=\"" + Coordinate(py(y)) + "\" x2=\"" +
-           Coordinate(kLeft + plot_width) + "\" y2=\"" + Coordinate(py(y)) + "\"/>\n";
-  }
-  svg += "</g>\n<g fill=\"#333333\">\n";
-  for (int tick = 0; tick <= y_ticks; ++tick) {
-    const double y = tick * y_step;
-    svg += "<text x=\"" + Coordinate(kLeft - 6) + "\" y=\"" + Coordinate(py(y) + 4) +
-           "\" text-anchor=\"end\">" + Number(y) + "</text>\n";
-  }
+  std::string svg = SvgDocumentStart(chart.width, chart.height, chart.title);
+  svg += SvgValueGrid(plot, y_step, y_ticks, y_end);
   std::vector<double> x_ticks;
   if (!x_values.empty() && x_values.size() <= kMaxValueTicks) {
     x_ticks.assign(x_values.begin(), x_values.end());
@@ -129,13 +52,7 @@ std::string RenderSvg(const LineChart& chart) {
     svg += "<text x=\"" + Coordinate(px(x)) + "\" y=\"" + Coordinate(kTop + plot_height + 16) +
            "\" text-anchor=\"middle\">" + Number(x) + "</text>\n";
   }
-  svg += "<text x=\"" + Coordinate(kLeft + plot_width / 2) + "\" y=\"" + Coordinate(chart.height - 10.0) +
-         "\" text-anchor=\"middle\">" + EscapeXml(chart.x_label) + "</text>\n";
-  svg += "<text transform=\"translate(16 " + Coordinate(kTop + plot_height / 2) +
-         ") rotate(-90)\" text-anchor=\"middle\">" + EscapeXml(chart.y_label) + "</text>\n";
-  svg += "</g>\n";
-  svg += "<path d=\"M" + Coordinate(kLeft) + " " + Coordinate(kTop) + " V" + Coordinate(kTop + plot_height) +
-         " H" + Coordinate(kLeft + plot_width) + "\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1\"/>\n";
+  svg += SvgAxes(chart.height, plot, chart.x_label, chart.y_label);
 
   // Legend: one row under the title, ending at the plot's right edge.
   auto legend_width = [](const ChartSeries& series) {

@@ -1,4 +1,4 @@
-#include "lab/charts/svg_chart.h"
+#include "lab/charts/line_chart.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@ size_t Count(const std::string& text, const std::string& part) {
   return count;
 }
 
-TEST(SvgChart, TickSteps) {
+TEST(LineChart, TickSteps) {
   EXPECT_DOUBLE_EQ(TickStep(8), 2);
   EXPECT_DOUBLE_EQ(TickStep(10), 2);
   EXPECT_DOUBLE_EQ(TickStep(11), 2.5);
@@ -20,7 +20,7 @@ TEST(SvgChart, TickSteps) {
   EXPECT_DOUBLE_EQ(TickStep(0), 1);
 }
 
-TEST(SvgChart, DrawsEverySeriesStandalone) {
+TEST(LineChart, DrawsEverySeriesStandalone) {
   LineChart chart;
   chart.title = "Speedup <gloo & mpi>";
   chart.x_label = "workers";
@@ -52,7 +52,7 @@ TEST(SvgChart, DrawsEverySeriesStandalone) {
   EXPECT_NE(svg.find("<path d=\"M620.0 105.2 V76.4\""), std::string::npos) << svg;  // the error bar
 }
 
-TEST(SvgChart, BackendsKeepTheirColours) {
+TEST(LineChart, BackendsKeepTheirColours) {
   EXPECT_EQ(SeriesColor("gloo", 5), "#1f77b4");
   EXPECT_EQ(SeriesColor("mpi", 0), "#ff7f0e");
   EXPECT_EQ(SeriesColor("nccl", 0), "#2ca02c");
