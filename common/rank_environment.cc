@@ -87,15 +87,19 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
   if (job.slurm) {
     const HostRanks& node = assignment.hosts().at(place.host_index);
     std::string gtids;
-    for (int other : node.ranks) gtids += (gtids.empty() ? "" : ",") + std::to_string(other);
+    for (int other : node.ranks) {
+      if (!gtids.empty()) gtids += ',';
+      gtids += std::to_string(other);
+    }
     std::string node_list;
     std::string tasks_per_node;  // Slurm's form: 2(x3),1
     const std::vector<HostRanks>& hosts = assignment.hosts();
     for (size_t h = 0; h < hosts.size();) {
       size_t run = 1;
       while (h + run < hosts.size() && hosts[h + run].ranks.size() == hosts[h].ranks.size()) ++run;
-      tasks_per_node += (tasks_per_node.empty() ? "" : ",") + std::to_string(hosts[h].ranks.size()) +
-                        (run > 1 ? "(x" + std::to_string(run) + ")" : "");
+      if (!tasks_per_node.empty()) tasks_per_node += ',';
+      tasks_per_node += std::to_string(hosts[h].ranks.size());
+      if (run > 1) tasks_per_node.append("(x").append(std::to_string(run)).append(")");
       h += run;
     }
     for (const HostRanks& other : hosts) node_list += (node_list.empty() ? "" : ",") + other.host;

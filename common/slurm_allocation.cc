@@ -79,7 +79,7 @@ StatusOr<std::vector<std::string>> ExpandEntry(std::string_view entry) {
     StatusOr<std::vector<std::string>> numbers = ExpandBracket(entry.substr(open + 1, close - open - 1));
     if (!numbers.ok()) return numbers.status();
     if (static_cast<int64_t>(names.size() * numbers.value().size()) > kMaxNames) {
-      return Status::Error("'" + std::string(entry) + "' names more hosts than any allocation");
+      return Status::Error(std::string("'").append(entry).append("' names more hosts than any allocation"));
     }
     std::vector<std::string> product;
     product.reserve(names.size() * numbers.value().size());
@@ -128,14 +128,14 @@ StatusOr<std::vector<int>> ExpandSlurmTasksPerNode(std::string_view text) {
                                      ? ParseWholeNumber(times.substr(2, times.size() - 3), 1, kMaxNames)
                                      : ParsedWholeNumber{0, WholeNumberProblem::kNotWholeNumber};
       if (!parsed.ok()) {
-        return Status::Error("'" + std::string(item) + "' is not N or N(xK) with K from 1 to " +
+        return Status::Error(std::string("'").append(item).append("' is not N or N(xK) with K from 1 to ") +
                              std::to_string(kMaxNames));
       }
       repeat = parsed.value;
     }
     ParsedWholeNumber count = ParseWholeNumber(count_text, 1, 1 << 20);
     if (!count.ok()) {
-      return Status::Error("'" + std::string(item) + "' is not N or N(xK) with N a task count");
+      return Status::Error(std::string("'").append(item).append("' is not N or N(xK) with N a task count"));
     }
     if (static_cast<int64_t>(tasks.size()) + repeat > kMaxNames) {
       return Status::Error("more nodes than any allocation");

@@ -28,7 +28,7 @@ std::string GroupOf(const SpeedupRow& row) {
     if (name != kAxis) others.emplace_back(name, value);
   }
   return "backend=" + row.backend + " servers=" + std::to_string(row.servers) +
-         (others.empty() ? "" : " " + DescribeGroup(others));
+         (others.empty() ? "" : std::string(" ").append(DescribeGroup(others)));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ struct BinSums {
 }  // namespace
 
 std::string ResponseBinLabel(double lower_bytes, double upper_bytes) {
-  return "(" + (lower_bytes == 0 ? std::string("0") : DecimalSize(lower_bytes)) + ", " +
+  return std::string("(").append(lower_bytes == 0 ? std::string("0") : DecimalSize(lower_bytes)) + ", " +
          DecimalSize(upper_bytes) + "]";
 }
 
