@@ -285,6 +285,12 @@ class HVDRUN_EXPORT CollectiveHandle {
   std::shared_ptr<State> state_;
 };
 
+// Converts `count` values between double and `type`'s representation (float16 and bfloat16 round
+// to nearest even; integers truncate toward zero), in the arithmetic of libhvdrun's reductions: for
+// filling buffers and checking results.
+HVDRUN_EXPORT void ConvertFromDouble(DataType type, const double* from, void* to, size_t count);
+HVDRUN_EXPORT void ConvertToDouble(DataType type, const void* from, double* to, size_t count);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_RUNTIME_H_

@@ -1,4 +1,4 @@
-// HVDRUN_EXPORT marks what libhvdrun exports: its public API, the declarations in this directory.
+// HVDRUN_EXPORT marks what libhvdrun exports: its public API, the declarations in the hvdrun/ headers.
 //
 // The library is built with hidden visibility by default (runtime/CMakeLists.txt), so that its
 // internals are not part of its ABI and cannot clash with a program's own symbols; the classes and

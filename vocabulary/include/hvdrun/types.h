@@ -65,11 +65,6 @@ HVDRUN_EXPORT std::optional<ReduceOp> ParseReduceOp(std::string_view name);
 HVDRUN_EXPORT std::optional<BackendKind> ParseBackend(std::string_view name);
 HVDRUN_EXPORT std::optional<CompressionFormat> ParseCompressionFormat(std::string_view name);
 
-// Converts `count` values between double and `type`'s representation (float16 and bfloat16 round
-// to nearest even; integers truncate toward zero): for filling buffers and checking results.
-HVDRUN_EXPORT void ConvertFromDouble(DataType type, const double* from, void* to, size_t count);
-HVDRUN_EXPORT void ConvertToDouble(DataType type, const void* from, double* to, size_t count);
-
 }  // namespace hvdrun
 
 #endif  // HVDRUN_TYPES_H_
