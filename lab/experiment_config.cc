@@ -17,7 +17,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "common/hostfile.h"
+#include "common/placement/hostfile.h"
 #include "common/whole_number.h"
 
 namespace hvdrun::lab {

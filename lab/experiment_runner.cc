@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/atomic_file.h"
-#include "common/wait_status.h"
+#include "common/process/wait_status.h"
 #include "lab/cell_runner.h"
 #include "lab/experiment_results.h"
 #include "lab/run_store.h"

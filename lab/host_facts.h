@@ -1,5 +1,5 @@
 // HostFacts: one host's facts as hvdrun-lab keeps and reads them — what ProbeHostFacts
-// (common/host_facts.h, which also says how a fact that cannot be found reads) gives, by key — and
+// (common/host/host_facts.h, which also says how a fact that cannot be found reads) gives, by key — and
 // their JSON form.
 //
 // ProbeLocalHost reads them on the machine hvdrun-lab runs on. The JSON form (HostFactsToJson) is
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/agent_protocol.h"
+#include "common/protocol/agent_protocol.h"
 #include "hvdrun/status.h"
 #include "lab/matrix.h"
 

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "common/env_names.h"
-#include "common/hostfile.h"
-#include "common/network_interfaces.h"
+#include "common/host/network_interfaces.h"
+#include "common/placement/hostfile.h"
 #include "common/shell_words.h"
 #include "common/version.h"
 #include "common/whole_number.h"

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/host_spec.h"
-#include "common/slurm_allocation.h"
+#include "common/placement/host_spec.h"
+#include "common/placement/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 #include "launcher/ssh_options.h"

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "common/env_names.h"
-#include "common/host_spec.h"
-#include "common/network_interfaces.h"
+#include "common/host/network_interfaces.h"
+#include "common/placement/host_spec.h"
 #include "common/shell_words.h"
 #include "launcher/remote_agent_command.h"
 

@@ -45,8 +45,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/rank_assignment.h"
-#include "common/rank_environment.h"
+#include "common/placement/rank_assignment.h"
+#include "common/placement/rank_environment.h"
 #include "hvdrun/status.h"
 #include "launcher/launch_options.h"
 

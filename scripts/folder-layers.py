@@ -5,7 +5,7 @@ usage: scripts/folder-layers.py [--print] [ROOT]
 
 A folder depends on another when one of its C++ files includes a header of the other. Headers are
 found as the build finds them: beside the including file, from the repository root
-("common/host_spec.h"), or in a folder's public include directory (FOLDER/include/,
+("common/placement/host_spec.h"), or in a folder's public include directory (FOLDER/include/,
 "hvdrun/status.h"); a header generated from NAME.in counts as NAME. Includes that resolve to
 nothing in the tree (the standard library, dependencies) are left out, and so are unit tests
 (foo_test.cc beside foo.cc): they belong to the tests' layer, above every other, and may use its
