@@ -1,6 +1,6 @@
 // `hvdrun-agent --mpi-rank -- command...`: the program that the mpirun of `hvdrun --mpi` starts for
 // each rank. It gives the rank the place and environment agent mode gives it, runs it, and tells
-// hvdrun how it ended through the rendezvous store (common/process/rank_exit_record.h).
+// hvdrun how it ended through the job's key-value store (common/process/rank_exit_record.h).
 //
 // RunMpiRank:
 //  - reads where mpirun placed this process (OMPI_COMM_WORLD_*), and fails with one line, starting

@@ -1,4 +1,4 @@
-// The records that `hvdrun-agent --mpi-rank` leaves in hvdrun's rendezvous store for its rank, so
+// The records that `hvdrun-agent --mpi-rank` leaves in the job's key-value store for its rank, so
 // that hvdrun learns under mpirun what the agent protocol tells it otherwise: which pid the rank
 // has, and how it ended. docs/protocol.md, "Rank records under mpirun", is the reference.
 //

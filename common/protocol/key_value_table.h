@@ -1,4 +1,4 @@
-// KeyValueTable: the rules of the job-wide key-value store (hvdrun/key_value_store.h), written
+// KeyValueTable: the rules of the job's key-value store (hvdrun/key_value_store.h), written
 // once for the store's two homes: hvdrun's rendezvous service, which answers ranks over TCP
 // (launcher/rendezvous_store.h), and InMemoryStore, which answers the threads of one process
 // (runtime/in_memory_store.h). Both hand the table the rendezvous protocol's requests

@@ -2,7 +2,7 @@
 // (hvdrun-lab, a script polling for the file) sees the whole new file or none, also after a crash.
 //
 // Like examples/shared/whole_number_flag.h, the examples' own: they build against libhvdrun's public
-// headers only, and hvdrun's writer (common/whole_file.h) is not part of them.
+// headers only, and hvdrun's writer (common/atomic_file.h) is not part of them.
 #ifndef HVDRUN_EXAMPLES_SHARED_ATOMIC_FILE_H_
 #define HVDRUN_EXAMPLES_SHARED_ATOMIC_FILE_H_
 

@@ -1,4 +1,4 @@
-// KeyValueStore: the job-wide store that ranks bootstrap their backends through.
+// KeyValueStore: the job's key-value store, which ranks bootstrap their backends through.
 //
 // In a job it is hvdrun's rendezvous service, reached over TCP (RendezvousClient), which also
 // collects the ranks' reports; in tests it can be an in-memory store shared by threads
