@@ -53,12 +53,7 @@ void RunNegotiatedRanks(int size, const NegotiationOptions& negotiation,
 }
 
 // One named tensor of the test: its values on `rank` and what every op gives over `size` ranks.
-struct Tensor {
-  std::string name;
-  DataType type;
-  ReduceOp op;
-  size_t count;
-};
+using Tensor = testing::NamedTensor;
 
 // Values exact in every type (small integers, and their averages over 1-4 ranks in halves).
 double Value(int rank, size_t i) { return static_cast<double>((rank + 1) * static_cast<int>(i % 7 + 1)); }
@@ -108,29 +103,12 @@ void ShuffledNamedAllreduces(Runtime& runtime, const std::vector<Tensor>& tensor
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937 random(seed + static_cast<unsigned>(runtime.rank()) * 7919U);
   std::shuffle(order.begin(), order.end(), random);
-  std::vector<std::vector<std::byte>> buffers(tensors.size());
-  std::vector<CollectiveHandle> handles(tensors.size());
-  for (size_t index : order) {
-    const Tensor& tensor = tensors[index];
-    std::vector<double> values(tensor.count);
-    for (size_t i = 0; i < tensor.count; ++i) values[i] = Value(runtime.rank(), i);
-    buffers[index].resize(std::max<size_t>(1, tensor.count * DataTypeSize(tensor.type)));
-    ConvertFromDouble(tensor.type, values.data(), buffers[index].data(), tensor.count);
-    handles[index] = runtime.AllreduceAsync(tensor.name, buffers[index].data(), buffers[index].data(),
-                                            tensor.count, tensor.type, tensor.op);
+  testing::NamedAllreduceCheck check;
+  check.value = [&](size_t i) { return Value(runtime.rank(), i); };
+  check.expected = [&](const Tensor& tensor, size_t i) { return Expected(tensor, runtime.size(), i); };
+  testing::SubmitAndCheckNamedAllreduces(runtime, tensors, order, check, [&] {
     if (random() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(random() % 3000));
-  }
-  for (size_t index = 0; index < tensors.size(); ++index) {
-    const Tensor& tensor = tensors[index];
-    Status status = handles[index].Wait();
-    ASSERT_TRUE(status.ok()) << tensor.name << ": " << status.message();
-    std::vector<double> result(tensor.count);
-    ConvertToDouble(tensor.type, buffers[index].data(), result.data(), tensor.count);
-    for (size_t i = 0; i < tensor.count; ++i) {
-      ASSERT_EQ(result[i], Expected(tensor, runtime.size(), i))
-          << tensor.name << "[" << i << "] on rank " << runtime.rank() << " of " << runtime.size();
-    }
-  }
+  });
 }
 
 class NamedCollectivesTest : public ::testing::TestWithParam<int> {};
