@@ -6,6 +6,25 @@
 #include "common/host/network_interfaces.h"
 
 namespace hvdrun {
+namespace {
+
+// The names of a rank's place in one convention; hvdrun's and Horovod's are set alike.
+struct PlaceNames {
+  const char* rank;
+  const char* size;
+  const char* local_rank;
+  const char* local_size;
+  const char* cross_rank;
+  const char* cross_size;
+  const char* hostname;
+};
+constexpr PlaceNames kHvdrunPlaceNames = {env::kRank,      env::kSize,      env::kLocalRank, env::kLocalSize,
+                                          env::kCrossRank, env::kCrossSize, env::kHostname};
+constexpr PlaceNames kHorovodPlaceNames = {
+    env::kHorovodRank,      env::kHorovodSize,      env::kHorovodLocalRank, env::kHorovodLocalSize,
+    env::kHorovodCrossRank, env::kHorovodCrossSize, env::kHorovodHostname};
+
+}  // namespace
 
 std::string HostAddress(const std::string& host) { return host == "localhost" ? "127.0.0.1" : host; }
 
@@ -30,14 +49,17 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
     env.push_back(std::string(name) + "=" + value);
   };
   auto set_int = [&set](const char* name, int value) { set(name, std::to_string(value)); };
+  auto set_place = [&](const PlaceNames& names) {
+    set_int(names.rank, place.rank);
+    set_int(names.size, assignment.size());
+    set_int(names.local_rank, place.local_rank);
+    set_int(names.local_size, place.local_size);
+    set_int(names.cross_rank, place.cross_rank);
+    set_int(names.cross_size, place.cross_size);
+    set(names.hostname, host);
+  };
 
-  set_int(env::kRank, place.rank);
-  set_int(env::kSize, assignment.size());
-  set_int(env::kLocalRank, place.local_rank);
-  set_int(env::kLocalSize, place.local_size);
-  set_int(env::kCrossRank, place.cross_rank);
-  set_int(env::kCrossSize, place.cross_size);
-  set(env::kHostname, host);
+  set_place(kHvdrunPlaceNames);
   set(env::kJobId, job.job_id);
   const HostNetwork* network = place.host_index < static_cast<int>(job.host_networks.size())
                                    ? &job.host_networks[place.host_index]
@@ -67,13 +89,7 @@ std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, 
     if (job.timeline_mark_cycles) set(env::kHorovodTimelineMarkCycles, "1");
   }
 
-  set_int(env::kHorovodRank, place.rank);
-  set_int(env::kHorovodSize, assignment.size());
-  set_int(env::kHorovodLocalRank, place.local_rank);
-  set_int(env::kHorovodLocalSize, place.local_size);
-  set_int(env::kHorovodCrossRank, place.cross_rank);
-  set_int(env::kHorovodCrossSize, place.cross_size);
-  set(env::kHorovodHostname, host);
+  set_place(kHorovodPlaceNames);
 
   set_int(env::kTorchRank, place.rank);
   set_int(env::kTorchWorldSize, assignment.size());
