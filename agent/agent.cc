@@ -17,11 +17,11 @@
 #include "agent/rank_spawner.h"
 #include "common/env_names.h"
 #include "common/exit_codes.h"
-#include "common/free_port.h"
-#include "common/host_facts.h"
-#include "common/network_interfaces.h"
+#include "common/host/free_port.h"
+#include "common/host/host_facts.h"
+#include "common/host/network_interfaces.h"
+#include "common/process/wait_status.h"
 #include "common/version.h"
-#include "common/wait_status.h"
 
 namespace hvdrun {
 namespace {

@@ -1,4 +1,4 @@
-// Agent: the per-host half of a job. It speaks the agent protocol (common/agent_protocol.h) on a
+// Agent: the per-host half of a job. It speaks the agent protocol (common/protocol/agent_protocol.h) on a
 // pair of file descriptors, starts the ranks the launcher asks for, forwards their output and
 // exit statuses, and makes sure that none of them outlives the job.
 //
@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "common/agent_protocol.h"
-#include "common/file_descriptor.h"
-#include "common/line_splitter.h"
+#include "common/process/file_descriptor.h"
+#include "common/process/line_splitter.h"
+#include "common/protocol/agent_protocol.h"
 
 namespace hvdrun {
 

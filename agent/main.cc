@@ -13,7 +13,7 @@
 
 #include "agent/agent.h"
 #include "agent/mpi_rank.h"
-#include "common/agent_protocol.h"
+#include "common/protocol/agent_protocol.h"
 #include "common/version.h"
 
 namespace {

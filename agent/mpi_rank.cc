@@ -21,13 +21,14 @@
 #include "common/env_names.h"
 #include "common/environment_reader.h"
 #include "common/exit_codes.h"
-#include "common/file_descriptor.h"
-#include "common/host_spec.h"
-#include "common/mpi_job_values.h"
-#include "common/network_interfaces.h"
-#include "common/rank_exit_record.h"
-#include "common/rendezvous_client.h"
-#include "common/wait_status.h"
+#include "common/host/network_interfaces.h"
+#include "common/protocol/mpi_job_values.h"
+#include "common/placement/host_spec.h"
+#include "common/process/file_descriptor.h"
+#include "common/process/rank_exit_record.h"
+#include "common/process/wait_status.h"
+#include "common/protocol/job_secret.h"
+#include "common/protocol/rendezvous_client.h"
 #include "common/whole_number.h"
 
 namespace hvdrun {
@@ -96,7 +97,7 @@ class MpiRankRunner {
   void RecordEnd(int wait_status);
   void SendExitRecord(std::unique_ptr<RendezvousClient> client);
   // Places this host on the job's network (job_.host_networks) by the rule hvdrun applies to the
-  // hosts it can see (common/network_interfaces.h), and with --network-interface takes MASTER_ADDR
+  // hosts it can see (common/host/network_interfaces.h), and with --network-interface takes MASTER_ADDR
   // from rank 0's agent (or, on rank 0, gives it).
   Status PlaceOnNetwork(RendezvousClient& client, const RankAssignment& assignment);
   // After a stop by mpirun: waits for mpirun's SIGKILL to the group, for a bounded time, while

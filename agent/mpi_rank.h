@@ -1,6 +1,6 @@
 // `hvdrun-agent --mpi-rank -- command...`: the program that the mpirun of `hvdrun --mpi` starts for
 // each rank. It gives the rank the place and environment agent mode gives it, runs it, and tells
-// hvdrun how it ended through the rendezvous store (common/rank_exit_record.h).
+// hvdrun how it ended through the job's key-value store (common/process/rank_exit_record.h).
 //
 // RunMpiRank:
 //  - reads where mpirun placed this process (OMPI_COMM_WORLD_*), and fails with one line, starting
@@ -9,11 +9,11 @@
 //    as agent mode does (rank_spawner.h: stdin from /dev/null, SIGKILL when the agent dies) with the
 //    agent's stdout and stderr, which mpirun tags, and records the rank's pid and process group;
 //  - places its host on the job's network by the rule hvdrun applies to the hosts whose
-//    interfaces it sees (common/network_interfaces.h), since under mpirun it cannot see them: the
+//    interfaces it sees (common/host/network_interfaces.h), since under mpirun it cannot see them: the
 //    host's address is the local end of the route to hvdrun's rendezvous service, or with
 //    --network-interface (HVDRUN_NETWORK_INTERFACES) its address on the chosen interface, and rank
 //    0's there becomes every rank's MASTER_ADDR (rank 0's agent puts it in the store,
-//    common/rank_exit_record.h);
+//    common/process/rank_exit_record.h);
 //  - keeps the rank in the agent's own process group. Open MPI signals the process group of each
 //    process it starts, and when it stops a job it SIGKILLs those groups as soon as one of its
 //    processes exits (its odls_base_sigkill_timeout wait, 1 s, ends early on the first exit; seen
@@ -40,8 +40,8 @@
 #include <vector>
 
 #include "common/environment_reader.h"
-#include "common/rank_assignment.h"
-#include "common/rank_environment.h"
+#include "common/placement/rank_assignment.h"
+#include "common/placement/rank_environment.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {

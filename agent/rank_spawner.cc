@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/process_spawner.h"
+#include "common/process/process_spawner.h"
 
 namespace hvdrun {
 namespace {

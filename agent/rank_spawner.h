@@ -1,5 +1,5 @@
 // SpawnRank: starts one rank's program the way hvdrun promises, through SpawnProcess
-// (common/process_spawner.h).
+// (common/process/process_spawner.h).
 //
 // The program runs in a new process group of its own (so that the agent can stop it and
 // everything it started with one killpg; under mpirun it stays in the agent's, see
@@ -19,8 +19,8 @@
 
 #include <string>
 
-#include "common/agent_protocol.h"
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
+#include "common/protocol/agent_protocol.h"
 
 namespace hvdrun {
 

@@ -1,5 +1,5 @@
 # Settings every hvdrun target shares: warnings, and the include root so that
-# headers are included by their path from the repository root ("common/host_spec.h"). libhvdrun's
+# headers are included by their path from the repository root ("common/placement/host_spec.h"). libhvdrun's
 # public headers ("hvdrun/status.h") come with the targets that provide them (hvdrun_vocabulary,
 # hvdrun_runtime), so that a target that uses them without linking them does not build.
 

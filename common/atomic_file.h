@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {

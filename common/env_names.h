@@ -107,9 +107,10 @@ inline constexpr const char* kOmpiLocalSize = "OMPI_COMM_WORLD_LOCAL_SIZE";
 // mpirun passes it to its processes when it is set.
 inline constexpr const char* kOmpiSigkillTimeout = "OMPI_MCA_odls_base_sigkill_timeout";
 
-// Set by Slurm inside an allocation (salloc, sbatch, srun), read by hvdrun (common/slurm_allocation.h):
-// the job's id, its nodes as a compressed host list, the tasks each node may run (`2(x3),1`) and
-// the job's task count. SLURM_NODELIST and SLURM_NPROCS are older names of the same values.
+// Set by Slurm inside an allocation (salloc, sbatch, srun), read by hvdrun
+// (common/placement/slurm_allocation.h): the job's id, its nodes as a compressed host list, the tasks each
+// node may run (`2(x3),1`) and the job's task count. SLURM_NODELIST and SLURM_NPROCS are older names of the
+// same values.
 inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
 inline constexpr const char* kSlurmJobNodeList = "SLURM_JOB_NODELIST";
 inline constexpr const char* kSlurmNodeList = "SLURM_NODELIST";
@@ -124,7 +125,7 @@ inline constexpr const char* kSlurmdNodeName = "SLURMD_NODENAME";
 inline constexpr const char* kSlurmCpuBind = "SLURM_CPU_BIND";
 // Set by slurmd for each task of a step, and given to every rank inside an allocation with the
 // values of its place in hvdrun's job, as srun gives them to the tasks of one step laid out as
-// hvdrun lays out the ranks (common/rank_environment.h): an agent's own step has one task, and a
+// hvdrun lays out the ranks (common/placement/rank_environment.h): an agent's own step has one task, and a
 // rank would otherwise read SLURM_PROCID=0 and SLURM_NTASKS=1 whatever its rank. SLURM_NTASKS,
 // SLURM_NPROCS and SLURM_TASKS_PER_NODE (above) are given too.
 inline constexpr const char* kSlurmProcId = "SLURM_PROCID";    // the rank

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "common/host_facts.h"
+#include "common/host/host_facts.h"
 
 namespace hvdrun::lab {
 
@@ -60,7 +60,7 @@ StatusOr<HostFacts> HostFactsFromJson(const nlohmann::json& json, const std::str
 }
 
 std::string NicModels(const std::string& nics) {
-  // The kinds an interface without a device reports instead of a driver (common/host_facts.cc).
+  // The kinds an interface without a device reports instead of a driver (common/host/host_facts.cc).
   static const std::set<std::string> kVirtual = {"virtual", "bridge", "vlan", "bond",     "team",  "vxlan",
                                                  "macvlan", "ipvlan", "veth", "tun",      "dummy", "ifb",
                                                  "gre",     "geneve", "dsa",  "wireguard"};

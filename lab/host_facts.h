@@ -1,9 +1,9 @@
 // HostFacts: one host's facts as hvdrun-lab keeps and reads them — what ProbeHostFacts
-// (common/host_facts.h, which also says how a fact that cannot be found reads) gives, by key — and
+// (common/host/host_facts.h, which also says how a fact that cannot be found reads) gives, by key — and
 // their JSON form.
 //
 // ProbeLocalHost reads them on the machine hvdrun-lab runs on. The JSON form (ToJson, over
-// common/host_facts.h's HostFactsToJson) is environment.json's, and the form of hvdrun's per-host files
+// common/host/host_facts.h's HostFactsToJson) is environment.json's, and the form of hvdrun's per-host files
 // (hosts/*.json, launcher/results/host_facts_file.h) that hvdrun-lab reads; there a fact may also be a plain
 // string.
 #ifndef HVDRUN_LAB_HOST_FACTS_H_
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "common/agent_protocol.h"
+#include "common/protocol/agent_protocol.h"
 #include "hvdrun/status.h"
 #include "lab/experiment/matrix.h"
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/host_facts.h"
+#include "common/host/host_facts.h"
 
 namespace hvdrun::lab {
 namespace {

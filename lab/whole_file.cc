@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 
 namespace hvdrun::lab {
 

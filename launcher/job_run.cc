@@ -12,8 +12,8 @@
 
 #include "common/env_names.h"
 #include "common/exit_codes.h"
-#include "common/job_secret.h"
-#include "common/network_interfaces.h"
+#include "common/host/network_interfaces.h"
+#include "common/protocol/job_secret.h"
 #include "launcher/results/host_facts_file.h"
 #include "launcher/results/results_writer.h"
 

@@ -9,7 +9,7 @@
 //    the first such failure;
 //  - decides, in this one place, where the job lives on the network: the address the hosts reach
 //    this machine by (where the rendezvous service listens), and each host's address and interface
-//    (common/network_interfaces.h's rule); a host without a --network-interface is exit 2;
+//    (common/host/network_interfaces.h's rule); a host without a --network-interface is exit 2;
 //  - starts the rendezvous service when the job has a backend, and launches the ranks;
 //  - routes their output (OutputRouter) until every rank has ended. The first rank that fails stops
 //    the job: every other rank is stopped (SIGTERM, SIGKILL after a grace period). SIGINT, SIGTERM
@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "common/rank_assignment.h"
+#include "common/placement/rank_assignment.h"
 #include "launcher/job_signals.h"
 #include "launcher/launch_options.h"
 #include "launcher/output_router.h"

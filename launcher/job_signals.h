@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {

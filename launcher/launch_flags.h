@@ -79,7 +79,7 @@ Status ResolveHosts(const LaunchFlags& flags, const GetEnv& getenv, LaunchOption
 // --network-interface's texts (each a comma-separated list) as interface names, each once.
 StatusOr<std::vector<std::string>> ResolveNetworkInterfaces(const std::vector<std::string>& texts);
 // -x entries as NAME=VALUE, a bare NAME taking hvdrun's own value; with --mpi, the agent's own
-// variables cannot be exported (common/mpi_job_values.h).
+// variables cannot be exported (common/protocol/mpi_job_values.h).
 StatusOr<std::vector<std::string>> ResolveExports(const std::vector<std::string>& entries, bool mpi,
                                                   const GetEnv& getenv);
 // The variables libhvdrun's tuning flags set for the ranks (Horovod's names, which libhvdrun

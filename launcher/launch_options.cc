@@ -13,6 +13,9 @@
 #include <variant>
 
 #include "common/env_names.h"
+#include "common/host/network_interfaces.h"
+#include "common/placement/hostfile.h"
+#include "common/shell_words.h"
 #include "common/version.h"
 #include "launcher/launch_flags.h"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/host_spec.h"
-#include "common/slurm_allocation.h"
+#include "common/placement/host_spec.h"
+#include "common/placement/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 #include "launcher/ssh/ssh_options.h"
@@ -60,7 +60,7 @@ struct LaunchOptions {
   std::optional<BackendKind> backend;
   // --dry-run, with --mpi only: print the mpirun command and start nothing.
   bool dry_run = false;
-  // --mpi-args, with --mpi only: the string split into words (launcher/shell_words.h), added to
+  // --mpi-args, with --mpi only: the string split into words (common/shell_words.h), added to
   // mpirun's arguments before the program.
   std::vector<std::string> mpi_args;
   std::string results_dir;  // --results; empty: no results directory

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "common/agent_protocol.h"
+#include "common/protocol/agent_protocol.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {

@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "common/agent_protocol.h"
-#include "common/network_interfaces.h"
-#include "common/rank_assignment.h"
-#include "common/rank_environment.h"
+#include "common/host/network_interfaces.h"
+#include "common/placement/rank_assignment.h"
+#include "common/placement/rank_environment.h"
+#include "common/protocol/agent_protocol.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {
@@ -86,7 +86,7 @@ class RankEvents {
 
 // What JobRun gives Launch().
 struct JobLaunch {
-  // The values every rank's environment is built from (common/rank_environment.h); with
+  // The values every rank's environment is built from (common/placement/rank_environment.h); with
   // host_networks decided.
   JobEnvironment environment;
   std::vector<std::string> command;  // argv, as typed after hvdrun's options

@@ -1,7 +1,7 @@
 // The arrival check every Runtime makes before it creates its backend: each rank announces itself
-// in the job store and waits for all the others, so that a rank that never started is reported by
-// number ("rendezvous: ranks 2, 3 of 4 did not arrive within 60 s") instead of as a backend
-// connection timeout.
+// in the job's key-value store and waits for all the others, so that a rank that never started is
+// reported by number ("rendezvous: ranks 2, 3 of 4 did not arrive within 60 s") instead of as a
+// backend connection timeout.
 #ifndef HVDRUN_RUNTIME_ARRIVAL_CHECK_H_
 #define HVDRUN_RUNTIME_ARRIVAL_CHECK_H_
 

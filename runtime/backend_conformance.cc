@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "hvdrun/runtime.h"
+
 namespace hvdrun::testing {
 namespace {
 

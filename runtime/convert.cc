@@ -1,7 +1,8 @@
-// ConvertFromDouble and ConvertToDouble (hvdrun/types.h), in the element types' arithmetic of
+// ConvertFromDouble and ConvertToDouble (hvdrun/runtime.h), in the element types' arithmetic of
 // runtime/reduction_kernels.h: float16 and bfloat16 through float, rounded to nearest-even.
 #include <cstddef>
 
+#include "hvdrun/runtime.h"
 #include "hvdrun/types.h"
 #include "runtime/reduction_kernels.h"
 

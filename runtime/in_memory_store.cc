@@ -5,9 +5,9 @@
 #include <mutex>
 #include <optional>
 
-#include "common/key_value_table.h"
-#include "common/rendezvous_protocol.h"
-#include "common/request_store.h"
+#include "common/protocol/key_value_table.h"
+#include "common/protocol/rendezvous_protocol.h"
+#include "common/protocol/request_store.h"
 
 namespace hvdrun {
 namespace {

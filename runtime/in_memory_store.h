@@ -2,7 +2,7 @@
 // and for single-process jobs.
 //
 // The store's rules and error lines are those of hvdrun's rendezvous service (one KeyValueTable,
-// common/key_value_table.h, answers both), each error line beginning with "store: ". Values are
+// common/protocol/key_value_table.h, answers both), each error line beginning with "store: ". Values are
 // arbitrary bytes. Keys are not scoped: share one store per job. SendReport keeps a report under
 // the key "report/<rank>" (KeyValueStore's default).
 //

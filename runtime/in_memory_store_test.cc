@@ -84,7 +84,7 @@ TEST(InMemoryStoreTest, AddCountsFromZeroAndIsAtomic) {
   EXPECT_EQ(store->Add("counter", 0).value(), 8000);
 }
 
-// The rules are common/key_value_table.h's (tested there); the store passes on their errors.
+// The rules are common/protocol/key_value_table.h's (tested there); the store passes on their errors.
 TEST(InMemoryStoreTest, ErrorsAreTheTablesWithTheStoresName) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   ASSERT_TRUE(store->Set("text", "12abc").ok());

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "runtime/wire_format.h"
+#include "runtime/compression/wire_format.h"
 
 namespace hvdrun {
 namespace {
@@ -23,8 +23,8 @@ void Sum(void* out, const void* a, const void* b, size_t n) {
 }
 
 // float16 sums a block at a time through the wire format's vectorized conversions
-// (runtime/wire_format.h), which round as gloo's do (to nearest, ties to even; only a NaN's payload
-// may differ): the element-wise path's scalar conversions make a float16 sum several times slower
+// (runtime/compression/wire_format.h), which round as gloo's do (to nearest, ties to even; only a NaN's
+// payload may differ): the element-wise path's scalar conversions make a float16 sum several times slower
 // than a float32 one, and fp16 gradient compression sums float16 over Gloo.
 template <>
 void Sum<gloo::float16>(void* out, const void* a, const void* b, size_t n) {

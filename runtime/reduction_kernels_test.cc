@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "hvdrun/runtime.h"
+
 namespace hvdrun {
 namespace {
 

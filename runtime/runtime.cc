@@ -7,8 +7,8 @@
 
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
+#include "runtime/negotiation/tensor_request.h"
 #include "runtime/runtime_impl.h"
-#include "runtime/tensor_request.h"
 #include "runtime/varied_allgather.h"
 
 namespace hvdrun {

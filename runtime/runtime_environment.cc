@@ -9,7 +9,7 @@
 
 #include "common/env_names.h"
 #include "common/environment_reader.h"
-#include "common/rendezvous_client.h"
+#include "common/protocol/rendezvous_client.h"
 #include "hvdrun/types.h"
 
 namespace hvdrun {

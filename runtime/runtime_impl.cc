@@ -15,7 +15,7 @@
 #include <system_error>
 #include <utility>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"

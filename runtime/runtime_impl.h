@@ -37,10 +37,10 @@
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
-#include "runtime/compressed_allreduce.h"
-#include "runtime/negotiated_stream.h"
-#include "runtime/tensor_request.h"
-#include "runtime/timeline.h"
+#include "runtime/compression/compressed_allreduce.h"
+#include "runtime/negotiation/negotiated_stream.h"
+#include "runtime/negotiation/tensor_request.h"
+#include "runtime/timeline/timeline.h"
 
 namespace hvdrun {
 

@@ -20,13 +20,7 @@ namespace hvdrun {
 namespace {
 
 // One named allreduce of every step.
-struct Tensor {
-  std::string name;
-  DataType type;
-  ReduceOp op;
-  size_t count;
-  CompressionFormat compression = CompressionFormat::kNone;
-};
+using Tensor = testing::NamedTensor;
 
 std::vector<Tensor> StepTensors() {
   return {
@@ -69,31 +63,15 @@ void UnevenStepsThenJoin(Runtime& runtime, unsigned seed) {
     std::vector<size_t> order(tensors.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::shuffle(order.begin(), order.end(), random);
-    std::vector<std::vector<std::byte>> buffers(tensors.size());
-    std::vector<CollectiveHandle> handles(tensors.size());
-    for (size_t index : order) {
-      const Tensor& tensor = tensors[index];
-      std::vector<double> values(tensor.count);
-      for (size_t i = 0; i < tensor.count; ++i) values[i] = (runtime.rank() + 1) * Unit(i);
-      buffers[index].resize(tensor.count * DataTypeSize(tensor.type));
-      ConvertFromDouble(tensor.type, values.data(), buffers[index].data(), tensor.count);
-      handles[index] = runtime.AllreduceAsync(tensor.name, buffers[index].data(), buffers[index].data(),
-                                              tensor.count, tensor.type, tensor.op, tensor.compression);
-    }
-    for (size_t index = 0; index < tensors.size(); ++index) {
-      const Tensor& tensor = tensors[index];
-      Status status = handles[index].Wait();
-      ASSERT_TRUE(status.ok()) << tensor.name << " on rank " << runtime.rank() << ": " << status.message();
-      std::vector<double> result(tensor.count);
-      ConvertToDouble(tensor.type, buffers[index].data(), result.data(), tensor.count);
-      for (size_t i = 0; i < tensor.count; ++i) {
-        const double expected = Expected(tensor, runtime.size(), step, i);
-        const double tolerance = tensor.type == DataType::kFloat32 ? 1e-6 * std::fabs(expected) : 0.0;
-        ASSERT_NEAR(result[i], expected, tolerance)
-            << tensor.name << "[" << i << "] at step " << step << " on rank " << runtime.rank() << " of "
-            << runtime.size();
-      }
-    }
+    testing::NamedAllreduceCheck check;
+    check.value = [&](size_t i) { return (runtime.rank() + 1) * Unit(i); };
+    check.expected = [&](const Tensor& tensor, size_t i) {
+      return Expected(tensor, runtime.size(), step, i);
+    };
+    check.float32_relative_tolerance = 1e-6;
+    check.where = " at step " + std::to_string(step);
+    testing::SubmitAndCheckNamedAllreduces(runtime, tensors, order, check);
+    if (::testing::Test::HasFatalFailure()) return;
   }
   StatusOr<int> last = runtime.Join();
   ASSERT_TRUE(last.ok()) << "rank " << runtime.rank() << ": " << last.status().message();

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/timeline_merge.h"
+#include "common/timeline/timeline_merge.h"
 #include "hvdrun/runtime.h"
 #include "runtime/test_job.h"
 #include "tests/e2e/scratch_dir.h"

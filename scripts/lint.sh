@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source_dirs=()
-for dir in common agent launcher runtime examples lab python tests; do
+for dir in vocabulary common agent launcher runtime examples lab python tests; do
   if [ -d "$dir" ]; then source_dirs+=("$dir"); fi
 done
 

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "common/hostfile.h"
+#include "common/placement/hostfile.h"
 #include "common/whole_number.h"
 
 namespace hvdrun::lab::experiment_file {

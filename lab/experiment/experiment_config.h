@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/host_spec.h"
+#include "common/placement/host_spec.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun::lab {

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/host_spec.h"
-#include "common/slurm_allocation.h"
+#include "common/placement/host_spec.h"
+#include "common/placement/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "lab/experiment/experiment_config.h"
 

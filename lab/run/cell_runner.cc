@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
-#include "common/process_spawner.h"
+#include "common/process/process_spawner.h"
+#include "common/process/wait_status.h"
 #include "common/shell_words.h"
-#include "common/wait_status.h"
 #include "lab/utc_time.h"
 #include "lab/whole_file.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/atomic_file.h"
-#include "common/wait_status.h"
+#include "common/process/wait_status.h"
 #include "lab/run/cell_runner.h"
 #include "lab/store/experiment_results.h"
 #include "lab/store/run_store.h"

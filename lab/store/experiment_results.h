@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/slurm_allocation.h"
+#include "common/placement/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "lab/experiment/experiment_config.h"
 #include "lab/experiment/matrix.h"

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun::lab {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "common/error_text.h"
-#include "common/wait_status.h"
+#include "common/process/wait_status.h"
 #include "launcher/agents/srun_agent_command.h"
 
 namespace hvdrun {

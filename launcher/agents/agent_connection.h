@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "common/agent_protocol.h"
-#include "common/file_descriptor.h"
-#include "common/process_spawner.h"
+#include "common/process/file_descriptor.h"
+#include "common/process/process_spawner.h"
+#include "common/protocol/agent_protocol.h"
 #include "hvdrun/status.h"
 #include "launcher/agents/process_exit_watch.h"
 #include "launcher/ssh/ssh_agent_transport.h"

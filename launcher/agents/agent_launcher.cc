@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "common/exit_codes.h"
-#include "common/network_interfaces.h"
+#include "common/host/network_interfaces.h"
 #include "common/version.h"
 #include "launcher/local_host.h"
 

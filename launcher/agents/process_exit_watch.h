@@ -12,7 +12,7 @@
 
 #include <chrono>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 
 namespace hvdrun {
 

@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "common/process_spawner.h"
+#include "common/process/process_spawner.h"
 
 namespace hvdrun {
 namespace {

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "common/env_names.h"
-#include "common/host_spec.h"
-#include "common/mpi_job_values.h"
-#include "common/network_interfaces.h"
+#include "common/host/network_interfaces.h"
+#include "common/protocol/mpi_job_values.h"
+#include "common/placement/host_spec.h"
 #include "common/shell_words.h"
 #include "launcher/ssh/remote_agent_command.h"
 

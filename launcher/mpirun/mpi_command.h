@@ -45,8 +45,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/rank_assignment.h"
-#include "common/rank_environment.h"
+#include "common/placement/rank_assignment.h"
+#include "common/placement/rank_environment.h"
 #include "hvdrun/status.h"
 #include "launcher/launch_options.h"
 #include "launcher/rank_launcher.h"
@@ -98,7 +98,7 @@ struct MpiLaunchHost {
 };
 
 // The command that runs `launch` as JobRun described it: its command, and its environment, whose
-// values (common/mpi_job_values.h: the job id, the rendezvous service, MASTER_ADDR, the user's -x
+// values (common/protocol/mpi_job_values.h: the job id, the rendezvous service, MASTER_ADDR, the user's -x
 // variables ...) are exported with -x; the environment is empty for --dry-run, which prints only
 // names. `launch.environment.network_interfaces` also sets Open MPI's own interfaces.
 // `agent_path` is the hvdrun-agent that mpirun starts for each rank.

@@ -10,12 +10,12 @@
 #include <thread>
 
 #include "common/exit_codes.h"
-#include "common/free_port.h"
-#include "common/network_interfaces.h"
-#include "common/process_spawner.h"
-#include "common/rank_exit_record.h"
+#include "common/host/free_port.h"
+#include "common/host/network_interfaces.h"
+#include "common/process/process_spawner.h"
+#include "common/process/rank_exit_record.h"
+#include "common/process/wait_status.h"
 #include "common/shell_words.h"
-#include "common/wait_status.h"
 #include "launcher/local_host.h"
 #include "launcher/rendezvous/rendezvous_server.h"
 #include "launcher/results/failure_report.h"

@@ -13,8 +13,8 @@
 // mpirun's `--tag-output` lines are cut into lines per rank and stream and reported as the agents'
 // output is; mpirun's own lines go to stderr, except the banners that restate hvdrun's failure
 // report (launcher/mpirun/mpirun_banner_filter.h). The ranks' starts and ends are their agents' records in
-// the rendezvous store (common/rank_exit_record.h), read once mpirun has exited: a rank whose agent
-// left no exit record is lost. When mpirun was killed (a second SIGINT, or by someone else), hvdrun
+// the job's key-value store (common/process/rank_exit_record.h), read once mpirun has exited: a rank
+// whose agent left no exit record is lost. When mpirun was killed (a second SIGINT, or by someone else), hvdrun
 // SIGKILLs the process group of each started rank on this machine that has no exit record a little
 // later; on other hosts, Open MPI's daemon loses mpirun and the rank's agent then kills its rank.
 //
@@ -33,10 +33,10 @@
 #include <utility>
 #include <vector>
 
-#include "common/file_descriptor.h"
-#include "common/line_splitter.h"
-#include "common/process_spawner.h"
-#include "common/wait_status.h"
+#include "common/process/file_descriptor.h"
+#include "common/process/line_splitter.h"
+#include "common/process/process_spawner.h"
+#include "common/process/wait_status.h"
 #include "launcher/launch_options.h"
 #include "launcher/mpirun/mpi_command.h"
 #include "launcher/mpirun/mpirun_banner_filter.h"

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/agent_protocol.h"
+#include "common/protocol/agent_protocol.h"
 
 namespace hvdrun {
 

@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "common/error_text.h"
-#include "common/job_secret.h"
+#include "common/protocol/job_secret.h"
 #include "launcher/rendezvous/rendezvous_listener.h"
 
 namespace hvdrun {
@@ -219,7 +219,7 @@ void RendezvousConnection::ArmIdleTimer(std::chrono::milliseconds timeout) {
         if (self->authenticated_) {
           // Bytes that arrived as the timer fired are read and served (the read re-arms the timer): an
           // idle close then crosses only a request still on the wire, which the client resends if it
-          // is safe to (common/rendezvous_client.h).
+          // is safe to (common/protocol/rendezvous_client.h).
           boost::system::error_code unread_ec;
           if (self->socket_.available(unread_ec) > 0 && !unread_ec) return;
           self->Close("closed", "idle for " + DurationText(timeout));

@@ -6,7 +6,7 @@
 //      not there yet parks the connection (further requests are read but not handled, up to one
 //      frame's worth) until its keys exist or its timeout passes.
 //   3. Idle: a connection with no request in flight that sends nothing for
-//      RendezvousLimits::idle_timeout is closed (the client reconnects: common/rendezvous_client.h).
+//      RendezvousLimits::idle_timeout is closed (the client reconnects: common/protocol/rendezvous_client.h).
 // A protocol error, a broken limit that cannot be answered, a refusal or an idle close ends the
 // connection with one log line naming the peer, never the secret ("hvdrun: rendezvous: refused
 // 127.0.0.1:41234: wrong secret"). docs/protocol.md, "Rendezvous service", is the reference.
@@ -26,7 +26,7 @@
 #include <memory>
 #include <string>
 
-#include "common/rendezvous_protocol.h"
+#include "common/protocol/rendezvous_protocol.h"
 
 namespace hvdrun {
 

@@ -21,7 +21,7 @@
 #include <thread>
 #include <utility>
 
-#include "common/rendezvous_protocol.h"
+#include "common/protocol/rendezvous_protocol.h"
 #include "hvdrun/status.h"
 #include "launcher/rendezvous/rendezvous_server.h"
 #include "launcher/rendezvous/rendezvous_store.h"

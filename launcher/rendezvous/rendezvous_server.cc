@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "common/job_secret.h"
+#include "common/protocol/job_secret.h"
 #include "launcher/rendezvous/rendezvous_listener.h"
 
 namespace hvdrun {

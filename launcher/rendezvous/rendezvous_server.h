@@ -1,14 +1,14 @@
 // RendezvousServer: hvdrun's per-job rendezvous and collector service.
 //
 // One TCP port, bound to one address given by the launcher (never a wildcard), served by a thread
-// of its own with Boost.Asio. Ranks (common/rendezvous_client.h) connect, prove they hold the job
+// of its own with Boost.Asio. Ranks (common/protocol/rendezvous_client.h) connect, prove they hold the job
 // secret, then use a key-value store scoped to the job (their backends bootstrap through it: Gloo's
 // addresses, NCCL's unique id) and at the end send a per-rank report, which the launcher reads with
 // Reports(). docs/protocol.md, "Rendezvous service", describes the wire format.
 //
 // In parts: this class is the launcher's handle; rendezvous_listener.h accepts connections on the
 // service's thread, rendezvous_connection.h runs each one (handshake, requests, idle limit), and
-// rendezvous_store.h keeps the job's key-value table (common/key_value_table.h) and reports.
+// rendezvous_store.h keeps the job's key-value table (common/protocol/key_value_table.h) and reports.
 //
 // Failures never reach the caller after Start: a connection that fails to authenticate, breaks the
 // protocol, exceeds a limit that cannot be answered, or stays idle too long is closed, and one line
@@ -71,7 +71,7 @@ class RendezvousServer {
  public:
   // Starts serving on bind_address (an IP literal, e.g. "127.0.0.1"; "0.0.0.0" and "::" are
   // refused), on a port chosen by the OS, on a thread of its own. secret_hex is the job secret
-  // (common/job_secret.h: 64 lower-case hex digits). `log` receives one line per refused or
+  // (common/protocol/job_secret.h: 64 lower-case hex digits). `log` receives one line per refused or
   // closed-on-error connection, without a trailing newline ("hvdrun: rendezvous: refused
   // 127.0.0.1:41234: wrong secret").
   static StatusOr<std::unique_ptr<RendezvousServer>> Start(const std::string& bind_address,
@@ -87,7 +87,7 @@ class RendezvousServer {
   // Reports received so far, by rank (JSON text as sent; a rank that reports twice keeps its last).
   std::map<int, std::string> Reports() const;
   // The keys of the store that begin with `prefix`, with their values, as they are now: how hvdrun
-  // reads what its own processes left there (the rank records of common/rank_exit_record.h).
+  // reads what its own processes left there (the rank records of common/process/rank_exit_record.h).
   std::map<std::string, std::string> ValuesWithPrefix(std::string_view prefix) const;
   // From now on, the timeline pieces ranks send (rendezvous::TimelineRequest: ranks on other hosts
   // than hvdrun's, at the end of their run) are written to DIR/rank-R.json; before, they are

@@ -13,12 +13,12 @@
 #include <thread>
 #include <type_traits>
 
-#include "common/byte_codec.h"
-#include "common/file_descriptor.h"
-#include "common/job_secret.h"
-#include "common/rendezvous_client.h"
-#include "common/rendezvous_protocol.h"
-#include "common/rendezvous_test_peer.h"
+#include "common/process/file_descriptor.h"
+#include "common/protocol/byte_codec.h"
+#include "common/protocol/job_secret.h"
+#include "common/protocol/rendezvous_client.h"
+#include "common/protocol/rendezvous_protocol.h"
+#include "common/protocol/rendezvous_test_peer.h"
 
 namespace hvdrun {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 
 namespace hvdrun {
 namespace {

@@ -1,5 +1,5 @@
 // RendezvousStore: what hvdrun's rendezvous service keeps for its job — the key-value table that
-// ranks bootstrap through (common/key_value_table.h, capped by RendezvousLimits) and the end-of-run
+// ranks bootstrap through (common/protocol/key_value_table.h, capped by RendezvousLimits) and the end-of-run
 // reports they send, and the timeline files that ranks on other hosts send in pieces — and the
 // answer to each of their requests.
 //
@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/key_value_table.h"
-#include "common/rendezvous_protocol.h"
+#include "common/protocol/key_value_table.h"
+#include "common/protocol/rendezvous_protocol.h"
 #include "launcher/rendezvous/rendezvous_server.h"
 
 namespace hvdrun {

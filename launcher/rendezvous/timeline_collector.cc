@@ -7,7 +7,7 @@
 #include <system_error>
 #include <utility>
 
-#include "common/timeline_merge.h"
+#include "common/timeline/timeline_merge.h"
 
 namespace hvdrun {
 

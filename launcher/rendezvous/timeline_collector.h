@@ -4,7 +4,7 @@
 // /tmp/hvdrun-JOB-timeline), and when it ends sends the file to hvdrun's rendezvous service, which
 // writes it to copies_dir()/rank-R.json (RendezvousServer::KeepTimelines); the rank then deletes its
 // own. So the files of ranks on every host, started by agents, over SSH or by mpirun, come back
-// the same way. At the end Merge() merges the copies into the user's file (common/timeline_merge.h),
+// the same way. At the end Merge() merges the copies into the user's file (common/timeline/timeline_merge.h),
 // one process per rank. A rank that never sent its file (killed, or it ended inside its runtime)
 // is taken from rank_dir() where it ran on this machine, as far as it got; on another host its file
 // stays there, which the merged file's note for that rank says.

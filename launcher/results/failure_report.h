@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/agent_protocol.h"
-#include "common/wait_status.h"  // SignalName, for the report and its callers
+#include "common/process/wait_status.h"  // SignalName, for the report and its callers
+#include "common/protocol/agent_protocol.h"
 #include "launcher/output_router.h"
 
 namespace hvdrun {

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "common/host_facts.h"
+#include "common/host/host_facts.h"
 #include "launcher/results/results_writer.h"
 
 namespace hvdrun {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/rank_assignment.h"
+#include "common/placement/rank_assignment.h"
 #include "hvdrun/status.h"
 #include "launcher/launch_options.h"
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 #include "hvdrun/status.h"
 #include "launcher/ssh/ssh_options.h"
 #include "launcher/ssh/ssh_session.h"

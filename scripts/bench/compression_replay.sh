@@ -18,12 +18,10 @@
 #   --keep DIR   keep every run's --json there (default: a temporary directory, removed)
 set -euo pipefail
 
-die() {
-  echo "compression_replay.sh: $*" >&2
-  exit 2
-}
-
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+bench_name=compression_replay.sh
+# shellcheck source=scripts/bench/bench_lib.sh
+. "$repo_root/scripts/bench/bench_lib.sh"
 model=vgg16
 rounds=3
 backends="gloo mpi"
@@ -36,88 +34,38 @@ warmup=1
 stage="$repo_root/build/stage"
 build="$repo_root/build"
 keep=""
-while (($# > 0)); do
-  case "$1" in
-    -h | --help)
-      sed -n '2,19p' "$0"
-      exit 0
-      ;;
-    --model | --rounds | --backends | --settings | --link-rate | --formats | --op | --iters | --warmup | \
-      --stage | --build | --keep)
-      (($# >= 2)) || die "$1 needs a value"
-      value="$2"
-      case "$1" in
-        --model) model="$value" ;;
-        --rounds) rounds="$value" ;;
-        --backends) backends="$value" ;;
-        --settings) settings="$value" ;;
-        --link-rate) link_rate="$value" ;;
-        --formats) formats="$value" ;;
-        --op) op="$value" ;;
-        --iters) iters="$value" ;;
-        --warmup) warmup="$value" ;;
-        --stage) stage="$value" ;;
-        --build) build="$value" ;;
-        --keep) keep="$value" ;;
-      esac
-      shift 2
-      ;;
-    *) die "unknown argument '$1' (see --help)" ;;
-  esac
-done
-for pair in "--rounds:$rounds:1" "--iters:$iters:1" "--warmup:$warmup:0"; do
-  IFS=: read -r flag value least <<<"$pair"
-  if ! [[ "$value" =~ ^[0-9]+$ ]] || ((value < least)); then
-    die "$flag: expected a whole number >= $least, got '$value'"
-  fi
-done
+bench_parse_flags 2,19p model=model rounds=rounds backends=backends settings=settings link-rate=link_rate \
+  formats=formats op=op iters=iters warmup=warmup stage=stage build=build keep=keep -- "$@"
+bench_whole_number --rounds "$rounds" 1
+bench_whole_number --iters "$iters" 1
+bench_whole_number --warmup "$warmup" 0
 [[ "$link_rate" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] ||
-  die "--link-rate: expected a tc rate such as 1gbit or 100mbit, got '$link_rate'"
+  bench_die "--link-rate: expected a tc rate such as 1gbit or 100mbit, got '$link_rate'"
 for setting in $settings; do
-  [[ "$setting" == loopback || "$setting" == cluster ]] || die "--settings: unknown setting '$setting'"
+  [[ "$setting" == loopback || "$setting" == cluster ]] || bench_die "--settings: unknown setting '$setting'"
 done
 for backend in $backends; do
-  [[ "$backend" == gloo || "$backend" == mpi ]] || die "--backends: unknown backend '$backend'"
+  [[ "$backend" == gloo || "$backend" == mpi ]] || bench_die "--backends: unknown backend '$backend'"
 done
 [[ -x "$stage/bin/hvdrun" && -x "$stage/bin/hvdrun-bench" && -x "$stage/bin/hvdrun-agent" ]] ||
-  die "no hvdrun, hvdrun-bench and hvdrun-agent in $stage/bin (build, then cmake --install build --prefix $stage)"
+  bench_die "no hvdrun, hvdrun-bench and hvdrun-agent in $stage/bin (build, then cmake --install build --prefix $stage)"
 
 if [[ -n "$keep" ]]; then
-  mkdir -p "$keep" || die "--keep: cannot create '$keep'"
+  mkdir -p "$keep" || bench_die "--keep: cannot create '$keep'"
   out="$(cd "$keep" && pwd)"
 else
   out="$(mktemp -d)"
 fi
-cluster_pid=""
-log=""
-cleanup() {
-  if [[ -n "$cluster_pid" ]]; then
-    kill -INT "$cluster_pid" 2>/dev/null || true
-    wait "$cluster_pid" 2>/dev/null || true
-  fi
-  [[ -n "$log" ]] && rm -f "$log"
-  [[ -n "$keep" ]] || rm -rf "$out"
-}
-trap cleanup EXIT
+[[ -n "$keep" ]] || bench_on_exit "rm -rf \"$out\""
 
 bench=("$stage/bin/hvdrun-bench" --replay "$model" --compression "$formats" --op "$op" --iters "$iters"
   --warmup "$warmup")
 cluster_cmd=()
 if [[ " $settings " == *" cluster "* ]]; then
-  ((EUID == 0)) || die "the cluster setting needs root (network namespaces); or pass --settings loopback"
-  [[ -x "$build/bin/hvdrun-test-cluster" ]] || die "no $build/bin/hvdrun-test-cluster: build it, or pass --build DIR"
-  command -v tc >/dev/null || die "no tc: install iproute2"
-  log="$(mktemp)"
-  "$build/bin/hvdrun-test-cluster" up 2 >"$log" 2>&1 &
-  cluster_pid=$!
-  for ((i = 0; i < 300; ++i)); do
-    grep -q '^Ctrl-C' "$log" && break
-    kill -0 "$cluster_pid" 2>/dev/null || { cat "$log" >&2; die "the test cluster did not start"; }
-    sleep 0.1
-  done
-  run_id="$(sed -n 's/^hvdrun test cluster \([^:]*\):.*/\1/p' "$log")"
-  [[ -n "$run_id" ]] || { cat "$log" >&2; die "the test cluster did not say its run id"; }
-  run_dir="/run/hvdrun-cluster/$run_id"
+  ((EUID == 0)) || bench_die "the cluster setting needs root (network namespaces); or pass --settings loopback"
+  [[ -x "$build/bin/hvdrun-test-cluster" ]] || bench_die "no $build/bin/hvdrun-test-cluster: build it, or pass --build DIR"
+  command -v tc >/dev/null || bench_die "no tc: install iproute2"
+  bench_cluster_up 2
   # Each server's egress on each of its links, both directions of the ranks' traffic. The ranks talk
   # over eth0 only (--network-interface: Open MPI's TCP transport would otherwise stripe each message
   # over eth0 and data0, twice the shaped rate).
@@ -126,7 +74,7 @@ if [[ " $settings " == *" cluster "* ]]; then
     for link in "${links[@]}"; do
       [[ "$link" == lo ]] && continue
       ip netns exec "$run_id-$server" tc qdisc replace dev "$link" root tbf rate "$link_rate" burst 512kb \
-        latency 50ms || die "tc could not shape $server's $link to $link_rate"
+        latency 50ms || bench_die "tc could not shape $server's $link to $link_rate"
     done
   done
   hosts="server1:1,server2:1"

@@ -18,31 +18,14 @@ ranks_list="2 4"
 backends="gloo mpi"
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 stage="$repo_root/build/stage"
-while (($# > 0)); do
-  case "$1" in
-    --model) model=$2 ;;
-    --rounds) rounds=$2 ;;
-    --ranks) ranks_list=$2 ;;
-    --backends) backends=$2 ;;
-    --stage) stage=$2 ;;
-    -h | --help)
-      sed -n '2,14p' "$0"
-      exit 0
-      ;;
-    *)
-      echo "fusion_replay.sh: unknown argument '$1' (see --help)" >&2
-      exit 2
-      ;;
-  esac
-  shift 2
-done
-[ -x "$stage/bin/hvdrun" ] || {
-  echo "fusion_replay.sh: no hvdrun in $stage/bin (build, then cmake --install build --prefix $stage)" >&2
-  exit 2
-}
+bench_name=fusion_replay.sh
+# shellcheck source=scripts/bench/bench_lib.sh
+. "$repo_root/scripts/bench/bench_lib.sh"
+bench_parse_flags 2,14p model=model rounds=rounds ranks=ranks_list backends=backends stage=stage -- "$@"
+[ -x "$stage/bin/hvdrun" ] || bench_die "no hvdrun in $stage/bin (build, then cmake --install build --prefix $stage)"
 
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+bench_on_exit "rm -rf \"$out\""
 for backend in $backends; do
   for ranks in $ranks_list; do
     for ((round = 1; round <= rounds; ++round)); do

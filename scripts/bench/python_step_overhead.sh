@@ -18,23 +18,10 @@ steps=50
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 stage="$repo_root/build/stage"
 python=/usr/bin/python3
-while (($# > 0)); do
-  case "$1" in
-    --rounds) rounds=$2 ;;
-    --steps) steps=$2 ;;
-    --stage) stage=$2 ;;
-    --python) python=$2 ;;
-    -h | --help)
-      sed -n '2,13p' "$0"
-      exit 0
-      ;;
-    *)
-      echo "python_step_overhead.sh: unknown argument '$1' (see --help)" >&2
-      exit 2
-      ;;
-  esac
-  shift 2
-done
+bench_name=python_step_overhead.sh
+# shellcheck source=scripts/bench/bench_lib.sh
+. "$repo_root/scripts/bench/bench_lib.sh"
+bench_parse_flags 2,13p rounds=rounds steps=steps stage=stage python=python -- "$@"
 if [ ! -x "$stage/bin/hvdrun" ] || [ ! -x "$stage/bin/hvdrun-trainer" ]; then
   echo "python_step_overhead.sh: no hvdrun or hvdrun-trainer in $stage/bin (build, then cmake --install build --prefix $stage)" >&2
   exit 1
@@ -46,7 +33,7 @@ if [ -z "$python_path" ] || [ ! -d "$python_path/hvdrun" ]; then
 fi
 
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+bench_on_exit "rm -rf \"$out\""
 for ((round = 1; round <= rounds; ++round)); do
   for ranks in 1 2; do
     "$stage/bin/hvdrun" -np "$ranks" -H "localhost:$ranks" --gloo "$stage/bin/hvdrun-trainer" --model fmnist-cnn \

@@ -13,113 +13,33 @@
 #   --build DIR  a build tree with bin/hvdrun, bin/hvdrun-agent, bin/hvdrun-test-cluster (default build)
 set -euo pipefail
 
-die() {
-  echo "slurm_launch_latency.sh: $*" >&2
-  exit 2
-}
-
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+bench_name=slurm_launch_latency.sh
+# shellcheck source=scripts/bench/bench_lib.sh
+. "$repo_root/scripts/bench/bench_lib.sh"
 rounds=20
 build="$repo_root/build"
-inside=0
-while (($# > 0)); do
-  case "$1" in
-    --rounds) (($# >= 2)) || die "--rounds needs a value"; rounds="$2"; shift 2 ;;
-    --build) (($# >= 2)) || die "--build needs a value"; build="$2"; shift 2 ;;
-    --inside-allocation) inside=1; shift ;;  # the script's own second half, run by salloc
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) die "unknown argument '$1' (see --help)" ;;
-  esac
-done
-if ! [[ "$rounds" =~ ^[0-9]+$ ]] || ((rounds < 1)); then
-  die "--rounds: expected a whole number >= 1, got '$rounds'"
-fi
-build="$(cd "$build" 2>/dev/null && pwd)" || die "--build: no such directory"
-for program in hvdrun hvdrun-agent hvdrun-test-cluster; do
-  [[ -x "$build/bin/$program" ]] || die "no $build/bin/$program: build it, or pass --build DIR"
-done
-mpirun="$(command -v mpirun)" || die "no mpirun in PATH: install openmpi-bin"
+inside=0  # --inside-allocation: the script's own second half, run by salloc
+bench_parse_flags 2,14p rounds=rounds build=build inside-allocation=!inside -- "$@"
+bench_whole_number --rounds "$rounds" 1
+bench_build_with hvdrun hvdrun-agent hvdrun-test-cluster
+mpirun="$(command -v mpirun)" || bench_die "no mpirun in PATH: install openmpi-bin"
 
 if ((inside == 0)); then
-  ((EUID == 0)) || die "needs root (network namespaces)"
-  command -v salloc >/dev/null || die "no salloc in PATH: install slurm-client (scripts/install-deps.sh)"
+  ((EUID == 0)) || bench_die "needs root (network namespaces)"
+  command -v salloc >/dev/null || bench_die "no salloc in PATH: install slurm-client (scripts/install-deps.sh)"
   ready="$(mktemp -u)"
-  log="$(mktemp)"
-  "$build/bin/hvdrun-test-cluster" up 4 --slurm --ready-file "$ready" >"$log" 2>&1 &
-  cluster_pid=$!
-  trap 'kill -INT "$cluster_pid" 2>/dev/null || true; wait "$cluster_pid" 2>/dev/null || true; rm -f "$log" "$ready"' EXIT
-  for ((i = 0; i < 600; ++i)); do
-    [[ -f "$ready" ]] && break
-    kill -0 "$cluster_pid" 2>/dev/null || { cat "$log" >&2; die "the test cluster did not start"; }
-    sleep 0.1
-  done
-  [[ -f "$ready" ]] || { cat "$log" >&2; die "the test cluster was not ready within 60 s"; }
-  run_id="$(sed -n 's/^run_id //p' "$ready")"
+  bench_on_exit "rm -f \"$ready\""
+  bench_cluster_up 4 --slurm --ready-file "$ready"
   slurm_conf="$(sed -n 's/^slurm_conf //p' "$ready")"
   ip netns exec "$run_id-launcher" env SLURM_CONF="$slurm_conf" \
     salloc --quiet -N 4 --ntasks-per-node=2 "$0" --inside-allocation --rounds "$rounds" --build "$build"
   exit 0
 fi
 
-err_log="$(mktemp)"
-trap 'rm -f "$err_log"' EXIT
 hvdrun_cmd=("$build/bin/hvdrun" true)
 mpirun_cmd=("$mpirun" --allow-run-as-root -np 8 -bind-to none -map-by slot true)
 
-now_us() {
-  local t="${EPOCHREALTIME//[!0-9]/}"
-  echo "$((10#$t))"
-}
-time_us() {
-  local start end
-  start="$(now_us)"
-  if ! "$@" >/dev/null 2>"$err_log"; then
-    echo "slurm_launch_latency.sh: '$*' failed:" >&2
-    cat "$err_log" >&2
-    exit 1
-  fi
-  end="$(now_us)"
-  echo "$((end - start))"
-}
-percentile() {  # p, then sorted values; nearest rank below, interpolated
-  local p="$1"
-  shift
-  local -a v=("$@")
-  local n=${#v[@]} scaled i frac
-  scaled=$((p * (n - 1)))
-  i=$((scaled / 100))
-  frac=$((scaled % 100))
-  if ((i + 1 >= n)); then echo "${v[n - 1]}"; else echo "$(((v[i] * (100 - frac) + v[i + 1] * frac + 50) / 100))"; fi
-}
-ms() { printf '%d.%d' "$((($1 + 50) / 1000))" "$(((($1 + 50) % 1000) / 100))"; }
-
 echo "Slurm job $SLURM_JOB_ID: nodes $SLURM_JOB_NODELIST, tasks per node $SLURM_TASKS_PER_NODE"
-echo "hvdrun: ${hvdrun_cmd[*]}"
-echo "mpirun: ${mpirun_cmd[*]}"
-echo "warm-up, then $rounds rounds (order alternates each round)..."
-time_us "${hvdrun_cmd[@]}" >/dev/null
-time_us "${mpirun_cmd[@]}" >/dev/null
-hv=()
-mpi=()
-for ((round = 0; round < rounds; ++round)); do
-  if ((round % 2 == 0)); then
-    hv+=("$(time_us "${hvdrun_cmd[@]}")")
-    mpi+=("$(time_us "${mpirun_cmd[@]}")")
-  else
-    mpi+=("$(time_us "${mpirun_cmd[@]}")")
-    hv+=("$(time_us "${hvdrun_cmd[@]}")")
-  fi
-done
-mapfile -t hv_sorted < <(printf '%s\n' "${hv[@]}" | sort -n)
-mapfile -t mpi_sorted < <(printf '%s\n' "${mpi[@]}" | sort -n)
-hv50="$(percentile 50 "${hv_sorted[@]}")"
-mpi50="$(percentile 50 "${mpi_sorted[@]}")"
-ratio_x100=$(((hv50 * 100 + mpi50 / 2) / mpi50))
-echo
-printf '%-8s %10s %10s %10s\n' "" "median ms" "p10 ms" "p90 ms"
-printf '%-8s %10s %10s %10s\n' hvdrun "$(ms "$hv50")" "$(ms "$(percentile 10 "${hv_sorted[@]}")")" \
-  "$(ms "$(percentile 90 "${hv_sorted[@]}")")"
-printf '%-8s %10s %10s %10s\n' mpirun "$(ms "$mpi50")" "$(ms "$(percentile 10 "${mpi_sorted[@]}")")" \
-  "$(ms "$(percentile 90 "${mpi_sorted[@]}")")"
-printf 'ratio of medians, hvdrun / mpirun: %d.%02dx (%d rounds, 4 Slurm nodes x 2 ranks)\n' \
-  "$((ratio_x100 / 100))" "$((ratio_x100 % 100))" "$rounds"
+bench_compare_launches "$rounds"
+echo "ratio of medians, hvdrun / mpirun: ${ratio}x ($rounds rounds, 4 Slurm nodes x 2 ranks)"

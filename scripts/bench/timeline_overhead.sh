@@ -18,31 +18,14 @@ ranks=2
 backends="gloo mpi"
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 stage="$repo_root/build/stage"
-while (($# > 0)); do
-  case "$1" in
-    --model) model=$2 ;;
-    --rounds) rounds=$2 ;;
-    --ranks) ranks=$2 ;;
-    --backends) backends=$2 ;;
-    --stage) stage=$2 ;;
-    -h | --help)
-      sed -n '2,12p' "$0"
-      exit 0
-      ;;
-    *)
-      echo "timeline_overhead.sh: unknown argument '$1' (see --help)" >&2
-      exit 2
-      ;;
-  esac
-  shift 2
-done
-[ -x "$stage/bin/hvdrun" ] || {
-  echo "timeline_overhead.sh: no hvdrun in $stage/bin (build, then cmake --install build --prefix $stage)" >&2
-  exit 2
-}
+bench_name=timeline_overhead.sh
+# shellcheck source=scripts/bench/bench_lib.sh
+. "$repo_root/scripts/bench/bench_lib.sh"
+bench_parse_flags 2,12p model=model rounds=rounds ranks=ranks backends=backends stage=stage -- "$@"
+[ -x "$stage/bin/hvdrun" ] || bench_die "no hvdrun in $stage/bin (build, then cmake --install build --prefix $stage)"
 
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+bench_on_exit "rm -rf \"$out\""
 for backend in $backends; do
   for ((round = 1; round <= rounds; ++round)); do
     for timeline in off on; do

@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "common/file_descriptor.h"
+#include "common/process/file_descriptor.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun::cluster {

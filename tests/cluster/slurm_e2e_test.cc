@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "common/slurm_allocation.h"
+#include "common/placement/slurm_allocation.h"
 #include "tests/cluster/cluster_test.h"
 #include "tests/cluster/slurm_cluster.h"
 #include "tests/e2e/installed_hvdrun.h"

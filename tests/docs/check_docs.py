@@ -360,7 +360,7 @@ class Checker:
         if tests:
             source, build = self.args.source, self.args.build
             flags = ["-std=c++20", "-Wall", "-Wextra", "-Werror", f"-I{source}", f"-I{build}",
-                     f"-I{source}/runtime/include", f"-I{build}/runtime/include"]
+                     f"-I{source}/runtime/include", f"-I{build}/runtime/include", f"-I{source}/vocabulary/include"]
         compiled = subprocess.run([self.args.cxx, *flags, "-fsyntax-only", *sources], stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True, timeout=300, check=False)
         output = compiled.stdout
@@ -589,7 +589,8 @@ def main():
     os.chdir(args.source)
     files = ["README.md"] + sorted(glob.glob("docs/*.md"))
     blocks = [b for f in files for b in markdown_blocks(args.source, f)]
-    blocks += [b for f in sorted(glob.glob("runtime/include/hvdrun/*.h")) for b in header_blocks(args.source, f)]
+    headers = glob.glob("runtime/include/hvdrun/*.h") + glob.glob("vocabulary/include/hvdrun/*.h")
+    blocks += [b for f in sorted(headers) for b in header_blocks(args.source, f)]
     if args.only:
         blocks = [b for b in blocks if b.path in args.only or b.where() in args.only]
     if args.list:

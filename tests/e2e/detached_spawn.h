@@ -1,7 +1,7 @@
 // How the tests start programs: posix_spawn of an absolute path, with no signal blocked and every
 // signal at its default disposition (whatever the test process blocks or ignores), detached from the
 // test's process group. The tests start programs their own way, not through hvdrun's spawner
-// (common/process_spawner.h), so that a fault there cannot hide itself: the programs under test
+// (common/process/process_spawner.h), so that a fault there cannot hide itself: the programs under test
 // (process_runner.h), and what the test cluster leaves running (each host's sshd, the run's reaper).
 #ifndef HVDRUN_TESTS_E2E_DETACHED_SPAWN_H_
 #define HVDRUN_TESTS_E2E_DETACHED_SPAWN_H_

@@ -1,4 +1,4 @@
-// libFuzzer target for the agent protocol's decoder (common/agent_protocol.h), which reads what
+// libFuzzer target for the agent protocol's decoder (common/protocol/agent_protocol.h), which reads what
 // comes back over an SSH channel from another machine (frame_decoder_fuzzing.h says what is
 // checked). Build and run: tests/fuzz/CMakeLists.txt.
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <variant>
 
-#include "common/agent_protocol.h"
+#include "common/protocol/agent_protocol.h"
 #include "tests/fuzz/frame_decoder_fuzzing.h"
 
 namespace {

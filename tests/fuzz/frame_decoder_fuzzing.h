@@ -1,4 +1,4 @@
-// What the protocol fuzzers in this folder check of a protocol's FrameDecoder (common/framing.h):
+// What the protocol fuzzers in this folder check of a protocol's FrameDecoder (common/protocol/framing.h):
 // any bytes, fed in two pieces as they might arrive from a socket, decode to messages or to an
 // error, never crash, read out of bounds or allocate more than the input could hold; and every
 // message decoded re-encodes to a frame that decodes to the same message — to the very bytes it
@@ -17,7 +17,7 @@
 
 namespace hvdrun::fuzzing {
 
-// P: a protocol, as common/framing_conformance.h describes one (Message, FrameDecoder, EncodeFrame,
+// P: a protocol, as common/protocol/framing_conformance.h describes one (Message, FrameDecoder, EncodeFrame,
 // Extensible). `split` picks where the input is cut in two.
 template <typename P>
 void FuzzFrameDecoder(typename P::FrameDecoder decoder, std::string_view input, size_t split) {

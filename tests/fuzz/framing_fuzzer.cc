@@ -1,4 +1,4 @@
-// libFuzzer target for the framing both protocols share (common/framing.h), below any protocol:
+// libFuzzer target for the framing both protocols share (common/protocol/framing.h), below any protocol:
 // FrameBuffer, under any frame limit, fed any bytes in pieces of any sizes, and for long enough
 // that it drops what it consumed along the way. Whatever it yields must be the stream's own frames,
 // in order: each a length that is within the limit and not 0, then that many bytes; what is
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/framing.h"
+#include "common/protocol/framing.h"
 
 using hvdrun::framing::FrameBuffer;
 using hvdrun::framing::kLengthBytes;

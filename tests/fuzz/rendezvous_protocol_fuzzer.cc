@@ -1,4 +1,4 @@
-// libFuzzer target for the rendezvous protocol's decoder (common/rendezvous_protocol.h), before and
+// libFuzzer target for the rendezvous protocol's decoder (common/protocol/rendezvous_protocol.h), before and
 // after authentication (frame_decoder_fuzzing.h says what is checked). Build and run:
 // tests/fuzz/CMakeLists.txt.
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-#include "common/rendezvous_protocol.h"
+#include "common/protocol/rendezvous_protocol.h"
 #include "tests/fuzz/frame_decoder_fuzzing.h"
 
 namespace {

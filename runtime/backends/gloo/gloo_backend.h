@@ -1,7 +1,7 @@
 // GlooBackend: the Backend over Facebook's Gloo, on its TCP transport.
 //
 // Create() bootstraps a full mesh of TCP connections: this rank listens on
-// BackendContext::host_address and exchanges addresses with the others through the job store,
+// BackendContext::host_address and exchanges addresses with the others through the job's key-value store,
 // under a key prefix of its own ("gloo/<n>/", n counting the Gloo contexts this rank has created),
 // so that several backends created one after another through one store cannot clash. Every
 // bootstrap wait and every collective is bounded by BackendContext::timeout.

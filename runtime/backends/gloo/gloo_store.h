@@ -1,7 +1,7 @@
 // GlooStore: gloo's rendezvous store interface over hvdrun's KeyValueStore.
 //
 // Gloo bootstraps a context by exchanging transport addresses through a gloo::rendezvous::Store;
-// this adapter puts every key under `prefix` (so that several contexts sharing one job store
+// this adapter puts every key under `prefix` (so that several contexts sharing the job's key-value store
 // cannot see each other's keys) and bounds every blocking call by `timeout` (gloo's own get() has
 // no timeout). Gloo reports store failures by exception, so every failure is thrown as
 // gloo::IoException carrying the store's one-line error; the backend catches it at its boundary.

@@ -4,7 +4,7 @@
 // Create() needs a CUDA device: without one it fails with "nccl: no CUDA device on host H for
 // rank N (cudaGetDeviceCount: ...); use --gloo or --mpi on machines without a GPU". The rank uses
 // device local_rank % (number of devices). Rank 0 makes the NCCL unique id and publishes it in the
-// job store (hex, under a key prefix of this backend's own, "nccl/<n>/", n counting the NCCL
+// job's key-value store (hex, under a key prefix of this backend's own, "nccl/<n>/", n counting the NCCL
 // backends this rank has created); the others wait for it within BackendContext::timeout. Then
 // ncclCommInitRank, and a non-blocking stream of this backend's own.
 //

@@ -122,7 +122,7 @@ struct RuntimeOptions {
   int local_size = 1;
   int cross_rank = 0;
   int cross_size = 1;
-  // The job-wide store the backend bootstraps through. InitFromEnvironment connects to hvdrun's
+  // The job's key-value store, which the backend bootstraps through. InitFromEnvironment connects to hvdrun's
   // rendezvous service; tests may pass any store shared by their ranks.
   std::shared_ptr<KeyValueStore> store;
   // Address this rank's backend listens on and advertises to the others (Gloo's TCP device).
@@ -168,13 +168,13 @@ class HVDRUN_EXPORT Runtime {
   // program that also runs on its own checks it before InitFromEnvironment. `lookup` defaults to
   // std::getenv.
   static bool LaunchedByHvdrun(const EnvironmentLookup& lookup = nullptr);
+  // The backend hvdrun chose for this rank (HVDRUN_BACKEND), for a program that picks its
+  // CollectiveOrder by backend; an error as InitFromEnvironment's. `lookup` defaults to std::getenv.
+  static StatusOr<BackendKind> BackendFromEnvironment(const EnvironmentLookup& lookup = nullptr);
   // Initializes from an hvdrun rank's environment (HVDRUN_BACKEND, HVDRUN_RANK, ...,
   // HVDRUN_RENDEZVOUS_ADDR/PORT, HVDRUN_SECRET: what hvdrun gives every rank). An error names the
   // variable; a rank that hvdrun started without --gloo, --mpi or --nccl is told to add one.
   // `lookup` defaults to std::getenv.
-  // The backend hvdrun chose for this rank (HVDRUN_BACKEND), for a program that picks its
-  // CollectiveOrder by backend; an error as InitFromEnvironment's. `lookup` defaults to std::getenv.
-  static StatusOr<BackendKind> BackendFromEnvironment(const EnvironmentLookup& lookup = nullptr);
   // With CollectiveOrder::kNegotiated, the tuning comes from Horovod's variables where they are set
   // (HOROVOD_FUSION_THRESHOLD in bytes, HOROVOD_CYCLE_TIME in ms, HOROVOD_CACHE_CAPACITY,
   // HOROVOD_STALL_CHECK_TIME_SECONDS), else NegotiationOptions' defaults.
@@ -284,6 +284,12 @@ class HVDRUN_EXPORT CollectiveHandle {
  private:
   std::shared_ptr<State> state_;
 };
+
+// Converts `count` values between double and `type`'s representation (float16 and bfloat16 round
+// to nearest even; integers truncate toward zero), in the arithmetic of libhvdrun's reductions: for
+// filling buffers and checking results.
+HVDRUN_EXPORT void ConvertFromDouble(DataType type, const double* from, void* to, size_t count);
+HVDRUN_EXPORT void ConvertToDouble(DataType type, const void* from, double* to, size_t count);
 
 }  // namespace hvdrun
 

@@ -1,0 +1,116 @@
+#include "common/placement/hostfile.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "common/whole_number.h"
+
+namespace hvdrun {
+namespace {
+
+std::vector<std::string_view> SplitWords(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > start) words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+// Parses the value of `key=value`; returns 0 when it is not a positive whole number.
+int ParseCount(std::string_view text) {
+  const ParsedWholeNumber count = ParseWholeNumber(text, 1, std::numeric_limits<int>::max());
+  return count.ok() ? static_cast<int>(count.value) : 0;
+}
+
+}  // namespace
+
+StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::string_view path) {
+  std::vector<HostSlots> hosts;
+  size_t line_number = 0;
+  size_t start = 0;
+  while (start < contents.size()) {
+    size_t end = contents.find('\n', start);
+    if (end == std::string_view::npos) end = contents.size();
+    std::string_view line = contents.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    std::vector<std::string_view> words = SplitWords(line);
+    if (words.empty()) continue;
+
+    auto error = [&](const std::string& problem) {
+      return Status::Error(std::string(path) + ":" + std::to_string(line_number) + ": " + problem);
+    };
+    HostSlots entry;
+    std::string_view host = words[0];
+    if (size_t at = host.find('@'); at != std::string_view::npos) {
+      if (std::string problem = CheckUserName(host.substr(0, at)); !problem.empty()) {
+        return error("host '" + std::string(words[0]) + "': " + problem);
+      }
+      entry.user = std::string(host.substr(0, at));
+      host = host.substr(at + 1);
+    }
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (std::string problem = CheckHostName(host); !problem.empty()) {
+      return error("host '" + std::string(words[0]) + "': " + problem);
+    }
+    entry.host = std::string(host);
+    int max_slots = 0;
+    bool has_slots = false;
+    for (size_t i = 1; i < words.size(); ++i) {
+      std::string_view word = words[i];
+      size_t equals = word.find('=');
+      std::string_view key = word.substr(0, equals);
+      std::string_view value = equals == std::string_view::npos ? "" : word.substr(equals + 1);
+      if (key == "slots" && equals != std::string_view::npos) {
+        entry.slots = ParseCount(value);
+        has_slots = true;
+        if (entry.slots == 0) {
+          return error("slots must be a positive whole number, got '" + std::string(word) + "'");
+        }
+      } else if (key == "max_slots" && equals != std::string_view::npos) {
+        max_slots = ParseCount(value);
+        if (max_slots == 0) {
+          return error("max_slots must be a positive whole number, got '" + std::string(word) + "'");
+        }
+      } else {
+        return error("unexpected '" + std::string(word) +
+                     "' (expected slots=N or max_slots=N after the host)");
+      }
+    }
+    if (max_slots != 0 && max_slots < entry.slots) {
+      return error("max_slots=" + std::to_string(max_slots) +
+                   " is below slots=" + std::to_string(entry.slots));
+    }
+    if (max_slots != 0 && !has_slots) entry.slots = 1;
+    if (std::string problem = MergeHost(hosts, std::move(entry)); !problem.empty()) return error(problem);
+  }
+  if (hosts.empty()) {
+    return Status::Error("--hostfile: " + std::string(path) +
+                         " names no host (expected lines like 'server1 slots=4')");
+  }
+  return hosts;
+}
+
+StatusOr<std::vector<HostSlots>> ReadHostfile(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return Status::Error("--hostfile: cannot read '" + path + "': " + std::strerror(EISDIR));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error("--hostfile: cannot read '" + path + "': " + std::strerror(errno));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return Status::Error("--hostfile: cannot read '" + path + "': " + std::strerror(errno));
+  return ParseHostfile(contents.str(), path);
+}
+
+}  // namespace hvdrun

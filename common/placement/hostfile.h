@@ -1,0 +1,30 @@
+// Hostfiles, in the format mpirun, horovodrun and DeepSpeed share:
+//
+//   # comment
+//   server1 slots=4
+//   server2 slots=4 max_slots=8   # max_slots is accepted for Open MPI compatibility
+//   server3                       # one slot
+//
+// Hosts named twice get the sum of their slots. max_slots must be at least slots; hvdrun never
+// places more than `slots` ranks on a host, so max_slots has no further effect.
+#ifndef HVDRUN_COMMON_PLACEMENT_HOSTFILE_H_
+#define HVDRUN_COMMON_PLACEMENT_HOSTFILE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/placement/host_spec.h"
+#include "hvdrun/status.h"
+
+namespace hvdrun {
+
+// Parses hostfile text; `path` is used only in error messages, which read `path:line: problem`.
+StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::string_view path);
+
+// Reads and parses the file at `path`.
+StatusOr<std::vector<HostSlots>> ReadHostfile(const std::string& path);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_COMMON_PLACEMENT_HOSTFILE_H_

@@ -1,0 +1,53 @@
+// TensorRequest: what one rank asks of the job for one named tensor; the unit that negotiation
+// agrees on, the response cache remembers and fusion packs.
+//
+// Two ranks' requests for the same name must be equal (Matches) for the collective to run; a
+// mismatch is an error that names the tensor and both descriptions.
+#ifndef HVDRUN_RUNTIME_NEGOTIATION_TENSOR_REQUEST_H_
+#define HVDRUN_RUNTIME_NEGOTIATION_TENSOR_REQUEST_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hvdrun/types.h"
+
+namespace hvdrun {
+
+enum class CollectiveKind : uint8_t {
+  kAllreduce = 0,
+  kBroadcast = 1,          // from `root`
+  kAllgather = 2,          // `count` elements from each rank
+  kBarrier = 3,            // no data
+  kBaselineAllreduce = 4,  // the library's own in-place allreduce (Runtime::BaselineAllreduce)
+  kAllgatherv = 5,         // `count` elements from each rank, counts that may differ (whole `row`s);
+                           // the entry's recv is the caller's AllgatherResult
+};
+
+struct TensorRequest {
+  std::string name;
+  CollectiveKind kind = CollectiveKind::kAllreduce;
+  DataType type = DataType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;
+  uint64_t count = 0;  // elements
+  int32_t root = 0;    // kBroadcast only
+  // kAllreduce only: the format its values travel in (the job's, or the call's own).
+  CompressionFormat compression = CompressionFormat::kNone;
+  uint64_t row = 0;  // kAllgatherv only: elements per row, the same on every rank
+  // kAllgatherv, once ready (the ReadinessTable fills it; never sent): every rank's count.
+  std::vector<uint64_t> counts;
+
+  size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
+  // Same collective, element type, operation, count (but for kAllgatherv), root, compression and row
+  // (the name is compared by the caller).
+  bool Matches(const TensorRequest& other) const {
+    return kind == other.kind && type == other.type && op == other.op &&
+           (count == other.count || kind == CollectiveKind::kAllgatherv) && root == other.root &&
+           compression == other.compression && row == other.row;
+  }
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_NEGOTIATION_TENSOR_REQUEST_H_
