@@ -22,12 +22,12 @@
 #include "common/environment_reader.h"
 #include "common/exit_codes.h"
 #include "common/host/network_interfaces.h"
-#include "common/protocol/mpi_job_values.h"
 #include "common/placement/host_spec.h"
 #include "common/process/file_descriptor.h"
 #include "common/process/rank_exit_record.h"
 #include "common/process/wait_status.h"
 #include "common/protocol/job_secret.h"
+#include "common/protocol/mpi_job_values.h"
 #include "common/protocol/rendezvous_client.h"
 #include "common/whole_number.h"
 

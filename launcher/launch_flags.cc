@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "common/env_names.h"
+#include "common/host/network_interfaces.h"
 #include "common/placement/hostfile.h"
 #include "common/protocol/mpi_job_values.h"
-#include "common/host/network_interfaces.h"
 #include "common/shell_words.h"
 #include "common/whole_number.h"
 

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "common/env_names.h"
-#include "common/protocol/job_secret.h"
 #include "common/host/network_interfaces.h"
+#include "common/protocol/job_secret.h"
 
 namespace hvdrun {
 namespace {

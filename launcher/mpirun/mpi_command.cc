@@ -6,8 +6,8 @@
 
 #include "common/env_names.h"
 #include "common/host/network_interfaces.h"
-#include "common/protocol/mpi_job_values.h"
 #include "common/placement/host_spec.h"
+#include "common/protocol/mpi_job_values.h"
 #include "common/shell_words.h"
 #include "launcher/ssh/remote_agent_command.h"
 

@@ -14,8 +14,8 @@
 // output is; mpirun's own lines go to stderr, except the banners that restate hvdrun's failure
 // report (launcher/mpirun/mpirun_banner_filter.h). The ranks' starts and ends are their agents' records in
 // the job's key-value store (common/process/rank_exit_record.h), read once mpirun has exited: a rank
-// whose agent left no exit record is lost. When mpirun was killed (a second SIGINT, or by someone else), hvdrun
-// SIGKILLs the process group of each started rank on this machine that has no exit record a little
+// whose agent left no exit record is lost. When mpirun was killed (a second SIGINT, or by someone else),
+// hvdrun SIGKILLs the process group of each started rank on this machine that has no exit record a little
 // later; on other hosts, Open MPI's daemon loses mpirun and the rank's agent then kills its rank.
 //
 // mpirun runs in its own process group, with stdin from /dev/null and PR_SET_PDEATHSIG SIGTERM, so
