@@ -5,7 +5,7 @@
 # and the check that the demo's build is quiet:
 #   bash scripts/quickstart.sh release-check   the demo's Release build with warnings as errors
 #                                              (fails on any compiler warning the demo would print)
-# BUILD_DIR (default: build) chooses the build directory.
+# BUILD_DIR (default: build) chooses the build directory; JOBS (default: every core) the build's jobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-demo}
@@ -20,7 +20,7 @@ case "$mode" in
 esac
 
 bash scripts/install-deps.sh
-jobs=$(nproc)
+jobs=${JOBS:-$(nproc)}
 
 # Each mode's compiler flags, cache settings and options: scripts/build-settings.sh.
 . scripts/build-settings.sh

@@ -185,86 +185,15 @@ Status NegotiatedStream::Run(Backend& backend) {
 
 bool NegotiatedStream::Cycle(Backend& backend) {
   const Clock::time_point now = Clock::now();
-  bool stopping = false;
-  std::optional<uint64_t> joining;  // this rank's unnamed calls, while it joins
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (Entry& entry : incoming_) pending_.Add(std::move(entry));
-    incoming_.clear();
-    stopping = stop_requested_ && pending_.empty();
-    if (join_.state != nullptr) joining = join_.unnamed_calls;
-  }
+  const Intake intake = TakeSubmissions();
   if (timeline_ != nullptr && !pending_.empty()) timeline_->MarkCycle(now);
 
-  // What this rank says: its cached pending requests by slot, the rest as announcements.
-  CountedFields fields(kFirstSlot + cache_.bit_count(), options_.size);
-  std::vector<Announcement> mine;
-  std::vector<const Entry*> cached;  // pending entries found in the cache, for a census
-  Status timed_out;
-  bool census = false;
-  for (auto& [order, entry] : pending_.InOrder()) {
-    const std::string& name = entry.request.name;
-    if (now - entry.submitted >= options_.timeout && timed_out.ok()) {
-      timed_out = Status::Error("'" + name + "' was not submitted by every rank within the runtime's " +
-                                DurationText(options_.timeout) + " timeout");
-    }
-    if (entry.announced) continue;
-    uint32_t bit = 0;
-    const ResponseCache::Lookup lookup =
-        Cacheable(entry.request) ? cache_.Find(entry.request, &bit) : ResponseCache::Lookup::kMiss;
-    // While a rank has joined, a cached broadcast goes through the readiness table, which fails it.
-    const bool joined_ranks_refuse =
-        table_.joined_count() > 0 && entry.request.kind != CollectiveKind::kAllreduce;
-    if (lookup == ResponseCache::Lookup::kHit && !joined_ranks_refuse) {
-      fields.Set(kFirstSlot + bit);
-      cached.push_back(&entry);
-      if (now >= entry.next_stall_warning) {
-        census = true;
-        entry.next_stall_warning = now + options_.negotiation.stall_warning;
-      }
-      continue;
-    }
-    if (lookup == ResponseCache::Lookup::kMismatch) {
-      mine.push_back(Announcement{Announcement::Kind::kInvalidate, entry.request});
-      continue;  // announced afresh once every rank has erased the entry
-    }
-    mine.push_back(Announcement{Announcement::Kind::kRequest, entry.request});
-    entry.announced = true;
-  }
-  // A rank joins once what it submitted before has completed.
-  if (joining && !join_announced_ && pending_.empty()) {
-    TensorRequest join;
-    join.count = *joining;
-    mine.push_back(Announcement{Announcement::Kind::kJoin, join});
-    join_announced_ = true;
-  }
-  // A joined rank has every cached allreduce pending (as zeros), as Horovod's joined ranks do.
-  if (table_.joined(options_.rank)) {
-    for (uint32_t bit = 0; bit < cache_.bit_count(); ++bit) {
-      if (cache_.InUse(bit) && cache_.At(bit).kind == CollectiveKind::kAllreduce) {
-        fields.Set(kFirstSlot + bit);
-      }
-    }
-  }
-  if (!mine.empty()) fields.Set(kAnnounce);
-  if (census) fields.Set(kCensus);
-  if (stopping || !timed_out.ok()) fields.Set(kStop);
-
-  Status status = backend.Allreduce(fields.words().data(), fields.words().data(), fields.words().size(),
-                                    DataType::kInt64, ReduceOp::kSum);
-  agreed_at_ = Clock::now();
-  // The quickest agreement drifts up slowly, so that one lucky cycle does not count for ever.
-  const Clock::duration took = agreed_at_ - now;
-  quickest_agreement_ =
-      took < quickest_agreement_ ? took : quickest_agreement_ + (took - quickest_agreement_) / 64;
-  if (!status.ok()) {
-    FailEverything(status);
-    return false;
-  }
-  if (fields.Count(kStop) > 0) {
-    if (!timed_out.ok()) {
-      FailEverything(timed_out);
-    } else if (!stopping) {
+  Ballot ballot = MakeBallot(now, intake);
+  if (!Agree(backend, now, ballot)) return false;
+  if (ballot.fields.Count(kStop) > 0) {
+    if (!ballot.timed_out.ok()) {
+      FailEverything(ballot.timed_out);
+    } else if (!intake.stopping) {
       FailEverything(
           Status::Error("another rank's runtime stopped (closed, timed out or failed) while this "
                         "rank had collectives pending"));
@@ -272,48 +201,15 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     return false;
   }
 
-  std::vector<TensorRequest> ready;
-  for (size_t bit = 0; bit < cache_.bit_count(); ++bit) {
-    if (fields.Count(kFirstSlot + bit) == options_.size) {
-      ready.push_back(cache_.At(static_cast<uint32_t>(bit)));
-    }
-  }
-  const bool gathered = fields.Count(kAnnounce) > 0 || fields.Count(kCensus) > 0;
+  std::vector<TensorRequest> ready = ReadyInCache(ballot.fields);
+  const bool gathered = ballot.fields.Count(kAnnounce) > 0 || ballot.fields.Count(kCensus) > 0;
   std::optional<ReadinessTable::JoinDone> join_done;
-  if (gathered) {
-    if (fields.Count(kCensus) > 0) {
-      for (const Entry* entry : cached) {
-        uint32_t bit = 0;
-        cache_.Find(entry->request, &bit);
-        if (fields.Count(kFirstSlot + bit) < options_.size) {
-          mine.push_back(Announcement{Announcement::Kind::kProbe, entry->request});
-        }
-      }
-    }
-    std::vector<std::vector<Announcement>> by_rank;
-    status = Gather(backend, mine, &by_rank);
-    if (!status.ok()) {
-      FailEverything(status);
-      return false;
-    }
-    ReadinessTable::Outcome outcome = table_.Apply(by_rank, now);
-    for (const std::string& name : outcome.invalidated) {
-      uint32_t bit = 0;
-      TensorRequest probe;
-      probe.name = name;
-      if (cache_.Find(probe, &bit) != ResponseCache::Lookup::kMiss) cache_.Erase(bit);
-    }
-    for (const ReadinessTable::Failure& failure : outcome.failed) {
-      if (pending_.Contains(failure.name)) Complete(failure.name, Status::Error(failure.error));
-    }
-    ready.insert(ready.end(), outcome.ready.begin(), outcome.ready.end());
-    join_done = outcome.joined;
-  }
+  if (gathered && !GatherAnnouncements(backend, now, ballot, &ready, &join_done)) return false;
 
   if (options_.rank == 0) WarnOfStalls(now, ready);
   if (table_.joined(options_.rank)) AddStandIns(ready);
 
-  status = Execute(backend, ready, Clock::now());
+  const Status status = Execute(backend, ready, Clock::now());
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!ready.empty() || gathered) {
@@ -327,6 +223,129 @@ bool NegotiatedStream::Cycle(Backend& backend) {
     return false;
   }
   if (join_done) CompleteJoin(*join_done);
+  return true;
+}
+
+NegotiatedStream::Intake NegotiatedStream::TakeSubmissions() {
+  Intake intake;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Entry& entry : incoming_) pending_.Add(std::move(entry));
+  incoming_.clear();
+  intake.stopping = stop_requested_ && pending_.empty();
+  if (join_.state != nullptr) intake.joining = join_.unnamed_calls;
+  return intake;
+}
+
+NegotiatedStream::Ballot NegotiatedStream::MakeBallot(Clock::time_point now, const Intake& intake) {
+  Ballot ballot(CountedFields(kFirstSlot + cache_.bit_count(), options_.size));
+  for (auto& [order, entry] : pending_.InOrder()) {
+    const std::string& name = entry.request.name;
+    if (now - entry.submitted >= options_.timeout && ballot.timed_out.ok()) {
+      ballot.timed_out =
+          Status::Error("'" + name + "' was not submitted by every rank within the runtime's " +
+                        DurationText(options_.timeout) + " timeout");
+    }
+    if (entry.announced) continue;
+    uint32_t bit = 0;
+    const ResponseCache::Lookup lookup =
+        Cacheable(entry.request) ? cache_.Find(entry.request, &bit) : ResponseCache::Lookup::kMiss;
+    // While a rank has joined, a cached broadcast goes through the readiness table, which fails it.
+    const bool joined_ranks_refuse =
+        table_.joined_count() > 0 && entry.request.kind != CollectiveKind::kAllreduce;
+    if (lookup == ResponseCache::Lookup::kHit && !joined_ranks_refuse) {
+      ballot.fields.Set(kFirstSlot + bit);
+      ballot.cached.push_back(&entry);
+      if (now >= entry.next_stall_warning) {
+        ballot.census = true;
+        entry.next_stall_warning = now + options_.negotiation.stall_warning;
+      }
+      continue;
+    }
+    if (lookup == ResponseCache::Lookup::kMismatch) {
+      ballot.mine.push_back(Announcement{Announcement::Kind::kInvalidate, entry.request});
+      continue;  // announced afresh once every rank has erased the entry
+    }
+    ballot.mine.push_back(Announcement{Announcement::Kind::kRequest, entry.request});
+    entry.announced = true;
+  }
+  // A rank joins once what it submitted before has completed.
+  if (intake.joining && !join_announced_ && pending_.empty()) {
+    TensorRequest join;
+    join.count = *intake.joining;
+    ballot.mine.push_back(Announcement{Announcement::Kind::kJoin, join});
+    join_announced_ = true;
+  }
+  // A joined rank has every cached allreduce pending (as zeros), as Horovod's joined ranks do.
+  if (table_.joined(options_.rank)) {
+    for (uint32_t bit = 0; bit < cache_.bit_count(); ++bit) {
+      if (cache_.InUse(bit) && cache_.At(bit).kind == CollectiveKind::kAllreduce) {
+        ballot.fields.Set(kFirstSlot + bit);
+      }
+    }
+  }
+  if (!ballot.mine.empty()) ballot.fields.Set(kAnnounce);
+  if (ballot.census) ballot.fields.Set(kCensus);
+  if (intake.stopping || !ballot.timed_out.ok()) ballot.fields.Set(kStop);
+  return ballot;
+}
+
+bool NegotiatedStream::Agree(Backend& backend, Clock::time_point now, Ballot& ballot) {
+  std::vector<int64_t>& words = ballot.fields.words();
+  const Status status =
+      backend.Allreduce(words.data(), words.data(), words.size(), DataType::kInt64, ReduceOp::kSum);
+  agreed_at_ = Clock::now();
+  // The quickest agreement drifts up slowly, so that one lucky cycle does not count for ever.
+  const Clock::duration took = agreed_at_ - now;
+  quickest_agreement_ =
+      took < quickest_agreement_ ? took : quickest_agreement_ + (took - quickest_agreement_) / 64;
+  if (!status.ok()) {
+    FailEverything(status);
+    return false;
+  }
+  return true;
+}
+
+std::vector<TensorRequest> NegotiatedStream::ReadyInCache(const CountedFields& fields) const {
+  std::vector<TensorRequest> ready;
+  for (size_t bit = 0; bit < cache_.bit_count(); ++bit) {
+    if (fields.Count(kFirstSlot + bit) == options_.size) {
+      ready.push_back(cache_.At(static_cast<uint32_t>(bit)));
+    }
+  }
+  return ready;
+}
+
+bool NegotiatedStream::GatherAnnouncements(Backend& backend, Clock::time_point now, Ballot& ballot,
+                                           std::vector<TensorRequest>* ready,
+                                           std::optional<ReadinessTable::JoinDone>* join_done) {
+  // In a census, each cached request that some rank lacks is probed, so that rank 0 can name it.
+  if (ballot.fields.Count(kCensus) > 0) {
+    for (const Entry* entry : ballot.cached) {
+      uint32_t bit = 0;
+      cache_.Find(entry->request, &bit);
+      if (ballot.fields.Count(kFirstSlot + bit) < options_.size) {
+        ballot.mine.push_back(Announcement{Announcement::Kind::kProbe, entry->request});
+      }
+    }
+  }
+  std::vector<std::vector<Announcement>> by_rank;
+  const Status status = Gather(backend, ballot.mine, &by_rank);
+  if (!status.ok()) {
+    FailEverything(status);
+    return false;
+  }
+  ReadinessTable::Outcome outcome = table_.Apply(by_rank, now);
+  for (const std::string& name : outcome.invalidated) {
+    uint32_t bit = 0;
+    TensorRequest probe;
+    probe.name = name;
+    if (cache_.Find(probe, &bit) != ResponseCache::Lookup::kMiss) cache_.Erase(bit);
+  }
+  for (const ReadinessTable::Failure& failure : outcome.failed) {
+    if (pending_.Contains(failure.name)) Complete(failure.name, Status::Error(failure.error));
+  }
+  ready->insert(ready->end(), outcome.ready.begin(), outcome.ready.end());
+  *join_done = outcome.joined;
   return true;
 }
 

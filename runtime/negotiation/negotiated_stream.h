@@ -47,6 +47,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "hvdrun/runtime.h"
@@ -137,8 +138,35 @@ class NegotiatedStream {
     std::chrono::steady_clock::time_point end;
   };
 
-  // One cycle; false when the loop must end.
+  // What a cycle took from the submitters.
+  struct Intake {
+    bool stopping = false;            // Stop was called and nothing is pending
+    std::optional<uint64_t> joining;  // this rank's unnamed calls, while it joins
+  };
+  // What this rank says in a cycle: its cached pending requests by slot in `fields`, the rest as
+  // announcements in `mine`; `fields` holds every rank's sum once the ranks have agreed.
+  struct Ballot {
+    explicit Ballot(CountedFields empty) : fields(std::move(empty)) {}
+    CountedFields fields;
+    std::vector<Announcement> mine;
+    std::vector<const Entry*> cached;  // pending entries found in the cache, for a census
+    Status timed_out;                  // the first pending entry past the runtime's timeout
+    bool census = false;               // an entry waited past the stall limit: every rank probes
+  };
+
+  // One cycle, in the steps below; false when the loop must end.
   bool Cycle(Backend& backend);
+  Intake TakeSubmissions();
+  Ballot MakeBallot(std::chrono::steady_clock::time_point now, const Intake& intake);
+  // The SUM allreduce of the ballots' fields; false (everything failed) when it fails.
+  bool Agree(Backend& backend, std::chrono::steady_clock::time_point now, Ballot& ballot);
+  // The cached requests that every rank has pending.
+  std::vector<TensorRequest> ReadyInCache(const CountedFields& fields) const;
+  // The announcements' allgather and what the readiness table concludes from it: what became ready
+  // is added to `ready`; false (everything failed) when the allgather fails.
+  bool GatherAnnouncements(Backend& backend, std::chrono::steady_clock::time_point now, Ballot& ballot,
+                           std::vector<TensorRequest>* ready,
+                           std::optional<ReadinessTable::JoinDone>* join_done);
   Status Gather(Backend& backend, const std::vector<Announcement>& mine,
                 std::vector<std::vector<Announcement>>* by_rank);
   // Runs the ready requests; `agreed` is when the ranks agreed on them.
