@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2154  # variables shared with the script that sources this file
-# Sourced, not run: what the benchmark scripts of scripts/bench/ share. Before sourcing, a script
-# sets bench_name (its file name, which starts each of its error lines).
+# Sourced, not run: what the benchmark scripts of scripts/bench/ share. bench_name, which starts
+# each error line, is the script's file name unless the script set it before sourcing.
 #
 #   bench_die MESSAGE                 prints "NAME: MESSAGE" on stderr and exits 2
 #   bench_parse_flags HELP FLAG=VAR... -- "$@"
@@ -13,6 +13,13 @@
 #                                     exits 2 unless VALUE is a whole number >= LEAST
 #   bench_build_with PROGRAM...       makes $build (a build tree) absolute; exits 2 unless each
 #                                     PROGRAM is in its bin/
+#   bench_stage_with PROGRAM...      exits 2 unless each PROGRAM is in $stage/bin (an installed
+#                                     hvdrun: cmake --install build --prefix $stage)
+#   bench_out_dir                     sets out: $keep (created, made absolute) when the script set
+#                                     it (--keep), else a temporary directory that bench_cleanup removes
+#   bench_run_staged LOG COMMAND...   runs COMMAND with $stage/bin first in PATH, its output
+#                                     discarded and its stderr in LOG; when it fails, prints LOG's
+#                                     last 20 lines and exits 1
 #   bench_time_us COMMAND...          runs COMMAND, output discarded, and prints its wall time in
 #                                     microseconds; exits 1 with its stderr when it fails
 #   bench_percentile P SORTED...      the P-th percentile (0..100) of sorted values
@@ -24,6 +31,8 @@
 #                                     run_id and run_dir; bench_cluster_down (which bench_cleanup
 #                                     runs on exit) stops it
 #   bench_on_exit COMMAND             one more command for bench_cleanup, which runs on exit
+
+: "${bench_name:=$(basename "$0")}"
 
 bench_die() {
   echo "$bench_name: $*" >&2
@@ -72,6 +81,34 @@ bench_build_with() {
   for program in "$@"; do
     [[ -x "$build/bin/$program" ]] || bench_die "no $build/bin/$program: build it, or pass --build DIR"
   done
+}
+
+bench_stage_with() {
+  local program
+  for program in "$@"; do
+    [[ -x "$stage/bin/$program" ]] ||
+      bench_die "no $program in $stage/bin (build, then cmake --install build --prefix $stage)"
+  done
+}
+
+bench_out_dir() {
+  if [[ -n "${keep:-}" ]]; then
+    mkdir -p "$keep" || bench_die "--keep: cannot create '$keep'"
+    out="$(cd "$keep" && pwd)"
+  else
+    out="$(mktemp -d)"
+    bench_on_exit "rm -rf \"$out\""
+  fi
+}
+
+bench_run_staged() {
+  local log=$1
+  shift
+  if ! PATH="$stage/bin:$PATH" "$@" >/dev/null 2>"$log"; then
+    echo "$bench_name: '$*' failed:" >&2
+    tail -20 "$log" >&2
+    exit 1
+  fi
 }
 
 # Microseconds since the epoch: bash 5's $EPOCHREALTIME costs no process; `date` is the fallback.

@@ -13,7 +13,6 @@
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bench_name=cluster_launch_latency.sh
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$repo_root/scripts/bench/bench_lib.sh"
 rounds=20

@@ -19,7 +19,6 @@
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bench_name=compression_replay.sh
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$repo_root/scripts/bench/bench_lib.sh"
 model=vgg16
@@ -47,16 +46,8 @@ done
 for backend in $backends; do
   [[ "$backend" == gloo || "$backend" == mpi ]] || bench_die "--backends: unknown backend '$backend'"
 done
-[[ -x "$stage/bin/hvdrun" && -x "$stage/bin/hvdrun-bench" && -x "$stage/bin/hvdrun-agent" ]] ||
-  bench_die "no hvdrun, hvdrun-bench and hvdrun-agent in $stage/bin (build, then cmake --install build --prefix $stage)"
-
-if [[ -n "$keep" ]]; then
-  mkdir -p "$keep" || bench_die "--keep: cannot create '$keep'"
-  out="$(cd "$keep" && pwd)"
-else
-  out="$(mktemp -d)"
-fi
-[[ -n "$keep" ]] || bench_on_exit "rm -rf \"$out\""
+bench_stage_with hvdrun hvdrun-bench hvdrun-agent
+bench_out_dir
 
 bench=("$stage/bin/hvdrun-bench" --replay "$model" --compression "$formats" --op "$op" --iters "$iters"
   --warmup "$warmup")
@@ -84,7 +75,7 @@ if [[ " $settings " == *" cluster "* ]]; then
 fi
 
 run() {  # setting backend round
-  local json="$out/$1-$2-$3.json" err="$out/$1-$2-$3.stderr"
+  local json="$out/$1-$2-$3.json"
   local -a cmd
   if [[ "$1" == loopback ]]; then
     cmd=("$stage/bin/hvdrun" -np 2 "--$2" "${bench[@]}" --json "$json")
@@ -92,11 +83,7 @@ run() {  # setting backend round
     cmd=("${cluster_cmd[@]}" "--$2" "${bench[@]}" --json "$json")
   fi
   echo "round $3: $1 $2: ${cmd[*]}" >&2
-  if ! PATH="$stage/bin:$PATH" "${cmd[@]}" >/dev/null 2>"$err"; then
-    echo "compression_replay.sh: '${cmd[*]}' failed:" >&2
-    tail -20 "$err" >&2
-    exit 1
-  fi
+  bench_run_staged "$out/$1-$2-$3.stderr" "${cmd[@]}"
 }
 for ((round = 1; round <= rounds; ++round)); do
   for setting in $settings; do

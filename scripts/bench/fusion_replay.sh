@@ -18,20 +18,17 @@ ranks_list="2 4"
 backends="gloo mpi"
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 stage="$repo_root/build/stage"
-bench_name=fusion_replay.sh
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$repo_root/scripts/bench/bench_lib.sh"
 bench_parse_flags 2,14p model=model rounds=rounds ranks=ranks_list backends=backends stage=stage -- "$@"
-[ -x "$stage/bin/hvdrun" ] || bench_die "no hvdrun in $stage/bin (build, then cmake --install build --prefix $stage)"
+bench_stage_with hvdrun hvdrun-bench
+bench_out_dir
 
-out=$(mktemp -d)
-bench_on_exit "rm -rf \"$out\""
 for backend in $backends; do
   for ranks in $ranks_list; do
     for ((round = 1; round <= rounds; ++round)); do
-      PATH="$stage/bin:$PATH" hvdrun -np "$ranks" "--$backend" hvdrun-bench --replay "$model" \
-        --fusion-threshold-mb 0,128 --iters 10 --warmup 3 --baseline \
-        --json "$out/$backend-$ranks-$round.json" >/dev/null
+      bench_run_staged "$out/stderr" hvdrun -np "$ranks" "--$backend" hvdrun-bench --replay "$model" \
+        --fusion-threshold-mb 0,128 --iters 10 --warmup 3 --baseline --json "$out/$backend-$ranks-$round.json"
     done
   done
 done

@@ -25,7 +25,6 @@ EOF
 }
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bench_name=launch_latency.sh
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$repo_root/scripts/bench/bench_lib.sh"
 rounds=30

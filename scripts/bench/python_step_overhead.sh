@@ -18,22 +18,17 @@ steps=50
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 stage="$repo_root/build/stage"
 python=/usr/bin/python3
-bench_name=python_step_overhead.sh
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$repo_root/scripts/bench/bench_lib.sh"
 bench_parse_flags 2,13p rounds=rounds steps=steps stage=stage python=python -- "$@"
-if [ ! -x "$stage/bin/hvdrun" ] || [ ! -x "$stage/bin/hvdrun-trainer" ]; then
-  echo "python_step_overhead.sh: no hvdrun or hvdrun-trainer in $stage/bin (build, then cmake --install build --prefix $stage)" >&2
-  exit 1
-fi
+bench_stage_with hvdrun hvdrun-trainer
 python_path=$(find "$stage/lib" -maxdepth 3 -type d -name dist-packages -print -quit)
 if [ -z "$python_path" ] || [ ! -d "$python_path/hvdrun" ]; then
   echo "python_step_overhead.sh: no hvdrun Python package under $stage/lib (build with HVDRUN_PYTHON=ON, then install)" >&2
   exit 1
 fi
 
-out=$(mktemp -d)
-bench_on_exit "rm -rf \"$out\""
+bench_out_dir
 for ((round = 1; round <= rounds; ++round)); do
   for ranks in 1 2; do
     "$stage/bin/hvdrun" -np "$ranks" -H "localhost:$ranks" --gloo "$stage/bin/hvdrun-trainer" --model fmnist-cnn \

@@ -14,7 +14,6 @@
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bench_name=slurm_launch_latency.sh
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$repo_root/scripts/bench/bench_lib.sh"
 rounds=20

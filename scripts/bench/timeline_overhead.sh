@@ -18,22 +18,19 @@ ranks=2
 backends="gloo mpi"
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 stage="$repo_root/build/stage"
-bench_name=timeline_overhead.sh
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$repo_root/scripts/bench/bench_lib.sh"
 bench_parse_flags 2,12p model=model rounds=rounds ranks=ranks backends=backends stage=stage -- "$@"
-[ -x "$stage/bin/hvdrun" ] || bench_die "no hvdrun in $stage/bin (build, then cmake --install build --prefix $stage)"
+bench_stage_with hvdrun hvdrun-bench
+bench_out_dir
 
-out=$(mktemp -d)
-bench_on_exit "rm -rf \"$out\""
 for backend in $backends; do
   for ((round = 1; round <= rounds; ++round)); do
     for timeline in off on; do
       flags=()
       [ "$timeline" = on ] && flags=(--timeline-filename "$out/trace-$backend-$round.json" --timeline-mark-cycles)
-      PATH="$stage/bin:$PATH" hvdrun -np "$ranks" "--$backend" "${flags[@]}" hvdrun-bench --replay "$model" \
-        --fusion-threshold-mb 0,128 --iters 10 --warmup 3 --json "$out/$backend-$timeline-$round.json" \
-        >/dev/null 2>"$out/stderr"
+      bench_run_staged "$out/stderr" hvdrun -np "$ranks" "--$backend" "${flags[@]}" hvdrun-bench \
+        --replay "$model" --fusion-threshold-mb 0,128 --iters 10 --warmup 3 --json "$out/$backend-$timeline-$round.json"
     done
   done
 done
