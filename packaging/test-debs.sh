@@ -26,22 +26,10 @@ set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
 work=$(realpath -m "${1:-$root_dir/build/package-test}")
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "test-debs: skipped: needs root (debootstrap, chroot, piuparts)"
-  exit 77
-fi
-for tool in dpkg-buildpackage lintian piuparts; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "test-debs: $tool not found: run scripts/install-deps.sh" >&2
-    exit 1
-  fi
-done
-
-start=$SECONDS
-step() { echo "test-debs: [$((SECONDS - start)) s] $*"; }
-
 # shellcheck source=packaging/lib/clean-root.sh
 . "$root_dir/packaging/lib/clean-root.sh"
+clean_root_skip_unless_root test-debs "debootstrap, chroot, piuparts"
+clean_root_require test-debs dpkg-buildpackage lintian piuparts
 clean_root_init test-debs "$work" "$work/piuparts"
 
 # --- 1. build -------------------------------------------------------------------------------------

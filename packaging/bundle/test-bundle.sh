@@ -27,16 +27,9 @@ set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(realpath -m "${1:-$root_dir/build/bundle-test}")
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "test-bundle: skipped: needs root (debootstrap, chroot)"
-  exit 77
-fi
-
-start=$SECONDS
-step() { echo "test-bundle: [$((SECONDS - start)) s] $*"; }
-
 # shellcheck source=packaging/lib/clean-root.sh
 . "$root_dir/packaging/lib/clean-root.sh"
+clean_root_skip_unless_root test-bundle "debootstrap, chroot"
 clean_root_init test-bundle "$work"
 
 # --- 1. the bundle ----------------------------------------------------------------------------------

@@ -3,12 +3,18 @@
 # the tests that install hvdrun as a user's machine would, packaging/test-debs.sh (the .debs) and
 # packaging/bundle/test-bundle.sh (the relocatable bundle). Bash, set -euo pipefail, as root.
 #
+#   clean_root_skip_unless_root NAME WHY
+#                                unless run as root, says "NAME: skipped: needs root (WHY)" and exits
+#                                77 (the tests' CTest SKIP_RETURN_CODE)
+#   clean_root_require NAME TOOL...
+#                                exits 1, naming scripts/install-deps.sh, unless each TOOL is in PATH
 #   clean_root_init NAME WORK [SCRATCH...]
 #                                log prefix NAME; the root is WORK/root. Removes WORK/root and each
 #                                SCRATCH directory, and sets the EXIT trap that kills the running
 #                                namespace (by its PID) and removes them again (none left under a
 #                                mount); sets codename, mirror, sources (sources.list lines) and
 #                                extra_repos (piuparts' --extra-repo flags) from this machine's apt.
+#   step MESSAGE                 prints "NAME: [S s] MESSAGE", S the seconds since clean_root_init
 #   clean_root_make              WORK/root: debootstrap --variant=minbase with eatmydata. The first
 #                                test of the day debootstraps and keeps a tarball of the root in
 #                                $HVDRUN_CLEAN_ROOT_CACHE (default WORK/../clean-root-cache); the
@@ -26,24 +32,40 @@
 # every other mount made there vanish with it, and killing the one unshare process, by its PID,
 # ends every process started there, also when the test fails or is interrupted.
 
+clean_root_skip_unless_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "$1: skipped: needs root ($2)"
+    exit 77
+  fi
+}
+
+clean_root_require() {
+  local name=$1 tool
+  shift
+  for tool in "$@"; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "$name: $tool not found: run scripts/install-deps.sh" >&2
+      exit 1
+    fi
+  done
+}
+
 clean_root_init() {
+  clean_root_start=$SECONDS
   clean_root_name=$1
   clean_root_work=$2
   clean_root=$clean_root_work/root
   clean_root_ns_pid=""
   clean_root_scratch=("${@:3}")
-  for tool in debootstrap unshare flock; do
-    if ! command -v "$tool" >/dev/null; then
-      echo "$clean_root_name: $tool not found: run scripts/install-deps.sh" >&2
-      exit 1
-    fi
-  done
+  clean_root_require "$clean_root_name" debootstrap unshare flock
   trap clean_root_cleanup EXIT
   trap 'exit 130' INT TERM
   clean_root_find_sources
   mkdir -p "$clean_root_work"
   clean_root_remove_scratch
 }
+
+step() { echo "$clean_root_name: [$((SECONDS - clean_root_start)) s] $*"; }
 
 # The namespace that is running (by PID), then the scratch directories.
 clean_root_cleanup() {
