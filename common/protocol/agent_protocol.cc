@@ -17,10 +17,9 @@ struct AgentFields {
     w.U8(m.want_facts ? 1 : 0);
   }
   static bool Read(ByteReader& r, Hello& m) {
-    std::string magic;
     // want_facts came with protocol 2; a version-1 Hello ends before it, and still decodes so that
     // the versions can be compared.
-    return r.Bytes(&magic) && magic == kMagic && r.U32(&m.protocol_version) && r.Bytes(&m.hvdrun_version) &&
+    return r.Expect(kMagic) && r.U32(&m.protocol_version) && r.Bytes(&m.hvdrun_version) &&
            r.U32(&m.heartbeat_interval_ms) && r.U32(&m.heartbeat_timeout_ms) &&
            (r.AtEnd() || r.Bool(&m.want_facts));
   }
@@ -32,66 +31,50 @@ struct AgentFields {
     w.Bytes(m.hostname);
     w.I32(m.pid);
     w.U16(m.free_port);
-    w.U32(static_cast<uint32_t>(m.facts.size()));
-    for (const HostFact& fact : m.facts) {
-      w.Bytes(fact.key);
-      w.Bytes(fact.value);
-      w.Bytes(fact.source);
-    }
-    w.U32(static_cast<uint32_t>(m.interfaces.size()));
-    for (const InterfaceAddress& interface : m.interfaces) {
-      w.Bytes(interface.name);
-      w.Bytes(interface.address);
-    }
+    w.List(m.facts, [](ByteWriter& out, const HostFact& fact) {
+      out.Bytes(fact.key);
+      out.Bytes(fact.value);
+      out.Bytes(fact.source);
+    });
+    w.List(m.interfaces, [](ByteWriter& out, const InterfaceAddress& interface) {
+      out.Bytes(interface.name);
+      out.Bytes(interface.address);
+    });
   }
   static bool Read(ByteReader& r, AgentHello& m) {
-    std::string magic;
-    if (!r.Bytes(&magic) || magic != kMagic || !r.U32(&m.protocol_version) || !r.Bytes(&m.hvdrun_version) ||
+    if (!r.Expect(kMagic) || !r.U32(&m.protocol_version) || !r.Bytes(&m.hvdrun_version) ||
         !r.Bytes(&m.hostname) || !r.I32(&m.pid) || !r.U16(&m.free_port)) {
       return false;
     }
-    // facts came with protocol 2 (see Hello).
+    // facts came with protocol 2 (see Hello). A fact takes at least 12 bytes (three string lengths).
     if (r.AtEnd()) return true;
-    uint32_t count = 0;
-    // A fact takes at least 12 bytes (three string lengths).
-    if (!r.U32(&count) || count > r.remaining() / 12) return false;
-    m.facts.resize(count);
-    for (HostFact& fact : m.facts) {
-      if (!r.Bytes(&fact.key) || !r.Bytes(&fact.value) || !r.Bytes(&fact.source)) return false;
+    if (!r.List(&m.facts, 12, [](ByteReader& in, HostFact& fact) {
+          return in.Bytes(&fact.key) && in.Bytes(&fact.value) && in.Bytes(&fact.source);
+        })) {
+      return false;
     }
-    // interfaces came with protocol 3.
+    // interfaces came with protocol 3. An interface takes at least 8 bytes (two string lengths).
     if (r.AtEnd()) return true;
-    // An interface takes at least 8 bytes (two string lengths).
-    if (!r.U32(&count) || count > r.remaining() / 8) return false;
-    m.interfaces.resize(count);
-    for (InterfaceAddress& interface : m.interfaces) {
-      if (!r.Bytes(&interface.name) || !r.Bytes(&interface.address)) return false;
-    }
-    return true;
+    return r.List(&m.interfaces, 8, [](ByteReader& in, InterfaceAddress& interface) {
+      return in.Bytes(&interface.name) && in.Bytes(&interface.address);
+    });
   }
 
   static void Write(ByteWriter& w, const Launch& m) {
     w.U32(m.kill_grace_ms);
-    w.U32(static_cast<uint32_t>(m.ranks.size()));
-    for (const RankLaunch& rank : m.ranks) {
-      w.I32(rank.rank);
-      w.BytesList(rank.argv);
-      w.BytesList(rank.env);
-      w.Bytes(rank.working_dir);
-    }
+    w.List(m.ranks, [](ByteWriter& out, const RankLaunch& rank) {
+      out.I32(rank.rank);
+      out.BytesList(rank.argv);
+      out.BytesList(rank.env);
+      out.Bytes(rank.working_dir);
+    });
   }
   static bool Read(ByteReader& r, Launch& m) {
-    uint32_t count = 0;
     // A rank takes at least 16 bytes (rank, two list counts, a string length).
-    if (!r.U32(&m.kill_grace_ms) || !r.U32(&count) || count > r.remaining() / 16) return false;
-    m.ranks.resize(count);
-    for (RankLaunch& rank : m.ranks) {
-      if (!r.I32(&rank.rank) || !r.BytesList(&rank.argv) || !r.BytesList(&rank.env) ||
-          !r.Bytes(&rank.working_dir)) {
-        return false;
-      }
-    }
-    return true;
+    return r.U32(&m.kill_grace_ms) && r.List(&m.ranks, 16, [](ByteReader& in, RankLaunch& rank) {
+      return in.I32(&rank.rank) && in.BytesList(&rank.argv) && in.BytesList(&rank.env) &&
+             in.Bytes(&rank.working_dir);
+    });
   }
 
   static void Write(ByteWriter& w, const RankStarted& m) {

@@ -21,8 +21,7 @@ void ByteWriter::Bytes(std::string_view value) {
 }
 
 void ByteWriter::BytesList(const std::vector<std::string>& values) {
-  U32(static_cast<uint32_t>(values.size()));
-  for (const std::string& value : values) Bytes(value);
+  List(values, [](ByteWriter& out, const std::string& value) { out.Bytes(value); });
 }
 
 bool ByteReader::U8(uint8_t* value) {
@@ -79,18 +78,14 @@ bool ByteReader::Bytes(std::string* value) {
   return true;
 }
 
+bool ByteReader::Expect(std::string_view expected) {
+  std::string value;
+  return Bytes(&value) && value == expected;
+}
+
 bool ByteReader::BytesList(std::vector<std::string>* values) {
-  uint32_t count = 0;
-  // Every item takes at least its 4-byte length, which bounds the count by the input left.
-  if (!U32(&count) || count > in_.size() / 4) return false;
-  values->clear();
-  values->reserve(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    std::string item;
-    if (!Bytes(&item)) return false;
-    values->push_back(std::move(item));
-  }
-  return true;
+  // Every item takes at least its 4-byte length.
+  return List(values, 4, [](ByteReader& in, std::string& value) { return in.Bytes(&value); });
 }
 
 }  // namespace hvdrun

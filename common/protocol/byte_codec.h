@@ -24,6 +24,13 @@ class ByteWriter {
   void Bytes(std::string_view value);
   void BytesList(const std::vector<std::string>& values);
 
+  // A list of items: the count, then each item as write_item(*this, item) writes it.
+  template <typename T, typename WriteItem>
+  void List(const std::vector<T>& items, WriteItem write_item) {
+    U32(static_cast<uint32_t>(items.size()));
+    for (const T& item : items) write_item(*this, item);
+  }
+
   const std::string& data() const { return out_; }
   std::string Take() { return std::move(out_); }
 
@@ -44,6 +51,22 @@ class ByteReader {
   bool Bool(bool* value);  // a u8 that must be 0 or 1
   bool Bytes(std::string* value);
   bool BytesList(std::vector<std::string>* values);
+  // A string that must equal `expected` (a protocol's magic).
+  bool Expect(std::string_view expected);
+
+  // A list that ByteWriter::List wrote, each item read by read_item(*this, item), which returns
+  // false when the item is malformed. `min_item_bytes` (> 0) is the least an item takes: a count
+  // the rest of the input could not hold fails before anything is allocated.
+  template <typename T, typename ReadItem>
+  bool List(std::vector<T>* items, size_t min_item_bytes, ReadItem read_item) {
+    uint32_t count = 0;
+    if (!U32(&count) || count > remaining() / min_item_bytes) return false;
+    items->resize(count);
+    for (T& item : *items) {
+      if (!read_item(*this, item)) return false;
+    }
+    return true;
+  }
 
   bool AtEnd() const { return in_.empty(); }
   size_t remaining() const { return in_.size(); }

@@ -14,8 +14,7 @@ struct RendezvousFields {
     w.Bytes(m.nonce);
   }
   static bool Read(ByteReader& r, Challenge& m) {
-    std::string magic;
-    return r.Bytes(&magic) && magic == kMagic && r.U32(&m.protocol_version) && r.Bytes(&m.nonce);
+    return r.Expect(kMagic) && r.U32(&m.protocol_version) && r.Bytes(&m.nonce);
   }
 
   static void Write(ByteWriter& w, const Proof& m) {
@@ -24,8 +23,7 @@ struct RendezvousFields {
     w.Bytes(m.proof);
   }
   static bool Read(ByteReader& r, Proof& m) {
-    std::string magic;
-    return r.Bytes(&magic) && magic == kMagic && r.U32(&m.protocol_version) && r.Bytes(&m.proof);
+    return r.Expect(kMagic) && r.U32(&m.protocol_version) && r.Bytes(&m.proof);
   }
 
   static void Write(ByteWriter& w, const Welcome& m) { w.Bytes(m.proof); }
