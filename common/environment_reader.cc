@@ -4,6 +4,13 @@
 
 namespace hvdrun {
 
+EnvLookup LookupIn(const std::map<std::string, std::string>& variables) {
+  return [&variables](const char* name) -> const char* {
+    auto it = variables.find(name);
+    return it == variables.end() ? nullptr : it->second.c_str();
+  };
+}
+
 StatusOr<std::string> EnvironmentReader::Required(const char* name) const {
   const char* value = lookup_(name);
   if (value == nullptr) return Status::Error(std::string(name) + " is not set: " + missing_hint_);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -21,6 +22,9 @@ namespace hvdrun {
 
 // Looks a variable up: its value, or nullptr when unset (std::getenv in production).
 using EnvLookup = std::function<const char*(const char*)>;
+
+// A lookup in `variables`, which must outlive it: an environment that a test writes as a map.
+EnvLookup LookupIn(const std::map<std::string, std::string>& variables);
 
 class EnvironmentReader {
  public:

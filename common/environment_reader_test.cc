@@ -12,14 +12,7 @@ constexpr const char* kHint = "start it under hvdrun";
 
 class EnvironmentReaderTest : public ::testing::Test {
  protected:
-  EnvironmentReader Reader() const {
-    return EnvironmentReader(
-        [this](const char* name) -> const char* {
-          auto found = values_.find(name);
-          return found == values_.end() ? nullptr : found->second.c_str();
-        },
-        kHint);
-  }
+  EnvironmentReader Reader() const { return EnvironmentReader(LookupIn(values_), kHint); }
 
   std::map<std::string, std::string> values_ = {{"PORT", "29500"}, {"EMPTY", ""}, {"WORD", "two"}};
 };

@@ -5,17 +5,12 @@
 #include <map>
 #include <string>
 
+#include "common/environment_reader.h"
+
 namespace hvdrun {
 namespace {
 
 using Variables = std::map<std::string, std::string>;
-
-GetEnv LookupIn(const Variables& variables) {
-  return [&variables](const char* name) -> const char* {
-    auto it = variables.find(name);
-    return it == variables.end() ? nullptr : it->second.c_str();
-  };
-}
 
 LaunchFlags Given(LaunchFlags flags, std::initializer_list<const char*> names) {
   for (const char* name : names) flags.given.insert(name);

@@ -5,17 +5,12 @@
 #include <map>
 #include <string>
 
+#include "common/environment_reader.h"
+
 namespace hvdrun {
 namespace {
 
 using Variables = std::map<std::string, std::string>;
-
-EnvLookup LookupIn(const Variables& variables) {
-  return [&variables](const char* name) -> const char* {
-    auto it = variables.find(name);
-    return it == variables.end() ? nullptr : it->second.c_str();
-  };
-}
 
 // What mpirun's ranks see: the encoded variables, as their environment.
 Variables AsEnvironment(const MpiJobVariables& encoded) {
