@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2154  # variables shared with the script that sources this file
 # Sourced, not run: what the benchmark scripts of scripts/bench/ share. bench_name, which starts
-# each error line, is the script's file name unless the script set it before sourcing.
+# each error line, is the script's file name unless the script set it before sourcing; repo_root,
+# build and stage are set as below.
 #
 #   bench_die MESSAGE                 prints "NAME: MESSAGE" on stderr and exits 2
 #   bench_parse_flags HELP FLAG=VAR... -- "$@"
@@ -33,6 +34,11 @@
 #   bench_on_exit COMMAND             one more command for bench_cleanup, which runs on exit
 
 : "${bench_name:=$(basename "$0")}"
+# The checkout, and the defaults of --build (a build tree) and --stage (an installed hvdrun: cmake
+# --install build --prefix build/stage) for the scripts that take them.
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="$repo_root/build"
+stage="$repo_root/build/stage"
 
 bench_die() {
   echo "$bench_name: $*" >&2

@@ -12,11 +12,9 @@
 #   --build DIR  a build tree with bin/hvdrun, bin/hvdrun-agent, bin/hvdrun-test-cluster (default build)
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=scripts/bench/bench_lib.sh
-. "$repo_root/scripts/bench/bench_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 rounds=20
-build="$repo_root/build"
 bench_parse_flags 2,14p rounds=rounds build=build -- "$@"
 bench_whole_number --rounds "$rounds" 1
 bench_build_with hvdrun hvdrun-agent hvdrun-test-cluster

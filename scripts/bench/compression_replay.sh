@@ -18,9 +18,8 @@
 #   --keep DIR   keep every run's --json there (default: a temporary directory, removed)
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=scripts/bench/bench_lib.sh
-. "$repo_root/scripts/bench/bench_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 model=vgg16
 rounds=3
 backends="gloo mpi"
@@ -30,8 +29,6 @@ formats=none,fp16,bf16,fp8
 op=average
 iters=3
 warmup=1
-stage="$repo_root/build/stage"
-build="$repo_root/build"
 keep=""
 bench_parse_flags 2,19p model=model rounds=rounds backends=backends settings=settings link-rate=link_rate \
   formats=formats op=op iters=iters warmup=warmup stage=stage build=build keep=keep -- "$@"

@@ -24,9 +24,8 @@ Times `hvdrun -np 2 -H localhost:2 true` and `mpirun -np 2 true`, interleaved, N
 EOF
 }
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=scripts/bench/bench_lib.sh
-. "$repo_root/scripts/bench/bench_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 rounds=30
 hvdrun=""
 mpirun=""

@@ -15,11 +15,9 @@ set -euo pipefail
 
 rounds=5
 steps=50
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-stage="$repo_root/build/stage"
 python=/usr/bin/python3
 # shellcheck source=scripts/bench/bench_lib.sh
-. "$repo_root/scripts/bench/bench_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 bench_parse_flags 2,13p rounds=rounds steps=steps stage=stage python=python -- "$@"
 bench_stage_with hvdrun hvdrun-trainer
 python_path=$(find "$stage/lib" -maxdepth 3 -type d -name dist-packages -print -quit)

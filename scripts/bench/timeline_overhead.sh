@@ -16,10 +16,8 @@ model=resnet50
 rounds=5
 ranks=2
 backends="gloo mpi"
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-stage="$repo_root/build/stage"
 # shellcheck source=scripts/bench/bench_lib.sh
-. "$repo_root/scripts/bench/bench_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 bench_parse_flags 2,12p model=model rounds=rounds ranks=ranks backends=backends stage=stage -- "$@"
 bench_stage_with hvdrun hvdrun-bench
 bench_out_dir
