@@ -1,7 +1,6 @@
 #include "lab/charts/bar_chart.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "lab/charts/svg_document.h"
 
@@ -9,36 +8,34 @@ namespace hvdrun::lab {
 namespace {
 
 constexpr double kLeft = ChartMargins::kLeft;
-constexpr double kTop = ChartMargins::kTop;
 
 std::string Number(double value) { return ChartNumber(value); }
 std::string Coordinate(double value) { return ChartCoordinate(value); }
+
+// The largest bar's height: the sum of its positive segments.
+double TallestBar(const std::vector<StackedBar>& bars) {
+  double tallest = 0;
+  for (const StackedBar& bar : bars) {
+    double total = 0;
+    for (double value : bar.values) total += std::max(0.0, value);
+    tallest = std::max(tallest, total);
+  }
+  return tallest;
+}
 
 }  // namespace
 
 std::string RenderSvg(const StackedBarChart& chart) {
   const PlotArea plot(chart.width, chart.height);
-  const double plot_width = plot.width;
-  const double plot_height = plot.height;
-  double y_max = 0;
-  for (const StackedBar& bar : chart.bars) {
-    double total = 0;
-    for (double value : bar.values) total += std::max(0.0, value);
-    y_max = std::max(y_max, total);
-  }
-  const double y_step = TickStep(y_max);
-  const double y_end = std::max(y_step, std::ceil(y_max / y_step - 1e-9) * y_step);
-  const int y_ticks = static_cast<int>(std::lround(y_end / y_step));
-  auto py = [&](double y) { return kTop + plot_height - y / y_end * plot_height; };
-  const double slot = chart.bars.empty() ? plot_width : plot_width / static_cast<double>(chart.bars.size());
+  const ValueAxis y_axis(TallestBar(chart.bars));
+  auto py = [&](double y) { return plot.Y(y, y_axis); };
+  const double slot = chart.bars.empty() ? plot.width : plot.width / static_cast<double>(chart.bars.size());
   const double bar_width = std::min(60.0, slot * 0.6);
 
   std::string svg = SvgDocumentStart(chart.width, chart.height, chart.title);
-  svg += SvgValueGrid(plot, y_step, y_ticks, y_end);
+  svg += SvgValueGrid(plot, y_axis);
   for (size_t i = 0; i < chart.bars.size(); ++i) {
-    const double center = kLeft + slot * (static_cast<double>(i) + 0.5);
-    svg += "<text x=\"" + Coordinate(center) + "\" y=\"" + Coordinate(kTop + plot_height + 16) +
-           "\" text-anchor=\"middle\">" + EscapeXml(chart.bars[i].label) + "</text>\n";
+    svg += SvgCategoryLabel(plot, kLeft + slot * (static_cast<double>(i) + 0.5), chart.bars[i].label);
   }
   svg += SvgAxes(chart.height, plot, chart.x_label, chart.y_label);
 

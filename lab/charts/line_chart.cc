@@ -1,15 +1,12 @@
 #include "lab/charts/line_chart.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <set>
 
 namespace hvdrun::lab {
 namespace {
 
 constexpr double kLeft = ChartMargins::kLeft;
-constexpr double kTop = ChartMargins::kTop;
 constexpr size_t kMaxValueTicks = 12;
 
 std::string Number(double value) { return ChartNumber(value); }
@@ -19,8 +16,6 @@ std::string Coordinate(double value) { return ChartCoordinate(value); }
 
 std::string RenderSvg(const LineChart& chart) {
   const PlotArea plot(chart.width, chart.height);
-  const double plot_width = plot.width;
-  const double plot_height = plot.height;
   double x_max = 0;
   double y_max = 0;
   std::set<double> x_values;
@@ -31,34 +26,27 @@ std::string RenderSvg(const LineChart& chart) {
       x_values.insert(point.x);
     }
   }
-  const double x_step = TickStep(x_max);
-  const double y_step = TickStep(y_max);
-  const double x_end = std::max(x_step, std::ceil(x_max / x_step - 1e-9) * x_step);
-  const double y_end = std::max(y_step, std::ceil(y_max / y_step - 1e-9) * y_step);
-  const int y_ticks = static_cast<int>(std::lround(y_end / y_step));
-  auto px = [&](double x) { return kLeft + x / x_end * plot_width; };
-  auto py = [&](double y) { return kTop + plot_height - y / y_end * plot_height; };
+  const ValueAxis x_axis(x_max);
+  const ValueAxis y_axis(y_max);
+  auto px = [&](double x) { return plot.X(x, x_axis); };
+  auto py = [&](double y) { return plot.Y(y, y_axis); };
 
   std::string svg = SvgDocumentStart(chart.width, chart.height, chart.title);
-  svg += SvgValueGrid(plot, y_step, y_ticks, y_end);
+  svg += SvgValueGrid(plot, y_axis);
   std::vector<double> x_ticks;
   if (!x_values.empty() && x_values.size() <= kMaxValueTicks) {
     x_ticks.assign(x_values.begin(), x_values.end());
   } else {
-    const int ticks = static_cast<int>(std::lround(x_end / x_step));
-    for (int tick = 0; tick <= ticks; ++tick) x_ticks.push_back(tick * x_step);
+    for (int tick = 0; tick <= x_axis.ticks; ++tick) x_ticks.push_back(tick * x_axis.step);
   }
-  for (double x : x_ticks) {
-    svg += "<text x=\"" + Coordinate(px(x)) + "\" y=\"" + Coordinate(kTop + plot_height + 16) +
-           "\" text-anchor=\"middle\">" + Number(x) + "</text>\n";
-  }
+  for (double x : x_ticks) svg += SvgCategoryLabel(plot, px(x), Number(x));
   svg += SvgAxes(chart.height, plot, chart.x_label, chart.y_label);
 
   // Legend: one row under the title, ending at the plot's right edge.
   auto legend_width = [](const ChartSeries& series) {
     return 44 + 7.0 * static_cast<double>(series.name.size());
   };
-  double legend_x = kLeft + plot_width;
+  double legend_x = kLeft + plot.width;
   for (const ChartSeries& series : chart.series) legend_x -= legend_width(series);
   legend_x = std::max(kLeft, legend_x);
   for (const ChartSeries& series : chart.series) {

@@ -1,7 +1,9 @@
 #include "lab/charts/svg_document.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "lab/number_text.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -13,17 +15,9 @@ std::string Coordinate(double value) { return ChartCoordinate(value); }
 
 }  // namespace
 
-std::string ChartNumber(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", value);
-  return text;
-}
+std::string ChartNumber(double value) { return NumberText("%.4g", value); }
 
-std::string ChartCoordinate(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f", value);
-  return text;
-}
+std::string ChartCoordinate(double value) { return NumberText("%.1f", value); }
 
 std::string EscapeXml(const std::string& text) {
   std::string out;
@@ -69,6 +63,11 @@ double TickStep(double max) {
   return 10 * power;
 }
 
+ValueAxis::ValueAxis(double max)
+    : step(TickStep(max)),
+      end(std::max(step, std::ceil(max / step - 1e-9) * step)),
+      ticks(static_cast<int>(std::lround(end / step))) {}
+
 std::string SvgDocumentStart(int width, int height, const std::string& title) {
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
                     "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) +
@@ -81,20 +80,24 @@ std::string SvgDocumentStart(int width, int height, const std::string& title) {
   return svg;
 }
 
-std::string SvgValueGrid(const PlotArea& plot, double step, int ticks, double end) {
-  auto py = [&](double y) { return kTop + plot.height - y / end * plot.height; };
+std::string SvgValueGrid(const PlotArea& plot, const ValueAxis& y) {
   std::string svg = "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
-  for (int tick = 0; tick <= ticks; ++tick) {
-    const std::string y = Coordinate(py(tick * step));
-    svg += "<line x1=\"" + Coordinate(kLeft) + "\" y1=\"" + y + "\" x2=\"" + Coordinate(kLeft + plot.width) +
-           "\" y2=\"" + y + "\"/>\n";
+  for (int tick = 0; tick <= y.ticks; ++tick) {
+    const std::string at = Coordinate(plot.Y(tick * y.step, y));
+    svg += "<line x1=\"" + Coordinate(kLeft) + "\" y1=\"" + at + "\" x2=\"" + Coordinate(kLeft + plot.width) +
+           "\" y2=\"" + at + "\"/>\n";
   }
   svg += "</g>\n<g fill=\"#333333\">\n";
-  for (int tick = 0; tick <= ticks; ++tick) {
-    svg += "<text x=\"" + Coordinate(kLeft - 6) + "\" y=\"" + Coordinate(py(tick * step) + 4) +
-           "\" text-anchor=\"end\">" + ChartNumber(tick * step) + "</text>\n";
+  for (int tick = 0; tick <= y.ticks; ++tick) {
+    svg += "<text x=\"" + Coordinate(kLeft - 6) + "\" y=\"" + Coordinate(plot.Y(tick * y.step, y) + 4) +
+           "\" text-anchor=\"end\">" + ChartNumber(tick * y.step) + "</text>\n";
   }
   return svg;
+}
+
+std::string SvgCategoryLabel(const PlotArea& plot, double x, const std::string& text) {
+  return "<text x=\"" + Coordinate(x) + "\" y=\"" + Coordinate(kTop + plot.height + 16) +
+         "\" text-anchor=\"middle\">" + EscapeXml(text) + "</text>\n";
 }
 
 std::string SvgAxes(int chart_height, const PlotArea& plot, const std::string& x_label,

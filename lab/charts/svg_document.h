@@ -33,6 +33,15 @@ struct ChartMargins {
 std::string ChartNumber(double value);
 std::string ChartCoordinate(double value);
 
+// An axis from 0 for values up to `max`: ticks `step` apart (TickStep(max)) up to `end`, the first
+// tick at or above `max` (one step at the least), `ticks` steps in all.
+struct ValueAxis {
+  explicit ValueAxis(double max);
+  double step;
+  double end;
+  int ticks;
+};
+
 // The plot inside a chart of `width` × `height`, within ChartMargins.
 struct PlotArea {
   double width = 0;
@@ -40,16 +49,27 @@ struct PlotArea {
   PlotArea(int chart_width, int chart_height)
       : width(chart_width - ChartMargins::kLeft - ChartMargins::kRight),
         height(chart_height - ChartMargins::kTop - ChartMargins::kBottom) {}
+
+  // Where `value` lies on `axis`: as x, from the plot's left edge; as y, from its bottom edge up.
+  double X(double value, const ValueAxis& axis) const {
+    return ChartMargins::kLeft + value / axis.end * width;
+  }
+  double Y(double value, const ValueAxis& axis) const {
+    return ChartMargins::kTop + height - value / axis.end * height;
+  }
 };
 
 // The document's opening: the <svg> element, its <title>, a white background and the title text.
 // The caller ends the document with "</svg>\n".
 std::string SvgDocumentStart(int width, int height, const std::string& title);
 
-// The horizontal grid lines of the value axis, `ticks` + 1 of them `step` apart from 0 to `end`,
-// then the opening of the labels' group with each line's label; the caller adds its own labels
-// along the other axis, then SvgAxes closes the group.
-std::string SvgValueGrid(const PlotArea& plot, double step, int ticks, double end);
+// The horizontal grid lines of the value axis `y`, one at each of its ticks, then the opening of the
+// labels' group with each line's label; the caller adds its labels along the other axis
+// (SvgCategoryLabel), then SvgAxes closes the group.
+std::string SvgValueGrid(const PlotArea& plot, const ValueAxis& y);
+
+// A label of the horizontal axis, `text` (escaped here) centred under the plot at `x`.
+std::string SvgCategoryLabel(const PlotArea& plot, double x, const std::string& text);
 
 // The axes' names (`x_label` under the plot, `y_label` turned along it), the end of the labels'
 // group, and the two axis lines.
