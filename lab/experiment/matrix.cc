@@ -10,6 +10,7 @@
 #include <map>
 
 #include "common/env_names.h"
+#include "lab/number_text.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -20,11 +21,7 @@ constexpr size_t kMaxIdLength = 160;
 constexpr size_t kMaxCombinations = 100000;
 
 // A number as hvdrun's flags take it: "64", "2.5".
-std::string FormatSettingNumber(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
+std::string FormatSettingNumber(double value) { return NumberText("%g", value); }
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lab/charts/svg_document.h"
+#include "lab/number_text.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -48,11 +49,7 @@ std::string FormatFigure(double value) {
   return text;
 }
 
-std::string Raw(double value) {
-  char text[40];
-  std::snprintf(text, sizeof(text), "%.10g", value);
-  return text;
-}
+std::string Raw(double value) { return NumberText("%.10g", value); }
 
 std::string MeanSd(const Spread& spread) {
   if (spread.n == 0) return "";

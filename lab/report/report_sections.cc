@@ -2,18 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "common/version.h"
+#include "lab/number_text.h"
 #include "lab/utc_time.h"
 
 namespace hvdrun::lab {
 
-std::string Percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f %%", fraction * 100);
-  return text;
-}
+std::string Percent(double fraction) { return NumberText("%.1f %%", fraction * 100); }
 
 // Axes other than backend, np and servers: those with several values get a column, the others a line.
 std::vector<std::string> VaryingAxes(const ExperimentResults& results) {

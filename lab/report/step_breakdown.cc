@@ -1,31 +1,20 @@
 #include "lab/report/step_breakdown.h"
 
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <string>
+
+#include "lab/number_text.h"
 
 namespace hvdrun::lab {
 namespace {
 
 // Seconds as the paragraph gives them: "0.105", "1.05", "12.3".
-std::string Seconds(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g s", value);
-  return text;
-}
+std::string Seconds(double value) { return NumberText("%.3g s", value); }
 
-std::string Percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.0f%%", fraction * 100);
-  return text;
-}
+std::string Percent(double fraction) { return NumberText("%.0f%%", fraction * 100); }
 
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g", value);
-  return text;
-}
+std::string Number(double value) { return NumberText("%.3g", value); }
 
 std::string Plural(int count, const std::string& word) {
   if (count == 1) return "1 " + word;

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
+
+#include "lab/number_text.h"
 
 namespace hvdrun::lab {
 
@@ -86,8 +87,7 @@ void ProgressDisplay::RunFinished(bool ok, const std::string& error, double seco
   ++made_;
   made_seconds_ += seconds;
   if (!ok) ++failed_;
-  char took[32];
-  std::snprintf(took, sizeof(took), "%.1f s", seconds);
+  const std::string took = NumberText("%.1f s", seconds);
   std::string label = current_;
   current_.clear();
   ClearStatus();
