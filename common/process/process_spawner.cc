@@ -260,6 +260,15 @@ std::string DescribeSpawnFailure(const SpawnFailure& failure, const SpawnOptions
   return "cannot start '" + program + "': " + StepName(failure.step) + ": " + reason;
 }
 
+StatusOr<ChildProcess> SpawnInstalledProgram(const SpawnOptions& options, const std::string& install_hint) {
+  SpawnFailure failure;
+  StatusOr<ChildProcess> child = SpawnProcess(options, &failure);
+  if (!child.ok() && failure.step == SpawnStep::kExec) {
+    return Status::Error(child.status().message() + " (" + install_hint + ")");
+  }
+  return child;
+}
+
 StatusOr<ChildProcess> SpawnProcess(const SpawnOptions& options, SpawnFailure* failure) {
   if (options.argv.empty() || options.argv[0].empty()) {
     return Fail(options, failure, SpawnStep::kEmptyCommand, 0);

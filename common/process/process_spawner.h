@@ -167,6 +167,11 @@ class ChildProcess {
 // `failure` (when not null) gets the step and errno, for callers that word it their own way.
 StatusOr<ChildProcess> SpawnProcess(const SpawnOptions& options, SpawnFailure* failure = nullptr);
 
+// SpawnProcess for a program that must be installed (hvdrun-agent, srun, mpirun): when it cannot be
+// executed (SpawnStep::kExec), the error line ends with " (" + install_hint + ")", which says how
+// to get it.
+StatusOr<ChildProcess> SpawnInstalledProgram(const SpawnOptions& options, const std::string& install_hint);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_COMMON_PROCESS_PROCESS_SPAWNER_H_

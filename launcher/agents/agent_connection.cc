@@ -34,24 +34,25 @@ AgentConnection::~AgentConnection() {
   remote_.reset();
 }
 
+StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartChild(const std::string& host,
+                                                                       SpawnOptions options,
+                                                                       const std::string& install_hint) {
+  options.stdin_spec = StdioSpec::Pipe();
+  options.stdout_spec = StdioSpec::Pipe();
+  options.own_process_group = true;
+  StatusOr<ChildProcess> child = SpawnInstalledProgram(options, install_hint);
+  if (!child.ok()) return Status::Error("host " + host + ": agent start: " + child.status().message());
+  UniqueFd to_agent = std::move(child->stdin_pipe());
+  UniqueFd from_agent = std::move(child->stdout_pipe());
+  return std::unique_ptr<AgentConnection>(
+      new AgentConnection(host, std::move(child).value(), std::move(to_agent), std::move(from_agent)));
+}
+
 StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartLocal(const std::string& host,
                                                                        const std::string& agent_path) {
   SpawnOptions options;
   options.argv = {agent_path};
-  options.stdin_spec = StdioSpec::Pipe();
-  options.stdout_spec = StdioSpec::Pipe();
-  options.own_process_group = true;
-  SpawnFailure failure;
-  StatusOr<ChildProcess> agent = SpawnProcess(options, &failure);
-  if (!agent.ok()) {
-    std::string hint =
-        failure.step == SpawnStep::kExec ? " (install hvdrun-agent beside hvdrun or in PATH)" : "";
-    return Status::Error("host " + host + ": agent start: " + agent.status().message() + hint);
-  }
-  UniqueFd to_agent = std::move(agent->stdin_pipe());
-  UniqueFd from_agent = std::move(agent->stdout_pipe());
-  return std::unique_ptr<AgentConnection>(
-      new AgentConnection(host, std::move(agent).value(), std::move(to_agent), std::move(from_agent)));
+  return StartChild(host, std::move(options), "install hvdrun-agent beside hvdrun or in PATH");
 }
 
 StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartRemote(
@@ -75,21 +76,9 @@ StatusOr<std::unique_ptr<AgentConnection>> AgentConnection::StartSlurm(const std
   options.argv = command.argv;
   options.env_mode = EnvironmentMode::kInheritWith;
   options.env = command.env;
-  options.stdin_spec = StdioSpec::Pipe();
-  options.stdout_spec = StdioSpec::Pipe();
-  options.own_process_group = true;
-  SpawnFailure failure;
-  StatusOr<ChildProcess> srun = SpawnProcess(options, &failure);
-  if (!srun.ok()) {
-    std::string hint =
-        failure.step == SpawnStep::kExec ? " (Slurm's srun must be in PATH for --launcher slurm)" : "";
-    return Status::Error("host " + node + ": agent start: " + srun.status().message() + hint);
-  }
-  UniqueFd to_agent = std::move(srun->stdin_pipe());
-  UniqueFd from_agent = std::move(srun->stdout_pipe());
-  std::unique_ptr<AgentConnection> connection(
-      new AgentConnection(node, std::move(srun).value(), std::move(to_agent), std::move(from_agent)));
-  connection->through_srun_ = true;
+  StatusOr<std::unique_ptr<AgentConnection>> connection =
+      StartChild(node, std::move(options), "Slurm's srun must be in PATH for --launcher slurm");
+  if (connection.ok()) connection.value()->through_srun_ = true;
   return connection;
 }
 

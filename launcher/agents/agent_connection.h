@@ -88,6 +88,11 @@ class AgentConnection {
 
  private:
   AgentConnection(std::string host, ChildProcess agent, UniqueFd to_agent, UniqueFd from_agent);
+  // An agent that this process starts, itself or through srun (`options`' argv and environment),
+  // connected by its stdin and stdout; `install_hint` says how to get the program when it cannot
+  // be executed.
+  static StatusOr<std::unique_ptr<AgentConnection>> StartChild(const std::string& host, SpawnOptions options,
+                                                               const std::string& install_hint);
 
   std::string host_;
   ChildProcess agent_;           // the local agent; no child for a remote one

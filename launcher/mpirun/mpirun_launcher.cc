@@ -155,13 +155,9 @@ Status MpirunLauncher::StartMpirun(const MpiCommand& command) {
   // SIGKILLed hvdrun still stops mpirun, which then stops the ranks.
   spawn.own_process_group = true;
   spawn.parent_death_signal = SIGTERM;
-  SpawnFailure failure;
-  StatusOr<ChildProcess> started = SpawnProcess(spawn, &failure);
-  if (!started.ok()) {
-    std::string hint =
-        failure.step == SpawnStep::kExec ? " (install Open MPI's mpirun: apt-get install openmpi-bin)" : "";
-    return Status::Error("--mpi: " + started.status().message() + hint);
-  }
+  StatusOr<ChildProcess> started =
+      SpawnInstalledProgram(spawn, "install Open MPI's mpirun: apt-get install openmpi-bin");
+  if (!started.ok()) return Status::Error("--mpi: " + started.status().message());
   mpirun_ = std::move(started).value();
   out_.fd = std::move(mpirun_.stdout_pipe());
   err_.fd = std::move(mpirun_.stderr_pipe());
