@@ -92,32 +92,24 @@ TEST(ResponseSizeTable, FiguresMatchTheHandComputedValuesOfTheFixture) {
   EXPECT_EQ(table.runs, 2);
   ASSERT_EQ(table.rows.size(), 3U);
 
-  const ResponseSizeRow& small = table.rows[0];
-  EXPECT_EQ(small.bin, "(0, 1 KB]");
-  EXPECT_DOUBLE_EQ(small.count, 100);
-  EXPECT_DOUBLE_EQ(small.mean_size_mb, 0.0002);
-  EXPECT_DOUBLE_EQ(small.rate_mbps, 1.6);
-  EXPECT_DOUBLE_EQ(small.total_time_s, 0.1);
-  EXPECT_DOUBLE_EQ(small.mean_time_ms, 1);
-  EXPECT_DOUBLE_EQ(small.share_of_time, 0.1 / 1.35);
-
-  const ResponseSizeRow& mid = table.rows[1];
-  EXPECT_EQ(mid.bin, "(1 MB, 10 MB]");
-  EXPECT_DOUBLE_EQ(mid.count, 10);
-  EXPECT_DOUBLE_EQ(mid.mean_size_mb, 4);
-  EXPECT_DOUBLE_EQ(mid.rate_mbps, 320);
-  EXPECT_DOUBLE_EQ(mid.total_time_s, 1.0);
-  EXPECT_DOUBLE_EQ(mid.mean_time_ms, 100);
-  EXPECT_DOUBLE_EQ(mid.share_of_time, 1.0 / 1.35);
-
-  const ResponseSizeRow& large = table.rows[2];
-  EXPECT_EQ(large.bin, "(20 MB, 30 MB]");
-  EXPECT_DOUBLE_EQ(large.count, 1);
-  EXPECT_DOUBLE_EQ(large.mean_size_mb, 25);
-  EXPECT_DOUBLE_EQ(large.rate_mbps, 800);
-  EXPECT_DOUBLE_EQ(large.total_time_s, 0.25);
-  EXPECT_DOUBLE_EQ(large.mean_time_ms, 250);
-  EXPECT_DOUBLE_EQ(large.share_of_time, 0.25 / 1.35);
+  struct ExpectedRow {
+    std::string bin;
+    double count, mean_size_mb, rate_mbps, total_time_s, mean_time_ms, share_of_time;
+  };
+  const std::vector<ExpectedRow> expected = {{"(0, 1 KB]", 100, 0.0002, 1.6, 0.1, 1, 0.1 / 1.35},
+                                             {"(1 MB, 10 MB]", 10, 4, 320, 1.0, 100, 1.0 / 1.35},
+                                             {"(20 MB, 30 MB]", 1, 25, 800, 0.25, 250, 0.25 / 1.35}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(expected[i].bin);
+    const ResponseSizeRow& row = table.rows[i];
+    EXPECT_EQ(row.bin, expected[i].bin);
+    EXPECT_DOUBLE_EQ(row.count, expected[i].count);
+    EXPECT_DOUBLE_EQ(row.mean_size_mb, expected[i].mean_size_mb);
+    EXPECT_DOUBLE_EQ(row.rate_mbps, expected[i].rate_mbps);
+    EXPECT_DOUBLE_EQ(row.total_time_s, expected[i].total_time_s);
+    EXPECT_DOUBLE_EQ(row.mean_time_ms, expected[i].mean_time_ms);
+    EXPECT_DOUBLE_EQ(row.share_of_time, expected[i].share_of_time);
+  }
 
   double shares = 0;
   for (const ResponseSizeRow& row : table.rows) shares += row.share_of_time;

@@ -75,6 +75,12 @@ class RendezvousTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status().message();
     server_ = std::move(server).value();
   }
+  // A server that closes a connection idle for `idle_timeout` (RendezvousLimits::idle_timeout).
+  void StartServerClosingIdleAfter(milliseconds idle_timeout) {
+    RendezvousLimits limits;
+    limits.idle_timeout = idle_timeout;
+    StartServer(limits);
+  }
   std::unique_ptr<RendezvousClient> NewClient() {
     auto client = RendezvousClient::Connect("127.0.0.1", server_->port(), secret_, seconds(5));
     EXPECT_TRUE(client.ok()) << client.status().message();
@@ -426,9 +432,7 @@ TEST_F(RendezvousTest, DestructionFailsWaitingClientsCleanly) {
 }
 
 TEST_F(RendezvousTest, IdleConnectionIsClosed) {
-  RendezvousLimits limits;
-  limits.idle_timeout = milliseconds(200);
-  StartServer(limits);
+  StartServerClosingIdleAfter(milliseconds(200));
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
   // Waiting in get is not idleness: nothing is closed while the get waits longer than the limit.
@@ -452,9 +456,7 @@ TEST_F(RendezvousTest, IdleConnectionIsClosed) {
 // request. Add and compare-and-set, which must not run twice, are among the requests that follow.
 TEST_F(RendezvousTest, ByDefaultAQuietConnectionIsClosedAfterTenMinutesAndTheClientReconnects) {
   EXPECT_EQ(RendezvousLimits().idle_timeout, std::chrono::minutes(10));
-  RendezvousLimits limits;
-  limits.idle_timeout = milliseconds(200);
-  StartServer(limits);
+  StartServerClosingIdleAfter(milliseconds(200));
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
   ASSERT_TRUE(client->Set("early", "x").ok());
@@ -496,9 +498,7 @@ TEST_F(RendezvousTest, ByDefaultAQuietConnectionIsClosedAfterTenMinutesAndTheCli
 }
 
 TEST_F(RendezvousTest, AReconnectionToAStoppedServiceFailsClearly) {
-  RendezvousLimits limits;
-  limits.idle_timeout = milliseconds(200);
-  StartServer(limits);
+  StartServerClosingIdleAfter(milliseconds(200));
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
   ASSERT_NE(log_.WaitFor("idle for 200 ms"), "");

@@ -22,9 +22,16 @@ using e2e::ScratchDir;
 constexpr const char* kChromium = "/usr/bin/chromium";
 
 // A copy of tests/lab/fixtures/scaling (hvdrun-lab report writes beside the results).
-std::string CopyFixture(const ScratchDir& scratch) {
+// The fixture, copied into `scratch`, after `hvdrun-lab report` on it: its directory; "", and a
+// failure, when the report failed.
+std::string ReportOnFixture(const ScratchDir& scratch) {
   std::string dir = scratch.path() + "/scaling";
   fs::copy(std::string(HVDRUN_LAB_FIXTURES_DIR) + "/scaling", dir, fs::copy_options::recursive);
+  ProcessResult result = RunLab({"report", dir});
+  if (result.exit_code != 0) {
+    ADD_FAILURE() << result;
+    return "";
+  }
   return dir;
 }
 
@@ -39,9 +46,8 @@ const nlohmann::json& Row(const nlohmann::json& report, const std::string& cell)
 
 TEST(LabReport, FiguresMatchTheHandComputedValuesOfTheFixture) {
   ScratchDir scratch;
-  const std::string dir = CopyFixture(scratch);
-  ProcessResult result = RunLab({"report", dir});
-  ASSERT_EQ(result.exit_code, 0) << result;
+  const std::string dir = ReportOnFixture(scratch);
+  ASSERT_FALSE(dir.empty());
   nlohmann::json report = ReadJson(dir + "/report.json");
   ASSERT_EQ(report["speedup"].size(), 6u) << report.dump(2);
   const std::string tail = "_servers-1_model-resnet50";
@@ -127,9 +133,8 @@ TEST(LabReport, FiguresMatchTheHandComputedValuesOfTheFixture) {
 // comm_overlapped_s, bytes_reduced_per_step, threads); MPI's do not, and get no breakdown.
 TEST(LabReport, StepBreakdownMatchesTheHandComputedValuesOfTheFixture) {
   ScratchDir scratch;
-  const std::string dir = CopyFixture(scratch);
-  ProcessResult result = RunLab({"report", dir});
-  ASSERT_EQ(result.exit_code, 0) << result;
+  const std::string dir = ReportOnFixture(scratch);
+  ASSERT_FALSE(dir.empty());
   nlohmann::json report = ReadJson(dir + "/report.json");
   ASSERT_EQ(report["breakdown"].size(), 1u) << report["breakdown"].dump(2);
   const nlohmann::json& table = report["breakdown"][0];
@@ -279,9 +284,8 @@ std::vector<std::string> ChromiumArgs(const ScratchDir& scratch) {
 TEST(LabReport, ChromiumRendersTheChartsOfReportHtml) {
   ASSERT_TRUE(fs::exists(kChromium)) << "Debian's chromium is not installed: run scripts/install-deps.sh";
   ScratchDir scratch;
-  const std::string dir = CopyFixture(scratch);
-  ProcessResult result = RunLab({"report", dir});
-  ASSERT_EQ(result.exit_code, 0) << result;
+  const std::string dir = ReportOnFixture(scratch);
+  ASSERT_FALSE(dir.empty());
   const std::string url = "file://" + dir + "/report.html";
 
   // The DOM Chromium built: the three charts, inline.
