@@ -8,10 +8,21 @@ namespace {
 // The fields of each message, as framing::MessageCodec takes them: Write encodes them, Read decodes
 // them and returns false when they are malformed.
 struct AgentFields {
-  static void Write(ByteWriter& w, const Hello& m) {
+  // How Hello and AgentHello start, in every protocol version, so that a peer of any version can
+  // read the versions and report a mismatch: the magic, the protocol's version, hvdrun's.
+  template <typename Greeting>
+  static void WriteVersions(ByteWriter& w, const Greeting& m) {
     w.Bytes(kMagic);
     w.U32(m.protocol_version);
     w.Bytes(m.hvdrun_version);
+  }
+  template <typename Greeting>
+  static bool ReadVersions(ByteReader& r, Greeting& m) {
+    return r.Expect(kMagic) && r.U32(&m.protocol_version) && r.Bytes(&m.hvdrun_version);
+  }
+
+  static void Write(ByteWriter& w, const Hello& m) {
+    WriteVersions(w, m);
     w.U32(m.heartbeat_interval_ms);
     w.U32(m.heartbeat_timeout_ms);
     w.U8(m.want_facts ? 1 : 0);
@@ -19,15 +30,12 @@ struct AgentFields {
   static bool Read(ByteReader& r, Hello& m) {
     // want_facts came with protocol 2; a version-1 Hello ends before it, and still decodes so that
     // the versions can be compared.
-    return r.Expect(kMagic) && r.U32(&m.protocol_version) && r.Bytes(&m.hvdrun_version) &&
-           r.U32(&m.heartbeat_interval_ms) && r.U32(&m.heartbeat_timeout_ms) &&
+    return ReadVersions(r, m) && r.U32(&m.heartbeat_interval_ms) && r.U32(&m.heartbeat_timeout_ms) &&
            (r.AtEnd() || r.Bool(&m.want_facts));
   }
 
   static void Write(ByteWriter& w, const AgentHello& m) {
-    w.Bytes(kMagic);
-    w.U32(m.protocol_version);
-    w.Bytes(m.hvdrun_version);
+    WriteVersions(w, m);
     w.Bytes(m.hostname);
     w.I32(m.pid);
     w.U16(m.free_port);
@@ -42,8 +50,7 @@ struct AgentFields {
     });
   }
   static bool Read(ByteReader& r, AgentHello& m) {
-    if (!r.Expect(kMagic) || !r.U32(&m.protocol_version) || !r.Bytes(&m.hvdrun_version) ||
-        !r.Bytes(&m.hostname) || !r.I32(&m.pid) || !r.U16(&m.free_port)) {
+    if (!ReadVersions(r, m) || !r.Bytes(&m.hostname) || !r.I32(&m.pid) || !r.U16(&m.free_port)) {
       return false;
     }
     // facts came with protocol 2 (see Hello). A fact takes at least 12 bytes (three string lengths).
