@@ -1,5 +1,6 @@
 #include "tests/cluster/cluster_test.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -125,6 +126,15 @@ std::vector<pid_t> ClusterTest::WaitUntilNone(const std::function<bool(pid_t)>& 
     if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+std::vector<pid_t> ClusterTest::WaitUntilOnlySshds(std::chrono::milliseconds timeout) const {
+  return WaitUntilNone(
+      [&](pid_t pid) {
+        return std::none_of(c().servers().begin(), c().servers().end(),
+                            [&](const ClusterHost& host) { return host.sshd_pid == pid; });
+      },
+      timeout);
 }
 
 }  // namespace hvdrun::cluster

@@ -70,6 +70,10 @@ class ClusterTest : public testing::Test {
   std::vector<pid_t> WaitUntilNone(const std::function<bool(pid_t)>& counts,
                                    std::chrono::milliseconds timeout) const;
 
+  // Waits until the cluster runs its sshds only, as every test should leave it; returns the other
+  // processes left after `timeout`.
+  std::vector<pid_t> WaitUntilOnlySshds(std::chrono::milliseconds timeout) const;
+
  private:
   // Owned; created by CreateCluster, deleted by TearDownTestSuite.
   static TestCluster* cluster_;

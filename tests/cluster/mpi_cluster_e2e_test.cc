@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +21,7 @@
 
 #include "tests/cluster/cluster_test.h"
 #include "tests/cluster/test_cluster.h"
+#include "tests/e2e/console_output.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/scratch_dir.h"
@@ -29,15 +29,12 @@
 namespace hvdrun::cluster {
 namespace {
 
+using e2e::Contains;
 using e2e::ProcessResult;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kRunTimeout{60'000};
 constexpr char kHosts[] = "server1:2,server2:2";
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 class MpiClusterTest : public ClusterTest {
  protected:
@@ -46,12 +43,7 @@ class MpiClusterTest : public ClusterTest {
   // Every test leaves the cluster as it found it: its sshds only.
   void TearDown() override {
     if (!has_cluster()) return;
-    std::vector<pid_t> left = WaitUntilNone(
-        [&](pid_t pid) {
-          return std::none_of(c().servers().begin(), c().servers().end(),
-                              [&](const ClusterHost& host) { return host.sshd_pid == pid; });
-        },
-        milliseconds(10'000));
+    std::vector<pid_t> left = WaitUntilOnlySshds(milliseconds(10'000));
     EXPECT_TRUE(left.empty()) << "left running in the cluster:\n" << e2e::DescribeProcesses(left);
   }
 

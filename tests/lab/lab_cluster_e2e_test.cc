@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/cluster/cluster_test.h"
+#include "tests/e2e/console_output.h"
 #include "tests/e2e/scratch_dir.h"
 #include "tests/lab/installed_lab.h"
 
@@ -24,14 +25,11 @@ namespace hvdrun::cluster {
 namespace {
 
 namespace fs = std::filesystem;
+using e2e::Contains;
 using e2e::ProcessResult;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kMatrixTimeout{240'000};
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string ReplaceOnce(std::string text, const std::string& from, const std::string& to) {
   const size_t at = text.find(from);
@@ -62,12 +60,7 @@ class LabClusterTest : public ClusterTest {
 
   void TearDown() override {
     if (!has_cluster()) return;
-    std::vector<pid_t> left = WaitUntilNone(
-        [&](pid_t pid) {
-          return std::none_of(c().servers().begin(), c().servers().end(),
-                              [&](const ClusterHost& host) { return host.sshd_pid == pid; });
-        },
-        milliseconds(15'000));
+    std::vector<pid_t> left = WaitUntilOnlySshds(milliseconds(15'000));
     EXPECT_TRUE(left.empty()) << "left running in the cluster:\n" << e2e::DescribeProcesses(left);
   }
 
