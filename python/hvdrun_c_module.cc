@@ -86,20 +86,21 @@ class Handle {
   std::optional<CollectiveHandle> handle_;
 };
 
+// The backend hvdrun.torch's collectives run over. Negotiation and the tensors this module is given are
+// in host memory (CUDA tensors are staged there by hvdrun/torch/staging.py), which the nccl backend does
+// not take: a --nccl job's ranks run them over Gloo, which every libhvdrun with nccl also has, through
+// the same rendezvous.
+void HostBackend(RuntimeOptions& options) {
+  if (options.backend == BackendKind::kNccl) options.backend = BackendKind::kGloo;
+}
+
 void Init() {
   if (g_initialized) return;
   if (Runtime::LaunchedByHvdrun()) {
-    StatusOr<BackendKind> backend = Runtime::BackendFromEnvironment();
-    Check(backend.status());
-    if (backend.value() == BackendKind::kNccl) {
-      throw std::runtime_error(
-          "hvdrun.torch.init: hvdrun.torch reduces CPU tensors, which the nccl backend does not take "
-          "(run hvdrun with --gloo or --mpi)");
-    }
     std::optional<StatusOr<std::unique_ptr<Runtime>>> runtime;
     {
       py::gil_scoped_release release;
-      runtime.emplace(Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated));
+      runtime.emplace(Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated, HostBackend));
     }
     Check(runtime->status());
     g_runtime = std::move(*runtime).value();
@@ -162,6 +163,16 @@ std::vector<std::string> BuiltBackends() {
   built.emplace_back("nccl");
 #endif
   return built;
+}
+
+// NCCL_VERSION_CODE of the nccl.h libhvdrun's nccl backend was built against (as Horovod's
+// nccl_built() returns it), 0 when libhvdrun has no nccl backend.
+int NcclVersionCode() {
+#ifdef HVDRUN_NCCL_VERSION_CODE
+  return HVDRUN_NCCL_VERSION_CODE;
+#else
+  return 0;
+#endif
 }
 
 void CopyIfApart(uintptr_t send, uintptr_t recv, size_t bytes) {
@@ -287,6 +298,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("cross_size", &hp::CrossSize);
   m.def("backend", &hp::Backend);
   m.def("built_backends", &hp::BuiltBackends);
+  m.def("nccl_version_code", &hp::NcclVersionCode);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "");
   m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
