@@ -216,7 +216,8 @@ Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, c
   return Handle(g_runtime->BroadcastAsync(name, Address(buffer), count, type, root));
 }
 
-// An allgather whose ranks may give different numbers of rows; the result stays here until copied out.
+// An allgather whose ranks may give different numbers of rows (or an alltoall); the result stays here
+// until copied out.
 class GatherHandle {
  public:
   // `result` is the one the runtime fills (its address does not move); `handle` completes when it has.
@@ -250,6 +251,29 @@ GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t coun
   CollectiveHandle handle =
       name.empty() ? g_runtime->AllgatherAsync(Address(send), count, type, row, result.get())
                    : g_runtime->AllgatherAsync(name, Address(send), count, type, row, result.get());
+  return GatherHandle(std::move(result), Handle(std::move(handle)));
+}
+
+// Runtime::AlltoallAsync: `splits[j]` elements of `send` (back to back in rank order) go to rank j;
+// the result holds what every rank sent this one. `name` empty: named by the runtime.
+GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::vector<uint64_t>& splits,
+                           const std::string& type_name, size_t row) {
+  RequireInit("alltoall");
+  const DataType type = TypeByName(type_name);
+  auto result = std::make_unique<AlltoallResult>();
+  if (!g_runtime) {
+    if (splits.size() != 1) {
+      throw std::invalid_argument("hvdrun.torch.alltoall: " + std::to_string(splits.size()) +
+                                  " splits for a job of 1 rank");
+    }
+    result->counts = splits;
+    result->data.resize(splits[0] * DataTypeSize(type));
+    if (!result->data.empty()) std::memcpy(result->data.data(), Address(send), result->data.size());
+    return GatherHandle(std::move(result), Handle());
+  }
+  CollectiveHandle handle =
+      name.empty() ? g_runtime->AlltoallAsync(Address(send), splits, type, row, result.get())
+                   : g_runtime->AlltoallAsync(name, Address(send), splits, type, row, result.get());
   return GatherHandle(std::move(result), Handle(std::move(handle)));
 }
 
@@ -311,6 +335,8 @@ PYBIND11_MODULE(_C, m) {
       .def("copy_to", &hp::GatherHandle::CopyTo, py::arg("address"),
            "Copies the gathered elements to `address`");
   m.def("allgather_async", &hp::AllgatherAsync, py::arg("name"), py::arg("send"), py::arg("count"),
+        py::arg("dtype"), py::arg("row"));
+  m.def("alltoall_async", &hp::AlltoallAsync, py::arg("name"), py::arg("send"), py::arg("splits"),
         py::arg("dtype"), py::arg("row"));
   m.def("barrier", &hp::Barrier);
   m.def("join", &hp::Join, "Blocks until every rank has joined; returns the rank that joined last");

@@ -543,6 +543,9 @@ def unsupported_features_name_themselves():
     error = hvd.HvdrunUnsupportedError
     x = torch.ones(2)
     raises(error, "Adasum", hvd.allreduce, x, op=hvd.Adasum)
+    raises(error, "hvdrun.torch.grouped_allreduce(op=hvd.Adasum)); use op=hvd.Average", hvd.grouped_allreduce, [x],
+           op=hvd.Adasum)
+    raises(error, "use op=hvd.Average", hvd.allreduce_async_, x, op=hvd.Adasum)
     raises(error, "Adasum", hvd.DistributedOptimizer, torch.optim.SGD(make_model().parameters(), lr=0.1), op=hvd.Adasum)
     raises(error, "process sets", hvd.ProcessSet, [0])
     raises(error, "process sets", hvd.add_process_set, [0])

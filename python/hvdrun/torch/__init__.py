@@ -110,5 +110,5 @@ def stop_timeline():
 
 def __getattr__(name):
     if name == "elastic":
-        unsupported("elastic training (hvd.elastic)")
+        unsupported("elastic training (hvd.elastic)", "run a fixed number of ranks: hvdrun -np N")
     raise AttributeError("module 'hvdrun.torch' has no attribute '%s'" % name)

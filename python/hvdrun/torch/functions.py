@@ -88,7 +88,8 @@ def broadcast_optimizer_state(optimizer, root_rank, model=None):
     state is empty empties the others'. `model` is accepted for Horovod's signature and unused.
     """
     if isinstance(optimizer, torch.optim.LBFGS):
-        mpi_ops.unsupported("broadcast_optimizer_state for LBFGS (as Horovod)")
+        mpi_ops.unsupported("hvdrun.torch.broadcast_optimizer_state of an LBFGS optimizer (as Horovod)",
+                            "broadcast_parameters(model.state_dict()) and let every rank start LBFGS afresh")
     params = [p for group in optimizer.param_groups for p in group["params"]]
     is_root = _C.rank() == root_rank
     layout = None

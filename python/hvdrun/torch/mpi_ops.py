@@ -123,15 +123,15 @@ def _staged_name(kind, name):
     return _auto_name(kind + ".staged", name)
 
 
-def _resolve_op(average, op):
+def _resolve_op(average, op, call="allreduce"):
     if op is None:
         op = Average if average is None or average else Sum
     elif average is not None:
-        raise ValueError("hvdrun.torch.allreduce: pass op= or average=, not both")
+        raise ValueError("hvdrun.torch.%s: pass op= or average=, not both" % call)
     if op is Adasum:
-        unsupported("Adasum (hvdrun.torch.allreduce(op=hvd.Adasum))", "use op=hvd.Average (or hvd.Sum)")
+        unsupported("Adasum (hvdrun.torch.%s(op=hvd.Adasum))" % call, "use op=hvd.Average (or hvd.Sum)")
     if not isinstance(op, ReduceOp):
-        raise ValueError("hvdrun.torch.allreduce: op must be hvd.Average, hvd.Sum, hvd.Min or hvd.Max, got %r" % (op,))
+        raise ValueError("hvdrun.torch.%s: op must be hvd.Average, hvd.Sum, hvd.Min or hvd.Max, got %r" % (call, op))
     return op
 
 
@@ -384,26 +384,27 @@ def broadcast(tensor, root_rank, name=None, process_set=None):
     return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
 
-def _allgather_start(tensor, name):
-    """Starts an allgather of `tensor` along dim 0; returns (handle, finish, tensors to keep), finish()
-    giving (the gathered tensor, the rows from each rank) once the handle has completed. A CUDA tensor
-    is staged through host memory and its result is a CUDA tensor."""
-    _check_tensor("allgather", tensor)
+def _rows_start(call, tensor, name, submit):
+    """Starts a collective that moves whole rows (first-dimension slices) of `tensor`: submit(name, send,
+    type name, elements per row) submits it with `send`, a contiguous host tensor of a type libhvdrun has,
+    and returns libhvdrun's handle, whose result is rows from every rank. Returns (handle, finish, tensors
+    to keep), finish() giving (the received rows as one tensor, the rows from each rank) once the handle
+    has completed. A CUDA tensor is staged through host memory and its result is a CUDA tensor."""
+    _check_tensor(call, tensor)
     if tensor.dim() == 0:
-        raise ValueError("hvdrun.torch.allgather: a 0-dimensional tensor has no first dimension to gather along")
+        raise ValueError("hvdrun.torch.%s: a 0-dimensional tensor has no first dimension" % call)
     trailing = tuple(tensor.shape[1:])
     row = 1
     for size in trailing:
         row *= size
     if row == 0:
-        raise ValueError("hvdrun.torch.allgather: a tensor of shape %s has no elements per row to gather"
-                         % (tuple(tensor.shape),))
+        raise ValueError("hvdrun.torch.%s: a tensor of shape %s has no elements per row" % (call, tuple(tensor.shape)))
     device = tensor.device
     ready = None
     with torch.no_grad():
         if tensor.is_cuda:
             local, ready = _staging.stage_in(tensor.detach().contiguous())
-            name = _staged_name("allgather", name)
+            name = _staged_name(call, name)
         else:
             local = tensor.detach().contiguous()
             name = "" if name is None else str(name)
@@ -428,24 +429,24 @@ def _allgather_start(tensor, name):
             else:  # a view of whole words needs a word-aligned start
                 send = (data if data.storage_offset() % 4 == 0 else data.clone()).view(torch.int32)
         keep.append(send)
-        return _C.allgather_async(name, send.data_ptr(), send.numel(), type_name, unit)
+        return submit(name, send, type_name, unit)
 
     if tensor.is_cuda:
-        handle = _staging.submit_after(ready, start, "hvdrun.torch.allgather('%s')" % name)
+        handle = _staging.submit_after(ready, start, "hvdrun.torch.%s('%s')" % (call, name))
     else:
         handle = start()
 
     def finish():
-        gathered = handle.inner if tensor.is_cuda else handle
-        rows = [count // unit for count in gathered.counts()]
+        received = handle.inner if tensor.is_cuda else handle
+        rows = [count // unit for count in received.counts()]
         shape = (sum(rows),) + trailing
         output = _staging.host_buffer(shape, local.dtype) if tensor.is_cuda else torch.empty(shape, dtype=local.dtype)
         if widened:
             values = torch.empty(sum(rows) * unit, dtype=torch.int32)
-            gathered.copy_to(values.data_ptr())
+            received.copy_to(values.data_ptr())
             _bytes_of(output).copy_(values.to(torch.uint8))
         else:
-            gathered.copy_to(output.data_ptr())
+            received.copy_to(output.data_ptr())
         if tensor.is_cuda:
             on_device = torch.empty(shape, dtype=local.dtype, device=device)
             _staging.stage_out(output, on_device)
@@ -453,6 +454,13 @@ def _allgather_start(tensor, name):
         return output, rows
 
     return handle, finish, keep
+
+
+def _allgather_start(tensor, name):
+    """Starts an allgather of `tensor` along dim 0 (see _rows_start)."""
+    return _rows_start("allgather", tensor, name,
+                       lambda name, send, type_name, unit: _C.allgather_async(name, send.data_ptr(), send.numel(),
+                                                                              type_name, unit))
 
 
 class _AllgatherFunction(torch.autograd.Function):
@@ -547,7 +555,7 @@ def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_
     fuses those negotiated in the same cycle); returns a handle whose synchronize() returns the list of
     results. Each tensor is named "<name>.<index>" (unnamed: "grouped_allreduce.noname.<n>.<index>")."""
     _check_process_set(process_set)
-    op = _resolve_op(average, op)
+    op = _resolve_op(average, op, "grouped_allreduce_async")
     tensors = _check_tensor_list("grouped_allreduce_async", tensors)
     outputs = [t.detach().clone(memory_format=torch.contiguous_format) for t in tensors]
     return _grouped_start(outputs, outputs, name, op, prescale_factor, postscale_factor,
@@ -559,7 +567,7 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale
     """Starts in-place allreduces of every tensor in `tensors`, submitted together; returns a handle whose
     synchronize() returns the list of tensors."""
     _check_process_set(process_set)
-    op = _resolve_op(average, op)
+    op = _resolve_op(average, op, "grouped_allreduce_async_")
     tensors = _check_tensor_list("grouped_allreduce_async_", tensors)
     return _grouped_start(tensors, tensors, name, op, prescale_factor, postscale_factor,
                           wire_format)
@@ -593,7 +601,7 @@ def grouped_allreduce(tensors, average=None, name=None, compression=None, op=Non
     """Returns op (default Average) over all ranks of every tensor in `tensors`, as a list of new tensors,
     reduced together; differentiable. `compression` as allreduce's."""
     _check_process_set(process_set)
-    op = _resolve_op(average, op)
+    op = _resolve_op(average, op, "grouped_allreduce")
     tensors = _check_tensor_list("grouped_allreduce", tensors)
     if compression is None:
         from hvdrun.torch.compression import Compression  # pylint: disable=import-outside-toplevel
@@ -629,31 +637,21 @@ def _alltoall_splits(tensor, splits):
 def alltoall_async(tensor, splits=None, name=None, process_set=None):
     """Starts an alltoall: rank r sends rows [sum(splits[:k]), sum(splits[:k+1])) of `tensor` to rank k
     (splits=None: equal parts); returns a handle whose synchronize() returns (the rows received, in rank
-    order; an int32 CPU tensor of how many came from each rank).
-
-    libhvdrun has no alltoall collective yet: this one is made of two allgathers (every rank's splits,
-    then every rank's whole tensor), from which each rank keeps its part, so each rank receives every
-    rank's tensor: correct, but size times the traffic of a real alltoall.
-    """
+    order; an int32 CPU tensor of how many came from each rank). libhvdrun's alltoall: named ones are
+    negotiated (any order on any rank); see Runtime::AlltoallAsync for its traffic."""
     _check_process_set(process_set)
     _check_tensor("alltoall", tensor)
-    sizes = _alltoall_splits(tensor, splits)
-    base = _auto_name("alltoall", name)
-    splits_handle, splits_finish, splits_keep = _allgather_start(torch.tensor([sizes], dtype=torch.int64),
-                                                                 base + ".splits")
-    data_handle, data_finish, data_keep = _allgather_start(tensor, base + ".data")
+    rows = _alltoall_splits(tensor, splits)
+    handle, finish, keep = _rows_start(
+        "alltoall", tensor, name,
+        lambda name, send, type_name, unit: _C.alltoall_async(name, send.data_ptr(), [r * unit for r in rows],
+                                                              type_name, unit))
 
-    def finish():
-        matrix = splits_finish()[0]  # matrix[k][j]: rows rank k sends to rank j
-        gathered, rows = data_finish()
-        rank = _C.rank()
-        parts, offset = [], 0
-        for k, sent in enumerate(matrix.tolist()):
-            parts.append(gathered.narrow(0, offset + sum(sent[:rank]), sent[rank]))
-            offset += rows[k]
-        return torch.cat(parts), matrix[:, rank].to(torch.int32)
+    def received():
+        output, counts = finish()
+        return output, torch.tensor(counts, dtype=torch.int32)
 
-    return _register(_Pending(_HandleGroup([splits_handle, data_handle]), None, (splits_keep, data_keep), finish))
+    return _register(_Pending(handle, None, keep, received))
 
 
 class _AlltoallFunction(torch.autograd.Function):
