@@ -1,9 +1,12 @@
 """SyncBatchNorm: batch normalization whose training statistics are those of every rank's batch, as Horovod's.
 
-In training, each rank computes its batch's per-channel count, mean and (biased) variance; one
-allgather ('sync_batch_norm.stats') brings every rank's, from which each rank computes the same
-statistics of the whole batch (combined in float64), normalizes its own batch with them and updates
-the running statistics (running_var with the unbiased variance of the whole batch, as BatchNorm).
+In training, each rank computes its batch's per-channel count, mean and (biased) variance; one sum
+allreduce ('sync_batch_norm.stats', in float64) of count, count * mean and count * (variance + mean^2)
+gives every rank the same mean and variance of the whole batch, with which it normalizes its own batch
+and updates the running statistics (running_var with the unbiased variance of the whole batch, as
+BatchNorm). Horovod allgathers every rank's count, mean and inverse deviation instead (three
+allgathers); a named allreduce of a fixed size is what libhvdrun's response cache agrees on without a
+full negotiation, so each layer's step waits for less.
 Backward reduces the per-channel sums of the output gradient and of the gradient times the centred
 input over the ranks with one sum allreduce ('sync_batch_norm.sum_dy'); the weight's and the bias's
 gradients stay local, for the DistributedOptimizer to reduce. The names are reused by every layer,
@@ -44,16 +47,16 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         count = inputs.numel() // channels
         if count == 0:  # a rank without a batch contributes nothing
             mean, var = torch.zeros_like(mean), torch.zeros_like(var)
+        mean, var = mean.double(), var.double()
         local = torch.cat([torch.full((1,), float(count), dtype=torch.float64, device=inputs.device),
-                           mean.double(), var.double()]).unsqueeze(0)
-        gathered = mpi_ops.allgather(local, name="sync_batch_norm.stats")  # [ranks, 1 + 2 * channels]
-        counts, means, variances = gathered[:, :1], gathered[:, 1:1 + channels], gathered[:, 1 + channels:]
-        total = float(counts.sum().item())
+                           mean * count, (var + mean * mean) * count])
+        sums = mpi_ops.synchronize(mpi_ops.allreduce_async(local, name="sync_batch_norm.stats", op=mpi_ops.Sum))
+        total = float(sums[0].item())
         if total <= 1:
             raise ValueError("hvdrun.torch.SyncBatchNorm: expected more than 1 value per channel over all ranks when "
                              "training, got input of size %s on rank %d" % (list(inputs.shape), _C.rank()))
-        mean_all = (counts * means).sum(0) / total
-        var_all = (counts * (variances + (means - mean_all) ** 2)).sum(0) / total
+        mean_all = sums[1:1 + channels] / total
+        var_all = (sums[1 + channels:] / total - mean_all * mean_all).clamp_(min=0.0)
         if running_mean is not None:
             with torch.no_grad():
                 running_mean.mul_(1.0 - momentum).add_(mean_all.to(running_mean.dtype), alpha=momentum)
