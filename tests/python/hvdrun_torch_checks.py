@@ -538,6 +538,71 @@ def distributed_optimizer_groups():
     raises(ValueError, "non-negative", hvd.DistributedOptimizer, sgd, groups=-1)
 
 
+class HostAsDevice:
+    """staging.py's device operations on CPU tensors, counting the events waited for: with it, CPU tensors
+    take the path of CUDA tensors (copies, events, the staging thread), less the device."""
+
+    def __init__(self):
+        self.recorded, self.waited = 0, 0
+        device = self
+
+        class Event:
+            def synchronize(self):
+                device.waited += 1
+
+        self.event = Event
+
+    @staticmethod
+    def pinned_empty(shape, dtype):
+        return torch.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def current_stream(device):
+        return None
+
+    @staticmethod
+    def copy_on_stream(destination, source, stream):
+        destination.copy_(source)
+
+    def record_event(self, stream):
+        self.recorded += 1
+        return self.event()
+
+
+@check
+def staged_collectives_without_a_device():
+    from hvdrun.torch import mpi_ops, staging  # pylint: disable=import-outside-toplevel
+
+    saved = mpi_ops._staging, mpi_ops._stage_host_tensors
+    device = HostAsDevice()
+    mpi_ops._staging, mpi_ops._stage_host_tensors = staging.HostStaging(device), True
+    try:
+        total = N * (N + 1) / 2
+        x = torch.full((5,), float(R + 1))
+        same(hvd.allreduce(x, op=hvd.Sum, name="staged.sum"), torch.full((5,), total), "staged allreduce")
+        same(hvd.allreduce(x.half(), prescale_factor=2.0), torch.full((5,), 2 * total / N).half(), "staged fp16 average",
+             rtol=1e-3)
+        assert hvd.allreduce_(x, op=hvd.Max) is x
+        same(x, torch.full((5,), float(N)), "staged allreduce_ in place")
+        same(hvd.broadcast(torch.tensor([R == 0, True]), 0), torch.tensor([True, True]), "staged broadcast of bool")
+        strided = (torch.arange(6.0).view(2, 3) + R).t()
+        hvd.broadcast_(strided, N - 1, name="staged.strided")
+        same(strided, (torch.arange(6.0).view(2, 3) + N - 1).t(), "staged broadcast_ of a strided tensor")
+        same(hvd.allgather(torch.arange(3, dtype=torch.uint8).view(1, 3) + R),
+             torch.stack([torch.arange(3, dtype=torch.uint8) + k for k in range(N)]), "staged allgather of 3 bytes")
+        output, received = hvd.alltoall(torch.arange(N, dtype=torch.int64) * 10 + R, splits=[1] * N, name="staged.a2a")
+        same(output, torch.arange(N, dtype=torch.int64) + 10 * R, "staged alltoall")
+        same(received, torch.ones(N, dtype=torch.int32), "staged alltoall received splits")
+        results = hvd.grouped_allreduce([torch.ones(2) * (R + 1), torch.ones(3)], op=hvd.Sum)
+        same(results[0], torch.full((2,), total), "staged grouped allreduce")
+        same_models(train_distributed(2, 2, groups=2), train_alone(2, 2), "staged DistributedOptimizer", 1e-6)
+        sync_batch_norm_matches_one_process((3, 2), True, 0.1)
+        assert device.recorded > 0 and device.waited == device.recorded, (device.recorded, device.waited)
+    finally:
+        mpi_ops._staging.drain()
+        mpi_ops._staging, mpi_ops._stage_host_tensors = saved
+
+
 @check
 def unsupported_features_name_themselves():
     error = hvd.HvdrunUnsupportedError

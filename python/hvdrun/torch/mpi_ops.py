@@ -116,6 +116,16 @@ def _check_tensor(call, tensor):
 _staging = staging.HostStaging()
 
 
+# Whether CPU tensors are staged as CUDA ones are: only tests/python/hvdrun_torch_checks.py sets it (with a
+# HostStaging over a fake device), so that every staged collective's host-side logic runs without a GPU.
+_stage_host_tensors = False
+
+
+def _staged(tensor):
+    """Whether `tensor` goes through host staging (staging.py): CUDA tensors."""
+    return tensor.is_cuda or _stage_host_tensors
+
+
 def _staged_name(kind, name):
     """The name of a collective on a CUDA tensor: its own, or one of this process's unnamed ones of that
     kind. Staged collectives are submitted from the staging thread, so they cannot be named by their
@@ -157,7 +167,8 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
     _Pending, not yet registered. `wire_format` names libhvdrun's compression for it
     (Compression.bf16/fp8), None the job's. A CUDA tensor is staged through host memory."""
     _check_tensor("allreduce", tensor)
-    name = _staged_name("allreduce", name) if tensor.is_cuda else _auto_name("allreduce", name)
+    staged = _staged(tensor)
+    name = _staged_name("allreduce", name) if staged else _auto_name("allreduce", name)
     if tensor.dtype in _RUNTIME_TYPES:
         work_type = tensor.dtype
     elif tensor.dtype in _WIDENED_TYPES:
@@ -177,7 +188,7 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
         runtime_op = "sum"
     type_name = _RUNTIME_TYPES[work_type]
     with torch.no_grad():
-        if tensor.is_cuda:
+        if staged:
             work = tensor.detach().to(work_type)
             if prescale_factor != 1.0:
                 work = work * prescale_factor  # on the device, before the copy to host memory
@@ -201,7 +212,7 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
         with torch.no_grad():
             if postscale_factor != 1.0:
                 buffer.mul_(postscale_factor)
-            if output.is_cuda:
+            if staged:
                 _staging.stage_out(buffer, output)
             elif buffer is not output:
                 output.copy_(buffer)
@@ -332,7 +343,7 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     root_rank = int(root_rank)
     if not 0 <= root_rank < _C.size():
         raise ValueError("hvdrun.torch.broadcast: root_rank %d is not a rank of this job of %d" % (root_rank, _C.size()))
-    if tensor.is_cuda:
+    if _staged(tensor):
         name = _staged_name("broadcast", name)
         with torch.no_grad():
             host, ready = _staging.stage_in(tensor.detach().contiguous())
@@ -401,8 +412,9 @@ def _rows_start(call, tensor, name, submit):
         raise ValueError("hvdrun.torch.%s: a tensor of shape %s has no elements per row" % (call, tuple(tensor.shape)))
     device = tensor.device
     ready = None
+    staged = _staged(tensor)
     with torch.no_grad():
-        if tensor.is_cuda:
+        if staged:
             local, ready = _staging.stage_in(tensor.detach().contiguous())
             name = _staged_name(call, name)
         else:
@@ -431,23 +443,23 @@ def _rows_start(call, tensor, name, submit):
         keep.append(send)
         return submit(name, send, type_name, unit)
 
-    if tensor.is_cuda:
+    if staged:
         handle = _staging.submit_after(ready, start, "hvdrun.torch.%s('%s')" % (call, name))
     else:
         handle = start()
 
     def finish():
-        received = handle.inner if tensor.is_cuda else handle
+        received = handle.inner if staged else handle
         rows = [count // unit for count in received.counts()]
         shape = (sum(rows),) + trailing
-        output = _staging.host_buffer(shape, local.dtype) if tensor.is_cuda else torch.empty(shape, dtype=local.dtype)
+        output = _staging.host_buffer(shape, local.dtype) if staged else torch.empty(shape, dtype=local.dtype)
         if widened:
             values = torch.empty(sum(rows) * unit, dtype=torch.int32)
             received.copy_to(values.data_ptr())
             _bytes_of(output).copy_(values.to(torch.uint8))
         else:
             received.copy_to(output.data_ptr())
-        if tensor.is_cuda:
+        if staged:
             on_device = torch.empty(shape, dtype=local.dtype, device=device)
             _staging.stage_out(output, on_device)
             output = on_device
