@@ -1,11 +1,10 @@
 // VariedAlltoall: Horovod's alltoall, whose ranks send different numbers of elements to each other,
-// over a backend's allgather and its alltoall of equal blocks.
+// over a backend's allgather and its alltoall of uneven blocks (Backend::Alltoallv).
 //
 // Each rank gives its splits (elements for each rank); one allgather of them gives every rank the
-// whole matrix, so that each knows what it receives and the largest split any rank gives. Each rank's
-// blocks are padded to that largest split, exchanged in one backend alltoall, and packed back to back
-// in rank order into the result. The traffic is therefore size() times the largest split for every
-// rank, however uneven the splits are; an alltoall of equal splits sends no padding.
+// whole matrix, so that each knows what it receives from every rank; then one backend alltoallv
+// (Gloo's alltoallv, MPI_Alltoallv, NCCL's grouped sends and receives) exchanges the elements into
+// the result, back to back in rank order.
 #ifndef HVDRUN_RUNTIME_VARIED_ALLTOALL_H_
 #define HVDRUN_RUNTIME_VARIED_ALLTOALL_H_
 

@@ -247,10 +247,10 @@ class HVDRUN_EXPORT Runtime {
   // Horovod's alltoall: `send` holds, back to back in rank order, splits[j] elements for rank j (splits
   // has size() entries, each whole rows of `row` elements; row >= 1, the same on every rank), and
   // `result` gets, when the handle completes, what every rank sent this one. `send` and `result` must
-  // stay valid until then. It runs an allgather of every rank's splits, then one backend alltoall of
-  // blocks padded to the largest split any rank gives (so its traffic is size() times that largest
-  // split per rank). The named form (CollectiveOrder::kNegotiated) may be submitted in any order; every
-  // rank must give the same type and row for a name, while splits differ.
+  // stay valid until then. It runs an allgather of every rank's splits, then the backend's alltoall of
+  // uneven blocks (Gloo's alltoallv, MPI_Alltoallv). The named form (CollectiveOrder::kNegotiated) may
+  // be submitted in any order; every rank must give the same type and row for a name, while splits
+  // differ.
   CollectiveHandle AlltoallAsync(const void* send, const std::vector<uint64_t>& splits, DataType type,
                                  size_t row, AlltoallResult* result);
   CollectiveHandle AlltoallAsync(const std::string& name, const void* send,
