@@ -86,20 +86,21 @@ class Handle {
   std::optional<CollectiveHandle> handle_;
 };
 
+// The backend hvdrun.torch's collectives run over. Negotiation and the tensors this module is given are
+// in host memory (CUDA tensors are staged there by hvdrun/torch/staging.py), which the nccl backend does
+// not take: a --nccl job's ranks run them over Gloo, which every libhvdrun with nccl also has, through
+// the same rendezvous.
+void HostBackend(RuntimeOptions& options) {
+  if (options.backend == BackendKind::kNccl) options.backend = BackendKind::kGloo;
+}
+
 void Init() {
   if (g_initialized) return;
   if (Runtime::LaunchedByHvdrun()) {
-    StatusOr<BackendKind> backend = Runtime::BackendFromEnvironment();
-    Check(backend.status());
-    if (backend.value() == BackendKind::kNccl) {
-      throw std::runtime_error(
-          "hvdrun.torch.init: hvdrun.torch reduces CPU tensors, which the nccl backend does not take "
-          "(run hvdrun with --gloo or --mpi)");
-    }
     std::optional<StatusOr<std::unique_ptr<Runtime>>> runtime;
     {
       py::gil_scoped_release release;
-      runtime.emplace(Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated));
+      runtime.emplace(Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated, HostBackend));
     }
     Check(runtime->status());
     g_runtime = std::move(*runtime).value();
@@ -164,6 +165,16 @@ std::vector<std::string> BuiltBackends() {
   return built;
 }
 
+// NCCL_VERSION_CODE of the nccl.h libhvdrun's nccl backend was built against (as Horovod's
+// nccl_built() returns it), 0 when libhvdrun has no nccl backend.
+int NcclVersionCode() {
+#ifdef HVDRUN_NCCL_VERSION_CODE
+  return HVDRUN_NCCL_VERSION_CODE;
+#else
+  return 0;
+#endif
+}
+
 void CopyIfApart(uintptr_t send, uintptr_t recv, size_t bytes) {
   if (send != recv && bytes > 0) std::memcpy(Address(recv), Address(send), bytes);
 }
@@ -205,7 +216,8 @@ Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, c
   return Handle(g_runtime->BroadcastAsync(name, Address(buffer), count, type, root));
 }
 
-// An allgather whose ranks may give different numbers of rows; the result stays here until copied out.
+// An allgather whose ranks may give different numbers of rows (or an alltoall); the result stays here
+// until copied out.
 class GatherHandle {
  public:
   // `result` is the one the runtime fills (its address does not move); `handle` completes when it has.
@@ -239,6 +251,29 @@ GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t coun
   CollectiveHandle handle =
       name.empty() ? g_runtime->AllgatherAsync(Address(send), count, type, row, result.get())
                    : g_runtime->AllgatherAsync(name, Address(send), count, type, row, result.get());
+  return GatherHandle(std::move(result), Handle(std::move(handle)));
+}
+
+// Runtime::AlltoallAsync: `splits[j]` elements of `send` (back to back in rank order) go to rank j;
+// the result holds what every rank sent this one. `name` empty: named by the runtime.
+GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::vector<uint64_t>& splits,
+                           const std::string& type_name, size_t row) {
+  RequireInit("alltoall");
+  const DataType type = TypeByName(type_name);
+  auto result = std::make_unique<AlltoallResult>();
+  if (!g_runtime) {
+    if (splits.size() != 1) {
+      throw std::invalid_argument("hvdrun.torch.alltoall: " + std::to_string(splits.size()) +
+                                  " splits for a job of 1 rank");
+    }
+    result->counts = splits;
+    result->data.resize(splits[0] * DataTypeSize(type));
+    if (!result->data.empty()) std::memcpy(result->data.data(), Address(send), result->data.size());
+    return GatherHandle(std::move(result), Handle());
+  }
+  CollectiveHandle handle =
+      name.empty() ? g_runtime->AlltoallAsync(Address(send), splits, type, row, result.get())
+                   : g_runtime->AlltoallAsync(name, Address(send), splits, type, row, result.get());
   return GatherHandle(std::move(result), Handle(std::move(handle)));
 }
 
@@ -287,6 +322,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("cross_size", &hp::CrossSize);
   m.def("backend", &hp::Backend);
   m.def("built_backends", &hp::BuiltBackends);
+  m.def("nccl_version_code", &hp::NcclVersionCode);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "");
   m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
@@ -299,6 +335,8 @@ PYBIND11_MODULE(_C, m) {
       .def("copy_to", &hp::GatherHandle::CopyTo, py::arg("address"),
            "Copies the gathered elements to `address`");
   m.def("allgather_async", &hp::AllgatherAsync, py::arg("name"), py::arg("send"), py::arg("count"),
+        py::arg("dtype"), py::arg("row"));
+  m.def("alltoall_async", &hp::AlltoallAsync, py::arg("name"), py::arg("send"), py::arg("splits"),
         py::arg("dtype"), py::arg("row"));
   m.def("barrier", &hp::Barrier);
   m.def("join", &hp::Join, "Blocks until every rank has joined; returns the rank that joined last");

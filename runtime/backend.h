@@ -8,11 +8,14 @@
 #ifndef HVDRUN_RUNTIME_BACKEND_H_
 #define HVDRUN_RUNTIME_BACKEND_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hvdrun/key_value_store.h"
 #include "hvdrun/status.h"
@@ -43,10 +46,54 @@ class Backend {
   // does itself (the fp8 compressed allreduce). send and recv hold size * count elements each and
   // must not overlap.
   virtual Status Alltoall(const void* send, void* recv, size_t count, DataType type) = 0;
+  // Horovod's alltoall with splits: send_counts[j] elements of `send`, back to back in rank order, go
+  // to rank j, which receives them as its block `rank` of `recv`, whose blocks (recv_counts[k] elements
+  // from rank k) lie back to back in rank order. Both vectors have size() entries, and rank k's
+  // send_counts[j] is rank j's recv_counts[k]. send and recv must not overlap. This default pads every
+  // block to the largest count any rank gives (one allreduce finds it) and runs Alltoall, for a
+  // backend whose library has no alltoall of uneven blocks; Gloo, MPI and NCCL override it.
+  virtual Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                           const std::vector<size_t>& recv_counts, DataType type);
   virtual Status Barrier() = 0;
   // The library's own in-place allreduce with no conversion (see Runtime::BaselineAllreduce).
   virtual Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) = 0;
 };
+
+// Inline, as every other member, so that Backend has no key function: each backend module emits its
+// vtable and type information itself (libhvdrun does not export Backend's).
+inline Status Backend::Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                                 const std::vector<size_t>& recv_counts, DataType type) {
+  const size_t ranks = send_counts.size();
+  if (recv_counts.size() != ranks) {
+    return Status::Error("alltoallv: " + std::to_string(ranks) + " send counts but " +
+                         std::to_string(recv_counts.size()) + " receive counts");
+  }
+  int64_t largest = 0;
+  for (size_t j = 0; j < ranks; ++j) {
+    largest = std::max({largest, static_cast<int64_t>(send_counts[j]), static_cast<int64_t>(recv_counts[j])});
+  }
+  Status status = Allreduce(&largest, &largest, 1, DataType::kInt64, ReduceOp::kMax);
+  if (!status.ok() || largest == 0) return status;
+  const size_t element = DataTypeSize(type);
+  const size_t block = static_cast<size_t>(largest) * element;
+  std::vector<std::byte> padded(block * ranks, std::byte{0});
+  std::vector<std::byte> received(block * ranks);
+  const auto* from = static_cast<const std::byte*>(send);
+  for (size_t j = 0; j < ranks; ++j) {
+    const size_t bytes = send_counts[j] * element;
+    if (bytes > 0) std::memcpy(padded.data() + j * block, from, bytes);
+    from += bytes;
+  }
+  status = Alltoall(padded.data(), received.data(), static_cast<size_t>(largest), type);
+  if (!status.ok()) return status;
+  auto* to = static_cast<std::byte*>(recv);
+  for (size_t k = 0; k < ranks; ++k) {
+    const size_t bytes = recv_counts[k] * element;
+    if (bytes > 0) std::memcpy(to, received.data() + k * block, bytes);
+    to += bytes;
+  }
+  return Status::Ok();
+}
 
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte: for the backends whose library
 // takes an in-place call only in one form.

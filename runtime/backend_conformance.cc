@@ -336,6 +336,45 @@ void AlltoallEveryTypeAndCount(const ConformanceRank& r) {
   }
 }
 
+// Rank k sends (k + 2 j + shift) % 4 * unit elements to rank j (none included), for units of 1, 7 and
+// 12,501 elements.
+void AlltoallvUnevenCounts(const ConformanceRank& r) {
+  const auto ranks = static_cast<size_t>(r.size);
+  for (DataType type : kAllTypes) {
+    for (size_t unit : {size_t{1}, size_t{7}, size_t{12'501}}) {
+      if (3 * unit > r.max_count) continue;
+      for (size_t shift = 0; shift < 2; ++shift) {
+        auto elements = [&](size_t from, size_t to) { return (from + 2 * to + shift) % 4 * unit; };
+        std::vector<size_t> send_counts(ranks);
+        std::vector<size_t> recv_counts(ranks);
+        std::vector<char> mine;
+        std::vector<char> expected;
+        const auto me = static_cast<size_t>(r.rank);
+        for (size_t peer = 0; peer < ranks; ++peer) {
+          send_counts[peer] = elements(me, peer);
+          recv_counts[peer] = elements(peer, me);
+          const std::vector<char> to_peer =
+              Inputs(type, static_cast<int>(me * ranks + peer), send_counts[peer]);
+          mine.insert(mine.end(), to_peer.begin(), to_peer.end());
+          const std::vector<char> from_peer =
+              Inputs(type, static_cast<int>(peer * ranks + me), recv_counts[peer]);
+          expected.insert(expected.end(), from_peer.begin(), from_peer.end());
+        }
+        std::unique_ptr<TestBuffer> send = Holding(r, mine);
+        std::unique_ptr<TestBuffer> recv = Holding(r, std::vector<char>(expected.size(), 0x55));
+        const std::string what =
+            "alltoallv " + Describe(type, unit) + " units, shift " + std::to_string(shift);
+        if (!Succeeded(r, what,
+                       r.backend->Alltoallv(send->data(), send_counts, recv->data(), recv_counts, type))) {
+          return;
+        }
+        r.report->Check(recv->Download() == expected, what);
+        r.report->Check(send->Download() == mine, what + ": the send buffer unchanged");
+      }
+    }
+  }
+}
+
 // The last rank creates a file only after a pause, then enters the barrier; every rank must see the
 // file once its barrier returns. Files, not memory, so that ranks that are processes can see them
 // too; the directory is rank 0's, named to the others by broadcast.
@@ -431,6 +470,7 @@ const std::vector<ConformanceCase>& ConformanceCases() {
       {"BroadcastFromEveryRoot", &BroadcastFromEveryRoot},
       {"AllgatherFromEveryPlacement", &AllgatherFromEveryPlacement},
       {"AlltoallEveryTypeAndCount", &AlltoallEveryTypeAndCount},
+      {"AlltoallvUnevenCounts", &AlltoallvUnevenCounts},
       {"BarrierWaitsForEveryRank", &BarrierWaitsForEveryRank},
       {"BaselineIsTheLibrarysSum", &BaselineIsTheLibrarysSum},
   };

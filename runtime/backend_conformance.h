@@ -90,6 +90,9 @@ struct ConformanceCase {
 //                                          this rank's block of recv (in place), or recv's start
 //   AlltoallEveryTypeAndCount              every type x count 0, 1, 7, 50,001; every block that crosses
 //                                          told apart; the send buffer unchanged
+//   AlltoallvUnevenCounts                  every type; rank k sends (k + 2j + shift) % 4 units of 1, 7
+//                                          and 12,501 elements to rank j (none included); the send
+//                                          buffer unchanged
 //   BarrierWaitsForEveryRank               no rank leaves before the last, which is late, has come
 //   BaselineIsTheLibrarysSum               float32 and float64 sums; other types and ops refused
 //                                          with "<backend>: the baseline allreduce supports ...";

@@ -10,6 +10,7 @@
 #include "runtime/negotiation/tensor_request.h"
 #include "runtime/runtime_impl.h"
 #include "runtime/varied_allgather.h"
+#include "runtime/varied_alltoall.h"
 
 namespace hvdrun {
 namespace {
@@ -339,6 +340,61 @@ CollectiveHandle Runtime::AllgatherAsync(const std::string& name, const void* se
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
   TensorRequest request = Request(name, CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
   request.row = row;
+  return impl_->SubmitRequest(std::move(request), send, result);
+}
+
+namespace {
+
+// The number of elements an alltoall sends, after checking its splits; an error names `call`.
+StatusOr<size_t> ValidateAlltoall(const std::string& call, const void* send,
+                                  const std::vector<uint64_t>& splits, int size, DataType type, size_t row,
+                                  const AlltoallResult* result) {
+  if (result == nullptr) return Status::Error(call + ": the result is null");
+  if (splits.size() != static_cast<size_t>(size)) {
+    return Status::Error(call + ": " + std::to_string(splits.size()) + " splits for a job of " +
+                         std::to_string(size) + " ranks (one per rank)");
+  }
+  size_t count = 0;
+  for (size_t j = 0; j < splits.size(); ++j) {
+    if (row == 0 || splits[j] % row != 0) {
+      return Status::Error(call + ": split " + std::to_string(j) + " of " + std::to_string(splits[j]) +
+                           " elements is not whole rows of " + std::to_string(row));
+    }
+    count += static_cast<size_t>(splits[j]);
+  }
+  Status valid = ValidateBuffers(call.c_str(), send, send, count, type);
+  if (!valid.ok()) return valid;
+  return count;
+}
+
+}  // namespace
+
+CollectiveHandle Runtime::AlltoallAsync(const void* send, const std::vector<uint64_t>& splits, DataType type,
+                                        size_t row, AlltoallResult* result) {
+  StatusOr<size_t> count = ValidateAlltoall("Alltoall", send, splits, size(), type, row, result);
+  if (!count.ok()) return CollectiveHandle::State::Completed(count.status());
+  if (impl_->negotiated()) {
+    TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAlltoallv),
+                                    CollectiveKind::kAlltoallv, count.value(), type, ReduceOp::kSum);
+    request.row = row;
+    request.splits = splits;
+    return impl_->SubmitRequest(std::move(request), send, result);
+  }
+  const int rank = this->rank();
+  return impl_->Submit(
+      [=](Backend& backend) { return VariedAlltoall(backend, send, type, splits, rank, result); });
+}
+
+CollectiveHandle Runtime::AlltoallAsync(const std::string& name, const void* send,
+                                        const std::vector<uint64_t>& splits, DataType type, size_t row,
+                                        AlltoallResult* result) {
+  const std::string call = "Alltoall('" + name + "')";
+  StatusOr<size_t> count = ValidateAlltoall(call, send, splits, size(), type, row, result);
+  Status valid = count.ok() ? ValidateName(call, name, impl_->negotiated()) : count.status();
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  TensorRequest request = Request(name, CollectiveKind::kAlltoallv, count.value(), type, ReduceOp::kSum);
+  request.row = row;
+  request.splits = splits;
   return impl_->SubmitRequest(std::move(request), send, result);
 }
 

@@ -163,8 +163,11 @@ StatusOr<int> Runtime::Impl::Join() {
 }
 
 std::string Runtime::Impl::NextUnnamed(CollectiveKind kind) {
-  static constexpr const char* kNames[] = {"allreduce", "broadcast",          "allgather",
-                                           "barrier",   "baseline allreduce", "allgather"};
+  // By CollectiveKind's value.
+  static constexpr const char* kNames[] = {"allreduce",          "broadcast", "allgather", "barrier",
+                                           "baseline allreduce", "allgather", "alltoall"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kAlltoallv) + 1,
+                "a name for every CollectiveKind");
   std::lock_guard<std::mutex> lock(mutex_);
   return "(unnamed " + std::string(kNames[static_cast<size_t>(kind)]) + " " +
          std::to_string(++unnamed_calls_) + ")";

@@ -15,12 +15,15 @@
 #      PyTorch eager (gpu/eager_train.py), then the trainer under hvdrun -np 1 --nccl and --gloo
 #      against alone;
 #   5. hvdrun.torch's collectives on CPU and CUDA tensors under --nccl and --gloo (gpu/torch_collectives.py);
-#   6. each --example SCRIPT (a Horovod example, say) under hvdrun -np 1 --nccl python3 SCRIPT.
+#   6. Horovod's synthetic benchmark as written today (examples/pytorch_synthetic_benchmark/; ResNet-50,
+#      batch 64, fp32, SyncBatchNorm, DistributedOptimizer) run alone, which is its training loop in
+#      plain PyTorch (every hvd call a no-op at one rank), then under hvdrun -np 1 --nccl and --gloo;
+#   7. each --example SCRIPT (a Horovod example, say) under hvdrun -np 1 --nccl python3 SCRIPT.
 # and prints the table (also written to OUT/gpu-check.md, with every step's log and JSON in OUT,
 # default ./gpu-check-results). Exit status: 0 when every row passed, 1 when one failed (a wrong
 # result, a program that failed), 2 for bad arguments or a machine without what it needs.
-# hvdrun.torch's own one-line refusals (of CUDA tensors; of --nccl jobs) are reported as "refused",
-# not as failures, until hvdrun.torch takes them.
+# hvdrun.torch's own one-line refusals (of a Horovod feature it does not have) are reported as
+# "refused", not as failures.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bundle=""
@@ -155,7 +158,31 @@ PY
   fi
 done
 
-# --- 6. examples ----------------------------------------------------------------------------------------------
+# --- 6. Horovod's synthetic benchmark ----------------------------------------------------------------------
+# In the bundle beside the other scripts; in a source tree, in examples/.
+synthetic=$here/gpu/pytorch_synthetic_benchmark.py
+[ -f "$synthetic" ] || synthetic=$here/../examples/pytorch_synthetic_benchmark/pytorch_synthetic_benchmark.py
+synthetic_args=(--model resnet50 --batch-size 64 --num-warmup-batches 5 --num-batches-per-iter 10 --num-iters 3)
+synthetic_img_s() { sed -n 's/^\(\[0\]<stdout>:\)\{0,1\}Img\/sec per GPU: \([0-9.]*\).*/\2/p' "$out/$1.log" | tail -n 1; }
+plain=""
+if run synthetic-alone "$python" "$synthetic" "${synthetic_args[@]}" && [ -n "$(synthetic_img_s synthetic-alone)" ]; then
+  plain=$(synthetic_img_s synthetic-alone)
+  row "synthetic benchmark alone (plain PyTorch loop)" "$plain img/s" "ResNet-50 b64 fp32"
+else
+  row "synthetic benchmark alone (plain PyTorch loop)" failed "$(last_line synthetic-alone)"
+fi
+for backend in nccl gloo; do
+  name="synthetic benchmark under hvdrun -np 1 --$backend"
+  if run "synthetic-$backend" hvdrun -np 1 "--$backend" "$python" "$synthetic" "${synthetic_args[@]}" &&
+    [ -n "$(synthetic_img_s "synthetic-$backend")" ]; then
+    under=$(synthetic_img_s "synthetic-$backend")
+    row "$name" "$under img/s" "$([ -n "$plain" ] && awk -v u="$under" -v p="$plain" 'BEGIN { printf "%.3fx alone", u / p }')"
+  else
+    row "$name" failed "$(last_line "synthetic-$backend")"
+  fi
+done
+
+# --- 7. examples ----------------------------------------------------------------------------------------------
 for example in "${examples[@]}"; do
   name=example-$(basename "$example" .py)
   if run "$name" hvdrun -np 1 --nccl "$python" "$example"; then

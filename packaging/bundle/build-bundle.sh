@@ -178,6 +178,7 @@ cp "$tree/packaging/bundle/README.bundle" "$stage/README"
 # The one GPU check (scripts/gpu-check.sh finds the bundle above itself) and its Python scripts.
 mkdir -p "$stage/share/hvdrun/scripts"
 cp -r "$tree/scripts/gpu-check.sh" "$tree/scripts/gpu" "$stage/share/hvdrun/scripts/"
+cp "$tree/examples/pytorch_synthetic_benchmark/pytorch_synthetic_benchmark.py" "$stage/share/hvdrun/scripts/gpu/"
 bundle_licenses "$out/libraries.txt" "$out/headers.txt" "$doc"
 
 # --- 6. checks ------------------------------------------------------------------------------------

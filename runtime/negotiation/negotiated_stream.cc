@@ -10,6 +10,7 @@
 #include "runtime/negotiation/fusion_plan.h"
 #include "runtime/negotiation/negotiation_message.h"
 #include "runtime/varied_allgather.h"
+#include "runtime/varied_alltoall.h"
 
 namespace hvdrun {
 namespace {
@@ -47,8 +48,9 @@ NegotiatedStream::NegotiatedStream(const RuntimeOptions& options, CompressedAllr
       table_(options.size) {}
 
 bool NegotiatedStream::Cacheable(const TensorRequest& request) {
-  // A varied allgather's counts change from call to call: it is always announced.
-  return !request.name.empty() && request.name.front() != '(' && request.kind != CollectiveKind::kAllgatherv;
+  // A varied allgather's counts (an alltoall's splits) change from call to call: it is always announced.
+  return !request.name.empty() && request.name.front() != '(' &&
+         request.kind != CollectiveKind::kAllgatherv && request.kind != CollectiveKind::kAlltoallv;
 }
 
 std::string NegotiatedStream::FeedbackName(const Entry& entry) {
@@ -514,8 +516,8 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
 Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
   const TensorRequest& request = entry.request;
   if (request.count == 0 && request.kind != CollectiveKind::kBarrier &&
-      request.kind != CollectiveKind::kAllgatherv) {
-    return Status::Ok();  // a varied allgather still gathers the others' elements
+      request.kind != CollectiveKind::kAllgatherv && request.kind != CollectiveKind::kAlltoallv) {
+    return Status::Ok();  // a varied allgather or alltoall still receives the others' elements
   }
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
@@ -532,6 +534,9 @@ Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
     case CollectiveKind::kAllgatherv:
       return VariedAllgather(backend, entry.send, request.type, request.counts, options_.rank,
                              static_cast<AllgatherResult*>(entry.recv));
+    case CollectiveKind::kAlltoallv:
+      return VariedAlltoall(backend, entry.send, request.type, request.splits, options_.rank,
+                            static_cast<AlltoallResult*>(entry.recv));
   }
   return Status::Error("'" + request.name + "': unknown collective");
 }

@@ -67,11 +67,15 @@ TEST(Announcements, RoundTrip) {
   TensorRequest rows = Req("embeddings", DataType::kInt64, ReduceOp::kSum, 12);
   rows.kind = CollectiveKind::kAllgatherv;
   rows.row = 6;
+  TensorRequest exchange = Req("tokens", DataType::kFloat16, ReduceOp::kSum, 40);
+  exchange.kind = CollectiveKind::kAlltoallv;
+  exchange.row = 4;
   const std::vector<Announcement> announcements = {
       {Announcement::Kind::kRequest, compressed},
       {Announcement::Kind::kInvalidate, Req("fc.weight", DataType::kFloat16, ReduceOp::kSum, 1)},
       {Announcement::Kind::kProbe, broadcast},
       {Announcement::Kind::kRequest, rows},
+      {Announcement::Kind::kRequest, exchange},
       {Announcement::Kind::kJoin, Req("", DataType::kFloat32, ReduceOp::kSum, 12)},
       {Announcement::Kind::kRequest, Req("", DataType::kInt64, ReduceOp::kMax, 0)},
   };

@@ -24,6 +24,9 @@ std::string DescribeRequest(const TensorRequest& request) {
     case CollectiveKind::kAllgatherv:
       return "allgather of " + std::string(DataTypeName(request.type)) + " in rows of " +
              std::to_string(request.row);
+    case CollectiveKind::kAlltoallv:
+      return "alltoall of " + std::string(DataTypeName(request.type)) + " in rows of " +
+             std::to_string(request.row);
     case CollectiveKind::kBaselineAllreduce:
       return "baseline allreduce of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));

@@ -23,6 +23,8 @@ enum class CollectiveKind : uint8_t {
   kBaselineAllreduce = 4,  // the library's own in-place allreduce (Runtime::BaselineAllreduce)
   kAllgatherv = 5,         // `count` elements from each rank, counts that may differ (whole `row`s);
                            // the entry's recv is the caller's AllgatherResult
+  kAlltoallv = 6,          // `splits[j]` elements to rank j (whole `row`s), `count` their sum, which may
+                           // differ between ranks; the entry's recv is the caller's AlltoallResult
 };
 
 struct TensorRequest {
@@ -37,13 +39,16 @@ struct TensorRequest {
   uint64_t row = 0;  // kAllgatherv only: elements per row, the same on every rank
   // kAllgatherv, once ready (the ReadinessTable fills it; never sent): every rank's count.
   std::vector<uint64_t> counts;
+  // kAlltoallv (this rank's; never sent: the collective exchanges them): elements for each rank.
+  std::vector<uint64_t> splits;
 
   size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
-  // Same collective, element type, operation, count (but for kAllgatherv), root, compression and row
-  // (the name is compared by the caller).
+  // Same collective, element type, operation, count (but for kAllgatherv and kAlltoallv), root,
+  // compression and row (the name is compared by the caller).
   bool Matches(const TensorRequest& other) const {
+    const bool counts_may_differ = kind == CollectiveKind::kAllgatherv || kind == CollectiveKind::kAlltoallv;
     return kind == other.kind && type == other.type && op == other.op &&
-           (count == other.count || kind == CollectiveKind::kAllgatherv) && root == other.root &&
+           (count == other.count || counts_may_differ) && root == other.root &&
            compression == other.compression && row == other.row;
   }
 };

@@ -86,7 +86,8 @@ int Run() {
   rank.max_count = 100'003;
   for (const testing::ConformanceCase& conformance_case : testing::ConformanceCases()) {
     if (std::strcmp(conformance_case.name, "BaselineIsTheLibrarysSum") == 0 ||
-        std::strcmp(conformance_case.name, "AlltoallEveryTypeAndCount") == 0) {
+        std::strcmp(conformance_case.name, "AlltoallEveryTypeAndCount") == 0 ||
+        std::strcmp(conformance_case.name, "AlltoallvUnevenCounts") == 0) {
       continue;
     }
     conformance_case.run(rank);

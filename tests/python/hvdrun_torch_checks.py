@@ -50,8 +50,20 @@ def topology():
     assert hvd.is_initialized()
     assert N == int(os.environ.get("HVDRUN_SIZE", "1")) and 0 <= R < N
     assert (hvd.local_rank(), hvd.local_size(), hvd.cross_rank(), hvd.cross_size()) == (R, N, 0, 1)
-    assert hvd.gloo_built() and not hvd.nccl_built()
-    assert hvd.backend() == (os.environ.get("HVDRUN_BACKEND", "none") if N > 1 or "HVDRUN_SIZE" in os.environ else "none")
+    assert hvd.gloo_built()
+    # nccl_built() is NCCL_VERSION_CODE of the nccl.h the nccl backend was built with, as Horovod's; CTest
+    # names that header (HVDRUN_TEST_NCCL_H) when the backend is built.
+    code, header = hvd.nccl_built(), os.environ.get("HVDRUN_TEST_NCCL_H", "")
+    assert isinstance(code, int), code
+    if header:
+        with open(header) as source:
+            defined = [line.split()[2] for line in source if line.startswith("#define NCCL_VERSION_CODE ")]
+        assert code == int(defined[0]) and code >= 20900, (code, defined)
+    else:
+        assert code == 0, code
+    # A --nccl job's collectives run over Gloo, in host memory, until the negotiated NCCL engine lands.
+    job_backend = os.environ.get("HVDRUN_BACKEND", "none") if N > 1 or "HVDRUN_SIZE" in os.environ else "none"
+    assert hvd.backend() == ("gloo" if job_backend == "nccl" else job_backend), (hvd.backend(), job_backend)
 
 
 @check
@@ -377,22 +389,238 @@ def broadcast_optimizer_state_sgd_and_adam():
 
 
 @check
+def names_reused_once_completed():
+    # Every SyncBatchNorm layer reuses its names, one layer after another.
+    for step in range(4):
+        same(hvd.allreduce(torch.full((3,), float(R + step)), op=hvd.Sum, name="reused"),
+             torch.full((3,), float(N * step + N * (N - 1) / 2)), "allreduce 'reused', time %d" % step)
+        same(hvd.allgather(torch.full((1, 2), float(R * step)), name="reused.gather"),
+             torch.stack([torch.full((2,), float(k * step)) for k in range(N)]), "allgather 'reused.gather' %d" % step)
+        same(hvd.broadcast(torch.tensor([R + step]), step % N, name="reused.broadcast"),
+             torch.tensor([step % N + step]), "broadcast 'reused.broadcast' %d" % step)
+
+
+@check
+def grouped_allreduces():
+    total = N * (N + 1) / 2
+    tensors = [torch.full((i + 1,), float(R + 1) * (i + 1)) for i in range(4)] + [torch.arange(3) * (R + 1)]
+    kept = [t.clone() for t in tensors]
+    summed = hvd.grouped_allreduce(tensors, op=hvd.Sum, name="grouped.sum")
+    assert isinstance(summed, list) and len(summed) == len(tensors)
+    for i, result in enumerate(summed[:4]):
+        same(result, torch.full((i + 1,), total * (i + 1)), "grouped_allreduce Sum %d" % i)
+    same(summed[4], torch.arange(3) * int(total), "grouped_allreduce Sum of int64")
+    for t, k in zip(tensors, kept):
+        same(t, k, "grouped_allreduce leaves its inputs")
+    averaged = hvd.grouped_allreduce(tensors[:4])
+    for i, result in enumerate(averaged):
+        same(result, torch.full((i + 1,), total / N * (i + 1)), "grouped_allreduce Average %d" % i, rtol=1e-6)
+    handle = hvd.grouped_allreduce_async([t.clone() for t in tensors[:2]], op=hvd.Max, name="grouped.max")
+    for i, result in enumerate(hvd.synchronize(handle)):
+        same(result, torch.full((i + 1,), float(N) * (i + 1)), "grouped_allreduce_async Max %d" % i)
+    in_place = [t.clone() for t in tensors[:3]]
+    handle = hvd.grouped_allreduce_async_(in_place, op=hvd.Sum, prescale_factor=2.0, postscale_factor=0.25)
+    results = hvd.synchronize(handle)
+    assert all(a is b for a, b in zip(results, in_place))
+    for i, result in enumerate(in_place):
+        same(result, torch.full((i + 1,), total * (i + 1) / 2), "grouped_allreduce_async_ scaled %d" % i)
+    again = [t.clone() for t in tensors[:2]]
+    assert hvd.grouped_allreduce_(again, op=hvd.Min)[0] is again[0]
+    same(again[1], torch.full((2,), 2.0), "grouped_allreduce_ Min")
+    # Differentiable: the gradient of each input is the same op over the ranks' output gradients.
+    x, y = torch.ones(2, requires_grad=True), torch.ones(3, requires_grad=True)
+    a, b = hvd.grouped_allreduce([x, y], op=hvd.Sum)
+    ((a * (R + 1)).sum() + (b * 2).sum()).backward()
+    same(x.grad, torch.full((2,), total), "grouped_allreduce gradient 0")
+    same(y.grad, torch.full((3,), 2.0 * N), "grouped_allreduce gradient 1")
+    fp16 = hvd.grouped_allreduce([torch.full((4,), 0.5 * (R + 1))], compression=hvd.Compression.fp16)
+    same(fp16[0], torch.full((4,), 0.5 * total / N), "grouped_allreduce fp16", rtol=1e-3)
+    raises(TypeError, "list of tensors", hvd.grouped_allreduce, torch.ones(2))
+
+
+@check
+def alltoalls():
+    # Equal parts: rank r sends rows [2k, 2k + 2) of its tensor to rank k.
+    x = torch.arange(2 * N * 3, dtype=torch.float32).view(2 * N, 3) + 1000 * R
+    expected = torch.cat([(torch.arange(2 * N * 3, dtype=torch.float32).view(2 * N, 3) + 1000 * k)[2 * R: 2 * R + 2]
+                          for k in range(N)])
+    same(hvd.alltoall(x), expected, "alltoall equal parts")
+    # Splits: rank r sends (r + k) % 3 rows to rank k (none included), each row [r, k, j].
+    def rows(sender, receiver):
+        return torch.tensor([[sender, receiver, j] for j in range((sender + receiver) % 3)], dtype=torch.int64).view(-1, 3)
+
+    splits = [(R + k) % 3 for k in range(N)]
+    mine = torch.cat([rows(R, k) for k in range(N)])
+    for kind in ("list", "tensor"):
+        output, received = hvd.alltoall(mine, splits=splits if kind == "list" else torch.tensor(splits, dtype=torch.int32),
+                                        name="a2a.%s" % kind)
+        same(output, torch.cat([rows(k, R) for k in range(N)]), "alltoall with splits as a %s" % kind)
+        same(received, torch.tensor([(k + R) % 3 for k in range(N)], dtype=torch.int32), "alltoall received splits")
+    output, received = hvd.synchronize(hvd.alltoall_async(mine.to(torch.uint8), splits, name="a2a.async"))
+    same(output, torch.cat([rows(k, R) for k in range(N)]).to(torch.uint8), "alltoall_async of uint8")
+    # Differentiable: the gradient goes back to the rows' senders.
+    x = (torch.arange(N, dtype=torch.float32) + 10 * R).view(N, 1).requires_grad_()
+    y = hvd.alltoall(x)
+    (y * (R + 1)).sum().backward()
+    same(x.grad, torch.arange(1, N + 1, dtype=torch.float32).view(N, 1), "alltoall gradient")
+    raises(ValueError, "splits", hvd.alltoall, torch.ones(N + 1, 1), splits=[1] * N)
+    if N > 1:
+        raises(ValueError, "divisible", hvd.alltoall, torch.ones(N + 1, 1))
+
+
+def sync_batch_norm_matches_one_process(shape, affine, momentum):
+    """Rank r normalizes r + 2 samples; the reference, one BatchNorm over every rank's samples."""
+    generator = torch.Generator().manual_seed(7)
+    batches = [torch.randn((k + 2,) + shape, generator=generator) * (k + 1) + k for k in range(N)]
+    upstream = [torch.randn((k + 2,) + shape, generator=generator) for k in range(N)]
+    channels = shape[0]
+    kinds = {2: torch.nn.BatchNorm1d, 3: torch.nn.BatchNorm1d, 4: torch.nn.BatchNorm2d, 5: torch.nn.BatchNorm3d}
+    reference = kinds[len(shape) + 1](channels, affine=affine, momentum=momentum)
+    synced = hvd.SyncBatchNorm(channels, affine=affine, momentum=momentum)
+    if affine:
+        with torch.no_grad():
+            for layer in (reference, synced):
+                layer.weight.copy_(torch.linspace(0.5, 1.5, channels))
+                layer.bias.copy_(torch.linspace(-1, 1, channels))
+    what = "SyncBatchNorm %s affine=%s momentum=%s" % (shape, affine, momentum)
+    for step in range(2):
+        everything = torch.cat(batches).requires_grad_()
+        expected = reference(everything)
+        (expected * torch.cat(upstream)).sum().backward()
+        mine = batches[R].clone().requires_grad_()
+        output = synced(mine)
+        (output * upstream[R]).sum().backward()
+        start = sum(k + 2 for k in range(R))
+        rows = slice(start, start + R + 2)
+        same(output.detach(), expected.detach()[rows], "%s: output, step %d" % (what, step), atol=1e-5, rtol=1e-5)
+        same(mine.grad, everything.grad[rows], "%s: input gradient, step %d" % (what, step), atol=1e-5, rtol=1e-5)
+        same(synced.running_mean, reference.running_mean, "%s: running_mean" % what, atol=1e-6, rtol=1e-5)
+        same(synced.running_var, reference.running_var, "%s: running_var" % what, atol=1e-6, rtol=1e-5)
+        assert int(synced.num_batches_tracked) == step + 1
+        if affine:
+            # Each rank's weight and bias gradients are its own batch's; their sum is the reference's.
+            for name in ("weight", "bias"):
+                summed = hvd.allreduce(getattr(synced, name).grad, op=hvd.Sum)
+                same(summed, getattr(reference, name).grad, "%s: %s gradient" % (what, name), atol=1e-4, rtol=1e-5)
+                getattr(synced, name).grad = None
+                getattr(reference, name).grad = None
+    # Eval mode normalizes with the running statistics, locally: no collective is made.
+    synced.eval()
+    reference.eval()
+    with torch.no_grad():
+        same(synced(batches[R]), reference(batches[R]), "%s: eval" % what, atol=1e-5, rtol=1e-5)
+
+
+@check
+def sync_batch_norm():
+    sync_batch_norm_matches_one_process((3,), True, 0.1)
+    sync_batch_norm_matches_one_process((4, 5, 3), True, 0.3)
+    sync_batch_norm_matches_one_process((2, 3, 2, 2), False, None)
+    raises(ValueError, "2-D", hvd.SyncBatchNorm(3), torch.ones(3))
+
+
+@check
+def distributed_optimizer_groups():
+    same_models(train_distributed(1, 3, groups=2), train_alone(1, 3), "groups=2", 1e-6)
+    same_models(train_distributed(2, 3, num_groups=3, gradient_predivide_factor=2.0), train_alone(2, 3),
+                "num_groups=3, 2 passes, predivide 2", 1e-6)
+    model = WithUnused()
+    used = list(model.used.parameters())
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                         named_parameters=model.named_parameters(), groups=[used[:3], [used[3]]])
+    for step in range(3):
+        optimizer.zero_grad()
+        loss_of(model, batch(R, step, 0)).backward()
+        optimizer.step()
+    same_models(model, train_alone(1, 3), "groups as lists of parameters", 1e-6)
+    sgd = torch.optim.SGD(make_model().parameters(), lr=0.1)
+    raises(ValueError, "not a parameter", hvd.DistributedOptimizer, sgd, groups=[[torch.ones(1)]])
+    raises(ValueError, "non-negative", hvd.DistributedOptimizer, sgd, groups=-1)
+
+
+class HostAsDevice:
+    """staging.py's device operations on CPU tensors, counting the events waited for: with it, CPU tensors
+    take the path of CUDA tensors (copies, events, the staging thread), less the device."""
+
+    def __init__(self):
+        self.recorded, self.waited = 0, 0
+        device = self
+
+        class Event:
+            def synchronize(self):
+                device.waited += 1
+
+        self.event = Event
+
+    @staticmethod
+    def pinned_empty(shape, dtype):
+        return torch.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def current_stream(device):
+        return None
+
+    @staticmethod
+    def copy_on_stream(destination, source, stream):
+        destination.copy_(source)
+
+    def record_event(self, stream):
+        self.recorded += 1
+        return self.event()
+
+
+@check
+def staged_collectives_without_a_device():
+    from hvdrun.torch import mpi_ops, staging  # pylint: disable=import-outside-toplevel
+
+    saved = mpi_ops._staging, mpi_ops._stage_host_tensors
+    device = HostAsDevice()
+    mpi_ops._staging, mpi_ops._stage_host_tensors = staging.HostStaging(device), True
+    try:
+        total = N * (N + 1) / 2
+        x = torch.full((5,), float(R + 1))
+        same(hvd.allreduce(x, op=hvd.Sum, name="staged.sum"), torch.full((5,), total), "staged allreduce")
+        same(hvd.allreduce(x.half(), prescale_factor=2.0), torch.full((5,), 2 * total / N).half(), "staged fp16 average",
+             rtol=1e-3)
+        assert hvd.allreduce_(x, op=hvd.Max) is x
+        same(x, torch.full((5,), float(N)), "staged allreduce_ in place")
+        same(hvd.broadcast(torch.tensor([R == 0, True]), 0), torch.tensor([True, True]), "staged broadcast of bool")
+        strided = (torch.arange(6.0).view(2, 3) + R).t()
+        hvd.broadcast_(strided, N - 1, name="staged.strided")
+        same(strided, (torch.arange(6.0).view(2, 3) + N - 1).t(), "staged broadcast_ of a strided tensor")
+        same(hvd.allgather(torch.arange(3, dtype=torch.uint8).view(1, 3) + R),
+             torch.stack([torch.arange(3, dtype=torch.uint8) + k for k in range(N)]), "staged allgather of 3 bytes")
+        output, received = hvd.alltoall(torch.arange(N, dtype=torch.int64) * 10 + R, splits=[1] * N, name="staged.a2a")
+        same(output, torch.arange(N, dtype=torch.int64) + 10 * R, "staged alltoall")
+        same(received, torch.ones(N, dtype=torch.int32), "staged alltoall received splits")
+        results = hvd.grouped_allreduce([torch.ones(2) * (R + 1), torch.ones(3)], op=hvd.Sum)
+        same(results[0], torch.full((2,), total), "staged grouped allreduce")
+        same_models(train_distributed(2, 2, groups=2), train_alone(2, 2), "staged DistributedOptimizer", 1e-6)
+        sync_batch_norm_matches_one_process((3, 2), True, 0.1)
+        assert device.recorded > 0 and device.waited == device.recorded, (device.recorded, device.waited)
+    finally:
+        mpi_ops._staging.drain()
+        mpi_ops._staging, mpi_ops._stage_host_tensors = saved
+
+
+@check
 def unsupported_features_name_themselves():
     error = hvd.HvdrunUnsupportedError
     x = torch.ones(2)
     raises(error, "Adasum", hvd.allreduce, x, op=hvd.Adasum)
+    raises(error, "hvdrun.torch.grouped_allreduce(op=hvd.Adasum)); use op=hvd.Average", hvd.grouped_allreduce, [x],
+           op=hvd.Adasum)
+    raises(error, "use op=hvd.Average", hvd.allreduce_async_, x, op=hvd.Adasum)
     raises(error, "Adasum", hvd.DistributedOptimizer, torch.optim.SGD(make_model().parameters(), lr=0.1), op=hvd.Adasum)
     raises(error, "process sets", hvd.ProcessSet, [0])
     raises(error, "process sets", hvd.add_process_set, [0])
     raises(error, "process sets", hvd.allreduce, x, process_set=object())
     raises(error, "elastic", getattr, hvd, "elastic")
-    raises(error, "alltoall", hvd.alltoall, x)
     raises(error, "reducescatter", hvd.reducescatter, x)
-    raises(error, "grouped allreduce", hvd.grouped_allreduce, [x])
     raises(error, "sparse", hvd.allreduce, x.to_sparse())
     raises(error, "communicators", hvd.init, comm=[0])
-    raises(error, "gradient groups", hvd.DistributedOptimizer, torch.optim.SGD(make_model().parameters(), lr=0.1),
-           num_groups=2)
+    raises(error, "sparse_as_dense", hvd.DistributedOptimizer, torch.optim.SGD(make_model().parameters(), lr=0.1),
+           sparse_as_dense=True)
     raises(error, "timeline", hvd.start_timeline, "/tmp/t.json")
     raises(TypeError, "complex", hvd.allreduce, torch.ones(2, dtype=torch.complex64), name="complex")
 

@@ -1,12 +1,12 @@
-"""hvdrun.torch: Horovod's PyTorch API (horovod.torch) over libhvdrun, for CPU tensors.
+"""hvdrun.torch: Horovod's PyTorch API (horovod.torch) over libhvdrun, for CPU and CUDA tensors.
 
     import hvdrun.torch as hvd
     hvd.init()                     # rank and size from the environment hvdrun gives each rank
     optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
 
-Run under `hvdrun -np N --gloo python3 train.py` (or --mpi); run on its own, a script is a job of
-one rank. What is supported and how it differs from Horovod: docs/python.md.
+Run under `hvdrun -np N --gloo python3 train.py` (or --mpi, --nccl); run on its own, a script is a job
+of one rank. CUDA tensors travel through pinned host memory (staging.py). What is supported and how it differs from Horovod: docs/python.md.
 """
 
 import atexit
@@ -14,13 +14,15 @@ import atexit
 from hvdrun import _C
 from hvdrun.torch.compression import Compression
 from hvdrun.torch.functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
+from hvdrun.torch import mpi_ops as _mpi_ops
 from hvdrun.torch.mpi_ops import (Adasum, Average, HvdrunUnsupportedError, Max, Min, ProcessSet, ReduceOp, Sum,
                                   add_process_set, allgather, allgather_async, allreduce, allreduce_, allreduce_async,
-                                  allreduce_async_, alltoall, barrier, broadcast, broadcast_, broadcast_async,
-                                  broadcast_async_, global_process_set, grouped_allreduce, grouped_allreduce_async,
-                                  join, poll, reducescatter, remove_process_set, sparse_allreduce_async, synchronize,
-                                  unsupported)
+                                  allreduce_async_, alltoall, alltoall_async, barrier, broadcast, broadcast_,
+                                  broadcast_async, broadcast_async_, global_process_set, grouped_allreduce,
+                                  grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, join, poll,
+                                  reducescatter, remove_process_set, sparse_allreduce_async, synchronize, unsupported)
 from hvdrun.torch.optimizer import DistributedOptimizer
+from hvdrun.torch.sync_batch_norm import SyncBatchNorm
 
 
 def init(comm=None, process_sets=None):
@@ -35,6 +37,7 @@ def init(comm=None, process_sets=None):
 def shutdown():
     """Waits for this rank's queued collectives and leaves the job; init() may be called again."""
     if _C.is_initialized():
+        _mpi_ops._staging.drain()  # pylint: disable=protected-access  # staged collectives submitted first
         _C.shutdown()
 
 
@@ -50,7 +53,8 @@ cross_size = _C.cross_size
 
 
 def backend():
-    """The backend the job runs over: "gloo" or "mpi" (hvdrun --gloo/--mpi), "none" in a job of one rank."""
+    """The backend hvdrun.torch's collectives run over: "gloo" (hvdrun --gloo, and --nccl, whose jobs'
+    collectives hvdrun.torch runs over Gloo in host memory), "mpi" (--mpi), "none" in a job of one rank."""
     return _C.backend()
 
 
@@ -65,13 +69,17 @@ def gloo_built():
 
 
 def nccl_built():
-    """False: hvdrun.torch reduces CPU tensors and never runs over NCCL, even where libhvdrun has it."""
-    return False
+    """As Horovod's: NCCL_VERSION_CODE of the NCCL libhvdrun's nccl backend was built with (22809 for 2.28.9),
+    0 when it has none. hvdrun.torch's own collectives run over host memory even in --nccl jobs."""
+    return _C.nccl_version_code()
 
 
 def cuda_built():
-    """False: hvdrun.torch reduces CPU tensors only."""
-    return False
+    """Whether CUDA tensors can be reduced: where torch was built with CUDA (they are staged through
+    pinned host memory)."""
+    import torch  # pylint: disable=import-outside-toplevel
+
+    return torch.backends.cuda.is_built()
 
 
 def rocm_built():
@@ -102,5 +110,5 @@ def stop_timeline():
 
 def __getattr__(name):
     if name == "elastic":
-        unsupported("elastic training (hvd.elastic)")
+        unsupported("elastic training (hvd.elastic)", "run a fixed number of ranks: hvdrun -np N")
     raise AttributeError("module 'hvdrun.torch' has no attribute '%s'" % name)

@@ -88,7 +88,8 @@ def broadcast_optimizer_state(optimizer, root_rank, model=None):
     state is empty empties the others'. `model` is accepted for Horovod's signature and unused.
     """
     if isinstance(optimizer, torch.optim.LBFGS):
-        mpi_ops.unsupported("broadcast_optimizer_state for LBFGS (as Horovod)")
+        mpi_ops.unsupported("hvdrun.torch.broadcast_optimizer_state of an LBFGS optimizer (as Horovod)",
+                            "broadcast_parameters(model.state_dict()) and let every rank start LBFGS afresh")
     params = [p for group in optimizer.param_groups for p in group["params"]]
     is_root = _C.rank() == root_rank
     layout = None
@@ -99,7 +100,9 @@ def broadcast_optimizer_state(optimizer, root_rank, model=None):
             entries = optimizer.state.get(param)
             if not entries:
                 continue
-            state[index] = {key: (("tensor", tuple(value.shape), value.dtype) if torch.is_tensor(value)
+            # A tensor on a device lands on the parameter's device on every rank (Adam's step stays on the CPU).
+            state[index] = {key: (("tensor", tuple(value.shape), value.dtype, value.device.type != "cpu")
+                                  if torch.is_tensor(value)
                                   else ("value", value))
                             for key, value in entries.items()}
         groups = [{key: value for key, value in group.items() if key != "params"} for group in optimizer.param_groups]
@@ -120,7 +123,7 @@ def broadcast_optimizer_state(optimizer, root_rank, model=None):
             if description[0] == "value":
                 entries[key] = description[1]
                 continue
-            _, shape, dtype = description
+            _, shape, dtype, on_device = description
             if not is_root:
-                entries[key] = torch.zeros(shape, dtype=dtype)
+                entries[key] = torch.zeros(shape, dtype=dtype, device=param.device if on_device else "cpu")
             mpi_ops.broadcast_(entries[key], root_rank, name="optimizer.%d.%s" % (index, key))

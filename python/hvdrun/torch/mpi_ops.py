@@ -1,4 +1,5 @@
-"""Horovod's collectives on CPU tensors, over hvdrun._C (libhvdrun).
+"""Horovod's collectives on CPU and CUDA tensors, over hvdrun._C (libhvdrun); CUDA tensors are staged
+through pinned host memory (staging.py).
 
 Asynchronous calls return an integer handle; synchronize(handle) waits and returns the result,
 poll(handle) says whether it has run. Until then the tensors a call reads and writes are held here
@@ -16,6 +17,7 @@ import threading
 import torch
 
 from hvdrun import _C
+from hvdrun.torch import staging
 
 
 class HvdrunUnsupportedError(NotImplementedError):
@@ -102,22 +104,44 @@ def _auto_name(kind, name):
 def _check_tensor(call, tensor):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError("hvdrun.torch.%s: expected a torch.Tensor, got %s" % (call, type(tensor).__name__))
-    if tensor.device.type != "cpu":
+    if tensor.device.type not in ("cpu", "cuda"):
         unsupported("%s tensors (hvdrun.torch.%s)" % (tensor.device.type.upper(), call),
-                    "move the tensor to the CPU (libhvdrun's Python API reduces host memory)")
+                    "move the tensor to the CPU or to a CUDA device")
     if tensor.is_sparse:
         unsupported("sparse tensors (hvdrun.torch.%s)" % call, "pass tensor.to_dense()")
 
 
-def _resolve_op(average, op):
+# CUDA tensors travel through pinned host memory (staging.py): libhvdrun's collectives, as hvdrun.torch
+# uses them, read and write host memory.
+_staging = staging.HostStaging()
+
+
+# Whether CPU tensors are staged as CUDA ones are: only tests/python/hvdrun_torch_checks.py sets it (with a
+# HostStaging over a fake device), so that every staged collective's host-side logic runs without a GPU.
+_stage_host_tensors = False
+
+
+def _staged(tensor):
+    """Whether `tensor` goes through host staging (staging.py): CUDA tensors."""
+    return tensor.is_cuda or _stage_host_tensors
+
+
+def _staged_name(kind, name):
+    """The name of a collective on a CUDA tensor: its own, or one of this process's unnamed ones of that
+    kind. Staged collectives are submitted from the staging thread, so they cannot be named by their
+    place in libhvdrun's sequence of unnamed calls."""
+    return _auto_name(kind + ".staged", name)
+
+
+def _resolve_op(average, op, call="allreduce"):
     if op is None:
         op = Average if average is None or average else Sum
     elif average is not None:
-        raise ValueError("hvdrun.torch.allreduce: pass op= or average=, not both")
+        raise ValueError("hvdrun.torch.%s: pass op= or average=, not both" % call)
     if op is Adasum:
-        unsupported("Adasum (op=hvd.Adasum)", "use hvd.Average or hvd.Sum")
+        unsupported("Adasum (hvdrun.torch.%s(op=hvd.Adasum))" % call, "use op=hvd.Average (or hvd.Sum)")
     if not isinstance(op, ReduceOp):
-        raise ValueError("hvdrun.torch.allreduce: op must be hvd.Average, hvd.Sum, hvd.Min or hvd.Max, got %r" % (op,))
+        raise ValueError("hvdrun.torch.%s: op must be hvd.Average, hvd.Sum, hvd.Min or hvd.Max, got %r" % (call, op))
     return op
 
 
@@ -138,11 +162,13 @@ def _register(pending):
     return number
 
 
-def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
-    """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`); `wire_format`
-    names libhvdrun's compression for it (Compression.bf16/fp8), None the job's."""
+def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
+    """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`); returns its
+    _Pending, not yet registered. `wire_format` names libhvdrun's compression for it
+    (Compression.bf16/fp8), None the job's. A CUDA tensor is staged through host memory."""
     _check_tensor("allreduce", tensor)
-    name = _auto_name("allreduce", name)
+    staged = _staged(tensor)
+    name = _staged_name("allreduce", name) if staged else _auto_name("allreduce", name)
     if tensor.dtype in _RUNTIME_TYPES:
         work_type = tensor.dtype
     elif tensor.dtype in _WIDENED_TYPES:
@@ -160,26 +186,43 @@ def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_f
         # values could overflow where their average does not.
         prescale_factor = prescale_factor / _C.size()
         runtime_op = "sum"
+    type_name = _RUNTIME_TYPES[work_type]
     with torch.no_grad():
-        if output is tensor and tensor.is_contiguous() and work_type == tensor.dtype:
-            buffer = tensor
+        if staged:
+            work = tensor.detach().to(work_type)
+            if prescale_factor != 1.0:
+                work = work * prescale_factor  # on the device, before the copy to host memory
+            buffer, ready = _staging.stage_in(work.contiguous())
+            handle = _staging.submit_after(
+                ready, lambda: _C.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(),
+                                                  type_name, runtime_op, wire_format or ""),
+                "hvdrun.torch.allreduce('%s')" % name)
         else:
-            buffer = torch.empty(tensor.shape, dtype=work_type)
-            buffer.copy_(tensor)
-        if prescale_factor != 1.0:
-            buffer.mul_(prescale_factor)
-    handle = _C.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(), _RUNTIME_TYPES[work_type],
-                                runtime_op, wire_format or "")
+            if output is tensor and tensor.is_contiguous() and work_type == tensor.dtype:
+                buffer = tensor
+            else:
+                buffer = torch.empty(tensor.shape, dtype=work_type)
+                buffer.copy_(tensor)
+            if prescale_factor != 1.0:
+                buffer.mul_(prescale_factor)
+            handle = _C.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(), type_name,
+                                        runtime_op, wire_format or "")
 
     def finish():
         with torch.no_grad():
             if postscale_factor != 1.0:
                 buffer.mul_(postscale_factor)
-            if buffer is not output:
+            if staged:
+                _staging.stage_out(buffer, output)
+            elif buffer is not output:
                 output.copy_(buffer)
         return output
 
-    return _register(_Pending(handle, output, (tensor, buffer), finish))
+    return _Pending(handle, output, (tensor, buffer), finish)
+
+
+def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
+    return _register(_allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format))
 
 
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -274,37 +317,66 @@ def _word_buffer(byte_count):
     return torch.zeros((byte_count + 3) // 4 * 4, dtype=torch.uint8)
 
 
+def _broadcast_words(contiguous):
+    """What a broadcast of the contiguous host tensor `contiguous` sends: (buffer, count, type name, unpack),
+    unpack() writing a received buffer back into `contiguous`. Tensors of a type libhvdrun has go as
+    they are; others as their bytes, padded to whole 4-byte words."""
+    if contiguous.dtype in _RUNTIME_TYPES:
+        return contiguous, contiguous.numel(), _RUNTIME_TYPES[contiguous.dtype], lambda: None
+    data = _bytes_of(contiguous)
+    words = _word_buffer(data.numel())
+    words[: data.numel()].copy_(data)
+    return words, words.numel() // 4, "int32", lambda: data.copy_(words[: data.numel()])
+
+
 def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     """Starts overwriting `tensor` on every rank with root_rank's; returns a handle for synchronize(),
     which returns `tensor`.
 
     A named broadcast is negotiated as a named allreduce is: ranks may start their named
     broadcasts in any order. Unnamed ones are named by their place in this rank's sequence of
-    unnamed broadcasts, allgathers and barriers, which every rank must then make in the same order.
+    unnamed broadcasts, allgathers and barriers, which every rank must then make in the same order
+    (those of CUDA tensors by their place among this rank's unnamed broadcasts of CUDA tensors).
     """
     _check_process_set(process_set)
     _check_tensor("broadcast", tensor)
     root_rank = int(root_rank)
+    if not 0 <= root_rank < _C.size():
+        raise ValueError("hvdrun.torch.broadcast: root_rank %d is not a rank of this job of %d" % (root_rank, _C.size()))
+    if _staged(tensor):
+        name = _staged_name("broadcast", name)
+        with torch.no_grad():
+            host, ready = _staging.stage_in(tensor.detach().contiguous())
+        sent = []
+
+        def start():
+            buffer, count, type_name, unpack = _broadcast_words(host)
+            sent.append(unpack)
+            return _C.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank)
+
+        handle = _staging.submit_after(ready, start, "hvdrun.torch.broadcast('%s')" % name)
+
+        def finish_staged():
+            with torch.no_grad():
+                sent[0]()
+                _staging.stage_out(host, tensor)
+            return tensor
+
+        return _register(_Pending(handle, tensor, (tensor, host, sent), finish_staged))
     name = "" if name is None else str(name)
     with torch.no_grad():
-        if tensor.dtype in _RUNTIME_TYPES and tensor.is_contiguous():
-            handle = _C.broadcast_async(name, tensor.data_ptr(), tensor.numel(), _RUNTIME_TYPES[tensor.dtype], root_rank)
-            return _register(_Pending(handle, tensor, (tensor,), lambda: tensor))
-        # Other types and layouts go as their bytes, padded to whole 4-byte words.
-        contiguous = tensor.contiguous()
-        data = _bytes_of(contiguous)
-        words = _word_buffer(data.numel())
-        words[: data.numel()].copy_(data)
-        handle = _C.broadcast_async(name, words.data_ptr(), words.numel() // 4, "int32", root_rank)
+        contiguous = tensor if tensor.is_contiguous() else tensor.contiguous()
+        buffer, count, type_name, unpack = _broadcast_words(contiguous)
+        handle = _C.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank)
 
     def finish():
         with torch.no_grad():
-            data.copy_(words[: data.numel()])
+            unpack()
             if contiguous is not tensor:
                 tensor.copy_(contiguous)
         return tensor
 
-    return _register(_Pending(handle, tensor, (tensor, words), finish))
+    return _register(_Pending(handle, tensor, (tensor, buffer), finish))
 
 
 def broadcast_async(tensor, root_rank, name=None, process_set=None):
@@ -323,47 +395,84 @@ def broadcast(tensor, root_rank, name=None, process_set=None):
     return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
 
-def _allgather_start(tensor, name):
-    """Starts an allgather of `tensor` along dim 0; returns (handle, finish, tensors to keep), finish()
-    giving (the gathered tensor, the rows from each rank) once the handle has completed."""
-    _check_tensor("allgather", tensor)
+def _rows_start(call, tensor, name, submit):
+    """Starts a collective that moves whole rows (first-dimension slices) of `tensor`: submit(name, send,
+    type name, elements per row) submits it with `send`, a contiguous host tensor of a type libhvdrun has,
+    and returns libhvdrun's handle, whose result is rows from every rank. Returns (handle, finish, tensors
+    to keep), finish() giving (the received rows as one tensor, the rows from each rank) once the handle
+    has completed. A CUDA tensor is staged through host memory and its result is a CUDA tensor."""
+    _check_tensor(call, tensor)
     if tensor.dim() == 0:
-        raise ValueError("hvdrun.torch.allgather: a 0-dimensional tensor has no first dimension to gather along")
-    local = tensor.detach().contiguous()
-    trailing = tuple(local.shape[1:])
+        raise ValueError("hvdrun.torch.%s: a 0-dimensional tensor has no first dimension" % call)
+    trailing = tuple(tensor.shape[1:])
     row = 1
     for size in trailing:
         row *= size
     if row == 0:
-        raise ValueError("hvdrun.torch.allgather: a tensor of shape %s has no elements per row to gather"
-                         % (tuple(local.shape),))
+        raise ValueError("hvdrun.torch.%s: a tensor of shape %s has no elements per row" % (call, tuple(tensor.shape)))
+    device = tensor.device
+    ready = None
+    staged = _staged(tensor)
+    with torch.no_grad():
+        if staged:
+            local, ready = _staging.stage_in(tensor.detach().contiguous())
+            name = _staged_name(call, name)
+        else:
+            local = tensor.detach().contiguous()
+            name = "" if name is None else str(name)
     if local.dtype in _RUNTIME_TYPES:
-        send, type_name, unit, widened = local, _RUNTIME_TYPES[local.dtype], row, False
+        type_name, unit, widened = _RUNTIME_TYPES[local.dtype], row, False
     else:
         # Other types go as their bytes: as int32 words when a row is whole words, else one byte per
         # int32 element (rows of odd byte sizes, such as bool masks).
-        data = _bytes_of(local)
         row_bytes = row * local.element_size()
         widened = row_bytes % 4 != 0
-        if widened:
-            send = data.to(torch.int32)
-        else:  # a view of whole words needs a word-aligned start
-            send = (data if data.storage_offset() % 4 == 0 else data.clone()).view(torch.int32)
         type_name, unit = "int32", row_bytes if widened else row_bytes // 4
-    handle = _C.allgather_async("" if name is None else str(name), send.data_ptr(), send.numel(), type_name, unit)
+    keep = [local]
+
+    def start():
+        # Reads `local`: for a staged tensor, on the staging thread once its copy has completed.
+        if local.dtype in _RUNTIME_TYPES:
+            send = local
+        else:
+            data = _bytes_of(local)
+            if widened:
+                send = data.to(torch.int32)
+            else:  # a view of whole words needs a word-aligned start
+                send = (data if data.storage_offset() % 4 == 0 else data.clone()).view(torch.int32)
+        keep.append(send)
+        return submit(name, send, type_name, unit)
+
+    if staged:
+        handle = _staging.submit_after(ready, start, "hvdrun.torch.%s('%s')" % (call, name))
+    else:
+        handle = start()
 
     def finish():
-        rows = [count // unit for count in handle.counts()]
-        output = torch.empty((sum(rows),) + trailing, dtype=local.dtype)
+        received = handle.inner if staged else handle
+        rows = [count // unit for count in received.counts()]
+        shape = (sum(rows),) + trailing
+        output = _staging.host_buffer(shape, local.dtype) if staged else torch.empty(shape, dtype=local.dtype)
         if widened:
             values = torch.empty(sum(rows) * unit, dtype=torch.int32)
-            handle.copy_to(values.data_ptr())
+            received.copy_to(values.data_ptr())
             _bytes_of(output).copy_(values.to(torch.uint8))
         else:
-            handle.copy_to(output.data_ptr())
+            received.copy_to(output.data_ptr())
+        if staged:
+            on_device = torch.empty(shape, dtype=local.dtype, device=device)
+            _staging.stage_out(output, on_device)
+            output = on_device
         return output, rows
 
-    return handle, finish, (local, send)
+    return handle, finish, keep
+
+
+def _allgather_start(tensor, name):
+    """Starts an allgather of `tensor` along dim 0 (see _rows_start)."""
+    return _rows_start("allgather", tensor, name,
+                       lambda name, send, type_name, unit: _C.allgather_async(name, send.data_ptr(), send.numel(),
+                                                                              type_name, unit))
 
 
 class _AllgatherFunction(torch.autograd.Function):
@@ -419,20 +528,171 @@ def join(device=-1):
     return _C.join()
 
 
+class _HandleGroup:
+    """Several libhvdrun handles that complete together, as one."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def wait(self):
+        for handle in self.handles:
+            handle.wait()
+
+    def ready(self):
+        return all(handle.ready() for handle in self.handles)
+
+
+def _check_tensor_list(call, tensors):
+    if isinstance(tensors, torch.Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError("hvdrun.torch.%s: expected a list of tensors, got %s" % (call, type(tensors).__name__))
+    for tensor in tensors:
+        _check_tensor(call, tensor)
+    return list(tensors)
+
+
+def _grouped_start(tensors, outputs, name, op, prescale_factor, postscale_factor, wire_format=None):
+    """Starts the allreduces of `tensors` into `outputs` together, named "<name>.<index>"; returns one
+    registered handle whose synchronize() returns the list of outputs."""
+    base = _auto_name("grouped_allreduce", name)
+    pending = [_allreduce_start(tensor, output, "%s.%d" % (base, index), op, prescale_factor, postscale_factor,
+                                wire_format)
+               for index, (tensor, output) in enumerate(zip(tensors, outputs))]
+    return _register(_Pending(_HandleGroup([p.handle for p in pending]), outputs, [p.keep for p in pending],
+                              lambda: [p.finish() for p in pending]))
+
+
+def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+                            process_set=None, wire_format=None):
+    """Starts allreduces of every tensor in `tensors` into new tensors, submitted together (libhvdrun
+    fuses those negotiated in the same cycle); returns a handle whose synchronize() returns the list of
+    results. Each tensor is named "<name>.<index>" (unnamed: "grouped_allreduce.noname.<n>.<index>")."""
+    _check_process_set(process_set)
+    op = _resolve_op(average, op, "grouped_allreduce_async")
+    tensors = _check_tensor_list("grouped_allreduce_async", tensors)
+    outputs = [t.detach().clone(memory_format=torch.contiguous_format) for t in tensors]
+    return _grouped_start(outputs, outputs, name, op, prescale_factor, postscale_factor,
+                          wire_format)
+
+
+def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+                             process_set=None, wire_format=None):
+    """Starts in-place allreduces of every tensor in `tensors`, submitted together; returns a handle whose
+    synchronize() returns the list of tensors."""
+    _check_process_set(process_set)
+    op = _resolve_op(average, op, "grouped_allreduce_async_")
+    tensors = _check_tensor_list("grouped_allreduce_async_", tensors)
+    return _grouped_start(tensors, tensors, name, op, prescale_factor, postscale_factor,
+                          wire_format)
+
+
+def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+                       process_set=None):
+    """Reduces every tensor in `tensors` in place over all ranks; returns the list of them."""
+    return synchronize(grouped_allreduce_async_(tensors, average, name, op, prescale_factor, postscale_factor,
+                                                process_set))
+
+
+class _GroupedAllreduceFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, name, op, factors, wire, *tensors):
+        ctx.op, ctx.factors, ctx.wire = op, factors, wire
+        return tuple(synchronize(grouped_allreduce_async(list(tensors), name=name, op=op, prescale_factor=factors[0],
+                                                         postscale_factor=factors[1], wire_format=wire)))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        # As allreduce's: the same op over the ranks' output gradients.
+        reduced = synchronize(grouped_allreduce_async([g.contiguous() for g in grad_outputs], op=ctx.op,
+                                                      prescale_factor=ctx.factors[0], postscale_factor=ctx.factors[1],
+                                                      wire_format=ctx.wire))
+        return (None, None, None, None) + tuple(reduced)
+
+
+def grouped_allreduce(tensors, average=None, name=None, compression=None, op=None, prescale_factor=1.0,
+                      postscale_factor=1.0, process_set=None):
+    """Returns op (default Average) over all ranks of every tensor in `tensors`, as a list of new tensors,
+    reduced together; differentiable. `compression` as allreduce's."""
+    _check_process_set(process_set)
+    op = _resolve_op(average, op, "grouped_allreduce")
+    tensors = _check_tensor_list("grouped_allreduce", tensors)
+    if compression is None:
+        from hvdrun.torch.compression import Compression  # pylint: disable=import-outside-toplevel
+        compression = Compression.none
+    compressed, contexts = [], []
+    for tensor in tensors:
+        value, ctx = compression.compress(tensor)
+        compressed.append(value)
+        contexts.append(ctx)
+    wire = getattr(compression, "wire_format", None)
+    reduced = _GroupedAllreduceFunction.apply(name, op, (prescale_factor, postscale_factor), wire, *compressed)
+    return [compression.decompress(value, ctx) for value, ctx in zip(reduced, contexts)]
+
+
+def _alltoall_splits(tensor, splits):
+    """The rows of `tensor` to send to each rank, as a list of ints, checked."""
+    size = _C.size()
+    if tensor.dim() == 0:
+        raise ValueError("hvdrun.torch.alltoall: a 0-dimensional tensor has no first dimension to split")
+    rows = tensor.shape[0]
+    if splits is None:
+        if rows % size != 0:
+            raise ValueError("hvdrun.torch.alltoall: the first dimension (%d) is not divisible by the %d ranks; "
+                             "pass splits=" % (rows, size))
+        return [rows // size] * size
+    values = splits.tolist() if torch.is_tensor(splits) else list(splits)
+    if len(values) != size or any(int(v) != v or v < 0 for v in values) or sum(values) != rows:
+        raise ValueError("hvdrun.torch.alltoall: splits must be %d non-negative integers (one per rank) that add up "
+                         "to the first dimension (%d), got %r" % (size, rows, values))
+    return [int(v) for v in values]
+
+
+def alltoall_async(tensor, splits=None, name=None, process_set=None):
+    """Starts an alltoall: rank r sends rows [sum(splits[:k]), sum(splits[:k+1])) of `tensor` to rank k
+    (splits=None: equal parts); returns a handle whose synchronize() returns (the rows received, in rank
+    order; an int32 CPU tensor of how many came from each rank). libhvdrun's alltoall: named ones are
+    negotiated (any order on any rank); see Runtime::AlltoallAsync for its traffic."""
+    _check_process_set(process_set)
+    _check_tensor("alltoall", tensor)
+    rows = _alltoall_splits(tensor, splits)
+    handle, finish, keep = _rows_start(
+        "alltoall", tensor, name,
+        lambda name, send, type_name, unit: _C.alltoall_async(name, send.data_ptr(), [r * unit for r in rows],
+                                                              type_name, unit))
+
+    def received():
+        output, counts = finish()
+        return output, torch.tensor(counts, dtype=torch.int32)
+
+    return _register(_Pending(handle, None, keep, received))
+
+
+class _AlltoallFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, splits, name):
+        output, received = synchronize(alltoall_async(tensor, splits, name))
+        ctx.received = received
+        ctx.mark_non_differentiable(received)
+        return output, received
+
+    @staticmethod
+    def backward(ctx, grad_output, unused):
+        # The rows this rank received go back to the ranks they came from.
+        grad, _ = synchronize(alltoall_async(grad_output.contiguous(), ctx.received))
+        return grad, None, None
+
+
 def alltoall(tensor, splits=None, name=None, process_set=None):
-    unsupported("alltoall (hvd.alltoall)")
+    """Sends rows of `tensor` to every rank and returns the rows received, in rank order; with `splits`
+    (the rows for each rank), returns (the rows, an int32 tensor of the rows from each rank), as Horovod.
+    Differentiable. See alltoall_async for how it travels."""
+    _check_process_set(process_set)
+    _check_tensor("alltoall", tensor)
+    output, received = _AlltoallFunction.apply(tensor, splits, name)
+    return output if splits is None else (output, received)
 
 
 def reducescatter(tensor, name=None, op=None, process_set=None):
-    unsupported("reducescatter (hvd.reducescatter)")
-
-
-def grouped_allreduce(tensors, *args, **kwargs):
-    unsupported("grouped allreduce (hvd.grouped_allreduce)", "allreduce each tensor: libhvdrun fuses them")
-
-
-def grouped_allreduce_async(tensors, *args, **kwargs):
-    unsupported("grouped allreduce (hvd.grouped_allreduce_async)", "allreduce_async each tensor: libhvdrun fuses them")
+    unsupported("reducescatter (hvd.reducescatter)", "use hvd.allreduce and keep this rank's part")
 
 
 def sparse_allreduce_async(tensor, name, op, process_set=None):

@@ -7,6 +7,8 @@ earlier layers' are computed. step() first waits for them all (synchronize) and 
 gradients in .grad, then runs the wrapped optimizer's step. Gradients are summed over the passes
 locally and not divided by their number; with op=Average the sum over ranks is divided by the number
 of ranks, split as 1/gradient_predivide_factor before the sum and gradient_predivide_factor/size after.
+With `groups`, the gradients of a group's parameters are reduced together, by one grouped allreduce
+started once every parameter of the group has had its passes.
 """
 
 import contextlib
@@ -21,7 +23,8 @@ from hvdrun.torch.compression import Compression, wire_format
 class _DistributedOptimizerMethods:
     """The methods a DistributedOptimizer adds to (or puts in front of) the wrapped optimizer's class."""
 
-    def _hvd_setup(self, named_parameters, compression, backward_passes_per_step, op, gradient_predivide_factor):
+    def _hvd_setup(self, named_parameters, compression, backward_passes_per_step, op, gradient_predivide_factor,
+                   groups):
         self._hvd_compression = compression
         self._hvd_passes = backward_passes_per_step
         self._hvd_op = op
@@ -44,8 +47,11 @@ class _DistributedOptimizerMethods:
         else:
             self._hvd_names = {id(p): "param.%d" % index for index, p in enumerate(params)}
         self._hvd_params = [p for p in params if p.requires_grad]
+        self._hvd_groups = _gradient_groups(self._hvd_params, groups)
+        self._hvd_group_of = {id(p): index for index, group in enumerate(self._hvd_groups) for p in group}
         self._hvd_passes_left = {id(p): backward_passes_per_step for p in self._hvd_params}
-        self._hvd_handles = {}  # id(param) -> (param, handle or None, compression context)
+        self._hvd_done = {index: set() for index in range(len(self._hvd_groups))}  # params whose passes are done
+        self._hvd_handles = {}  # group index -> (handle, [(compressed gradient, compression context)])
         self._hvd_should_synchronize = True
         self._hvd_synchronized = False
         self._hvd_accumulators = []
@@ -59,49 +65,55 @@ class _DistributedOptimizerMethods:
     def _hvd_make_hook(self, param):
         def hook(*unused):
             key = id(param)
-            entry = self._hvd_handles.get(key)
-            if entry is not None and entry[1] is not None:
+            index = self._hvd_group_of[key]
+            if index in self._hvd_handles or self._hvd_passes_left[key] == 0:
                 raise AssertionError(
                     "hvdrun.torch.DistributedOptimizer: parameter '%s' got a gradient after its allreduce started: "
                     "more backward passes than backward_passes_per_step=%d before step() or synchronize()"
                     % (self._hvd_names[key], self._hvd_passes))
             self._hvd_passes_left[key] -= 1
-            handle, ctx = None, None
             if self._hvd_passes_left[key] == 0:
-                handle, ctx = self._hvd_start(param)
-            self._hvd_handles[key] = (param, handle, ctx)
+                self._hvd_done[index].add(key)
+                if len(self._hvd_done[index]) == len(self._hvd_groups[index]):
+                    self._hvd_start(index)
 
         return hook
 
-    def _hvd_start(self, param):
-        compressed, ctx = self._hvd_compression.compress(param.grad)
-        factors = {}
+    def _hvd_start(self, index):
+        """Starts the allreduce of group `index`'s gradients: one allreduce for a parameter alone, a grouped
+        allreduce (named after its first parameter) for a group."""
+        group = self._hvd_groups[index]
+        compressed = [self._hvd_compression.compress(p.grad) for p in group]
+        options = {"op": self._hvd_op, "wire_format": wire_format(self._hvd_compression)}
         if self._hvd_op is mpi_ops.Average:
-            factors = {"prescale_factor": 1.0 / self._hvd_predivide, "postscale_factor": self._hvd_predivide}
-        handle = mpi_ops.allreduce_async_(compressed, name="grad." + self._hvd_names[id(param)], op=self._hvd_op,
-                                          wire_format=wire_format(self._hvd_compression), **factors)
-        return handle, (compressed, ctx)
+            options.update(prescale_factor=1.0 / self._hvd_predivide, postscale_factor=self._hvd_predivide)
+        if len(group) == 1:
+            handle = mpi_ops.allreduce_async_(compressed[0][0], name="grad." + self._hvd_names[id(group[0])], **options)
+        else:
+            handle = mpi_ops.grouped_allreduce_async_([value for value, _ in compressed],
+                                                      name="grad_group." + self._hvd_names[id(group[0])], **options)
+        self._hvd_handles[index] = (handle, compressed)
 
     def synchronize(self):
-        """Waits for every gradient's allreduce (starting those of parameters that got fewer passes or none,
-        as zeros where .grad is None) and leaves the results in .grad."""
+        """Waits for every gradient's allreduce (starting those of groups whose parameters got fewer passes
+        or none, as zeros where .grad is None) and leaves the results in .grad."""
         if mpi_ops._C.size() == 1:  # pylint: disable=protected-access
             self._hvd_synchronized = True
             return
-        for p in self._hvd_params:
-            key = id(p)
-            entry = self._hvd_handles.get(key)
-            if entry is None or entry[1] is None:
-                if p.grad is None:
-                    p.grad = torch.zeros_like(p)
-                handle, ctx = self._hvd_start(p)
-                self._hvd_handles[key] = (p, handle, ctx)
-        for key, (p, handle, (compressed, ctx)) in list(self._hvd_handles.items()):
+        for index, group in enumerate(self._hvd_groups):
+            if index not in self._hvd_handles:
+                for p in group:
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)
+                self._hvd_start(index)
+        for index, (handle, compressed) in list(self._hvd_handles.items()):
             mpi_ops.synchronize(handle)
-            self._hvd_passes_left[key] = self._hvd_passes
-            if compressed is not p.grad:
-                with torch.no_grad():
-                    p.grad.copy_(self._hvd_compression.decompress(compressed, ctx))
+            for p, (value, ctx) in zip(self._hvd_groups[index], compressed):
+                self._hvd_passes_left[id(p)] = self._hvd_passes
+                if value is not p.grad:
+                    with torch.no_grad():
+                        p.grad.copy_(self._hvd_compression.decompress(value, ctx))
+            self._hvd_done[index].clear()
         self._hvd_handles.clear()
         self._hvd_synchronized = True
 
@@ -124,10 +136,52 @@ class _DistributedOptimizerMethods:
         return self._hvd_base.step(self, closure)
 
     def zero_grad(self, *args, **kwargs):
-        if any(entry[1] is not None for entry in self._hvd_handles.values()):
+        if self._hvd_handles:
             raise AssertionError("hvdrun.torch.DistributedOptimizer: zero_grad() while gradients are being reduced: "
                                  "call step() or synchronize() between backward() and zero_grad()")
         return self._hvd_base.zero_grad(self, *args, **kwargs)
+
+
+def _gradient_groups(params, groups):
+    """The parameters in groups whose gradients are reduced together, as Horovod's `groups`: an int n
+    splits the parameters (in the optimizer's order, the same on every rank when the model is built the
+    same way) into n contiguous groups of sizes that differ by one at most; a list of lists of parameters
+    gives the groups, every parameter in none of them is a group of its own. None or 0: no groups."""
+    if groups is None or (isinstance(groups, int) and groups == 0):
+        return [(p,) for p in params]
+    if isinstance(groups, int):
+        if groups < 0:
+            raise ValueError("hvdrun.torch.DistributedOptimizer: groups must be a non-negative int or a list of lists "
+                             "of parameters, got %d" % groups)
+        count = min(groups, len(params))
+        base, extra = divmod(len(params), count) if count else (0, 0)
+        result, start = [], 0
+        for index in range(count):
+            end = start + base + (1 if index < extra else 0)
+            result.append(tuple(params[start:end]))
+            start = end
+        return result
+    if not isinstance(groups, (list, tuple)) or not all(isinstance(group, (list, tuple)) for group in groups):
+        raise ValueError("hvdrun.torch.DistributedOptimizer: groups must be a non-negative int or a list of lists of "
+                         "parameters, got %r" % (type(groups).__name__,))
+    trained = {id(p) for p in params}
+    placed = set()
+    result = []
+    for number, group in enumerate(groups):
+        members = []
+        for p in group:
+            if id(p) not in trained:
+                raise ValueError("hvdrun.torch.DistributedOptimizer: groups[%d] holds a tensor that is not a parameter "
+                                 "the optimizer trains (with requires_grad)" % number)
+            if id(p) in placed:
+                raise ValueError("hvdrun.torch.DistributedOptimizer: a parameter is in more than one of groups (again "
+                                 "in groups[%d])" % number)
+            placed.add(id(p))
+            members.append(p)
+        if members:
+            result.append(tuple(members))
+    result.extend((p,) for p in params if id(p) not in placed)
+    return result
 
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,  # noqa: N802 (Horovod's name)
@@ -137,13 +191,16 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     gradients over all ranks before each step. See the module's documentation."""
     mpi_ops._check_process_set(process_set)  # pylint: disable=protected-access
     if op is mpi_ops.Adasum:
-        mpi_ops.unsupported("Adasum (DistributedOptimizer(op=hvd.Adasum))", "use hvd.Average or hvd.Sum")
+        mpi_ops.unsupported("Adasum (hvdrun.torch.DistributedOptimizer(op=hvd.Adasum))", "use op=hvd.Average (or hvd.Sum)")
     if op not in (mpi_ops.Average, mpi_ops.Sum, mpi_ops.Min, mpi_ops.Max):
         raise ValueError("hvdrun.torch.DistributedOptimizer: op must be hvd.Average, hvd.Sum, hvd.Min or hvd.Max")
-    if num_groups or groups is not None:
-        mpi_ops.unsupported("gradient groups (num_groups=, groups=)", "libhvdrun fuses ready gradients by itself")
+    if num_groups and groups is not None:
+        raise ValueError("hvdrun.torch.DistributedOptimizer: pass groups= or num_groups= (deprecated), not both")
+    if num_groups:
+        groups = int(num_groups)
     if sparse_as_dense:
-        mpi_ops.unsupported("sparse gradients (sparse_as_dense=)")
+        mpi_ops.unsupported("sparse gradients (hvdrun.torch.DistributedOptimizer(sparse_as_dense=))",
+                            "leave sparse_as_dense=False: dense gradients are reduced as they are")
     if gradient_predivide_factor != 1.0 and op is not mpi_ops.Average:
         raise ValueError("hvdrun.torch.DistributedOptimizer: gradient_predivide_factor needs op=hvd.Average")
     if int(backward_passes_per_step) < 1:
@@ -157,5 +214,5 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     distributed = cls.__new__(cls)
     distributed.__dict__.update(optimizer.__dict__)  # the same parameter groups, defaults and state
     distributed._hvd_setup(named_parameters, compression, int(backward_passes_per_step), op,  # pylint: disable=protected-access
-                           float(gradient_predivide_factor))
+                           float(gradient_predivide_factor), groups)
     return distributed

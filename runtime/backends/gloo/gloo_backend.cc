@@ -3,6 +3,7 @@
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
@@ -141,6 +142,42 @@ Status GlooBackend::Alltoall(const void* send, void* recv, size_t count, DataTyp
     options.setInput(const_cast<char*>(static_cast<const char*>(send)), bytes);
     options.setOutput(static_cast<char*>(recv), bytes);
     gloo::alltoall(options);
+  });
+}
+
+Status GlooBackend::Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                              const std::vector<size_t>& recv_counts, DataType type) {
+  const auto ranks = static_cast<size_t>(size_);
+  if (send_counts.size() != ranks || recv_counts.size() != ranks) {
+    return Status::Error("gloo: alltoallv: " + std::to_string(send_counts.size()) + " send and " +
+                         std::to_string(recv_counts.size()) + " receive counts for " + std::to_string(ranks) +
+                         " ranks on rank " + std::to_string(context_->rank));
+  }
+  // Gloo's alltoallv takes counts in elements of the buffer's type: bytes here, as in Alltoall.
+  const size_t element = DataTypeSize(type);
+  std::vector<int64_t> send_bytes(ranks);
+  std::vector<int64_t> recv_bytes(ranks);
+  size_t send_total = 0;
+  size_t recv_total = 0;
+  for (size_t j = 0; j < ranks; ++j) {
+    send_bytes[j] = static_cast<int64_t>(send_counts[j] * element);
+    recv_bytes[j] = static_cast<int64_t>(recv_counts[j] * element);
+    send_total += send_counts[j] * element;
+    recv_total += recv_counts[j] * element;
+  }
+  if (BuffersOverlap(send, send_total, recv, recv_total)) {
+    return Status::Error("gloo: alltoallv: the send and receive buffers overlap on rank " +
+                         std::to_string(context_->rank));
+  }
+  // A rank that sends or receives nothing still takes part; Gloo wants a buffer all the same.
+  char unused = 0;
+  char* input = send_total > 0 ? const_cast<char*>(static_cast<const char*>(send)) : &unused;
+  char* output = recv_total > 0 ? static_cast<char*>(recv) : &unused;
+  return Guarded("alltoallv", [&] {
+    gloo::AlltoallvOptions options(context_);
+    options.setInput(input, send_bytes);
+    options.setOutput(output, recv_bytes);
+    gloo::alltoallv(options);
   });
 }
 

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
@@ -40,6 +41,8 @@ class GlooBackend : public Backend {
   Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
   Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
+  Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                   const std::vector<size_t>& recv_counts, DataType type) override;
   Status Barrier() override;
   // float32 and float64 with kSum only: gloo::allreduce with gloo::sum, nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;

@@ -133,6 +133,45 @@ Status MpiBackend::Alltoall(const void* send, void* recv, size_t count, DataType
                                             static_cast<int>(count), datatype, comm_));
 }
 
+Status MpiBackend::Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                             const std::vector<size_t>& recv_counts, DataType type) {
+  const auto ranks = static_cast<size_t>(size_);
+  if (send_counts.size() != ranks || recv_counts.size() != ranks) {
+    return Status::Error("mpi: alltoallv: " + std::to_string(send_counts.size()) + " send and " +
+                         std::to_string(recv_counts.size()) + " receive counts for " + std::to_string(ranks) +
+                         " ranks on rank " + std::to_string(rank_));
+  }
+  // MPI counts and displacements are ints, in elements.
+  std::vector<int> counts_out(ranks);
+  std::vector<int> counts_in(ranks);
+  std::vector<int> at_out(ranks);
+  std::vector<int> at_in(ranks);
+  size_t send_total = 0;
+  size_t recv_total = 0;
+  for (size_t j = 0; j < ranks; ++j) {
+    for (size_t value : {send_counts[j], recv_counts[j], send_total, recv_total}) {
+      if (Status status = CheckCount("alltoallv", value); !status.ok()) return status;
+    }
+    counts_out[j] = static_cast<int>(send_counts[j]);
+    counts_in[j] = static_cast<int>(recv_counts[j]);
+    at_out[j] = static_cast<int>(send_total);
+    at_in[j] = static_cast<int>(recv_total);
+    send_total += send_counts[j];
+    recv_total += recv_counts[j];
+  }
+  for (size_t total : {send_total, recv_total}) {
+    if (Status status = CheckCount("alltoallv", total); !status.ok()) return status;
+  }
+  const size_t element = DataTypeSize(type);
+  if (BuffersOverlap(send, send_total * element, recv, recv_total * element)) {
+    return Status::Error("mpi: alltoallv: the send and receive buffers overlap on rank " +
+                         std::to_string(rank_));
+  }
+  const MPI_Datatype datatype = types_->Datatype(type);
+  return MpiStatus("alltoallv", MPI_Alltoallv(send, counts_out.data(), at_out.data(), datatype, recv,
+                                              counts_in.data(), at_in.data(), datatype, comm_));
+}
+
 Status MpiBackend::Barrier() { return MpiStatus("barrier", MPI_Barrier(comm_)); }
 
 Status MpiBackend::BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) {

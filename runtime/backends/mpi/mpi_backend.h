@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
@@ -41,6 +42,8 @@ class MpiBackend : public Backend {
   // `send` may lie anywhere, also inside `recv` (in place when it is this rank's block of recv).
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
   Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
+  Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                   const std::vector<size_t>& recv_counts, DataType type) override;
   Status Barrier() override;
   // float32 and float64 with kSum only: MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM), nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;

@@ -372,6 +372,53 @@ Status NcclBackend::Alltoall(const void* send, void* recv, size_t count, DataTyp
   return status.ok() ? Finish("alltoall") : status;
 }
 
+Status NcclBackend::Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                              const std::vector<size_t>& recv_counts, DataType type) {
+  const auto ranks = static_cast<size_t>(size_);
+  if (send_counts.size() != ranks || recv_counts.size() != ranks) {
+    return Status::Error("nccl: alltoallv: " + std::to_string(send_counts.size()) + " send and " +
+                         std::to_string(recv_counts.size()) + " receive counts for " + std::to_string(ranks) +
+                         " ranks on rank " + std::to_string(rank_));
+  }
+  size_t send_total = 0;
+  size_t recv_total = 0;
+  for (size_t j = 0; j < ranks; ++j) {
+    send_total += send_counts[j];
+    recv_total += recv_counts[j];
+  }
+  Status status = Prepare("alltoallv");
+  if (status.ok() && send_total > 0) status = CheckDevicePointer("alltoallv", "send buffer", send);
+  if (status.ok() && recv_total > 0) status = CheckDevicePointer("alltoallv", "receive buffer", recv);
+  if (!status.ok()) return status;
+  const size_t element = DataTypeSize(type);
+  if (BuffersOverlap(send, send_total * element, recv, recv_total * element)) {
+    return Status::Error("nccl: alltoallv: the send and receive buffers overlap on rank " +
+                         std::to_string(rank_));
+  }
+  // A send and a receive per peer with something to exchange, in one group: a pair of ranks agrees on
+  // whether there is (rank k's send_counts[j] is rank j's recv_counts[k]).
+  status = Enqueued("alltoallv", ncclGroupStart());
+  size_t send_at = 0;
+  size_t recv_at = 0;
+  for (int peer = 0; peer < size_ && status.ok(); ++peer) {
+    const auto p = static_cast<size_t>(peer);
+    if (send_counts[p] > 0) {
+      status =
+          Enqueued("alltoallv", ncclSend(static_cast<const char*>(send) + send_at * element, send_counts[p],
+                                         NcclType(type), peer, resources_.comm, resources_.stream));
+    }
+    if (status.ok() && recv_counts[p] > 0) {
+      status = Enqueued("alltoallv", ncclRecv(static_cast<char*>(recv) + recv_at * element, recv_counts[p],
+                                              NcclType(type), peer, resources_.comm, resources_.stream));
+    }
+    send_at += send_counts[p];
+    recv_at += recv_counts[p];
+  }
+  const Status ended = Enqueued("alltoallv", ncclGroupEnd());
+  if (status.ok()) status = ended;
+  return status.ok() ? Finish("alltoallv") : status;
+}
+
 Status NcclBackend::Barrier() {
   Status status = Prepare("barrier");
   if (status.ok()) {

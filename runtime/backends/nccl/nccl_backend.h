@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
@@ -48,6 +49,8 @@ class NcclBackend : public Backend {
   Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
   Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
+  Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                   const std::vector<size_t>& recv_counts, DataType type) override;
   // A one-element allreduce.
   Status Barrier() override;
   // float32 and float64 with kSum only: ncclAllReduce(buffer, buffer, ..., ncclSum), nothing else.

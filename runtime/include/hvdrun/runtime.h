@@ -159,6 +159,10 @@ struct AllgatherResult {
   std::vector<uint64_t> counts;
 };
 
+// What an alltoall leaves on each rank: the elements every rank sent this one, back to back in rank
+// order, and how many came from each rank.
+using AlltoallResult = AllgatherResult;
+
 class HVDRUN_EXPORT Runtime {
  public:
   // Looks an environment variable up: its value, or nullptr when unset (std::getenv's contract).
@@ -240,6 +244,18 @@ class HVDRUN_EXPORT Runtime {
                                   AllgatherResult* result);
   CollectiveHandle AllgatherAsync(const std::string& name, const void* send, size_t count, DataType type,
                                   size_t row, AllgatherResult* result);
+  // Horovod's alltoall: `send` holds, back to back in rank order, splits[j] elements for rank j (splits
+  // has size() entries, each whole rows of `row` elements; row >= 1, the same on every rank), and
+  // `result` gets, when the handle completes, what every rank sent this one. `send` and `result` must
+  // stay valid until then. It runs an allgather of every rank's splits, then the backend's alltoall of
+  // uneven blocks (Gloo's alltoallv, MPI_Alltoallv). The named form (CollectiveOrder::kNegotiated) may
+  // be submitted in any order; every rank must give the same type and row for a name, while splits
+  // differ.
+  CollectiveHandle AlltoallAsync(const void* send, const std::vector<uint64_t>& splits, DataType type,
+                                 size_t row, AlltoallResult* result);
+  CollectiveHandle AlltoallAsync(const std::string& name, const void* send,
+                                 const std::vector<uint64_t>& splits, DataType type, size_t row,
+                                 AlltoallResult* result);
   Status Barrier();
   // Horovod's join, for ranks that run out of data at different times (CollectiveOrder::kNegotiated
   // only). Waits until everything this rank submitted has completed, then until every rank has
