@@ -12,7 +12,9 @@ void ConvertFromDouble(DataType type, const double* from, void* to, size_t count
   WithElementType(type, [&]<typename T>() {
     using A = ElementArithmetic<T>;
     T* out = static_cast<T*>(to);
-    for (size_t i = 0; i < count; ++i) out[i] = A::Narrow(static_cast<typename A::Compute>(from[i]));
+    for (size_t i = 0; i < count; ++i) {
+      StoreElement(out + i, A::Narrow(static_cast<typename A::Compute>(from[i])));
+    }
   });
 }
 

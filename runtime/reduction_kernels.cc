@@ -14,7 +14,7 @@ void CombineElements(void* out, const void* a, const void* b, size_t n, Combine 
   T* o = static_cast<T*>(out);
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
-  for (size_t i = 0; i < n; ++i) o[i] = A::Narrow(combine(A::Widen(x[i]), A::Widen(y[i])));
+  for (size_t i = 0; i < n; ++i) StoreElement(o + i, A::Narrow(combine(A::Widen(x[i]), A::Widen(y[i]))));
 }
 
 template <typename T>
@@ -76,7 +76,7 @@ void DivideBy(DataType type, void* values, size_t count, int divisor) {
     using C = typename A::Compute;
     T* v = static_cast<T*>(values);
     const C d = static_cast<C>(divisor);
-    for (size_t i = 0; i < count; ++i) v[i] = A::Narrow(static_cast<C>(A::Widen(v[i]) / d));
+    for (size_t i = 0; i < count; ++i) StoreElement(v + i, A::Narrow(static_cast<C>(A::Widen(v[i]) / d)));
   });
 }
 

@@ -53,6 +53,16 @@ struct ElementArithmetic<BFloat16> {
   static BFloat16 Narrow(float value) { return BFloat16::FromFloat(value); }
 };
 
+// Writes `value` into `*to`. Every element is stored through it: gloo::float16's copy assignment skips
+// the write when the old bits, read as a whole number, round to the new value (its operator!=
+// compares with the other's bits converted from an int), so an output that held 0x0002 kept it
+// where 2.0 (0x4000) was written. Its bits are copied instead.
+template <typename T>
+void StoreElement(T* to, const T& value) {
+  *to = value;
+}
+inline void StoreElement(gloo::float16* to, const gloo::float16& value) { to->x = value.x; }
+
 // Calls body.template operator()<T>() with T the C++ type that holds an element of `type`
 // (gloo::float16, BFloat16, float, double, int32_t, int64_t); throws std::invalid_argument for a
 // value that is no DataType.

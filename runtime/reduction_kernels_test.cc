@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hvdrun/runtime.h"
@@ -93,6 +94,31 @@ TEST(ReductionKernelsTest, DivisionFinishesAnAverageInTheTypesArithmetic) {
   std::vector<int64_t> large = {(int64_t{1} << 62) + 1};
   DivideBy(DataType::kInt64, large.data(), 1, 1);
   EXPECT_EQ(large[0], (int64_t{1} << 62) + 1);
+}
+
+// An output's old bits never decide whether a result is written. gloo::float16's assignment skips
+// the write when the old bits, read as a whole number, round to the new value: an output holding
+// 0x0002 kept it where max(1, 2) = 2.0 (0x4000) was due, and 0x0001 where min(1, 2) = 1.0 was.
+TEST(ReductionKernelsTest, EveryResultIsWrittenWhateverTheOutputHeldBefore) {
+  const std::vector<char> ones = Elements(DataType::kFloat16, std::vector<double>(17, 1));
+  const std::vector<char> twos = Elements(DataType::kFloat16, std::vector<double>(17, 2));
+  for (const auto& [op, expected, stale] :
+       {std::tuple{ReduceOp::kMax, 2.0, uint16_t{2}}, std::tuple{ReduceOp::kMin, 1.0, uint16_t{1}},
+        std::tuple{ReduceOp::kSum, 3.0, uint16_t{3}}}) {
+    std::vector<uint16_t> out(17, stale);
+    ReductionKernelFor(DataType::kFloat16, op)(out.data(), ones.data(), twos.data(), out.size());
+    std::vector<char> bytes(reinterpret_cast<const char*>(out.data()),
+                            reinterpret_cast<const char*>(out.data() + out.size()));
+    EXPECT_EQ(Values(DataType::kFloat16, bytes), std::vector<double>(17, expected)) << ReduceOpName(op);
+  }
+  // The division and the conversion from double too: 4 / 2 over a 0x0002, and 2.0 over a 0x0002.
+  std::vector<uint16_t> halves = {0x4400, 0x4400};  // 4.0
+  DivideBy(DataType::kFloat16, halves.data(), 2, 2);
+  EXPECT_EQ(halves, (std::vector<uint16_t>{0x4000, 0x4000}));
+  std::vector<uint16_t> converted = {2, 2};
+  const double two[] = {2, 2};
+  ConvertFromDouble(DataType::kFloat16, two, converted.data(), 2);
+  EXPECT_EQ(converted, (std::vector<uint16_t>{0x4000, 0x4000}));
 }
 
 TEST(ReductionKernelsTest, ElementTypesHaveTheSizeOfTheirDataType) {
