@@ -1,0 +1,113 @@
+// ShmSegment: one shared-memory segment per job and host, mapped by every local rank, with the
+// barrier its collectives synchronize by (runtime/shm/shm_allreduce.h).
+//
+// Opening it is collective among the local ranks of one host: local rank 0 creates a POSIX shared
+// memory object under a name of 128 random bits (/dev/shm/hvdrun-<32 hex digits>), mode 0600,
+// reserves its pages (so that a full /dev/shm is an error here, not a SIGBUS later) and publishes the
+// name in the job's store, which only holders of the job's secret can read; the others open and
+// map it. The last local rank to map it unlinks the name, so from then on no process can open it
+// and nothing of it stays in /dev/shm whatever happens to the ranks (SIGKILL included): the pages
+// go with the last mapping. Local rank 0 also unlinks it whenever opening fails, and at the end of
+// Open in any case; only a SIGKILL between its creation and the last rank's mapping (a bootstrap
+// step) can leave the name behind.
+//
+// The barrier: each local rank has a cache line of its own in the segment holding how many
+// barriers it has arrived at; a rank waits until every line has reached its own count, spinning
+// briefly and then sleeping on a futex in the segment that every arrival rings. While it waits it
+// checks, every kLivenessInterval, whether a missing rank's process still lives (a pidfd opened
+// when the segment was mapped, so a reused pid cannot pass for it) and whether a rank has marked
+// itself failed (Fail): either ends the wait at once with an error naming that rank; so does the
+// collective timeout, naming every rank still missing. Nothing is sent over a socket.
+//
+// Layout: a header page (the ranks' lines), then two sets (double buffering) of one slot of
+// slot_bytes() per local rank.
+//
+// Not thread-safe: one collective thread per rank uses it, as the Backend it serves.
+#ifndef HVDRUN_RUNTIME_SHM_SHM_SEGMENT_H_
+#define HVDRUN_RUNTIME_SHM_SHM_SEGMENT_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hvdrun/key_value_store.h"
+#include "hvdrun/status.h"
+
+namespace hvdrun {
+
+// The local ranks of one host that share a segment.
+struct ShmGroup {
+  int local_rank = 0;
+  int local_size = 1;
+  int rank = 0;  // this rank's place in the job, for errors
+  // Where in the job's store the ranks of this host exchange the segment's name and their
+  // outcomes: the same for the host's ranks, unique per host and Runtime instance.
+  std::string store_prefix;
+  // How long bootstrapping may wait for a local rank, and how long one barrier may.
+  std::chrono::milliseconds timeout{60000};
+};
+
+class ShmSegment {
+ public:
+  // Bytes of each slot (per local rank, per set) by default: 1 MiB. Measured on a 2-core machine
+  // at 64 MiB (docs/benchmarks.md): a slot that fits in the core's L2 cache (256 KiB) costs a
+  // barrier every few microseconds, 4 MiB and more were no faster than 1 MiB; with two sets per
+  // rank the segment of 8 ranks is 16 MiB, well inside a container's 64 MiB /dev/shm.
+  static constexpr size_t kDefaultSlotBytes = size_t{1} << 20;
+  // How often a waiting rank checks that the ranks it waits for still live.
+  static constexpr std::chrono::milliseconds kLivenessInterval{20};
+  // The most local ranks a segment serves.
+  static constexpr int kMaxLocalRanks = 1024;
+
+  // Opens (local rank 0 creates) the segment of `group` through `store`: a collective of the
+  // host's local ranks. An error names the step, the host's local rank at fault and the cause.
+  static StatusOr<std::unique_ptr<ShmSegment>> Open(KeyValueStore& store, const ShmGroup& group,
+                                                    size_t slot_bytes = kDefaultSlotBytes);
+  // Marks this rank as gone (a rank still waiting for it fails at once, naming it) and unmaps.
+  ~ShmSegment();
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+
+  int local_rank() const { return group_.local_rank; }
+  int local_size() const { return group_.local_size; }
+  size_t slot_bytes() const { return slot_bytes_; }
+  // The slot of `local_rank` in set `set` (0 or 1).
+  std::byte* slot(int set, int local_rank) const;
+  // The name it had in /dev/shm (unlinked once every local rank mapped it).
+  const std::string& name() const { return name_; }
+
+  // Arrives at the next barrier and waits for every local rank to arrive at it. `what` names the
+  // collective in errors ("allreduce"). After an error the segment is unusable.
+  Status Barrier(const char* what);
+  // Marks this rank failed, so that ranks waiting for it stop at once with its rank named.
+  void Fail();
+
+ private:
+  struct Header;
+  ShmSegment(ShmGroup group, std::string name, void* base, size_t bytes, size_t slot_bytes);
+  Header& header() const;
+  // Why local rank `local` stops a wait, or OK when it may still arrive.
+  Status CheckPeer(int local, const char* what) const;
+  Status OpenPidfds();
+  // "rank R (local rank L, pid P)"
+  std::string Describe(int local) const;
+
+  const ShmGroup group_;
+  const std::string name_;
+  void* const base_;
+  const size_t bytes_;
+  const size_t slot_bytes_;
+  uint32_t barriers_ = 0;    // barriers this rank has arrived at
+  std::vector<int> pidfds_;  // per local rank; -1 for this process's own ranks (threads)
+  Status broken_;
+};
+
+// The segment's /dev/shm name for 16 random bytes: "/hvdrun-" and 32 hex digits.
+std::string ShmSegmentName(const unsigned char (&random)[16]);
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_SHM_SHM_SEGMENT_H_
