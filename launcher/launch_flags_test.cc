@@ -166,6 +166,21 @@ TEST(LaunchFlags, TuningFlagsBecomeHorovodsVariables) {
             "--cycle-time-ms: '-1' is not a number of milliseconds from 0 to 60000");
 }
 
+TEST(LaunchFlags, SharedMemoryIsOnOrOffForAHostMemoryBackend) {
+  LaunchFlags flags = Given({}, {"--shared-memory"});
+  flags.shared_memory = "maybe";
+  EXPECT_EQ(ResolveTuning(flags, BackendKind::kGloo).status().message(),
+            "--shared-memory: 'maybe' is not on or off");
+  flags.shared_memory = "off";
+  EXPECT_EQ(ResolveTuning(flags, BackendKind::kNccl).status().message(),
+            "--shared-memory: libhvdrun's path for host memory; give --gloo or --mpi");
+  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, BackendKind::kMpi);
+  ASSERT_TRUE(tuning.ok()) << tuning.status().message();
+  ASSERT_EQ(tuning->size(), 1U);
+  EXPECT_EQ(tuning->back().name, "HVDRUN_SHM");
+  EXPECT_EQ(tuning->back().value, "0");
+}
+
 TEST(LaunchFlags, CompressionNeedsAHostMemoryBackendAndSafeguardsNeedFp8) {
   LaunchFlags flags = Given({}, {"--compression"});
   flags.compression = "fp16";

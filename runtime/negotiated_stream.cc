@@ -470,7 +470,10 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
                                                 "BARRIER",   "BASELINE_ALLREDUCE", "ALLGATHER"};
   const std::string operation = kOperations[static_cast<size_t>(requests[members.front()].kind)];
   const std::string negotiate = "NEGOTIATE_" + operation;
-  const std::string backend_call = TimelineBackendActivity(BackendName(options_.backend), operation);
+  const bool through_path =
+      requests[members.front()].kind == CollectiveKind::kAllreduce && !allreduce_path_.empty();
+  const std::string backend_call = TimelineBackendActivity(
+      through_path ? allreduce_path_ : std::string(BackendName(options_.backend)), operation);
 
   TimelineResponse response;
   response.operation = operation;

@@ -19,6 +19,7 @@
 
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"
+#include "runtime/shm/shm_backend.h"
 
 namespace hvdrun {
 namespace {
@@ -251,6 +252,13 @@ Status Runtime::Impl::Bootstrap() {
   context.timeout = options_.timeout;
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options_.backend, context);
   if (!backend.ok()) return backend.status();
+  allreduce_path_ = std::string(BackendName(options_.backend));
+  if (SharedMemoryServes(options_)) {
+    backend = WithSharedMemory(std::move(backend).value(), options_, store, scope);
+    if (!backend.ok()) return backend.status();
+    allreduce_path_ = "shm";
+  }
+  if (stream_ != nullptr) stream_->set_allreduce_path(allreduce_path_);
   backend_ = std::move(backend).value();
   return Status::Ok();
 }

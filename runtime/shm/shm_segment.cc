@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <new>
@@ -54,11 +55,12 @@ size_t SegmentBytes(int local_size, size_t slot_bytes) {
 
 std::string Errno(int error) { return std::strerror(error); }
 
-long FutexWait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::nanoseconds timeout) {
+// Sleeps while *word == expected, for up to `timeout`; a wake, a signal or the timeout ends it.
+void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::nanoseconds timeout) {
   timespec relative{};
   relative.tv_sec = static_cast<time_t>(timeout.count() / 1000000000);
-  relative.tv_nsec = static_cast<long>(timeout.count() % 1000000000);
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &relative, nullptr, 0);
+  relative.tv_nsec = static_cast<decltype(relative.tv_nsec)>(timeout.count() % 1000000000);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &relative, nullptr, 0);
 }
 
 void FutexWakeAll(std::atomic<uint32_t>* word) {
@@ -132,9 +134,10 @@ struct ShmSegment::Header {
   std::atomic<uint64_t> magic;  // written last by the creator
   uint64_t slot_bytes;
   uint32_t local_size;
-  std::atomic<uint32_t> mapped;            // local ranks that have mapped the segment
-  alignas(64) std::atomic<uint32_t> bell;  // rung (incremented, woken) by every arrival and failure
-  std::atomic<uint32_t> sleepers;          // ranks asleep on the bell
+  std::atomic<uint32_t> mapped;    // local ranks that have mapped the segment
+  char line_end[40];               // the bell on a cache line of its own
+  std::atomic<uint32_t> bell;      // rung (incremented, woken) by every arrival and failure
+  std::atomic<uint32_t> sleepers;  // ranks asleep on the bell
 };
 
 namespace {
@@ -162,7 +165,7 @@ StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Open(KeyValueStore& store, con
     return Status::Error("shared memory: bad group (local rank " + std::to_string(me) + " of " +
                          std::to_string(n) + ", slot of " + std::to_string(slot_bytes) + " bytes)");
   }
-  static_assert(sizeof(Header) <= kLinesOffset);
+  static_assert(sizeof(Header) <= kLinesOffset && offsetof(Header, bell) == 64);
   const std::string name_key = group.store_prefix + "name";
   const size_t bytes = SegmentBytes(n, slot_bytes);
   std::string name;
@@ -221,6 +224,7 @@ StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Open(KeyValueStore& store, con
   Status told = store.Set(outcome_prefix + std::to_string(me),
                           base != nullptr ? "" : "!rank " + std::to_string(group.rank) + ": " + error);
   std::vector<std::string> keys;
+  keys.reserve(static_cast<size_t>(n));
   for (int local = 0; local < n; ++local) keys.push_back(outcome_prefix + std::to_string(local));
   Status all = told.ok() ? store.Wait(keys, group.timeout) : told;
   if (me == 0 && !name.empty()) ::shm_unlink(name.c_str());  // whatever happened to the others
@@ -277,10 +281,10 @@ Status ShmSegment::OpenPidfds() {
       pidfds_.push_back(-1);
       continue;
     }
-    const long fd = syscall(SYS_pidfd_open, pid, 0);
+    const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     if (fd >= 0) {
-      ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-      pidfds_.push_back(static_cast<int>(fd));
+      ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+      pidfds_.push_back(fd);
     } else if (errno == ESRCH) {
       return Status::Error("shared memory: " + Describe(local) + " died while the segment was set up");
     } else {

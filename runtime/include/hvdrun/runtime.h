@@ -136,6 +136,11 @@ struct RuntimeOptions {
   TimelineSettings timeline;
   // Both collective orders; with negotiation, fused buffers are compressed whole.
   CompressionOptions compression;
+  // Allreduces of a job whose ranks are all on one host go through a shared-memory segment of that
+  // host (each rank reduces its slice of every rank's values, synchronized by futexes), not through
+  // the backend, when the backend reduces host memory (Gloo, MPI). Every rank must choose the same.
+  // InitFromEnvironment reads it from HVDRUN_SHM (hvdrun --shared-memory on|off); on by default.
+  bool shared_memory = true;
 };
 
 // What negotiation did on this rank, for its report.
@@ -199,6 +204,9 @@ class HVDRUN_EXPORT Runtime {
   int cross_size() const;
   BackendKind backend() const;
   CollectiveOrder order() const;
+  // What carries this runtime's allreduces: "shm" (the host's shared memory: RuntimeOptions::
+  // shared_memory) or the backend's name ("gloo", "mpi", "nccl"). Benchmarks and timelines name it.
+  std::string allreduce_path() const;
 
   // recv[i] = op over ranks of send[i], for `count` elements. send == recv is in place.
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op);

@@ -1,0 +1,53 @@
+// ShmBackend: a Backend whose allreduces run through the host's shared-memory segment
+// (runtime/shm/shm_allreduce.h) and whose other collectives go to the job's backend (Gloo, MPI).
+// The Runtime puts it in front of the backend when every rank of the job is on one host and the
+// backend reduces host memory (SharedMemoryServes); everything above it, the negotiated engine, its
+// fusion and compression, sees one Backend. BaselineAllreduce stays the backend library's own.
+//
+// As every Backend: created, used and destroyed by one collective thread.
+#ifndef HVDRUN_RUNTIME_SHM_SHM_BACKEND_H_
+#define HVDRUN_RUNTIME_SHM_SHM_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "hvdrun/key_value_store.h"
+#include "hvdrun/runtime.h"
+#include "hvdrun/status.h"
+#include "runtime/backend.h"
+#include "runtime/shm/shm_allreduce.h"
+#include "runtime/shm/shm_segment.h"
+
+namespace hvdrun {
+
+// Whether a Runtime with `options` reduces through shared memory: RuntimeOptions::shared_memory
+// on, a host-memory backend (not NCCL), and more than one rank, all on one host.
+bool SharedMemoryServes(const RuntimeOptions& options);
+
+// Opens the host's segment (a collective of its local ranks, through `store` under `scope`) and
+// puts a ShmBackend in front of `backend`.
+StatusOr<std::unique_ptr<Backend>> WithSharedMemory(std::unique_ptr<Backend> backend,
+                                                    const RuntimeOptions& options, KeyValueStore& store,
+                                                    const std::string& scope);
+
+class ShmBackend : public Backend {
+ public:
+  // `divisor`: what an average divides the sum by (the job's size).
+  ShmBackend(std::unique_ptr<Backend> backend, std::unique_ptr<ShmSegment> segment, int divisor);
+
+  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override;
+  Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
+  Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
+  Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
+  Status Barrier() override;
+  Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
+
+ private:
+  // Declared first, destroyed last: the segment stays mapped until the backend has shut down.
+  ShmAllreduce allreduce_;
+  std::unique_ptr<Backend> backend_;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_SHM_SHM_BACKEND_H_

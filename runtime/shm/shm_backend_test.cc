@@ -1,0 +1,133 @@
+#include "runtime/shm/shm_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <latch>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "hvdrun/runtime.h"
+#include "runtime/backend_conformance.h"
+#include "runtime/backend_test_ranks.h"
+#include "runtime/shm/shm_test_group.h"
+#include "runtime/test_job.h"
+
+namespace hvdrun {
+namespace {
+
+// Forwards to a backend it does not own.
+class BorrowedBackend : public Backend {
+ public:
+  explicit BorrowedBackend(Backend& backend) : backend_(backend) {}
+  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override {
+    return backend_.Allreduce(send, recv, count, type, op);
+  }
+  Status Broadcast(void* buffer, size_t count, DataType type, int root) override {
+    return backend_.Broadcast(buffer, count, type, root);
+  }
+  Status Allgather(const void* send, void* recv, size_t count, DataType type) override {
+    return backend_.Allgather(send, recv, count, type);
+  }
+  Status Alltoall(const void* send, void* recv, size_t count, DataType type) override {
+    return backend_.Alltoall(send, recv, count, type);
+  }
+  Status Barrier() override { return backend_.Barrier(); }
+  Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override {
+    return backend_.BaselineAllreduce(buffer, count, type, op);
+  }
+
+ private:
+  Backend& backend_;
+};
+
+// The backend conformance cases through a ShmBackend in front of Gloo, ranks as threads: every
+// type, op and count of the allreduce case goes through shared memory, the other collectives to
+// Gloo.
+class ShmConformanceTest : public ::testing::TestWithParam<testing::ConformanceParam> {};
+
+TEST_P(ShmConformanceTest, Case) {
+  const auto [which, size] = GetParam();
+  const testing::ConformanceCase& conformance_case = testing::ConformanceCases()[which];
+  std::shared_ptr<KeyValueStore> segments = NewInMemoryStore();
+  testing::RunBackendRanks(BackendKind::kGloo, size, [&](Backend& gloo, const BackendContext& context) {
+    StatusOr<std::unique_ptr<ShmSegment>> segment =
+        ShmSegment::Open(*segments, testing::TestShmGroup(context.rank, context.size));
+    ASSERT_TRUE(segment.ok()) << segment.status().message();
+    // The Gloo backend stays RunBackendRanks'; this one only borrows it.
+    ShmBackend shm(std::make_unique<BorrowedBackend>(gloo), std::move(segment).value(), context.size);
+    testing::GtestConformanceReport report(context.rank);
+    testing::ConformanceRank rank;
+    rank.backend = &shm;
+    rank.kind = BackendKind::kGloo;
+    rank.rank = context.rank;
+    rank.size = context.size;
+    rank.report = &report;
+    conformance_case.run(rank);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, ShmConformanceTest, testing::EveryConformanceCaseAndSize(),
+                         testing::ConformanceParamName);
+
+TEST(SharedMemoryServesTest, OnlyHostMemoryJobsOfSeveralRanksOnOneHost) {
+  RuntimeOptions options;
+  options.backend = BackendKind::kGloo;
+  options.size = options.local_size = 2;
+  EXPECT_TRUE(SharedMemoryServes(options));
+  options.backend = BackendKind::kMpi;
+  EXPECT_TRUE(SharedMemoryServes(options));
+  options.backend = BackendKind::kNccl;
+  EXPECT_FALSE(SharedMemoryServes(options));
+  options.backend = BackendKind::kGloo;
+  options.shared_memory = false;
+  EXPECT_FALSE(SharedMemoryServes(options));
+  options.shared_memory = true;
+  options.size = options.local_size = 1;
+  EXPECT_FALSE(SharedMemoryServes(options));
+  options.size = 4;
+  options.local_size = 2;
+  EXPECT_FALSE(SharedMemoryServes(options));
+}
+
+// Through a whole Runtime: negotiated and fused allreduces over shared memory, which the runtime
+// and its timeline name; with shared_memory off, over Gloo.
+TEST(ShmRuntimeTest, NegotiatedFusedAllreducesGoThroughSharedMemory) {
+  for (bool shared_memory : {true, false}) {
+    const std::string dir = ::testing::TempDir() + "/shm_runtime_" + std::to_string(shared_memory);
+    testing::RunRanks(
+        3,
+        [&](Runtime& runtime) {
+          EXPECT_EQ(runtime.allreduce_path(), shared_memory ? "shm" : "gloo");
+          constexpr int kTensors = 5;
+          std::vector<std::vector<float>> tensors(kTensors);
+          std::vector<CollectiveHandle> handles;
+          for (int t = 0; t < kTensors; ++t) {
+            tensors[t].assign(static_cast<size_t>(1000 + 77 * t), static_cast<float>(runtime.rank() + t));
+            handles.push_back(runtime.AllreduceAsync("grad" + std::to_string(t), tensors[t].data(),
+                                                     tensors[t].data(), tensors[t].size(), DataType::kFloat32,
+                                                     ReduceOp::kSum));
+          }
+          for (int t = 0; t < kTensors; ++t) {
+            ASSERT_TRUE(handles[t].Wait().ok());
+            for (float value : tensors[t]) ASSERT_EQ(value, static_cast<float>(0 + 1 + 2 + 3 * t));
+          }
+        },
+        CollectiveOrder::kNegotiated,
+        [&](RuntimeOptions& options) {
+          options.shared_memory = shared_memory;
+          options.timeline.path = dir + "/rank-" + std::to_string(options.rank) + ".json";
+        });
+    std::ifstream file(dir + "/rank-0.json");
+    std::stringstream timeline;
+    timeline << file.rdbuf();
+    EXPECT_NE(timeline.str().find(shared_memory ? "SHM_ALLREDUCE" : "GLOO_ALLREDUCE"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace hvdrun
