@@ -19,7 +19,8 @@ StatusOr<std::unique_ptr<Backend>> WithSharedMemory(std::unique_ptr<Backend> bac
   // The host's index: the same for its local ranks, whatever order the job's ranks are in.
   group.store_prefix = scope + "shm/" + std::to_string(options.cross_rank) + "/";
   group.timeout = options.timeout;
-  StatusOr<std::unique_ptr<ShmSegment>> segment = ShmSegment::Open(store, group);
+  StatusOr<std::unique_ptr<ShmSegment>> segment =
+      ShmSegment::Open(store, group, ShmSegment::SlotBytesFor(group.local_size));
   if (!segment.ok()) return segment.status();
   return std::unique_ptr<Backend>(
       std::make_unique<ShmBackend>(std::move(backend), std::move(segment).value(), options.size));

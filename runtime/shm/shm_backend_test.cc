@@ -55,8 +55,8 @@ TEST_P(ShmConformanceTest, Case) {
   const testing::ConformanceCase& conformance_case = testing::ConformanceCases()[which];
   std::shared_ptr<KeyValueStore> segments = NewInMemoryStore();
   testing::RunBackendRanks(BackendKind::kGloo, size, [&](Backend& gloo, const BackendContext& context) {
-    StatusOr<std::unique_ptr<ShmSegment>> segment =
-        ShmSegment::Open(*segments, testing::TestShmGroup(context.rank, context.size));
+    StatusOr<std::unique_ptr<ShmSegment>> segment = ShmSegment::Open(
+        *segments, testing::TestShmGroup(context.rank, context.size), ShmSegment::SlotBytesFor(context.size));
     ASSERT_TRUE(segment.ok()) << segment.status().message();
     // The Gloo backend stays RunBackendRanks'; this one only borrows it.
     ShmBackend shm(std::make_unique<BorrowedBackend>(gloo), std::move(segment).value(), context.size);

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -146,6 +147,12 @@ RankLine& Line(void* base, int local) {
                                                    kLineBytes * static_cast<size_t>(local)));
 }
 }  // namespace
+
+size_t ShmSegment::SlotBytesFor(int local_size) {
+  constexpr size_t kMinSlotBytes = size_t{256} << 10;
+  const size_t share = kSlotBudgetBytes / (2 * static_cast<size_t>(std::max(local_size, 1)));
+  return std::max(kMinSlotBytes, share / kPageBytes * kPageBytes);
+}
 
 std::string ShmSegmentName(const unsigned char (&random)[16]) {
   static constexpr char kHex[] = "0123456789abcdef";

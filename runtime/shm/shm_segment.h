@@ -52,11 +52,16 @@ struct ShmGroup {
 
 class ShmSegment {
  public:
-  // Bytes of each slot (per local rank, per set) by default: 1 MiB. Measured on a 2-core machine
-  // at 64 MiB (docs/benchmarks.md): a slot that fits in the core's L2 cache (256 KiB) costs a
-  // barrier every few microseconds, 4 MiB and more were no faster than 1 MiB; with two sets per
-  // rank the segment of 8 ranks is 16 MiB, well inside a container's 64 MiB /dev/shm.
-  static constexpr size_t kDefaultSlotBytes = size_t{1} << 20;
+  // The slots of all local ranks (two sets) take about this much of /dev/shm (SlotBytesFor): 16
+  // MiB, well inside a container's default 64 MiB /dev/shm.
+  static constexpr size_t kSlotBudgetBytes = size_t{16} << 20;
+  // Bytes of each slot, per local rank and set: the budget shared out, at least 256 KiB (a segment
+  // of more than 32 local ranks then takes more than the budget). Large slots, because every chunk
+  // costs two barriers, and a barrier that a rank sleeps through costs a scheduler hand-off, which
+  // on a shared machine is worth megabytes of copying: 64 MiB float32 sums of 2 ranks on a 2-core
+  // machine at load 6 (docs/benchmarks.md) reached 0.1-0.8 GB/s busbw with 64-256 KiB slots, 1.2
+  // with 1 MiB, 1.7-3.7 with 4 MiB, 2.2-3.5 with 8 MiB and 1.6-2.4 with 16 MiB.
+  static size_t SlotBytesFor(int local_size);
   // How often a waiting rank checks that the ranks it waits for still live.
   static constexpr std::chrono::milliseconds kLivenessInterval{20};
   // The most local ranks a segment serves.
@@ -65,7 +70,7 @@ class ShmSegment {
   // Opens (local rank 0 creates) the segment of `group` through `store`: a collective of the
   // host's local ranks. An error names the step, the host's local rank at fault and the cause.
   static StatusOr<std::unique_ptr<ShmSegment>> Open(KeyValueStore& store, const ShmGroup& group,
-                                                    size_t slot_bytes = kDefaultSlotBytes);
+                                                    size_t slot_bytes);
   // Marks this rank as gone (a rank still waiting for it fails at once, naming it) and unmaps.
   ~ShmSegment();
   ShmSegment(const ShmSegment&) = delete;

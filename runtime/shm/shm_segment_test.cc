@@ -28,7 +28,17 @@ namespace {
 
 using std::chrono::milliseconds;
 
+constexpr size_t kSlot = 4096;
+
 bool InDevShm(const std::string& name) { return std::filesystem::exists("/dev/shm" + name); }
+
+TEST(ShmSegmentSlotTest, SlotsShareTheBudgetDownToAMinimum) {
+  EXPECT_EQ(ShmSegment::SlotBytesFor(2), size_t{4} << 20);
+  EXPECT_EQ(ShmSegment::SlotBytesFor(8), size_t{1} << 20);
+  EXPECT_EQ(ShmSegment::SlotBytesFor(3) % 4096, 0U);
+  EXPECT_LE(3 * 2 * ShmSegment::SlotBytesFor(3), ShmSegment::kSlotBudgetBytes);
+  EXPECT_EQ(ShmSegment::SlotBytesFor(64), size_t{256} << 10);
+}
 
 TEST(ShmSegmentNameTest, IsHvdrunAndThirtyTwoHexDigits) {
   const unsigned char random[16] = {0x00, 0x01, 0xab, 0xff, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -42,7 +52,8 @@ TEST(ShmSegmentTest, IsPrivateWhileOpeningAndUnlinkedOnceMapped) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   std::unique_ptr<ShmSegment> first;
   std::thread creator([&] {
-    StatusOr<std::unique_ptr<ShmSegment>> segment = ShmSegment::Open(*store, testing::TestShmGroup(0, 2));
+    StatusOr<std::unique_ptr<ShmSegment>> segment =
+        ShmSegment::Open(*store, testing::TestShmGroup(0, 2), kSlot);
     ASSERT_TRUE(segment.ok()) << segment.status().message();
     first = std::move(segment).value();
   });
@@ -53,7 +64,7 @@ TEST(ShmSegmentTest, IsPrivateWhileOpeningAndUnlinkedOnceMapped) {
   EXPECT_EQ(facts.st_mode & 0777, 0600U);
   EXPECT_EQ(facts.st_uid, ::geteuid());
 
-  StatusOr<std::unique_ptr<ShmSegment>> second = ShmSegment::Open(*store, testing::TestShmGroup(1, 2));
+  StatusOr<std::unique_ptr<ShmSegment>> second = ShmSegment::Open(*store, testing::TestShmGroup(1, 2), kSlot);
   creator.join();
   ASSERT_TRUE(second.ok()) << second.status().message();
   ASSERT_NE(first, nullptr);
@@ -83,12 +94,12 @@ TEST(ShmSegmentTest, ALateRankIsNamedAtTheTimeout) {
   std::unique_ptr<ShmSegment> late;
   std::thread other([&] {
     StatusOr<std::unique_ptr<ShmSegment>> segment =
-        ShmSegment::Open(*store, testing::TestShmGroup(1, 2, milliseconds(300)));
+        ShmSegment::Open(*store, testing::TestShmGroup(1, 2, milliseconds(300)), kSlot);
     ASSERT_TRUE(segment.ok()) << segment.status().message();
     late = std::move(segment).value();
   });
   StatusOr<std::unique_ptr<ShmSegment>> segment =
-      ShmSegment::Open(*store, testing::TestShmGroup(0, 2, milliseconds(300)));
+      ShmSegment::Open(*store, testing::TestShmGroup(0, 2, milliseconds(300)), kSlot);
   other.join();
   ASSERT_TRUE(segment.ok()) << segment.status().message();
   Status waited = segment.value()->Barrier("allreduce");
@@ -102,7 +113,8 @@ TEST(ShmSegmentTest, ARankThatEndsOrFailsIsNamedAtOnce) {
     std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
     std::unique_ptr<ShmSegment> waiter;
     std::thread other([&] {
-      StatusOr<std::unique_ptr<ShmSegment>> segment = ShmSegment::Open(*store, testing::TestShmGroup(1, 2));
+      StatusOr<std::unique_ptr<ShmSegment>> segment =
+          ShmSegment::Open(*store, testing::TestShmGroup(1, 2), kSlot);
       ASSERT_TRUE(segment.ok()) << segment.status().message();
       if (fails) {
         segment.value()->Fail();
@@ -110,7 +122,8 @@ TEST(ShmSegmentTest, ARankThatEndsOrFailsIsNamedAtOnce) {
         segment.value().reset();
       }
     });
-    StatusOr<std::unique_ptr<ShmSegment>> segment = ShmSegment::Open(*store, testing::TestShmGroup(0, 2));
+    StatusOr<std::unique_ptr<ShmSegment>> segment =
+        ShmSegment::Open(*store, testing::TestShmGroup(0, 2), kSlot);
     other.join();
     ASSERT_TRUE(segment.ok()) << segment.status().message();
     const std::string pid = std::to_string(::getpid());
@@ -127,7 +140,7 @@ TEST(ShmSegmentTest, ACreatorFailureStopsEveryLocalRank) {
   ASSERT_TRUE(
       store->Set("test/shm/mapped/0", "!rank 0: reserving 64 MiB in /dev/shm: No space left on device").ok());
   StatusOr<std::unique_ptr<ShmSegment>> segment =
-      ShmSegment::Open(*store, testing::TestShmGroup(1, 2, milliseconds(2000)));
+      ShmSegment::Open(*store, testing::TestShmGroup(1, 2, milliseconds(2000)), kSlot);
   ASSERT_FALSE(segment.ok());
   EXPECT_NE(segment.status().message().find(
                 "local rank 0 could not create it: reserving 64 MiB in /dev/shm: No space left on device"),
