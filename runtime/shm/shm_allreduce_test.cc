@@ -36,7 +36,7 @@ TEST(ShmAllreduceSliceTest, SlicesCoverTheChunkInOrderOn64ByteBoundaries) {
 // Values every type holds exactly, so that every op's result is exact: small integers, distinct
 // per rank and element, of both signs.
 double Input(int rank, size_t i) {
-  return static_cast<double>(static_cast<int>((i * 7 + rank * 13) % 23) - 11);
+  return static_cast<double>(static_cast<int>((i * 7 + static_cast<size_t>(rank) * 13) % 23) - 11);
 }
 
 template <typename T>
@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, ShmAllreduceTest, ::testing::Values(1, 2, 3, 4),
 TEST(ShmAllreduceTest, EveryRankGetsTheSameBitsForValuesThatRound) {
   constexpr int kRanks = 3;
   constexpr size_t kCount = 10007;
-  std::vector<std::vector<float>> results(kRanks);
+  std::vector<std::vector<uint32_t>> results(kRanks);  // the sums' bits
   testing::RunShmRanks(kRanks, 4096, [&](std::unique_ptr<ShmSegment>& segment) {
     const int me = segment->local_rank();
     ShmAllreduce allreduce(std::move(segment), kRanks);
@@ -125,13 +125,11 @@ TEST(ShmAllreduceTest, EveryRankGetsTheSameBitsForValuesThatRound) {
     for (size_t i = 0; i < kCount; ++i) values[i] = 1.0F / static_cast<float>(i + 3 + me);
     ASSERT_TRUE(
         allreduce.Allreduce(values.data(), values.data(), kCount, DataType::kFloat32, ReduceOp::kSum).ok());
-    results[static_cast<size_t>(me)] = values;
+    std::vector<uint32_t> bits(kCount);
+    std::memcpy(bits.data(), values.data(), kCount * sizeof(float));
+    results[static_cast<size_t>(me)] = bits;
   });
-  for (int rank = 1; rank < kRanks; ++rank) {
-    EXPECT_EQ(
-        std::memcmp(results[0].data(), results[static_cast<size_t>(rank)].data(), kCount * sizeof(float)), 0)
-        << "rank " << rank;
-  }
+  for (size_t rank = 1; rank < kRanks; ++rank) EXPECT_EQ(results[0], results[rank]) << "rank " << rank;
 }
 
 }  // namespace

@@ -107,7 +107,8 @@ TEST(ShmRuntimeTest, NegotiatedFusedAllreducesGoThroughSharedMemory) {
           std::vector<std::vector<float>> tensors(kTensors);
           std::vector<CollectiveHandle> handles;
           for (int t = 0; t < kTensors; ++t) {
-            tensors[t].assign(static_cast<size_t>(1000 + 77 * t), static_cast<float>(runtime.rank() + t));
+            tensors[t].assign(size_t{1000} + 77 * static_cast<size_t>(t),
+                              static_cast<float>(runtime.rank() + t));
             handles.push_back(runtime.AllreduceAsync("grad" + std::to_string(t), tensors[t].data(),
                                                      tensors[t].data(), tensors[t].size(), DataType::kFloat32,
                                                      ReduceOp::kSum));

@@ -36,7 +36,7 @@ TEST(ShmSegmentSlotTest, SlotsShareTheBudgetDownToAMinimum) {
   EXPECT_EQ(ShmSegment::SlotBytesFor(2), size_t{4} << 20);
   EXPECT_EQ(ShmSegment::SlotBytesFor(8), size_t{1} << 20);
   EXPECT_EQ(ShmSegment::SlotBytesFor(3) % 4096, 0U);
-  EXPECT_LE(3 * 2 * ShmSegment::SlotBytesFor(3), ShmSegment::kSlotBudgetBytes);
+  EXPECT_LE(size_t{3} * 2 * ShmSegment::SlotBytesFor(3), ShmSegment::kSlotBudgetBytes);
   EXPECT_EQ(ShmSegment::SlotBytesFor(64), size_t{256} << 10);
 }
 
