@@ -337,6 +337,17 @@ StatusOr<std::vector<RankSetting>> ResolveTuning(const LaunchFlags& flags,
     if (!shared_memory.ok()) return shared_memory.status();
     tuning.push_back(std::move(shared_memory).value());
   }
+  if (flags.hierarchical_allreduce) {
+    if (backend != BackendKind::kGloo) {
+      return Status::Error("--hierarchical-allreduce: libhvdrun's over --gloo only (hosts through Gloo)");
+    }
+    if (flags.shared_memory == "off") {
+      return Status::Error(
+          "--hierarchical-allreduce: reduces inside each host through shared memory, which "
+          "--shared-memory off turns off");
+    }
+    tuning.push_back({"--hierarchical-allreduce", env::kHorovodHierarchicalAllreduce, "1"});
+  }
   return tuning;
 }
 

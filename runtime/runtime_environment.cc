@@ -169,6 +169,12 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
     if (shared_memory.ok()) options.shared_memory = shared_memory.value();
     status = shared_memory.status();
   }
+  if (status.ok()) {
+    StatusOr<bool> hierarchical =
+        ReadFlag(env, env::kHorovodHierarchicalAllreduce, options.hierarchical_allreduce);
+    if (hierarchical.ok()) options.hierarchical_allreduce = hierarchical.value();
+    status = hierarchical.status();
+  }
   if (!status.ok()) return status;
   return result;
 }

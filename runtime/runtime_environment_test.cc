@@ -75,6 +75,10 @@ TEST_F(RuntimeEnvironmentTest, SharedMemoryIsOnUnlessHvdrunShmIsZero) {
   EXPECT_FALSE(Read()->options.shared_memory);
   values_[env::kSharedMemory] = "off";
   EXPECT_EQ(ReadError(), "HVDRUN_SHM='off' is not 1 or 0");
+  values_[env::kSharedMemory] = "1";
+  EXPECT_FALSE(Read()->options.hierarchical_allreduce);
+  values_[env::kHorovodHierarchicalAllreduce] = "1";
+  EXPECT_TRUE(Read()->options.hierarchical_allreduce);
 }
 
 TEST_F(RuntimeEnvironmentTest, CompressionComesFromHvdrunsVariables) {

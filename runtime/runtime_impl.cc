@@ -253,10 +253,12 @@ Status Runtime::Impl::Bootstrap() {
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options_.backend, context);
   if (!backend.ok()) return backend.status();
   allreduce_path_ = std::string(BackendName(options_.backend));
-  if (SharedMemoryServes(options_)) {
-    backend = WithSharedMemory(std::move(backend).value(), options_, store, scope);
+  StatusOr<bool> hierarchical = AgreeOnHierarchical(options_, store, scope);
+  if (!hierarchical.ok()) return hierarchical.status();
+  if (SharedMemoryServes(options_) || hierarchical.value()) {
+    backend = WithSharedMemory(std::move(backend).value(), options_, store, scope, hierarchical.value());
     if (!backend.ok()) return backend.status();
-    allreduce_path_ = "shm";
+    allreduce_path_ = hierarchical.value() ? "shm+" + allreduce_path_ : "shm";
   }
   if (stream_ != nullptr) stream_->set_allreduce_path(allreduce_path_);
   backend_ = std::move(backend).value();

@@ -8,8 +8,8 @@
 
 namespace hvdrun {
 
-ShmAllreduce::ShmAllreduce(std::unique_ptr<ShmSegment> segment, int divisor)
-    : segment_(std::move(segment)), divisor_(divisor) {}
+ShmAllreduce::ShmAllreduce(std::unique_ptr<ShmSegment> segment, int divisor, Backend* cross)
+    : segment_(std::move(segment)), divisor_(divisor), cross_(cross) {}
 
 size_t ShmAllreduce::SliceBegin(size_t count, size_t element, int slices, int slice) {
   const size_t unit = std::max<size_t>(1, 64 / element);
@@ -63,7 +63,16 @@ Status ShmAllreduce::ReduceChunk(const std::byte* send, std::byte* recv, size_t 
       kernel(sum, source(0, at), source(1, at), n);
     }
     for (int local = 2; local < ranks; ++local) kernel(sum, sum, source(local, at), n);
-    if (op == ReduceOp::kAverage) DivideBy(type, sum, n, divisor_);
+    if (op == ReduceOp::kAverage && cross_ == nullptr) DivideBy(type, sum, n, divisor_);
+  }
+  // The same local rank of every host has a slice of the same length: all of them call, or none.
+  if (cross_ != nullptr && end > begin) {
+    std::byte* slice = mine + begin * element;
+    const ReduceOp cross_op = op == ReduceOp::kAverage ? ReduceOp::kSum : op;
+    if (Status crossed = cross_->Allreduce(slice, slice, end - begin, type, cross_op); !crossed.ok()) {
+      return crossed;
+    }
+    if (op == ReduceOp::kAverage) DivideBy(type, slice, end - begin, divisor_);
   }
   if (Status reduced = segment.Barrier("allreduce"); !reduced.ok()) return reduced;
 

@@ -8,6 +8,9 @@
 //      libhvdrun's reduction kernels (runtime/reduction_kernels.h), in blocks that stay in cache,
 //      into its own slot; an average is divided there; then arrives at a barrier;
 //   3. copies every rank's reduced slice into its recv buffer.
+// With a `cross` backend (the hierarchical allreduce: one rank of the same local rank on every host),
+// step 2 ends with an allreduce of the rank's slice of its host's sum with the other hosts' over
+// that backend, before the average's division and the barrier; every host then holds the job's sum.
 // That is a reduce-scatter and an allgather through memory: each rank reads and writes about five
 // times the chunk, and the sum of a slice is computed once, in local rank order, so every rank gets
 // the same bits. The segment's two sets of slots alternate between chunks (and calls), so that
@@ -26,6 +29,7 @@
 
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
+#include "runtime/backend.h"
 #include "runtime/shm/shm_segment.h"
 
 namespace hvdrun {
@@ -36,9 +40,9 @@ class ShmAllreduce {
   // local rank's block is added into it.
   static constexpr size_t kBlockBytes = size_t{16} << 10;
 
-  // `divisor`: what an average divides the sum by (the job's size; the local ranks' count when they
-  // are the whole job).
-  ShmAllreduce(std::unique_ptr<ShmSegment> segment, int divisor);
+  // `divisor`: what an average divides the sum by (the job's size). `cross`, when given, is the
+  // hierarchical allreduce's backend among the hosts (not owned; it outlives this).
+  ShmAllreduce(std::unique_ptr<ShmSegment> segment, int divisor, Backend* cross = nullptr);
 
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
   ShmSegment& segment() { return *segment_; }
@@ -52,6 +56,7 @@ class ShmAllreduce {
 
   std::unique_ptr<ShmSegment> segment_;
   const int divisor_;
+  Backend* const cross_;
   int set_ = 0;  // the set of slots the next chunk uses
 };
 

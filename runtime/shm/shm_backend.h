@@ -23,17 +23,28 @@ namespace hvdrun {
 // Whether a Runtime with `options` reduces through shared memory: RuntimeOptions::shared_memory
 // on, a host-memory backend (not NCCL), and more than one rank, all on one host.
 bool SharedMemoryServes(const RuntimeOptions& options);
+// Whether the options ask for the hierarchical allreduce and allow it: hierarchical_allreduce and
+// shared_memory on, over Gloo, on several hosts. The same on every rank of a job.
+bool HierarchicalAsked(const RuntimeOptions& options);
+// Whether the job reduces hierarchically: HierarchicalAsked, and every host has the same number of
+// ranks, more than one. Only the ranks together know the second: when asked, a collective of the
+// job's ranks, which publish their local_size through `store` under `scope` and read every rank's.
+StatusOr<bool> AgreeOnHierarchical(const RuntimeOptions& options, KeyValueStore& store,
+                                   const std::string& scope);
 
 // Opens the host's segment (a collective of its local ranks, through `store` under `scope`) and
-// puts a ShmBackend in front of `backend`.
+// puts a ShmBackend in front of `backend`; `hierarchical` (AgreeOnHierarchical), also creates the
+// backend among the same local rank of every host (bootstrapped through `store` under `scope`).
 StatusOr<std::unique_ptr<Backend>> WithSharedMemory(std::unique_ptr<Backend> backend,
                                                     const RuntimeOptions& options, KeyValueStore& store,
-                                                    const std::string& scope);
+                                                    const std::string& scope, bool hierarchical);
 
 class ShmBackend : public Backend {
  public:
-  // `divisor`: what an average divides the sum by (the job's size).
-  ShmBackend(std::unique_ptr<Backend> backend, std::unique_ptr<ShmSegment> segment, int divisor);
+  // `divisor`: what an average divides the sum by (the job's size). `cross` and its `cross_store`:
+  // the hierarchical allreduce's backend among the hosts, or null.
+  ShmBackend(std::unique_ptr<Backend> backend, std::unique_ptr<ShmSegment> segment, int divisor,
+             std::unique_ptr<KeyValueStore> cross_store = nullptr, std::unique_ptr<Backend> cross = nullptr);
 
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override;
   Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
@@ -43,7 +54,10 @@ class ShmBackend : public Backend {
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
 
  private:
-  // Declared first, destroyed last: the segment stays mapped until the backend has shut down.
+  // Destroyed in reverse order: the job's backend while the segment is still mapped, the cross-host
+  // backend before the store it bootstrapped through.
+  std::unique_ptr<KeyValueStore> cross_store_;
+  std::unique_ptr<Backend> cross_;
   ShmAllreduce allreduce_;
   std::unique_ptr<Backend> backend_;
 };

@@ -74,6 +74,98 @@ TEST_P(ShmConformanceTest, Case) {
 INSTANTIATE_TEST_SUITE_P(Shm, ShmConformanceTest, testing::EveryConformanceCaseAndSize(),
                          testing::ConformanceParamName);
 
+// The conformance cases through the hierarchical allreduce: 2 "hosts" of 2 local ranks each, every
+// rank a thread; each host's ranks share a segment, and each local rank's slices cross to the other
+// host over a Gloo backend of their own (WithSharedMemory, as the Runtime creates them).
+class HierarchicalConformanceTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(HierarchicalConformanceTest, Case) {
+  constexpr int kHosts = 2;
+  constexpr int kLocal = 2;
+  const testing::ConformanceCase& conformance_case = testing::ConformanceCases()[GetParam()];
+  std::shared_ptr<KeyValueStore> shared = NewInMemoryStore();
+  testing::RunBackendRanks(
+      BackendKind::kGloo, kHosts * kLocal, [&](Backend& gloo, const BackendContext& context) {
+        RuntimeOptions options;
+        options.backend = BackendKind::kGloo;
+        options.rank = context.rank;
+        options.size = context.size;
+        options.local_rank = context.rank % kLocal;
+        options.local_size = kLocal;
+        options.cross_rank = context.rank / kLocal;
+        options.cross_size = kHosts;
+        options.hierarchical_allreduce = true;
+        options.timeout = std::chrono::seconds(30);
+        ASSERT_FALSE(SharedMemoryServes(options));
+        StatusOr<bool> hierarchical = AgreeOnHierarchical(options, *shared, "test/");
+        ASSERT_TRUE(hierarchical.ok()) << hierarchical.status().message();
+        ASSERT_TRUE(hierarchical.value());
+        StatusOr<std::unique_ptr<Backend>> backend =
+            WithSharedMemory(std::make_unique<BorrowedBackend>(gloo), options, *shared, "test/", true);
+        ASSERT_TRUE(backend.ok()) << backend.status().message();
+        testing::GtestConformanceReport report(context.rank);
+        testing::ConformanceRank rank;
+        rank.backend = backend.value().get();
+        rank.kind = BackendKind::kGloo;
+        rank.rank = context.rank;
+        rank.size = context.size;
+        rank.report = &report;
+        conformance_case.run(rank);
+      });
+}
+
+std::string CaseName(const ::testing::TestParamInfo<size_t>& param) {
+  return testing::ConformanceCases()[param.param].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(TwoHostsOfTwo, HierarchicalConformanceTest,
+                         ::testing::Range(size_t{0}, testing::ConformanceCases().size()), CaseName);
+
+TEST(SharedMemoryServesTest, HierarchicalIsAskedOverGlooWithSharedMemoryOnSeveralHosts) {
+  RuntimeOptions options;
+  options.backend = BackendKind::kGloo;
+  options.size = 4;
+  options.local_size = 2;
+  options.cross_size = 2;
+  options.hierarchical_allreduce = true;
+  EXPECT_TRUE(HierarchicalAsked(options));
+  options.backend = BackendKind::kMpi;
+  EXPECT_FALSE(HierarchicalAsked(options));
+  options.backend = BackendKind::kGloo;
+  options.shared_memory = false;
+  EXPECT_FALSE(HierarchicalAsked(options));
+  options.shared_memory = true;
+  options.cross_size = 1;
+  EXPECT_FALSE(HierarchicalAsked(options));
+}
+
+// Hosts of 1, 2 and 3 ranks: the middle host's local_size times the host count is the job's size,
+// but the ranks agree that the hosts differ, every one of them.
+TEST(SharedMemoryServesTest, RanksAgreeThatUnevenHostsReduceFlat) {
+  const std::vector<int> host_of = {0, 1, 1, 2, 2, 2};
+  const std::vector<int> ranks_on = {1, 2, 3};
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
+  std::vector<std::thread> threads;
+  threads.reserve(6);
+  for (int rank = 0; rank < 6; ++rank) {
+    threads.emplace_back([&, rank] {
+      RuntimeOptions options;
+      options.backend = BackendKind::kGloo;
+      options.rank = rank;
+      options.size = 6;
+      options.cross_rank = host_of[static_cast<size_t>(rank)];
+      options.cross_size = 3;
+      options.local_size = ranks_on[static_cast<size_t>(options.cross_rank)];
+      options.hierarchical_allreduce = true;
+      options.timeout = std::chrono::seconds(30);
+      StatusOr<bool> hierarchical = AgreeOnHierarchical(options, *store, "test/");
+      ASSERT_TRUE(hierarchical.ok()) << hierarchical.status().message();
+      EXPECT_FALSE(hierarchical.value()) << "rank " << rank;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
+
 TEST(SharedMemoryServesTest, OnlyHostMemoryJobsOfSeveralRanksOnOneHost) {
   RuntimeOptions options;
   options.backend = BackendKind::kGloo;

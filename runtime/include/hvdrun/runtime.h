@@ -141,6 +141,13 @@ struct RuntimeOptions {
   // the backend, when the backend reduces host memory (Gloo, MPI). Every rank must choose the same.
   // InitFromEnvironment reads it from HVDRUN_SHM (hvdrun --shared-memory on|off); on by default.
   bool shared_memory = true;
+  // Jobs on several hosts with the same number of ranks each, over Gloo: each allreduce is reduced
+  // inside every host through its shared memory, each local rank's slice of the host's sum is
+  // allreduced over Gloo with the same local rank of the other hosts, and the hosts' ranks gather the
+  // slices through shared memory again, so that one copy of the buffer per host crosses the network
+  // (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE, which InitFromEnvironment reads; hvdrun
+  // --hierarchical-allreduce). Needs shared_memory; off by default. Every rank must choose the same.
+  bool hierarchical_allreduce = false;
 };
 
 // What negotiation did on this rank, for its report.
@@ -205,7 +212,8 @@ class HVDRUN_EXPORT Runtime {
   BackendKind backend() const;
   CollectiveOrder order() const;
   // What carries this runtime's allreduces: "shm" (the host's shared memory: RuntimeOptions::
-  // shared_memory) or the backend's name ("gloo", "mpi", "nccl"). Benchmarks and timelines name it.
+  // shared_memory), "shm+gloo" (hierarchical_allreduce) or the backend's name ("gloo", "mpi",
+  // "nccl"). Benchmarks and timelines name it.
   std::string allreduce_path() const;
 
   // recv[i] = op over ranks of send[i], for `count` elements. send == recv is in place.
