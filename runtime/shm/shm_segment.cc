@@ -164,6 +164,74 @@ std::string ShmSegmentName(const unsigned char (&random)[16]) {
   return name;
 }
 
+void* ShmSegment::CreateAndPublish(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
+                                   std::string* name, std::string* error) {
+  void* base = nullptr;
+  unsigned char random[16];
+  if (::getrandom(random, sizeof(random), 0) != static_cast<ssize_t>(sizeof(random))) {
+    *error = "getrandom: " + Errno(errno);
+  } else {
+    *name = ShmSegmentName(random);
+    base = CreateSegment(*name, SegmentBytes(group.local_size, slot_bytes), error);
+  }
+  if (base != nullptr) {
+    auto* header = new (base) Header();
+    header->slot_bytes = slot_bytes;
+    header->local_size = static_cast<uint32_t>(group.local_size);
+    header->magic.store(kMagic, std::memory_order_release);
+  }
+  // The others wait for this key: an error goes there too, so that they stop at once.
+  Status published = store.Set(group.store_prefix + "name", base != nullptr ? *name : "!" + *error);
+  if (!published.ok() && base != nullptr) *error = "publishing its name: " + published.message();
+  return base;
+}
+
+void* ShmSegment::AttachPublished(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
+                                  std::string* name, std::string* error) {
+  StatusOr<std::string> published = store.Get(group.store_prefix + "name", group.timeout);
+  if (!published.ok()) {
+    *error = "waiting for local rank 0's segment: " + published.status().message();
+    return nullptr;
+  }
+  if (!published.value().empty() && published.value()[0] == '!') {
+    *error = "local rank 0 could not create it: " + published.value().substr(1);
+    return nullptr;
+  }
+  *name = published.value();
+  const size_t bytes = SegmentBytes(group.local_size, slot_bytes);
+  void* base = AttachSegment(*name, bytes, error);
+  if (base == nullptr) return nullptr;
+  const auto* header = std::launder(reinterpret_cast<Header*>(base));
+  if (header->magic.load(std::memory_order_acquire) != kMagic ||
+      header->local_size != static_cast<uint32_t>(group.local_size) || header->slot_bytes != slot_bytes) {
+    *error = *name + " is not this job's segment";
+    ::munmap(base, bytes);
+    return nullptr;
+  }
+  return base;
+}
+
+std::string ShmSegment::AgreeOnOutcome(KeyValueStore& store, const ShmGroup& group,
+                                       const std::string& error) {
+  const std::string prefix = group.store_prefix + "mapped/";
+  Status told = store.Set(prefix + std::to_string(group.local_rank),
+                          error.empty() ? "" : "!rank " + std::to_string(group.rank) + ": " + error);
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<size_t>(group.local_size));
+  for (int local = 0; local < group.local_size; ++local) keys.push_back(prefix + std::to_string(local));
+  Status all = told.ok() ? store.Wait(keys, group.timeout) : told;
+  if (!error.empty()) return error;  // this rank's own, first
+  if (!all.ok()) return "waiting for the host's local ranks to map it: " + all.message();
+  for (int local = 0; local < group.local_size; ++local) {
+    StatusOr<std::string> outcome = store.Get(keys[static_cast<size_t>(local)], group.timeout);
+    if (!outcome.ok()) return outcome.status().message();
+    if (!outcome.value().empty()) {
+      return outcome.value().substr(1) + " (local rank " + std::to_string(local) + ")";
+    }
+  }
+  return "";
+}
+
 StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Open(KeyValueStore& store, const ShmGroup& group,
                                                        size_t slot_bytes) {
   const int n = group.local_size;
@@ -173,48 +241,10 @@ StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Open(KeyValueStore& store, con
                          std::to_string(n) + ", slot of " + std::to_string(slot_bytes) + " bytes)");
   }
   static_assert(sizeof(Header) <= kLinesOffset && offsetof(Header, bell) == 64);
-  const std::string name_key = group.store_prefix + "name";
-  const size_t bytes = SegmentBytes(n, slot_bytes);
   std::string name;
   std::string error;
-  void* base = nullptr;
-  if (me == 0) {
-    unsigned char random[16];
-    if (::getrandom(random, sizeof(random), 0) != static_cast<ssize_t>(sizeof(random))) {
-      error = "getrandom: " + Errno(errno);
-    } else {
-      name = ShmSegmentName(random);
-      base = CreateSegment(name, bytes, &error);
-    }
-    if (base != nullptr) {
-      auto* header = new (base) Header();
-      header->slot_bytes = slot_bytes;
-      header->local_size = static_cast<uint32_t>(n);
-      header->magic.store(kMagic, std::memory_order_release);
-    }
-    // The others wait for this key: an error goes there too, so that they stop at once.
-    Status published = store.Set(name_key, base != nullptr ? name : "!" + error);
-    if (!published.ok() && base != nullptr) error = "publishing its name: " + published.message();
-  } else {
-    StatusOr<std::string> published = store.Get(name_key, group.timeout);
-    if (!published.ok()) {
-      error = "waiting for local rank 0's segment: " + published.status().message();
-    } else if (!published.value().empty() && published.value()[0] == '!') {
-      error = "local rank 0 could not create it: " + published.value().substr(1);
-    } else {
-      name = published.value();
-      base = AttachSegment(name, bytes, &error);
-      if (base != nullptr) {
-        const auto* header = std::launder(reinterpret_cast<Header*>(base));
-        if (header->magic.load(std::memory_order_acquire) != kMagic ||
-            header->local_size != static_cast<uint32_t>(n) || header->slot_bytes != slot_bytes) {
-          error = name + " is not this job's segment";
-          ::munmap(base, bytes);
-          base = nullptr;
-        }
-      }
-    }
-  }
+  void* base = me == 0 ? CreateAndPublish(store, group, slot_bytes, &name, &error)
+                       : AttachPublished(store, group, slot_bytes, &name, &error);
   if (base != nullptr) {
     RankLine& line = Line(base, me);
     line.pid.store(static_cast<int32_t>(::getpid()), std::memory_order_relaxed);
@@ -225,29 +255,10 @@ StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Open(KeyValueStore& store, con
       ::shm_unlink(name.c_str());
     }
   }
-
-  // Every local rank's outcome, so that all of them succeed or fail together.
-  const std::string outcome_prefix = group.store_prefix + "mapped/";
-  Status told = store.Set(outcome_prefix + std::to_string(me),
-                          base != nullptr ? "" : "!rank " + std::to_string(group.rank) + ": " + error);
-  std::vector<std::string> keys;
-  keys.reserve(static_cast<size_t>(n));
-  for (int local = 0; local < n; ++local) keys.push_back(outcome_prefix + std::to_string(local));
-  Status all = told.ok() ? store.Wait(keys, group.timeout) : told;
-  if (me == 0 && !name.empty()) ::shm_unlink(name.c_str());  // whatever happened to the others
-  std::string failure = error;                               // this rank's own, first
-  if (failure.empty() && !all.ok()) {
-    failure = "waiting for the host's local ranks to map it: " + all.message();
-  } else if (failure.empty()) {
-    for (int local = 0; local < n && failure.empty(); ++local) {
-      StatusOr<std::string> outcome = store.Get(keys[static_cast<size_t>(local)], group.timeout);
-      if (!outcome.ok()) {
-        failure = outcome.status().message();
-      } else if (!outcome.value().empty()) {
-        failure = outcome.value().substr(1) + " (local rank " + std::to_string(local) + ")";
-      }
-    }
-  }
+  // All local ranks succeed or fail together; local rank 0 unlinks the name whatever happened.
+  const std::string failure = AgreeOnOutcome(store, group, base != nullptr ? "" : error);
+  if (me == 0 && !name.empty()) ::shm_unlink(name.c_str());
+  const size_t bytes = SegmentBytes(n, slot_bytes);
   if (!failure.empty()) {
     if (base != nullptr) ::munmap(base, bytes);
     return Status::Error("shared memory: " + failure + " (HVDRUN_SHM=0 turns the shared-memory path off)");

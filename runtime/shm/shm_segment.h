@@ -92,6 +92,15 @@ class ShmSegment {
 
  private:
   struct Header;
+  // Open's steps. Local rank 0 creates the segment and publishes its name (or its error); the others
+  // attach to the published one. Each returns the mapping, or nullptr with `error` set.
+  static void* CreateAndPublish(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
+                                std::string* name, std::string* error);
+  static void* AttachPublished(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
+                               std::string* name, std::string* error);
+  // Publishes this rank's `error` (empty: mapped) and reads every local rank's: the failure to report
+  // (this rank's own first), or "" when all of them mapped the segment.
+  static std::string AgreeOnOutcome(KeyValueStore& store, const ShmGroup& group, const std::string& error);
   ShmSegment(ShmGroup group, std::string name, void* base, size_t bytes, size_t slot_bytes);
   Header& header() const;
   // Why local rank `local` stops a wait, or OK when it may still arrive.
