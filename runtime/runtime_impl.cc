@@ -190,6 +190,7 @@ nlohmann::json Runtime::Impl::LibraryReport() const {
                              {"wire_bytes", counters.wire_bytes},
                              {"float32_wire_bytes", counters.float32_wire_bytes}};
   }
+  if (!report.is_null()) report["allreduce_path"] = allreduce_path_;
   return report;
 }
 

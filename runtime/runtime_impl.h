@@ -80,7 +80,8 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
   NegotiationCounters negotiation_counters() const;
   CompressionCounters compression_counters() const { return compressed_.counters(); }
   // The runtime's part of the rank's report (its "libhvdrun" member): the negotiated path's
-  // counters and responses, and what compression did; null when there is neither.
+  // counters and responses, and what compression did, with what carried allreduces
+  // (allreduce_path); null when there is neither.
   nlohmann::json LibraryReport() const;
   // Every allreduce goes through it (it compresses what CompressionOptions says); used by one
   // collective at a time, as the backend is.

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <latch>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -191,10 +192,12 @@ TEST(SharedMemoryServesTest, OnlyHostMemoryJobsOfSeveralRanksOnOneHost) {
 TEST(ShmRuntimeTest, NegotiatedFusedAllreducesGoThroughSharedMemory) {
   for (bool shared_memory : {true, false}) {
     const std::string dir = ::testing::TempDir() + "/shm_runtime_" + std::to_string(shared_memory);
+    std::shared_ptr<KeyValueStore> store = NewInMemoryStore();  // where the reports stay
     testing::RunRanks(
         3,
         [&](Runtime& runtime) {
           EXPECT_EQ(runtime.allreduce_path(), shared_memory ? "shm" : "gloo");
+          ASSERT_TRUE(runtime.SendReport(R"({"summary": {}})").ok());
           constexpr int kTensors = 5;
           std::vector<std::vector<float>> tensors(kTensors);
           std::vector<CollectiveHandle> handles;
@@ -212,9 +215,14 @@ TEST(ShmRuntimeTest, NegotiatedFusedAllreducesGoThroughSharedMemory) {
         },
         CollectiveOrder::kNegotiated,
         [&](RuntimeOptions& options) {
+          options.store = store;
           options.shared_memory = shared_memory;
           options.timeline.path = dir + "/rank-" + std::to_string(options.rank) + ".json";
         });
+    StatusOr<std::string> report = store->Get("report/0", std::chrono::seconds(1));
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    EXPECT_EQ(nlohmann::json::parse(report.value())["libhvdrun"]["allreduce_path"],
+              shared_memory ? "shm" : "gloo");
     std::ifstream file(dir + "/rank-0.json");
     std::stringstream timeline;
     timeline << file.rdbuf();

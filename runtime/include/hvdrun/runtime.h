@@ -270,8 +270,9 @@ class HVDRUN_EXPORT Runtime {
 
   // Sends this rank's end-of-run report (a JSON object; its "summary" member holds the figures
   // hvdrun aggregates over ranks: docs/results.md) to hvdrun's collector. With negotiation, the
-  // runtime adds a "libhvdrun" member: its counters and every response's bytes and time per size
-  // bin. Not a collective: each rank sends its own, at most once per run, from any thread.
+  // runtime adds a "libhvdrun" member: its counters, every response's bytes and time per size bin,
+  // and what carried its allreduces (allreduce_path()). Not a collective: each rank sends its own,
+  // at most once per run, from any thread.
   Status SendReport(const std::string& json);
 
   // The backend library's own allreduce on `buffer`, in place, bypassing the runtime's queue and
