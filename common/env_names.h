@@ -85,6 +85,14 @@ inline constexpr const char* kFp8SafeCast = "HVDRUN_FP8_SAFE_CAST";
 inline constexpr const char* kFp8Float32Sums = "HVDRUN_FP8_FLOAT32_SUMS";
 inline constexpr const char* kErrorFeedback = "HVDRUN_ERROR_FEEDBACK";
 
+// libhvdrun's shared-memory path (RuntimeOptions::shared_memory), from hvdrun --shared-memory:
+// "1" (the default) or "0". With it on, the allreduces of a job whose ranks are all on one host go
+// through that host's shared memory instead of the backend.
+inline constexpr const char* kSharedMemory = "HVDRUN_SHM";
+// Horovod's switch for hierarchical allreduce (RuntimeOptions::hierarchical_allreduce), "1" or "0"
+// (the default), from hvdrun --hierarchical-allreduce.
+inline constexpr const char* kHorovodHierarchicalAllreduce = "HOROVOD_HIERARCHICAL_ALLREDUCE";
+
 // PyTorch's names (torchrun's set), for torch.distributed's env:// initialisation.
 inline constexpr const char* kTorchRank = "RANK";
 inline constexpr const char* kTorchWorldSize = "WORLD_SIZE";

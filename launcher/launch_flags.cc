@@ -140,6 +140,16 @@ Status ResolveFp8Safeguards(const LaunchFlags& flags, std::vector<RankSetting>& 
   return Status::Ok();
 }
 
+// libhvdrun's shared-memory allreduce for ranks on one host (HVDRUN_SHM), on unless switched off.
+StatusOr<RankSetting> ResolveSharedMemory(const std::string& text,
+                                          const std::optional<BackendKind>& backend) {
+  if (text != "on" && text != "off") return Status::Error("--shared-memory: '" + text + "' is not on or off");
+  if (!backend || *backend == BackendKind::kNccl) {
+    return Status::Error("--shared-memory: libhvdrun's path for host memory; give --gloo or --mpi");
+  }
+  return RankSetting{"--shared-memory", env::kSharedMemory, text == "on" ? "1" : "0"};
+}
+
 }  // namespace
 
 StatusOr<int> ResolveWholeNumber(const std::string& flag, const std::string& text, int min, int max) {
@@ -322,6 +332,22 @@ StatusOr<std::vector<RankSetting>> ResolveTuning(const LaunchFlags& flags,
     tuning.push_back(std::move(compression).value());
   }
   if (Status safeguards = ResolveFp8Safeguards(flags, tuning); !safeguards.ok()) return safeguards;
+  if (flags.Given("--shared-memory")) {
+    StatusOr<RankSetting> shared_memory = ResolveSharedMemory(flags.shared_memory, backend);
+    if (!shared_memory.ok()) return shared_memory.status();
+    tuning.push_back(std::move(shared_memory).value());
+  }
+  if (flags.hierarchical_allreduce) {
+    if (backend != BackendKind::kGloo) {
+      return Status::Error("--hierarchical-allreduce: libhvdrun's over --gloo only (hosts through Gloo)");
+    }
+    if (flags.shared_memory == "off") {
+      return Status::Error(
+          "--hierarchical-allreduce: reduces inside each host through shared memory, which "
+          "--shared-memory off turns off");
+    }
+    tuning.push_back({"--hierarchical-allreduce", env::kHorovodHierarchicalAllreduce, "1"});
+  }
   return tuning;
 }
 

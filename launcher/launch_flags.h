@@ -46,6 +46,9 @@ struct LaunchFlags {
   // libhvdrun's tuning, and fp8's safeguards (on|off).
   std::string fusion_threshold_mb, cycle_time_ms, cache_capacity, compression;
   std::string fp8_scaling, fp8_safe_cast, fp8_float32_sums, error_feedback;
+  // libhvdrun's shared-memory allreduce (on|off), and its hierarchical form across hosts.
+  std::string shared_memory;
+  bool hierarchical_allreduce = false;
   // The timeline.
   std::string timeline_filename;
   bool timeline_mark_cycles = false;

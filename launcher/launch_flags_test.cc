@@ -161,6 +161,38 @@ TEST(LaunchFlags, TuningFlagsBecomeHorovodsVariables) {
             "--cycle-time-ms: '-1' is not a number of milliseconds from 0 to 60000");
 }
 
+TEST(LaunchFlags, SharedMemoryIsOnOrOffForAHostMemoryBackend) {
+  LaunchFlags flags = Given({}, {"--shared-memory"});
+  flags.shared_memory = "maybe";
+  EXPECT_EQ(ResolveTuning(flags, BackendKind::kGloo).status().message(),
+            "--shared-memory: 'maybe' is not on or off");
+  flags.shared_memory = "off";
+  EXPECT_EQ(ResolveTuning(flags, BackendKind::kNccl).status().message(),
+            "--shared-memory: libhvdrun's path for host memory; give --gloo or --mpi");
+  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, BackendKind::kMpi);
+  ASSERT_TRUE(tuning.ok()) << tuning.status().message();
+  ASSERT_EQ(tuning->size(), 1U);
+  EXPECT_EQ(tuning->back().name, "HVDRUN_SHM");
+  EXPECT_EQ(tuning->back().value, "0");
+}
+
+TEST(LaunchFlags, HierarchicalAllreduceIsGloosWithSharedMemory) {
+  LaunchFlags flags;
+  flags.hierarchical_allreduce = true;
+  EXPECT_EQ(ResolveTuning(flags, BackendKind::kMpi).status().message(),
+            "--hierarchical-allreduce: libhvdrun's over --gloo only (hosts through Gloo)");
+  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, BackendKind::kGloo);
+  ASSERT_TRUE(tuning.ok()) << tuning.status().message();
+  ASSERT_EQ(tuning->size(), 1U);
+  EXPECT_EQ(tuning->back().name, "HOROVOD_HIERARCHICAL_ALLREDUCE");
+  EXPECT_EQ(tuning->back().value, "1");
+  flags = Given(flags, {"--shared-memory"});
+  flags.shared_memory = "off";
+  EXPECT_EQ(ResolveTuning(flags, BackendKind::kGloo).status().message(),
+            "--hierarchical-allreduce: reduces inside each host through shared memory, which --shared-memory "
+            "off turns off");
+}
+
 TEST(LaunchFlags, CompressionNeedsAHostMemoryBackendAndSafeguardsNeedFp8) {
   LaunchFlags flags = Given({}, {"--compression"});
   flags.compression = "fp16";

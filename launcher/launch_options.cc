@@ -147,6 +147,12 @@ const Flag kFlags[] = {
      "With fp8 compression: sum every rank's values in float32, never in fp8 (on|off; default on)"},
     {"--error-feedback", &LaunchFlags::error_feedback,
      "With fp8 compression: add what encoding lost to the same tensor's next values (on|off; default on)"},
+    {"--shared-memory", &LaunchFlags::shared_memory,
+     "libhvdrun's allreduces of a job whose ranks are all on one host go through its shared memory, not "
+     "the backend (on|off; default on; HVDRUN_SHM for the ranks)"},
+    {"--hierarchical-allreduce", &LaunchFlags::hierarchical_allreduce,
+     "With --gloo, on several hosts with as many ranks each: reduce inside each host through shared memory, "
+     "then across hosts over Gloo, one slice per local rank (HOROVOD_HIERARCHICAL_ALLREDUCE=1; default off)"},
     {"--timeline-filename", &LaunchFlags::timeline_filename,
      "Record every rank's libhvdrun timeline and merge them into FILE, a Chrome trace for Perfetto or "
      "chrome://tracing, one process per rank (also: HOROVOD_TIMELINE)"},

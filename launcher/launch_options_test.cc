@@ -59,6 +59,9 @@ TEST(LaunchOptions, CompressionFlagsReachTheRanksAsHvdrunsVariables) {
   ParsedCommandLine half = Parse({"-np", "2", "--gloo", "--compression", "bf16", "./train"});
   ASSERT_TRUE(half.options.has_value()) << half.error;
   EXPECT_EQ(half.options->exports, (std::vector<std::string>{"HVDRUN_COMPRESSION=bf16"}));
+  ParsedCommandLine shm = Parse({"-np", "2", "--gloo", "--shared-memory", "off", "./train"});
+  ASSERT_TRUE(shm.options.has_value()) << shm.error;
+  EXPECT_EQ(shm.options->exports, (std::vector<std::string>{"HVDRUN_SHM=0"}));
 }
 
 TEST(LaunchOptions, TheTimelineComesFromItsFlagOrHorovodsVariable) {

@@ -176,6 +176,7 @@ int Runtime::cross_rank() const { return impl_->options().cross_rank; }
 int Runtime::cross_size() const { return impl_->options().cross_size; }
 BackendKind Runtime::backend() const { return impl_->options().backend; }
 CollectiveOrder Runtime::order() const { return impl_->options().order; }
+std::string Runtime::allreduce_path() const { return impl_->allreduce_path(); }
 
 Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);

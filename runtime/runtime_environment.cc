@@ -164,6 +164,17 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
   status = ReadNegotiation(env, options.negotiation);
   if (status.ok()) status = ReadTimeline(env, options.rank, options.timeline);
   if (status.ok()) status = ReadCompression(env, options.compression);
+  if (status.ok()) {
+    StatusOr<bool> shared_memory = ReadFlag(env, env::kSharedMemory, options.shared_memory);
+    if (shared_memory.ok()) options.shared_memory = shared_memory.value();
+    status = shared_memory.status();
+  }
+  if (status.ok()) {
+    StatusOr<bool> hierarchical =
+        ReadFlag(env, env::kHorovodHierarchicalAllreduce, options.hierarchical_allreduce);
+    if (hierarchical.ok()) options.hierarchical_allreduce = hierarchical.value();
+    status = hierarchical.status();
+  }
   if (!status.ok()) return status;
   return result;
 }

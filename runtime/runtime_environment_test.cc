@@ -67,6 +67,20 @@ TEST_F(RuntimeEnvironmentTest, NegotiationTuningComesFromHorovodsVariables) {
   EXPECT_EQ(ReadError(), "HOROVOD_FUSION_THRESHOLD='-1' is not a whole number from 0 to 1099511627776");
 }
 
+TEST_F(RuntimeEnvironmentTest, SharedMemoryIsOnUnlessHvdrunShmIsZero) {
+  StatusOr<RuntimeEnvironment> defaults = Read();
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_TRUE(defaults->options.shared_memory);
+  values_[env::kSharedMemory] = "0";
+  EXPECT_FALSE(Read()->options.shared_memory);
+  values_[env::kSharedMemory] = "off";
+  EXPECT_EQ(ReadError(), "HVDRUN_SHM='off' is not 1 or 0");
+  values_[env::kSharedMemory] = "1";
+  EXPECT_FALSE(Read()->options.hierarchical_allreduce);
+  values_[env::kHorovodHierarchicalAllreduce] = "1";
+  EXPECT_TRUE(Read()->options.hierarchical_allreduce);
+}
+
 TEST_F(RuntimeEnvironmentTest, CompressionComesFromHvdrunsVariables) {
   StatusOr<RuntimeEnvironment> defaults = Read();
   ASSERT_TRUE(defaults.ok()) << defaults.status().message();

@@ -19,6 +19,7 @@
 
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"
+#include "runtime/shm/shm_backend.h"
 
 namespace hvdrun {
 namespace {
@@ -192,6 +193,7 @@ nlohmann::json Runtime::Impl::LibraryReport() const {
                              {"wire_bytes", counters.wire_bytes},
                              {"float32_wire_bytes", counters.float32_wire_bytes}};
   }
+  if (!report.is_null()) report["allreduce_path"] = allreduce_path_;
   return report;
 }
 
@@ -254,6 +256,15 @@ Status Runtime::Impl::Bootstrap() {
   context.timeout = options_.timeout;
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options_.backend, context);
   if (!backend.ok()) return backend.status();
+  allreduce_path_ = std::string(BackendName(options_.backend));
+  StatusOr<bool> hierarchical = AgreeOnHierarchical(options_, store, scope);
+  if (!hierarchical.ok()) return hierarchical.status();
+  if (SharedMemoryServes(options_) || hierarchical.value()) {
+    backend = WithSharedMemory(std::move(backend).value(), options_, store, scope, hierarchical.value());
+    if (!backend.ok()) return backend.status();
+    allreduce_path_ = hierarchical.value() ? "shm+" + allreduce_path_ : "shm";
+  }
+  if (stream_ != nullptr) stream_->set_allreduce_path(allreduce_path_);
   backend_ = std::move(backend).value();
   return Status::Ok();
 }

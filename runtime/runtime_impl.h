@@ -14,6 +14,9 @@
 // and collectives are submitted to it as named requests (SubmitRequest); Submit, Run and RunBaseline
 // are for call-order mode only.
 //
+// When every rank is on one host (SharedMemoryServes), Bootstrap puts the host's shared-memory
+// segment in front of the backend (ShmBackend): allreduces go through it, in either order.
+//
 // With a timeline (RuntimeOptions::timeline), the thread opens it right after the ranks' arrival
 // check, so that every rank's zero is the same moment to within that barrier's skew. Runtimes of one
 // process that name the same file share one Timeline (hvdrun-bench holds one Runtime for its
@@ -77,13 +80,17 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
   NegotiationCounters negotiation_counters() const;
   CompressionCounters compression_counters() const { return compressed_.counters(); }
   // The runtime's part of the rank's report (its "libhvdrun" member): the negotiated path's
-  // counters and responses, and what compression did; null when there is neither.
+  // counters and responses, and what compression did, with what carried allreduces
+  // (allreduce_path); null when there is neither.
   nlohmann::json LibraryReport() const;
   // Every allreduce goes through it (it compresses what CompressionOptions says); used by one
   // collective at a time, as the backend is.
   CompressedAllreduce& compressed() { return compressed_; }
 
   const RuntimeOptions& options() const { return options_; }
+  // "shm" when allreduces go through the host's shared memory (runtime/shm/shm_backend.h), else the
+  // backend's name; set before Start returns.
+  const std::string& allreduce_path() const { return allreduce_path_; }
 
  private:
   struct Pending {
@@ -102,6 +109,7 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
 
   const RuntimeOptions options_;
   std::unique_ptr<Backend> backend_;  // written by the collective thread before started_ is set
+  std::string allreduce_path_;        // likewise
   std::mutex backend_mutex_;          // held while a collective runs on backend_
 
   std::mutex mutex_;

@@ -178,31 +178,40 @@ TEST(RuntimeCollectiveTest, BadArgumentsAreRefusedWithoutBreakingTheRuntime) {
   });
 }
 
+// Through Gloo, and through the host's shared memory (RuntimeOptions::shared_memory), whose
+// error names the rank that left.
 TEST(RuntimeCollectiveTest, AFailedCollectiveBreaksTheRuntime) {
-  auto store = NewInMemoryStore();
-  std::unique_ptr<Runtime> survivor;
-  std::vector<std::thread> threads;
-  threads.reserve(4);
-  for (int rank = 0; rank < 2; ++rank) {
-    threads.emplace_back([&, rank] {
-      auto runtime = Runtime::Init(TestOptions(rank, 2, store, milliseconds(1000)));
-      ASSERT_TRUE(runtime.ok()) << runtime.status().message();
-      if (rank == 0) survivor = std::move(runtime).value();
-      // Rank 1's runtime is destroyed here: its connections close.
-    });
+  for (bool shared_memory : {false, true}) {
+    auto store = NewInMemoryStore();
+    std::unique_ptr<Runtime> survivor;
+    std::vector<std::thread> threads;
+    threads.reserve(4);
+    for (int rank = 0; rank < 2; ++rank) {
+      threads.emplace_back([&, rank] {
+        RuntimeOptions options = TestOptions(rank, 2, store, milliseconds(1000));
+        options.shared_memory = shared_memory;
+        auto runtime = Runtime::Init(options);
+        ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+        if (rank == 0) survivor = std::move(runtime).value();
+        // Rank 1's runtime is destroyed here: its connections close.
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    ASSERT_NE(survivor, nullptr);
+    float value = 1;
+    Status failed = survivor->Allreduce(&value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
+    ASSERT_FALSE(failed.ok());
+    const std::string expected =
+        shared_memory ? "shared memory: rank 1 (local rank 1, pid " : "gloo: allreduce failed: ";
+    EXPECT_EQ(failed.message().rfind(expected, 0), 0U) << failed.message();
+    EXPECT_EQ(failed.message().find('\n'), std::string::npos);
+    EXPECT_EQ(survivor->Barrier().message(), failed.message());
+    EXPECT_EQ(
+        survivor->AllreduceAsync(&value, &value, 1, DataType::kFloat32, ReduceOp::kMax).Wait().message(),
+        failed.message());
+    EXPECT_EQ(survivor->BaselineAllreduce(&value, 1, DataType::kFloat32, ReduceOp::kSum).message(),
+              failed.message());
   }
-  for (std::thread& thread : threads) thread.join();
-  ASSERT_NE(survivor, nullptr);
-  float value = 1;
-  Status failed = survivor->Allreduce(&value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
-  ASSERT_FALSE(failed.ok());
-  EXPECT_EQ(failed.message().rfind("gloo: allreduce failed: ", 0), 0U) << failed.message();
-  EXPECT_EQ(failed.message().find('\n'), std::string::npos);
-  EXPECT_EQ(survivor->Barrier().message(), failed.message());
-  EXPECT_EQ(survivor->AllreduceAsync(&value, &value, 1, DataType::kFloat32, ReduceOp::kMax).Wait().message(),
-            failed.message());
-  EXPECT_EQ(survivor->BaselineAllreduce(&value, 1, DataType::kFloat32, ReduceOp::kSum).message(),
-            failed.message());
 }
 
 TEST(RuntimeCollectiveTest, EmptyHandle) {

@@ -427,6 +427,7 @@ nlohmann::json ReplayDocument(const ReplayOptions& options, Runtime& runtime, co
   nlohmann::json document = {{"replay", options.model},
                              {"op", ReduceOpName(options.op)},
                              {"backend", BackendName(runtime.backend())},
+                             {"allreduce_path", runtime.allreduce_path()},
                              {"ranks", runtime.size()},
                              {"rank", runtime.rank()},
                              {"tensors", gradients.tensors.size()},
@@ -583,11 +584,11 @@ int RunReplay(const ReplayOptions& options) {
   if (runtime.rank() != 0) return 0;
 
   std::printf(
-      "# hvdrun-bench --replay %s: %zu tensors, %.2f MB of float32 gradients, %s, backend %s, %d ranks, "
-      "median of %d steps after %d warm-up\n",
+      "# hvdrun-bench --replay %s: %zu tensors, %.2f MB of float32 gradients, %s, backend %s, allreduce path "
+      "%s, %d ranks, median of %d steps after %d warm-up\n",
       options.model.c_str(), gradients.tensors.size(), megabytes,
       std::string(ReduceOpName(options.op)).c_str(), std::string(BackendName(runtime.backend())).c_str(),
-      runtime.size(), options.steps, options.warmup);
+      runtime.allreduce_path().c_str(), runtime.size(), options.steps, options.warmup);
   if (compare) {
     PrintCompressionTable(runtime, results, baseline);
   } else {

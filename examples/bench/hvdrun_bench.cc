@@ -327,9 +327,13 @@ int Run(const BenchOptions& options) {
   Runtime& measured = named != nullptr ? *named : rt;
   bool printer = rt.rank() == 0;
   if (printer) {
-    std::printf("# hvdrun-bench: allreduce%s, backend %s, %d ranks, %s, %s, %d iterations after %d warm-up\n",
-                options.named ? " (named, negotiated)" : "", std::string(BackendName(rt.backend())).c_str(),
-                rt.size(), options.dtype.c_str(), options.op.c_str(), options.iters, options.warmup);
+    std::printf(
+        "# hvdrun-bench: allreduce%s, backend %s, allreduce path %s, %d ranks, %s, %s, %d iterations after "
+        "%d "
+        "warm-up\n",
+        options.named ? " (named, negotiated)" : "", std::string(BackendName(rt.backend())).c_str(),
+        measured.allreduce_path().c_str(), rt.size(), options.dtype.c_str(), options.op.c_str(),
+        options.iters, options.warmup);
     std::printf("%12s %12s %10s %10s %10s", "bytes", "time_us", "algbw", "busbw", "max_error");
     if (options.baseline) std::printf(" %12s %10s %8s", "raw_time_us", "raw_busbw", "ratio");
     std::printf("\n");
@@ -361,6 +365,7 @@ int Run(const BenchOptions& options) {
     summary["baseline_busbw_gbps"] = largest.baseline_busbw_gbps;
   }
   nlohmann::json document = {{"backend", BackendName(rt.backend())},
+                             {"allreduce_path", measured.allreduce_path()},
                              {"named", options.named},
                              {"ranks", rt.size()},
                              {"rank", rt.rank()},

@@ -491,7 +491,14 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
                                                 "BARRIER",   "BASELINE_ALLREDUCE", "ALLGATHER"};
   const std::string operation = kOperations[static_cast<size_t>(requests[members.front()].kind)];
   const std::string negotiate = "NEGOTIATE_" + operation;
-  const std::string backend_call = TimelineBackendActivity(BackendName(options_.backend), operation);
+  // fp8's values travel by the backend's alltoall and allgather, not by what carries allreduces.
+  const TensorRequest& first = requests[members.front()];
+  const bool fp8 = CompressedAllreduce::Compresses(first.type, first.op, first.compression) &&
+                   (first.compression == CompressionFormat::kFloat8E4M3 ||
+                    first.compression == CompressionFormat::kFloat8E5M2);
+  const bool through_path = first.kind == CollectiveKind::kAllreduce && !fp8 && !allreduce_path_.empty();
+  const std::string backend_call = TimelineBackendActivity(
+      through_path ? allreduce_path_ : std::string(BackendName(options_.backend)), operation);
 
   TimelineResponse response;
   response.operation = operation;

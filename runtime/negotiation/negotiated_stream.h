@@ -90,6 +90,9 @@ class NegotiatedStream {
   // Records every response in `timeline` from now on; null records nothing. Not owned: it must
   // outlive Run.
   void set_timeline(Timeline* timeline) { timeline_ = timeline; }
+  // What carries allreduces ("shm", or the backend's name), for the timeline's <PATH>_ALLREDUCE
+  // activity; the backend's name until set. Before Run.
+  void set_allreduce_path(const std::string& path) { allreduce_path_ = path; }
 
  private:
   struct Entry {
@@ -212,6 +215,7 @@ class NegotiatedStream {
   bool join_announced_ = false;
   std::vector<std::byte> fusion_buffer_;
   Timeline* timeline_ = nullptr;
+  std::string allreduce_path_;
   std::chrono::steady_clock::time_point agreed_at_;  // when the last cycle's allreduce returned
   std::chrono::steady_clock::duration quickest_agreement_ = std::chrono::milliseconds(1);
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> next_stall_warning_;  // rank 0

@@ -208,6 +208,29 @@ TEST_F(SshLaunchTest, GlooCollectivesRunAcrossHosts) {
       << result;
 }
 
+// Two hosts of two ranks, hierarchical: each host reduces through its shared memory, each local
+// rank's slice crosses over Gloo; every result matches the float64 reference, as flat Gloo's do, and
+// hvdrun-bench names the path.
+TEST_F(SshLaunchTest, HierarchicalAllreduceAcrossTwoHostsOfTwoRanks) {
+  const std::vector<std::string> job = {
+      "-np", "4", "-H", "server1:2,server2:2", "--gloo", "--hierarchical-allreduce"};
+  ProcessResult result = Hvdrun(e2e::Concat({job, SshFlags(), {HVDRUN_TEST_COLLECTIVES_PATH}}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string line =
+        "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of 4: checked ";
+    EXPECT_NE(result.stdout_text.find(line), std::string::npos) << line << result;
+  }
+  EXPECT_NE(result.stdout_text.find("results, 0 failed"), std::string::npos) << result;
+  EXPECT_EQ(result.stdout_text.find("MISMATCH"), std::string::npos) << result;
+
+  ProcessResult bench = Hvdrun(e2e::Concat(
+      {job, SshFlags(), {StagedProgram("hvdrun-bench"), "-b", "1M", "-e", "1M", "--iters", "2"}}));
+  ASSERT_EQ(bench.exit_code, 0) << bench;
+  EXPECT_NE(bench.stdout_text.find("backend gloo, allreduce path shm+gloo, 4 ranks"), std::string::npos)
+      << bench;
+}
+
 TEST_F(SshLaunchTest, NetworkInterfaceMovesTheJobsTrafficOntoThatNetwork) {
   ProcessResult result = Hvdrun(e2e::Concat(
       {{"-np", "4", "-H", "server1:2,server2:2", "--gloo", "--network-interface", "ib0,data0", "--verbose"},

@@ -136,6 +136,18 @@ struct RuntimeOptions {
   TimelineSettings timeline;
   // Both collective orders; with negotiation, fused buffers are compressed whole.
   CompressionOptions compression;
+  // Allreduces of a job whose ranks are all on one host go through a shared-memory segment of that
+  // host (each rank reduces its slice of every rank's values, synchronized by futexes), not through
+  // the backend, when the backend reduces host memory (Gloo, MPI). Every rank must choose the same.
+  // InitFromEnvironment reads it from HVDRUN_SHM (hvdrun --shared-memory on|off); on by default.
+  bool shared_memory = true;
+  // Jobs on several hosts with the same number of ranks each, over Gloo: each allreduce is reduced
+  // inside every host through its shared memory, each local rank's slice of the host's sum is
+  // allreduced over Gloo with the same local rank of the other hosts, and the hosts' ranks gather the
+  // slices through shared memory again, so that one copy of the buffer per host crosses the network
+  // (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE, which InitFromEnvironment reads; hvdrun
+  // --hierarchical-allreduce). Needs shared_memory; off by default. Every rank must choose the same.
+  bool hierarchical_allreduce = false;
 };
 
 // What negotiation did on this rank, for its report.
@@ -203,6 +215,10 @@ class HVDRUN_EXPORT Runtime {
   int cross_size() const;
   BackendKind backend() const;
   CollectiveOrder order() const;
+  // What carries this runtime's allreduces: "shm" (the host's shared memory: RuntimeOptions::
+  // shared_memory), "shm+gloo" (hierarchical_allreduce) or the backend's name ("gloo", "mpi",
+  // "nccl"). Benchmarks and timelines name it.
+  std::string allreduce_path() const;
 
   // recv[i] = op over ranks of send[i], for `count` elements. send == recv is in place.
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
@@ -270,8 +286,9 @@ class HVDRUN_EXPORT Runtime {
 
   // Sends this rank's end-of-run report (a JSON object; its "summary" member holds the figures
   // hvdrun aggregates over ranks: docs/results.md) to hvdrun's collector. With negotiation, the
-  // runtime adds a "libhvdrun" member: its counters and every response's bytes and time per size
-  // bin. Not a collective: each rank sends its own, at most once per run, from any thread.
+  // runtime adds a "libhvdrun" member: its counters, every response's bytes and time per size bin,
+  // and what carried its allreduces (allreduce_path()). Not a collective: each rank sends its own,
+  // at most once per run, from any thread.
   Status SendReport(const std::string& json);
 
   // The backend library's own allreduce on `buffer`, in place, bypassing the runtime's queue and
