@@ -109,6 +109,33 @@ inline std::string ConformanceParamName(const ::testing::TestParamInfo<Conforman
          std::to_string(std::get<1>(info.param));
 }
 
+// Forwards every collective to a backend it does not own, except Alltoallv, which stays Backend's
+// own (blocks padded to the largest count, over Alltoall): a backend to wrap around another without
+// owning it, and what a backend without an alltoall of uneven blocks inherits.
+class ForwardingBackend : public Backend {
+ public:
+  explicit ForwardingBackend(Backend& inner) : inner_(inner) {}
+  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override {
+    return inner_.Allreduce(send, recv, count, type, op);
+  }
+  Status Broadcast(void* buffer, size_t count, DataType type, int root) override {
+    return inner_.Broadcast(buffer, count, type, root);
+  }
+  Status Allgather(const void* send, void* recv, size_t count, DataType type) override {
+    return inner_.Allgather(send, recv, count, type);
+  }
+  Status Alltoall(const void* send, void* recv, size_t count, DataType type) override {
+    return inner_.Alltoall(send, recv, count, type);
+  }
+  Status Barrier() override { return inner_.Barrier(); }
+  Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override {
+    return inner_.BaselineAllreduce(buffer, count, type, op);
+  }
+
+ private:
+  Backend& inner_;
+};
+
 }  // namespace hvdrun::testing
 
 #endif  // HVDRUN_RUNTIME_BACKEND_TEST_RANKS_H_

@@ -21,31 +21,6 @@
 namespace hvdrun {
 namespace {
 
-// Forwards to a backend it does not own.
-class BorrowedBackend : public Backend {
- public:
-  explicit BorrowedBackend(Backend& backend) : backend_(backend) {}
-  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override {
-    return backend_.Allreduce(send, recv, count, type, op);
-  }
-  Status Broadcast(void* buffer, size_t count, DataType type, int root) override {
-    return backend_.Broadcast(buffer, count, type, root);
-  }
-  Status Allgather(const void* send, void* recv, size_t count, DataType type) override {
-    return backend_.Allgather(send, recv, count, type);
-  }
-  Status Alltoall(const void* send, void* recv, size_t count, DataType type) override {
-    return backend_.Alltoall(send, recv, count, type);
-  }
-  Status Barrier() override { return backend_.Barrier(); }
-  Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override {
-    return backend_.BaselineAllreduce(buffer, count, type, op);
-  }
-
- private:
-  Backend& backend_;
-};
-
 // The backend conformance cases through a ShmBackend in front of Gloo, ranks as threads: every
 // type, op and count of the allreduce case goes through shared memory, the other collectives to
 // Gloo.
@@ -60,7 +35,8 @@ TEST_P(ShmConformanceTest, Case) {
         *segments, testing::TestShmGroup(context.rank, context.size), ShmSegment::SlotBytesFor(context.size));
     ASSERT_TRUE(segment.ok()) << segment.status().message();
     // The Gloo backend stays RunBackendRanks'; this one only borrows it.
-    ShmBackend shm(std::make_unique<BorrowedBackend>(gloo), std::move(segment).value(), context.size);
+    ShmBackend shm(std::make_unique<testing::ForwardingBackend>(gloo), std::move(segment).value(),
+                   context.size);
     testing::GtestConformanceReport report(context.rank);
     testing::ConformanceRank rank;
     rank.backend = &shm;
@@ -101,8 +77,8 @@ TEST_P(HierarchicalConformanceTest, Case) {
         StatusOr<bool> hierarchical = AgreeOnHierarchical(options, *shared, "test/");
         ASSERT_TRUE(hierarchical.ok()) << hierarchical.status().message();
         ASSERT_TRUE(hierarchical.value());
-        StatusOr<std::unique_ptr<Backend>> backend =
-            WithSharedMemory(std::make_unique<BorrowedBackend>(gloo), options, *shared, "test/", true);
+        StatusOr<std::unique_ptr<Backend>> backend = WithSharedMemory(
+            std::make_unique<testing::ForwardingBackend>(gloo), options, *shared, "test/", true);
         ASSERT_TRUE(backend.ok()) << backend.status().message();
         testing::GtestConformanceReport report(context.rank);
         testing::ConformanceRank rank;
