@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,77 @@ struct BackendContext {
   std::chrono::milliseconds timeout{60000};
 };
 
+// Where a backend's buffers live and how the engine moves them: the negotiated engine
+// (runtime/negotiation/negotiated_stream.h) copies fused tensors in and out of a fusion buffer, and
+// learns when a submitted tensor's values are complete, through the backend's memory. Host backends
+// (Gloo, MPI) use HostMemory: memcpy, and every tensor complete when submitted. NCCL's buffers are
+// device memory: copies are asynchronous on the backend's stream, ordered before its next call, and
+// a tensor is complete once the caller's stream has reached the point where it was submitted
+// (a CUDA event recorded there; the backend's stream waits on it, the device as a whole never).
+class BackendMemory {
+ public:
+  // `bytes` from `from` to `to`; the two do not overlap.
+  struct Copy {
+    void* to = nullptr;
+    const void* from = nullptr;
+    size_t bytes = 0;
+  };
+  // Memory of the backend's kind, freed with the last copy of the pointer.
+  using Buffer = std::shared_ptr<std::byte>;
+  // What the caller's work had reached when it submitted a tensor (MarkReady); null: nothing to
+  // wait for.
+  using ReadyMark = std::shared_ptr<void>;
+
+  virtual ~BackendMemory() = default;
+  // Whether buffers are on a device (not addressable from the host).
+  virtual bool on_device() const = 0;
+  // `bytes` of the backend's memory (at least one byte), contents undefined.
+  virtual StatusOr<Buffer> Allocate(size_t bytes) = 0;
+  // Makes every copy, in order, before the backend's next collective runs.
+  virtual Status CopyAll(const std::vector<Copy>& copies) = 0;
+  // Sets `bytes` at `to` to zero, before the backend's next collective runs.
+  virtual Status Zero(void* to, size_t bytes) = 0;
+  // Waits until every copy and collective made so far has finished (the backend's own work only).
+  virtual Status Flush() = 0;
+  // Called on the caller's thread when it submits a tensor: marks the point of `caller_stream` (a
+  // cudaStream_t; null: the device's default stream) after which the tensor is complete. Thread-safe.
+  virtual StatusOr<ReadyMark> MarkReady(void* caller_stream) = 0;
+  // Makes the backend's next copies and collectives wait for `mark` (null: none).
+  virtual Status WaitFor(const ReadyMark& mark) = 0;
+};
+
+// Host memory: what Gloo, MPI and shared memory reduce; every call completes before it returns.
+class HostMemory final : public BackendMemory {
+ public:
+  // The one instance.
+  static HostMemory& Get() {
+    static HostMemory memory;
+    return memory;
+  }
+  bool on_device() const override { return false; }
+  StatusOr<Buffer> Allocate(size_t bytes) override {
+    return Buffer(new std::byte[std::max<size_t>(bytes, 1)], std::default_delete<std::byte[]>());
+  }
+  Status CopyAll(const std::vector<Copy>& copies) override {
+    for (const Copy& copy : copies) {
+      if (copy.bytes > 0) std::memcpy(copy.to, copy.from, copy.bytes);
+    }
+    return Status::Ok();
+  }
+  Status Zero(void* to, size_t bytes) override {
+    if (bytes > 0) std::memset(to, 0, bytes);
+    return Status::Ok();
+  }
+  Status Flush() override { return Status::Ok(); }
+  StatusOr<ReadyMark> MarkReady(void* /*caller_stream*/) override { return ReadyMark(); }
+  Status WaitFor(const ReadyMark& /*mark*/) override { return Status::Ok(); }
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
+  // Where this backend's buffers live (see BackendMemory); host memory unless overridden.
+  virtual BackendMemory& memory() { return HostMemory::Get(); }
   virtual Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) = 0;
   virtual Status Broadcast(void* buffer, size_t count, DataType type, int root) = 0;
   // `send` may be this rank's block of `recv` (in place) or lie anywhere else, also inside recv as
@@ -57,6 +126,9 @@ class Backend {
   virtual Status Barrier() = 0;
   // The library's own in-place allreduce with no conversion (see Runtime::BaselineAllreduce).
   virtual Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) = 0;
+  // How long the device took for the last collective, timed by events on its stream (NCCL), for the
+  // timeline; none for a backend whose calls the host runs (their time is the call's).
+  virtual std::optional<std::chrono::nanoseconds> last_device_time() const { return std::nullopt; }
 };
 
 // Inline, as every other member, so that Backend has no key function: each backend module emits its

@@ -9,8 +9,6 @@
 #include "runtime/collective_state.h"
 #include "runtime/negotiation/tensor_request.h"
 #include "runtime/runtime_impl.h"
-#include "runtime/varied_allgather.h"
-#include "runtime/varied_alltoall.h"
 
 namespace hvdrun {
 namespace {
@@ -91,10 +89,6 @@ Status ValidateOp(const char* call, ReduceOp op) {
 
 Status ValidateNegotiation(const RuntimeOptions& options) {
   if (options.order != CollectiveOrder::kNegotiated) return Status::Ok();
-  if (options.backend == BackendKind::kNccl) {
-    return Status::Error(
-        "Runtime::Init: negotiation runs over host memory, which the NCCL backend does not take");
-  }
   if (options.negotiation.cycle_time.count() < 0) {
     return Status::Error("Runtime::Init: negotiation cycle_time " +
                          std::to_string(options.negotiation.cycle_time.count()) + " us is negative");
@@ -182,11 +176,9 @@ Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType t
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
   if (valid.ok()) valid = ValidateOp("Allreduce", op);
   if (!valid.ok()) return valid;
-  if (impl_->negotiated()) return AllreduceAsync(send, recv, count, type, op).Wait();
-  const CompressionFormat compression = impl_->options().compression.format;
-  return impl_->Run([=, impl = impl_.get()](Backend& backend) {
-    return impl->compressed().Allreduce(backend, send, recv, count, type, op, compression);
-  });
+  return impl_->Run(AllreduceRequest(impl_->NextUnnamed(CollectiveKind::kAllreduce), count, type, op,
+                                     impl_->options().compression.format),
+                    send, recv);
 }
 
 CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t count, DataType type,
@@ -194,15 +186,9 @@ CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t co
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
   if (valid.ok()) valid = ValidateOp("Allreduce", op);
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  const CompressionFormat compression = impl_->options().compression.format;
-  if (impl_->negotiated()) {
-    return impl_->SubmitRequest(
-        AllreduceRequest(impl_->NextUnnamed(CollectiveKind::kAllreduce), count, type, op, compression), send,
-        recv);
-  }
-  return impl_->Submit([=, impl = impl_.get()](Backend& backend) {
-    return impl->compressed().Allreduce(backend, send, recv, count, type, op, compression);
-  });
+  return impl_->Submit(AllreduceRequest(impl_->NextUnnamed(CollectiveKind::kAllreduce), count, type, op,
+                                        impl_->options().compression.format),
+                       send, recv);
 }
 
 Status Runtime::Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
@@ -228,7 +214,7 @@ CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* se
   if (valid.ok()) valid = ValidateCompression(call, compression, impl_->options().backend);
   if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->SubmitRequest(AllreduceRequest(name, count, type, op, compression), send, recv);
+  return impl_->Submit(AllreduceRequest(name, count, type, op, compression), send, recv);
 }
 
 NegotiationCounters Runtime::negotiation_counters() const { return impl_->negotiation_counters(); }
@@ -251,21 +237,19 @@ Status ValidateBroadcast(const std::string& call, const void* buffer, size_t cou
 }  // namespace
 
 Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
-  if (impl_->negotiated()) return BroadcastAsync(buffer, count, type, root).Wait();
   Status valid = ValidateBroadcast("Broadcast", buffer, count, type, root, size());
   if (!valid.ok()) return valid;
-  return impl_->Run([=](Backend& backend) { return backend.Broadcast(buffer, count, type, root); });
+  return impl_->Run(Request(impl_->NextUnnamed(CollectiveKind::kBroadcast), CollectiveKind::kBroadcast, count,
+                            type, ReduceOp::kSum, root),
+                    buffer, buffer);
 }
 
 CollectiveHandle Runtime::BroadcastAsync(void* buffer, size_t count, DataType type, int root) {
   Status valid = ValidateBroadcast("Broadcast", buffer, count, type, root, size());
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  if (impl_->negotiated()) {
-    return impl_->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kBroadcast),
-                                        CollectiveKind::kBroadcast, count, type, ReduceOp::kSum, root),
-                                buffer, buffer);
-  }
-  return impl_->Submit([=](Backend& backend) { return backend.Broadcast(buffer, count, type, root); });
+  return impl_->Submit(Request(impl_->NextUnnamed(CollectiveKind::kBroadcast), CollectiveKind::kBroadcast,
+                               count, type, ReduceOp::kSum, root),
+                       buffer, buffer);
 }
 
 Status Runtime::Broadcast(const std::string& name, void* buffer, size_t count, DataType type, int root) {
@@ -278,21 +262,16 @@ CollectiveHandle Runtime::BroadcastAsync(const std::string& name, void* buffer, 
   Status valid = ValidateBroadcast(call, buffer, count, type, root, size());
   if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->SubmitRequest(Request(name, CollectiveKind::kBroadcast, count, type, ReduceOp::kSum, root),
-                              buffer, buffer);
+  return impl_->Submit(Request(name, CollectiveKind::kBroadcast, count, type, ReduceOp::kSum, root), buffer,
+                       buffer);
 }
 
 Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType type) {
   Status valid = ValidateBuffers("Allgather", send, recv, count, type);
   if (!valid.ok()) return valid;
-  if (impl_->negotiated()) {
-    return impl_
-        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kAllgather), CollectiveKind::kAllgather,
-                                count, type, ReduceOp::kSum),
-                        send, recv)
-        .Wait();
-  }
-  return impl_->Run([=](Backend& backend) { return backend.Allgather(send, recv, count, type); });
+  return impl_->Run(Request(impl_->NextUnnamed(CollectiveKind::kAllgather), CollectiveKind::kAllgather, count,
+                            type, ReduceOp::kSum),
+                    send, recv);
 }
 
 namespace {
@@ -315,22 +294,10 @@ CollectiveHandle Runtime::AllgatherAsync(const void* send, size_t count, DataTyp
                                          AllgatherResult* result) {
   Status valid = ValidateVariedAllgather("Allgather", send, count, type, row, result);
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  if (impl_->negotiated()) {
-    TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAllgatherv),
-                                    CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
-    request.row = row;
-    return impl_->SubmitRequest(std::move(request), send, result);
-  }
-  const int rank = this->rank();
-  const auto ranks = static_cast<size_t>(size());
-  return impl_->Submit([=](Backend& backend) {
-    const auto mine = static_cast<int64_t>(count);
-    std::vector<int64_t> counts(ranks);
-    Status status = backend.Allgather(&mine, counts.data(), 1, DataType::kInt64);
-    if (!status.ok()) return status;
-    return VariedAllgather(backend, send, type, std::vector<uint64_t>(counts.begin(), counts.end()), rank,
-                           result);
-  });
+  TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAllgatherv),
+                                  CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
+  request.row = row;
+  return impl_->Submit(std::move(request), send, result);
 }
 
 CollectiveHandle Runtime::AllgatherAsync(const std::string& name, const void* send, size_t count,
@@ -341,7 +308,7 @@ CollectiveHandle Runtime::AllgatherAsync(const std::string& name, const void* se
   if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
   TensorRequest request = Request(name, CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
   request.row = row;
-  return impl_->SubmitRequest(std::move(request), send, result);
+  return impl_->Submit(std::move(request), send, result);
 }
 
 namespace {
@@ -374,16 +341,11 @@ CollectiveHandle Runtime::AlltoallAsync(const void* send, const std::vector<uint
                                         size_t row, AlltoallResult* result) {
   StatusOr<size_t> count = ValidateAlltoall("Alltoall", send, splits, size(), type, row, result);
   if (!count.ok()) return CollectiveHandle::State::Completed(count.status());
-  if (impl_->negotiated()) {
-    TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAlltoallv),
-                                    CollectiveKind::kAlltoallv, count.value(), type, ReduceOp::kSum);
-    request.row = row;
-    request.splits = splits;
-    return impl_->SubmitRequest(std::move(request), send, result);
-  }
-  const int rank = this->rank();
-  return impl_->Submit(
-      [=](Backend& backend) { return VariedAlltoall(backend, send, type, splits, rank, result); });
+  TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAlltoallv), CollectiveKind::kAlltoallv,
+                                  count.value(), type, ReduceOp::kSum);
+  request.row = row;
+  request.splits = splits;
+  return impl_->Submit(std::move(request), send, result);
 }
 
 CollectiveHandle Runtime::AlltoallAsync(const std::string& name, const void* send,
@@ -396,18 +358,13 @@ CollectiveHandle Runtime::AlltoallAsync(const std::string& name, const void* sen
   TensorRequest request = Request(name, CollectiveKind::kAlltoallv, count.value(), type, ReduceOp::kSum);
   request.row = row;
   request.splits = splits;
-  return impl_->SubmitRequest(std::move(request), send, result);
+  return impl_->Submit(std::move(request), send, result);
 }
 
 Status Runtime::Barrier() {
-  if (impl_->negotiated()) {
-    return impl_
-        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kBarrier), CollectiveKind::kBarrier, 0,
-                                DataType::kInt32, ReduceOp::kSum),
-                        nullptr, nullptr)
-        .Wait();
-  }
-  return impl_->Run([](Backend& backend) { return backend.Barrier(); });
+  return impl_->Run(Request(impl_->NextUnnamed(CollectiveKind::kBarrier), CollectiveKind::kBarrier, 0,
+                            DataType::kInt32, ReduceOp::kSum),
+                    nullptr, nullptr);
 }
 
 StatusOr<int> Runtime::Join() {
@@ -435,15 +392,11 @@ Status Runtime::BaselineAllreduce(void* buffer, size_t count, DataType type, Red
   Status valid = ValidateBuffers("BaselineAllreduce", buffer, buffer, count, type);
   if (valid.ok()) valid = ValidateOp("BaselineAllreduce", op);
   if (!valid.ok()) return valid;
-  if (impl_->negotiated()) {
-    return impl_
-        ->SubmitRequest(Request(impl_->NextUnnamed(CollectiveKind::kBaselineAllreduce),
-                                CollectiveKind::kBaselineAllreduce, count, type, op),
-                        buffer, buffer)
-        .Wait();
-  }
-  return impl_->RunBaseline(
-      [=](Backend& backend) { return backend.BaselineAllreduce(buffer, count, type, op); });
+  return impl_->RunBaseline(Request(impl_->NextUnnamed(CollectiveKind::kBaselineAllreduce),
+                                    CollectiveKind::kBaselineAllreduce, count, type, op),
+                            buffer);
 }
+
+void Runtime::SetCallerStream(void* cuda_stream) { Impl::CallerStream() = cuda_stream; }
 
 }  // namespace hvdrun

@@ -19,6 +19,7 @@
 
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"
+#include "runtime/negotiation/run_request.h"
 #include "runtime/shm/shm_backend.h"
 
 namespace hvdrun {
@@ -130,23 +131,31 @@ Status Runtime::Impl::Start() {
   return broken_;
 }
 
-CollectiveHandle Runtime::Impl::Submit(Collective collective) {
+void*& Runtime::Impl::CallerStream() {
+  thread_local void* stream = nullptr;
+  return stream;
+}
+
+StatusOr<BackendMemory::ReadyMark> Runtime::Impl::MarkReady() {
+  return backend_->memory().MarkReady(CallerStream());
+}
+
+CollectiveHandle Runtime::Impl::Submit(TensorRequest request, const void* send, void* recv) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
+  }
+  StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
+  if (!ready.ok()) return CollectiveHandle::State::Completed(ready.status());
+  if (stream_ != nullptr) return stream_->Submit(std::move(request), send, recv, std::move(ready).value());
   auto state = std::make_shared<CollectiveHandle::State>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
-    queue_.push_back(Pending{std::move(collective), state});
+    queue_.push_back(Pending{std::move(request), send, recv, std::move(ready).value(), state});
   }
   changed_.notify_all();
   return CollectiveHandle(std::move(state));
-}
-
-CollectiveHandle Runtime::Impl::SubmitRequest(TensorRequest request, const void* send, void* recv) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
-  }
-  return stream_->Submit(std::move(request), send, recv);
 }
 
 StatusOr<int> Runtime::Impl::Join() {
@@ -197,35 +206,41 @@ nlohmann::json Runtime::Impl::LibraryReport() const {
   return report;
 }
 
-Status Runtime::Impl::Run(Collective collective) {
-  std::shared_ptr<CollectiveHandle::State> queued;
+Status Runtime::Impl::Run(TensorRequest request, const void* send, void* recv) {
+  if (stream_ != nullptr) return Submit(std::move(request), send, recv).Wait();
+  StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
+  if (!ready.ok()) return ready.status();
+  Pending pending{std::move(request), send, recv, std::move(ready).value(), nullptr};
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!broken_.ok()) return broken_;
     if (queue_.empty() && active_ == 0) {
       ++active_;
       lock.unlock();
-      return RunInline(collective);
+      return RunInline(pending);
     }
-    queued = std::make_shared<CollectiveHandle::State>();
-    queue_.push_back(Pending{std::move(collective), queued});
+    pending.state = std::make_shared<CollectiveHandle::State>();
+    queue_.push_back(pending);
   }
   changed_.notify_all();
-  return CollectiveHandle(std::move(queued)).Wait();
+  return CollectiveHandle(std::move(pending.state)).Wait();
 }
 
-Status Runtime::Impl::RunBaseline(const Collective& collective) {
+Status Runtime::Impl::RunBaseline(TensorRequest request, void* buffer) {
+  if (stream_ != nullptr) return Submit(std::move(request), buffer, buffer).Wait();
+  StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
+  if (!ready.ok()) return ready.status();
   {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [this] { return !broken_.ok() || (queue_.empty() && active_ == 0); });
     if (!broken_.ok()) return broken_;
     ++active_;
   }
-  return RunInline(collective);
+  return RunInline(Pending{std::move(request), buffer, buffer, std::move(ready).value(), nullptr});
 }
 
-Status Runtime::Impl::RunInline(const Collective& collective) {
-  Status status = RunGuarded(collective);
+Status Runtime::Impl::RunInline(const Pending& pending) {
+  Status status = RunGuarded(pending);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     --active_;
@@ -256,6 +271,14 @@ Status Runtime::Impl::Bootstrap() {
   context.timeout = options_.timeout;
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options_.backend, context);
   if (!backend.ok()) return backend.status();
+  if (stream_ != nullptr && backend.value()->memory().on_device()) {
+    StatusOr<std::unique_ptr<Backend>> control = CreateBackend(BackendKind::kGloo, context);
+    if (!control.ok()) {
+      return Status::Error("the negotiation beside " + std::string(BackendName(options_.backend)) +
+                           " runs over gloo: " + control.status().message());
+    }
+    control_ = std::move(control).value();
+  }
   allreduce_path_ = std::string(BackendName(options_.backend));
   StatusOr<bool> hierarchical = AgreeOnHierarchical(options_, store, scope);
   if (!hierarchical.ok()) return hierarchical.status();
@@ -269,10 +292,33 @@ Status Runtime::Impl::Bootstrap() {
   return Status::Ok();
 }
 
-Status Runtime::Impl::RunGuarded(const Collective& collective) {
+namespace {
+
+// A call-order request on `backend`: its order is the agreement. An allgather of varied counts first
+// gathers them (the negotiated path has them from its announcements).
+Status RunInCallOrder(Backend& backend, CompressedAllreduce& compressed, int rank, int size,
+                      const TensorRequest& request, const void* send, void* recv) {
+  if (request.kind != CollectiveKind::kAllgatherv) {
+    return RunRequest(backend, compressed, request, send, recv, rank, /*feedback_name=*/"");
+  }
+  const auto mine = static_cast<int64_t>(request.count);
+  std::vector<int64_t> counts(static_cast<size_t>(size));
+  Status status = backend.Allgather(&mine, counts.data(), 1, DataType::kInt64);
+  if (!status.ok()) return status;
+  TensorRequest gathered = request;
+  gathered.counts.assign(counts.begin(), counts.end());
+  return RunRequest(backend, compressed, gathered, send, recv, rank, /*feedback_name=*/"");
+}
+
+}  // namespace
+
+Status Runtime::Impl::RunGuarded(const Pending& pending) {
   std::lock_guard<std::mutex> lock(backend_mutex_);
   try {
-    return collective(*backend_);
+    Status status = backend_->memory().WaitFor(pending.ready);
+    if (!status.ok()) return status;
+    return RunInCallOrder(*backend_, compressed_, options_.rank, options_.size, pending.request, pending.send,
+                          pending.recv);
   } catch (const std::exception& e) {
     return Status::Error(std::string(BackendName(options_.backend)) + ": collective failed: " + e.what());
   }
@@ -296,13 +342,14 @@ void Runtime::Impl::ThreadMain() {
     if (bootstrapped.ok()) {
       Status ended;
       try {
-        ended = stream_->Run(*backend_);
+        ended = stream_->Run(control_ != nullptr ? *control_ : *backend_, *backend_);
       } catch (const std::exception& e) {
         ended = Status::Error(std::string("negotiation failed: ") + e.what());
       }
       std::lock_guard<std::mutex> lock(mutex_);
       if (broken_.ok()) broken_ = ended;
     }
+    control_.reset();
     backend_.reset();
     return;
   }
@@ -319,7 +366,7 @@ void Runtime::Impl::ThreadMain() {
       broken = broken_;
       ++active_;
     }
-    Status result = broken.ok() ? RunGuarded(next.collective) : broken;
+    Status result = broken.ok() ? RunGuarded(next) : broken;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --active_;

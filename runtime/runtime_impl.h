@@ -1,21 +1,28 @@
-// Runtime::Impl: the collective thread behind a Runtime and the queue that feeds it.
+// Runtime::Impl: the collective thread behind a Runtime, and the one way its calls run.
 //
-// One thread per Runtime bootstraps the backend (arrival check, then CreateBackend) and then runs
-// the queued collectives one at a time, in submission order. The backend is created and destroyed
-// on that thread. A blocking call (Run) that finds the runtime idle, with nothing queued and nothing
-// running, runs on the caller's thread instead, as RunBaseline always does: that saves two thread
-// hand-offs per call, which on a loaded machine cost as much as a small allreduce. Order is kept
-// because a call only runs inline when every earlier one has finished; backend_mutex_ is held
-// while any collective runs, so the backend is never used by two threads at once (backends must
-// allow calls from different threads one at a time: MPI_THREAD_SERIALIZED). The first failure is
-// kept in broken_: queued and later collectives complete with it without running.
+// Every call of the public API becomes a TensorRequest: named by the caller, or by its place in the
+// sequence of this rank's unnamed calls (NextUnnamed), which every rank makes in the same order. A
+// request runs by RunRequest (runtime/negotiation/run_request.h) on its own, or fused with others;
+// the two collective orders differ only in how the ranks agree on what runs next:
+// - CollectiveOrder::kNegotiated: the thread runs a NegotiatedStream, which agrees on ready names
+//   every cycle, caches, and fuses (runtime/negotiation/negotiated_stream.h);
+// - CollectiveOrder::kCallOrder: the order of the calls is the agreement, so the thread runs the
+//   requests of a queue in submission order, one at a time, without a cycle. A blocking call (Run)
+//   that finds the runtime idle, with nothing queued and nothing running, runs on the caller's thread
+//   instead, as RunBaseline always does: that saves two thread hand-offs per call, which on a loaded
+//   machine cost as much as a small allreduce. Order is kept because a call only runs inline when
+//   every earlier one has finished; backend_mutex_ is held while any collective runs, so the backend
+//   is never used by two threads at once (backends must allow calls from different threads one at a
+//   time: MPI_THREAD_SERIALIZED).
+// The first failure is kept in broken_: queued and later collectives complete with it without running.
 //
-// With negotiation on (NegotiationOptions), the thread runs a NegotiatedStream instead of the queue,
-// and collectives are submitted to it as named requests (SubmitRequest); Submit, Run and RunBaseline
-// are for call-order mode only.
-//
-// When every rank is on one host (SharedMemoryServes), Bootstrap puts the host's shared-memory
-// segment in front of the backend (ShmBackend): allreduces go through it, in either order.
+// The thread bootstraps the backend (arrival check, then CreateBackend) and destroys it. When every
+// rank is on one host (SharedMemoryServes), Bootstrap puts the host's shared-memory segment in front
+// of the backend (ShmBackend): allreduces go through it, in either order. A backend whose buffers are
+// device memory (NCCL) negotiates over a Gloo backend created beside it (control_), host memory
+// that the negotiation's counters and announcements need; the tensors go over NCCL. Each submitted
+// tensor carries a ReadyMark of the caller's stream (BackendMemory::MarkReady), which the backend
+// waits for before reading it.
 //
 // With a timeline (RuntimeOptions::timeline), the thread opens it right after the ranks' arrival
 // check, so that every rank's zero is the same moment to within that barrier's skew. Runtimes of one
@@ -23,13 +30,12 @@
 // report while others come and go); the last of them to end closes it, and sends it to hvdrun when
 // asked (send_to_launcher). A Runtime created after all of those have ended starts the file afresh.
 //
-// Thread-safe: Submit, SubmitRequest, Run and RunBaseline may be called from any thread.
+// Thread-safe: Submit, Run and RunBaseline may be called from any thread.
 #ifndef HVDRUN_RUNTIME_RUNTIME_IMPL_H_
 #define HVDRUN_RUNTIME_RUNTIME_IMPL_H_
 
 #include <condition_variable>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -49,8 +55,6 @@ namespace hvdrun {
 
 class HVDRUN_NO_EXPORT Runtime::Impl {
  public:
-  using Collective = std::function<Status(Backend&)>;
-
   explicit Impl(RuntimeOptions options);
   // Runs what is queued, then stops the thread and destroys the backend.
   ~Impl();
@@ -59,22 +63,20 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
 
   // Starts the collective thread and waits until the backend is ready or bootstrapping failed.
   Status Start();
-  // Queues `collective`; the handle completes when it has run (or at once if the runtime is broken).
-  CollectiveHandle Submit(Collective collective);
-  // Runs `collective` and returns its Status: on this thread when the runtime is idle, otherwise
-  // queued behind the collectives before it.
-  Status Run(Collective collective);
-  // Waits for the queue to empty, then runs `collective` on this thread.
-  Status RunBaseline(const Collective& collective);
+  // Queues `request` with its buffers (for kAllgatherv and kAlltoallv, recv is the caller's
+  // result); the handle completes when it has run (or at once if the runtime is broken).
+  CollectiveHandle Submit(TensorRequest request, const void* send, void* recv);
+  // Submit, and waits for it; in call order, on this thread when the runtime is idle.
+  Status Run(TensorRequest request, const void* send, void* recv);
+  // kBaselineAllreduce: in call order, waits for the queue to empty, then runs on this thread.
+  Status RunBaseline(TensorRequest request, void* buffer);
 
-  // Negotiation on: queues a named request (see NegotiatedStream::Submit).
-  CollectiveHandle SubmitRequest(TensorRequest request, const void* send, void* recv);
   // Negotiation on: blocks until every rank has joined (NegotiatedStream::Join) and returns the rank
   // that joined last. Every rank's count of unnamed calls then becomes the largest, so that unnamed
   // calls match again after ranks made different numbers of them (failed broadcasts while joined).
   StatusOr<int> Join();
-  // The name of this rank's next unnamed collective in negotiation mode: its place in the sequence of
-  // unnamed calls, which every rank makes in the same order.
+  // The name of this rank's next unnamed collective: its place in the sequence of unnamed calls,
+  // which every rank makes in the same order.
   std::string NextUnnamed(CollectiveKind kind);
   bool negotiated() const { return stream_ != nullptr; }
   NegotiationCounters negotiation_counters() const;
@@ -83,32 +85,38 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
   // counters and responses, and what compression did, with what carried allreduces
   // (allreduce_path); null when there is neither.
   nlohmann::json LibraryReport() const;
-  // Every allreduce goes through it (it compresses what CompressionOptions says); used by one
-  // collective at a time, as the backend is.
-  CompressedAllreduce& compressed() { return compressed_; }
-
   const RuntimeOptions& options() const { return options_; }
+  // This thread's caller stream (Runtime::SetCallerStream): null until set.
+  static void*& CallerStream();
   // "shm" when allreduces go through the host's shared memory (runtime/shm/shm_backend.h), else the
   // backend's name; set before Start returns.
   const std::string& allreduce_path() const { return allreduce_path_; }
 
  private:
+  // A call-order request waiting in the queue.
   struct Pending {
-    Collective collective;
+    TensorRequest request;
+    const void* send = nullptr;
+    void* recv = nullptr;
+    BackendMemory::ReadyMark ready;
     std::shared_ptr<CollectiveHandle::State> state;
   };
 
   void ThreadMain();
   Status Bootstrap();
-  Status RunGuarded(const Collective& collective);
-  // Runs `collective` on this thread; active_ must already count it. Records a failure in broken_.
-  Status RunInline(const Collective& collective);
+  // Where the caller's stream stands, for a request's buffers (BackendMemory::MarkReady).
+  StatusOr<BackendMemory::ReadyMark> MarkReady();
+  // Runs a call-order request under backend_mutex_.
+  Status RunGuarded(const Pending& pending);
+  // Runs `pending` on this thread; active_ must already count it. Records a failure in broken_.
+  Status RunInline(const Pending& pending);
   Status OpenTimeline();
   // Closes the timeline, and sends it to hvdrun if asked; failures are warned of on stderr.
   void CloseTimeline();
 
   const RuntimeOptions options_;
   std::unique_ptr<Backend> backend_;  // written by the collective thread before started_ is set
+  std::unique_ptr<Backend> control_;  // likewise: the negotiation's Gloo beside a device backend
   std::string allreduce_path_;        // likewise
   std::mutex backend_mutex_;          // held while a collective runs on backend_
 

@@ -4,7 +4,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/tensor.h>
-#include <torch/cuda.h>
 
 namespace hvdrun::trainer {
 
@@ -13,14 +12,10 @@ StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::FromEnvironment(
     const std::function<void(RuntimeOptions&)>& adjust) {
   auto group = std::make_unique<DataParallelGroup>();
   if (!Runtime::LaunchedByHvdrun(lookup)) return group;
-  // Gradients are named and fused (CollectiveOrder::kNegotiated) on every backend whose collectives
-  // take host memory; NCCL's take device memory, which negotiation does not use: there they are
-  // reduced in call order, one tensor each.
-  StatusOr<BackendKind> backend = Runtime::BackendFromEnvironment(lookup);
-  if (!backend.ok()) return backend.status();
-  const CollectiveOrder order =
-      backend.value() == BackendKind::kNccl ? CollectiveOrder::kCallOrder : CollectiveOrder::kNegotiated;
-  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment(lookup, order, adjust);
+  // Gradients are named and fused (CollectiveOrder::kNegotiated) on every backend, NCCL's in device
+  // memory.
+  StatusOr<std::unique_ptr<Runtime>> runtime =
+      Runtime::InitFromEnvironment(lookup, CollectiveOrder::kNegotiated, adjust);
   if (!runtime.ok()) return runtime.status();
   group->owned_ = std::move(runtime).value();
   group->runtime_ = group->owned_.get();
@@ -39,7 +34,6 @@ Status DataParallelGroup::SumAcrossRanks(std::vector<double>& values) {
   }
   at::Tensor staged =
       at::tensor(values, at::kDouble).to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(staging_gpu_)));
-  torch::cuda::synchronize(staging_gpu_);  // the runtime reads it on a stream of its own
   Status status = runtime_->Allreduce(staged.data_ptr(), staged.data_ptr(), values.size(), DataType::kFloat64,
                                       ReduceOp::kSum);
   if (!status.ok()) return status;

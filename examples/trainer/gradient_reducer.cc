@@ -8,7 +8,6 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/cuda.h>
 
 #include <algorithm>
 #include <string>
@@ -54,7 +53,7 @@ GradientReducer::GradientReducer(Runtime* runtime, std::vector<at::Tensor> param
   for (const at::Tensor& parameter : parameters_) {
     reduced_counts_.push_back(static_cast<size_t>(parameter.numel()));
   }
-  if (named_ && !buffers_on_device_ && count > 0) arena_ = BuildArena(launch_order_);
+  if (named_ && count > 0) arena_ = BuildArena(launch_order_);
   grad_is_buffer_.assign(count, false);
   for (size_t i = 0; i < count; ++i) {
     const at::Tensor& parameter = parameters_[i];
@@ -87,7 +86,8 @@ at::Tensor GradientReducer::BuildArena(const std::vector<size_t>& indices) {
     reduced_counts_[index] = (numel + unit - 1) / unit * unit;
     end += static_cast<int64_t>(reduced_counts_[index]);
   }
-  at::Tensor arena = at::zeros({end}, first.options().device(at::kCPU).requires_grad(false));
+  const at::Device device = buffers_on_device_ ? first.device() : at::Device(at::kCPU);
+  at::Tensor arena = at::zeros({end}, first.options().device(device).requires_grad(false));
   for (size_t index : indices) {
     const at::Tensor& parameter = parameters_[index];
     if (parameter.scalar_type() != arena.scalar_type()) continue;
@@ -156,8 +156,9 @@ void GradientReducer::StartReadyReductions() {
 
 void GradientReducer::StartReduction(size_t index) {
   at::Tensor& buffer = buffers_[index];
-  // The runtime reads device memory on its own stream: the copy into the buffer must be done.
-  if (buffer.is_cuda()) torch::cuda::synchronize(buffer.device().index());
+  // A device buffer is read once the stream that wrote it (this thread's current one, the default
+  // stream) has reached this point: the runtime records an event there, and its own stream waits on
+  // it; nothing here waits for the device.
   const size_t count = reduced_counts_[index];
   handles_[index] =
       named_ ? runtime_->AllreduceAsync("grad." + std::to_string(index), buffer.data_ptr(), buffer.data_ptr(),

@@ -14,7 +14,7 @@
 // averaged. A parameter that got no gradient in a step is reduced at FinishStep, as its .grad() if
 // it has one, else as zeros, so that the ranks stay in step.
 //
-// Named (a runtime in CollectiveOrder::kNegotiated, every backend but NCCL): each gradient is
+// Named (a runtime in CollectiveOrder::kNegotiated, every backend): each gradient is
 // submitted as "grad.<index>" the moment its hook fires, in whatever order autograd finishes them;
 // libhvdrun agrees the order with the other ranks and fuses what is ready together. The buffers are
 // then ranges of one array, each padded with zeros to a multiple of kFusionAlignment bytes and
@@ -22,8 +22,9 @@
 // no copy through a fusion buffer: first in launch order, then, from the end of the first step on,
 // in the order the hooks fired in it (as DDP rebuilds its buckets after its first iteration). That
 // is the order libhvdrun learned the names in and packs them in, since every later step makes its
-// gradients in the same order. Where the parameter is on the CPU too,
-// its buffer also *is* its .grad(), as with DDP's gradient_as_bucket_view: the first hook copies
+// gradients in the same order. The array lies where the buffers do: on the CPU, or on the
+// parameters' device over NCCL. Where the parameter is there too, its buffer also *is* its .grad(),
+// as with DDP's gradient_as_bucket_view: the first hook copies
 // the gradient into the buffer and makes the buffer .grad(); from then on autograd accumulates into
 // the buffer, the runtime averages it where it lies, and no gradient is copied in or out. A .grad()
 // made undefined or replaced since costs that one copy again. The buffers share the array's storage
@@ -33,7 +34,11 @@
 // Other buffers — in call order, or of a CUDA model's parameters over Gloo or MPI — are the
 // reducer's own: the hook copies .grad() into the buffer, FinishStep copies the average back.
 //
-// Call order (NCCL): every rank must start the same collectives in the same order, but
+// On a GPU nothing waits for the device: a buffer is submitted as soon as its gradient's kernels
+// (or the copy into it) are queued on the current stream, and the runtime's backend waits for that
+// point of the stream (Runtime::SetCallerStream) before it reads the buffer.
+//
+// Call order: every rank must start the same collectives in the same order, but
 // hooks fire in whatever order autograd finishes gradients. The reducer therefore starts them in a
 // fixed order — reverse registration order, the order backward mostly produces them — each as soon
 // as it and every gradient before it in that order is ready, so an early gradient waits for at most
@@ -118,7 +123,7 @@ class GradientReducer {
   std::vector<at::Tensor> buffers_;     // one per parameter, contiguous, the reduction's in and out
   std::vector<size_t> reduced_counts_;  // per parameter: the elements reduced from its buffer's start
   std::vector<bool> grad_is_buffer_;    // per parameter: its buffer is made its .grad()
-  at::Tensor arena_;                    // named, on the CPU: the array the buffers are ranges of
+  at::Tensor arena_;                    // named: the array the buffers are ranges of (where they lie)
   std::vector<size_t> arrival_;         // the first step's hooks, in the order they fired
   bool first_step_ = true;
   // Per parameter, its gradient accumulator and the key of the hook on it. Held: a parameter refers

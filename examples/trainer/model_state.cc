@@ -1,7 +1,6 @@
 #include "examples/trainer/model_state.h"
 
 #include <ATen/core/grad_mode.h>
-#include <torch/cuda.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -23,8 +22,8 @@ Status BroadcastModelState(ImageClassifier& model, DataParallelGroup& group) {
   for (const auto& item : model.named_buffers()) {
     tensors.emplace_back(item.key(), item.value());
   }
-  // A backend that reduces device memory (nccl) broadcasts the tensors where they are; the
-  // others from host memory.
+  // A backend that reduces device memory (nccl) broadcasts the tensors where they are (it reads
+  // each once the default stream has written it); the others from host memory.
   const bool device_memory = runtime->backend() == BackendKind::kNccl;
   for (auto& [name, tensor] : tensors) {
     std::optional<DataType> type = TensorDataType(tensor);
@@ -34,7 +33,6 @@ Status BroadcastModelState(ImageClassifier& model, DataParallelGroup& group) {
     const at::Device staging = device_memory ? tensor.device() : at::Device(at::kCPU);
     const bool in_place = tensor.device() == staging && tensor.is_contiguous();
     at::Tensor buffer = in_place ? tensor : tensor.to(staging).contiguous();
-    if (buffer.is_cuda()) torch::cuda::synchronize(buffer.device().index());
     Status status =
         runtime->Broadcast(buffer.data_ptr(), static_cast<size_t>(buffer.numel()), *type, /*root=*/0);
     if (!status.ok()) {

@@ -9,8 +9,7 @@
 
 #include "runtime/negotiation/fusion_plan.h"
 #include "runtime/negotiation/negotiation_message.h"
-#include "runtime/varied_allgather.h"
-#include "runtime/varied_alltoall.h"
+#include "runtime/negotiation/run_request.h"
 
 namespace hvdrun {
 namespace {
@@ -57,7 +56,8 @@ std::string NegotiatedStream::FeedbackName(const Entry& entry) {
   return Cacheable(entry.request) && !entry.stand_in ? entry.request.name : std::string();
 }
 
-CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* send, void* recv) {
+CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* send, void* recv,
+                                          BackendMemory::ReadyMark ready) {
   auto state = std::make_shared<CollectiveHandle::State>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -82,6 +82,7 @@ CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* sen
     entry.send = send;
     entry.recv = recv;
     entry.state = state;
+    entry.ready = std::move(ready);
     entry.submitted = now;
     entry.next_stall_warning = now + options_.negotiation.stall_warning;
     incoming_.push_back(std::move(entry));
@@ -149,7 +150,7 @@ void NegotiatedStream::Warn(const std::string& line) const {
   }
 }
 
-Status NegotiatedStream::Run(Backend& backend) {
+Status NegotiatedStream::Run(Backend& control, Backend& data) {
   // The anchor is when the ranks last agreed less the quickest agreement seen (a cycle's start on
   // the last rank to arrive), the same on every rank: timed from each rank's own start, ranks drift
   // out of phase, and a rank that starts its cycle before its caller resubmits wastes the others'
@@ -174,7 +175,7 @@ Status NegotiatedStream::Run(Backend& backend) {
     }
     bool go_on = false;
     try {
-      go_on = Cycle(backend);
+      go_on = Cycle(control, data);
     } catch (const std::exception& e) {
       FailEverything(
           Status::Error(std::string(BackendName(options_.backend)) + ": negotiation failed: " + e.what()));
@@ -185,13 +186,13 @@ Status NegotiatedStream::Run(Backend& backend) {
   return broken();
 }
 
-bool NegotiatedStream::Cycle(Backend& backend) {
+bool NegotiatedStream::Cycle(Backend& control, Backend& data) {
   const Clock::time_point now = Clock::now();
   const Intake intake = TakeSubmissions();
   if (timeline_ != nullptr && !pending_.empty()) timeline_->MarkCycle(now);
 
   Ballot ballot = MakeBallot(now, intake);
-  if (!Agree(backend, now, ballot)) return false;
+  if (!Agree(control, now, ballot)) return false;
   if (ballot.fields.Count(kStop) > 0) {
     if (!ballot.timed_out.ok()) {
       FailEverything(ballot.timed_out);
@@ -206,12 +207,11 @@ bool NegotiatedStream::Cycle(Backend& backend) {
   std::vector<TensorRequest> ready = ReadyInCache(ballot.fields);
   const bool gathered = ballot.fields.Count(kAnnounce) > 0 || ballot.fields.Count(kCensus) > 0;
   std::optional<ReadinessTable::JoinDone> join_done;
-  if (gathered && !GatherAnnouncements(backend, now, ballot, &ready, &join_done)) return false;
+  if (gathered && !GatherAnnouncements(control, now, ballot, &ready, &join_done)) return false;
 
   if (options_.rank == 0) WarnOfStalls(now, ready);
-  if (table_.joined(options_.rank)) AddStandIns(ready);
-
-  const Status status = Execute(backend, ready, Clock::now());
+  Status status = table_.joined(options_.rank) ? AddStandIns(data.memory(), ready) : Status::Ok();
+  if (status.ok()) status = Execute(data, ready, Clock::now());
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!ready.empty() || gathered) {
@@ -362,18 +362,22 @@ void NegotiatedStream::CompleteJoin(const ReadinessTable::JoinDone& done) {
   if (state != nullptr) state->Complete(Status::Ok());
 }
 
-void NegotiatedStream::AddStandIns(const std::vector<TensorRequest>& ready) {
+Status NegotiatedStream::AddStandIns(BackendMemory& memory, const std::vector<TensorRequest>& ready) {
   for (const TensorRequest& request : ready) {
     if (request.kind != CollectiveKind::kAllreduce || pending_.Contains(request.name)) continue;
     Entry entry;
     entry.request = request;
     entry.stand_in = true;
-    entry.zeros.assign(request.bytes(), std::byte{0});
-    entry.send = entry.recv = entry.zeros.data();
+    StatusOr<BackendMemory::Buffer> zeros = memory.Allocate(request.bytes());
+    Status status = zeros.ok() ? memory.Zero(zeros.value().get(), request.bytes()) : zeros.status();
+    if (!status.ok()) return status;
+    entry.zeros = std::move(zeros).value();
+    entry.send = entry.recv = entry.zeros.get();
     entry.state = std::make_shared<CollectiveHandle::State>();
     entry.submitted = entry.next_stall_warning = Clock::now();
     pending_.Add(std::move(entry));
   }
+  return Status::Ok();
 }
 
 void NegotiatedStream::WarnOfStalls(std::chrono::steady_clock::time_point now,
@@ -431,7 +435,7 @@ Status NegotiatedStream::Gather(Backend& backend, const std::vector<Announcement
   return Status::Ok();
 }
 
-Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorRequest>& ready,
+Status NegotiatedStream::Execute(Backend& data, const std::vector<TensorRequest>& ready,
                                  Clock::time_point agreed) {
   // Every rank has each ready name pending (it announced it, or set its cache slot).
   std::vector<TensorRequest> allreduces;
@@ -445,8 +449,9 @@ Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorReque
     times.start = times.copied_in = Clock::now();
     Entry& entry = pending_.At(request.name);
     entry.request.counts = request.counts;  // kAllgatherv: every rank's, as the ranks agreed
-    Status status = RunAlone(backend, entry);
+    Status status = RunAlone(data, entry);
     times.reduced = times.end = Clock::now();
+    times.device = data.last_device_time();
     if (status.ok()) RecordResponse(ready, {i}, agreed, times);
     Complete(request.name, status);
     if (!status.ok()) return status;
@@ -456,10 +461,11 @@ Status NegotiatedStream::Execute(Backend& backend, const std::vector<TensorReque
     times.start = times.copied_in = Clock::now();
     Status status;
     if (response.members.size() == 1) {
-      status = RunAlone(backend, pending_.At(allreduces[response.members.front()].name));
+      status = RunAlone(data, pending_.At(allreduces[response.members.front()].name));
       times.reduced = times.end = Clock::now();
+      times.device = data.last_device_time();
     } else {
-      status = RunFused(backend, allreduces, response.members, response.offsets, response.bytes, &times);
+      status = RunFused(data, allreduces, response.members, response.offsets, response.bytes, &times);
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -515,43 +521,35 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
   response.activities.push_back({negotiate, submitted, agreed});
   response.activities.push_back({kTimelineQueue, agreed, times.start});
   if (times.copied) response.activities.push_back({kTimelineMemcpyIn, times.start, times.copied_in});
-  response.activities.push_back({backend_call, times.copied_in, times.reduced});
+  const Clock::time_point call_start =
+      times.device ? std::max(times.copied_in,
+                              times.reduced - std::chrono::duration_cast<Clock::duration>(*times.device))
+                   : times.copied_in;
+  response.activities.push_back({backend_call, call_start, times.reduced});
   if (times.copied) response.activities.push_back({kTimelineMemcpyOut, times.reduced, times.end});
   timeline_->Record(response);
 }
 
-Status NegotiatedStream::RunAlone(Backend& backend, Entry& entry) {
-  const TensorRequest& request = entry.request;
-  if (request.count == 0 && request.kind != CollectiveKind::kBarrier &&
-      request.kind != CollectiveKind::kAllgatherv && request.kind != CollectiveKind::kAlltoallv) {
-    return Status::Ok();  // a varied allgather or alltoall still receives the others' elements
-  }
-  switch (request.kind) {
-    case CollectiveKind::kAllreduce:
-      return compressed_->Allreduce(backend, entry.send, entry.recv, request.count, request.type, request.op,
-                                    request.compression, {{FeedbackName(entry), 0, request.count}});
-    case CollectiveKind::kBroadcast:
-      return backend.Broadcast(entry.recv, request.count, request.type, request.root);
-    case CollectiveKind::kAllgather:
-      return backend.Allgather(entry.send, entry.recv, request.count, request.type);
-    case CollectiveKind::kBarrier:
-      return backend.Barrier();
-    case CollectiveKind::kBaselineAllreduce:
-      return backend.BaselineAllreduce(entry.recv, request.count, request.type, request.op);
-    case CollectiveKind::kAllgatherv:
-      return VariedAllgather(backend, entry.send, request.type, request.counts, options_.rank,
-                             static_cast<AllgatherResult*>(entry.recv));
-    case CollectiveKind::kAlltoallv:
-      return VariedAlltoall(backend, entry.send, request.type, request.splits, options_.rank,
-                            static_cast<AlltoallResult*>(entry.recv));
-  }
-  return Status::Error("'" + request.name + "': unknown collective");
+Status NegotiatedStream::RunAlone(Backend& data, Entry& entry) {
+  Status status = data.memory().WaitFor(entry.ready);
+  if (!status.ok()) return status;
+  return RunRequest(data, *compressed_, entry.request, entry.send, entry.recv, options_.rank,
+                    FeedbackName(entry));
 }
 
-Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequest>& ready,
+Status NegotiatedStream::WaitForMembers(BackendMemory& memory, const std::vector<TensorRequest>& ready,
+                                        const std::vector<size_t>& members) {
+  for (size_t member : members) {
+    Status status = memory.WaitFor(pending_.At(ready[member].name).ready);
+    if (!status.ok()) return status;
+  }
+  return Status::Ok();
+}
+
+Status NegotiatedStream::RunFused(Backend& data, const std::vector<TensorRequest>& ready_requests,
                                   const std::vector<size_t>& members, const std::vector<size_t>& offsets,
                                   size_t bytes, ResponseTimes* times) {
-  const TensorRequest& first = ready[members.front()];
+  const TensorRequest& first = ready_requests[members.front()];
   // Members that already lie back to back in memory, in packing order, with no gap between them
   // (a gap may be someone else's memory) and in place, are reduced where they are (as PyTorch DDP's
   // gradient_as_bucket_view): no copy in or out. The fusion buffer's alignment does not apply.
@@ -562,7 +560,7 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
   // every rank reduces the same layout whether its tensors are in place or copied (a joined rank's
   // zeros are always copied).
   for (size_t i = 0; i < members.size() && in_place; ++i) {
-    const Entry& entry = pending_.At(ready[members[i]].name);
+    const Entry& entry = pending_.At(ready_requests[members[i]].name);
     const size_t place = (i + 1 < members.size() ? offsets[i + 1] : bytes) - offsets[i];
     in_place = entry.send == entry.recv && entry.recv == base + end && offsets[i] == end &&
                entry.request.bytes() == place;
@@ -573,46 +571,59 @@ Status NegotiatedStream::RunFused(Backend& backend, const std::vector<TensorRequ
   if (CompressedAllreduce::Compresses(first.type, first.op, first.compression)) {
     size_t next = 0;
     for (size_t i = 0; i < members.size(); ++i) {
-      const TensorRequest& member = ready[members[i]];
+      const TensorRequest& member = ready_requests[members[i]];
       tensors.push_back({FeedbackName(pending_.At(member.name)),
                          in_place ? next / element : offsets[i] / element, member.count});
       next += member.bytes();
     }
   }
+  BackendMemory& memory = data.memory();
+  if (Status ready = WaitForMembers(memory, ready_requests, members); !ready.ok()) return ready;
   if (in_place) {
-    Status status = compressed_->Allreduce(backend, base, base, end / element, first.type, first.op,
+    Status status = compressed_->Allreduce(data, base, base, end / element, first.type, first.op,
                                            first.compression, tensors);
     times->reduced = times->end = Clock::now();
+    times->device = data.last_device_time();
     return status;
   }
 
-  if (fusion_buffer_.size() < bytes) fusion_buffer_.resize(bytes);
+  if (fusion_buffer_bytes_ < bytes) {
+    StatusOr<BackendMemory::Buffer> grown = memory.Allocate(bytes);
+    if (!grown.ok()) return grown.status();
+    fusion_buffer_ = std::move(grown).value();
+    fusion_buffer_bytes_ = bytes;
+  }
+  std::byte* const fused = fusion_buffer_.get();
   // The gaps between members (aligned offsets) are reduced too: zeroed, so that what an earlier
   // response left there cannot set a compressed block's scale (fp8) or overflow a sum.
+  std::vector<BackendMemory::Copy> copies;
   size_t filled = 0;
-  for (size_t i = 0; i < members.size(); ++i) {
-    const Entry& entry = pending_.At(ready[members[i]].name);
-    if (offsets[i] > filled) std::memset(fusion_buffer_.data() + filled, 0, offsets[i] - filled);
-    if (entry.request.bytes() > 0) {
-      std::memcpy(fusion_buffer_.data() + offsets[i], entry.send, entry.request.bytes());
-    }
+  Status status;
+  for (size_t i = 0; i < members.size() && status.ok(); ++i) {
+    const Entry& entry = pending_.At(ready_requests[members[i]].name);
+    if (offsets[i] > filled) status = memory.Zero(fused + filled, offsets[i] - filled);
+    if (entry.request.bytes() > 0) copies.push_back({fused + offsets[i], entry.send, entry.request.bytes()});
     filled = offsets[i] + entry.request.bytes();
   }
-  if (bytes > filled) std::memset(fusion_buffer_.data() + filled, 0, bytes - filled);
+  if (status.ok() && bytes > filled) status = memory.Zero(fused + filled, bytes - filled);
+  if (status.ok()) status = memory.CopyAll(copies);
+  if (!status.ok()) return status;
   times->copied = true;
   times->copied_in = Clock::now();
-  Status status = compressed_->Allreduce(backend, fusion_buffer_.data(), fusion_buffer_.data(),
-                                         bytes / element, first.type, first.op, first.compression, tensors);
+  status = compressed_->Allreduce(data, fused, fused, bytes / element, first.type, first.op,
+                                  first.compression, tensors);
   times->reduced = times->end = Clock::now();
+  times->device = data.last_device_time();
   if (!status.ok()) return status;
+  copies.clear();
   for (size_t i = 0; i < members.size(); ++i) {
-    const Entry& entry = pending_.At(ready[members[i]].name);
-    if (entry.request.bytes() > 0) {
-      std::memcpy(entry.recv, fusion_buffer_.data() + offsets[i], entry.request.bytes());
-    }
+    const Entry& entry = pending_.At(ready_requests[members[i]].name);
+    if (entry.request.bytes() > 0) copies.push_back({entry.recv, fused + offsets[i], entry.request.bytes()});
   }
+  status = memory.CopyAll(copies);
+  if (status.ok()) status = memory.Flush();
   times->end = Clock::now();
-  return Status::Ok();
+  return status;
 }
 
 void NegotiatedStream::Complete(const std::string& name, const Status& status) {

@@ -9,6 +9,11 @@
 //   3. the requests ready on every rank (cached ones in slot order, then the newly agreed ones in
 //      announcement order) are packed by PlanFusion and run, and the cache learns them in that order,
 //      so that every rank's cache stays identical.
+// Steps 1 and 2 go over the control backend, in host memory; step 3 over the data backend, through
+// its memory (Backend::memory): the same backend for Gloo and MPI; for NCCL, a Gloo context beside
+// it carries the negotiation while the tensors, the fusion buffer and the copies stay on the device,
+// each tensor read once the caller's stream has reached the point where it was submitted (its
+// ReadyMark).
 // Broadcasts and allgathers are agreed as allreduces are and run alone; an allgather whose ranks give
 // different counts (kAllgatherv) is never cached, since its counts travel in its announcements.
 // A name waiting past the stall limit is reported by rank 0 with the ranks that have not submitted
@@ -70,11 +75,17 @@ class NegotiatedStream {
   // owned, it outlives the stream.
   NegotiatedStream(const RuntimeOptions& options, CompressedAllreduce* compressed);
 
-  // Queues `request` on this rank. Fails at once (the returned handle is complete) when the runtime
-  // is broken or stopping, or when `request.name` is still pending here.
-  CollectiveHandle Submit(TensorRequest request, const void* send, void* recv);
+  // Queues `request` on this rank; `ready` is where the caller's work stood when it submitted
+  // (BackendMemory::MarkReady), what the backend waits for before it reads `send`. Fails at once
+  // (the returned handle is complete) when the runtime is broken or stopping, or when
+  // `request.name` is still pending here.
+  CollectiveHandle Submit(TensorRequest request, const void* send, void* recv,
+                          BackendMemory::ReadyMark ready = nullptr);
   // Runs cycles until this rank or another stops, or the runtime breaks. Returns the first failure.
-  Status Run(Backend& backend);
+  // The ranks agree over `control`, whose buffers are host memory; the collectives run on `data`,
+  // whose buffers are in data.memory() (the same backend, but for NCCL: its negotiation travels over
+  // a Gloo context beside the communicator).
+  Status Run(Backend& control, Backend& data);
   // Blocks until every rank has joined (see above); `unnamed_calls` is this rank's count of unnamed
   // calls. Returns the rank that joined last and the most unnamed calls any rank made. Submit fails
   // meanwhile. Fails when the runtime breaks or stops, or when this rank is already joining.
@@ -100,11 +111,12 @@ class NegotiatedStream {
     const void* send = nullptr;
     void* recv = nullptr;
     std::shared_ptr<CollectiveHandle::State> state;
+    BackendMemory::ReadyMark ready;  // what the data backend waits for before it reads `send`
     std::chrono::steady_clock::time_point submitted;
     std::chrono::steady_clock::time_point next_stall_warning;
-    bool announced = false;  // in the readiness tables: waits there, not in the cache
-    bool stand_in = false;   // this rank has joined: zeros in its place (zeros holds them)
-    std::vector<std::byte> zeros;
+    bool announced = false;       // in the readiness tables: waits there, not in the cache
+    bool stand_in = false;        // this rank has joined: zeros in its place (zeros holds them)
+    BackendMemory::Buffer zeros;  // in the data backend's memory
   };
   struct JoinRequest {
     std::shared_ptr<CollectiveHandle::State> state;  // null when this rank is not joining
@@ -139,6 +151,9 @@ class NegotiatedStream {
     std::chrono::steady_clock::time_point copied_in;
     std::chrono::steady_clock::time_point reduced;
     std::chrono::steady_clock::time_point end;
+    // The device's time for the backend call, where the backend times it (Backend::last_device_time):
+    // the timeline's backend activity is then that long, ending when the host saw it done.
+    std::optional<std::chrono::nanoseconds> device;
   };
 
   // What a cycle took from the submitters.
@@ -158,7 +173,7 @@ class NegotiatedStream {
   };
 
   // One cycle, in the steps below; false when the loop must end.
-  bool Cycle(Backend& backend);
+  bool Cycle(Backend& control, Backend& data);
   Intake TakeSubmissions();
   Ballot MakeBallot(std::chrono::steady_clock::time_point now, const Intake& intake);
   // The SUM allreduce of the ballots' fields; false (everything failed) when it fails.
@@ -173,10 +188,13 @@ class NegotiatedStream {
   Status Gather(Backend& backend, const std::vector<Announcement>& mine,
                 std::vector<std::vector<Announcement>>* by_rank);
   // Runs the ready requests; `agreed` is when the ranks agreed on them.
-  Status Execute(Backend& backend, const std::vector<TensorRequest>& ready,
+  Status Execute(Backend& data, const std::vector<TensorRequest>& ready,
                  std::chrono::steady_clock::time_point agreed);
-  Status RunAlone(Backend& backend, Entry& entry);
-  Status RunFused(Backend& backend, const std::vector<TensorRequest>& ready,
+  Status RunAlone(Backend& data, Entry& entry);
+  // Makes the data backend wait until the entries' tensors are complete (their ReadyMarks).
+  Status WaitForMembers(BackendMemory& memory, const std::vector<TensorRequest>& ready,
+                        const std::vector<size_t>& members);
+  Status RunFused(Backend& data, const std::vector<TensorRequest>& ready_requests,
                   const std::vector<size_t>& members, const std::vector<size_t>& offsets, size_t bytes,
                   ResponseTimes* times);
   // Records one response of `requests[members]` in the timeline, if there is one.
@@ -184,7 +202,7 @@ class NegotiatedStream {
                       std::chrono::steady_clock::time_point agreed, const ResponseTimes& times);
   void Complete(const std::string& name, const Status& status);
   // This rank has joined: adds zeros for each ready allreduce it has not submitted.
-  void AddStandIns(const std::vector<TensorRequest>& ready);
+  Status AddStandIns(BackendMemory& memory, const std::vector<TensorRequest>& ready);
   void CompleteJoin(const ReadinessTable::JoinDone& done);
   void Warn(const std::string& line) const;
   // Rank 0: warns of each name stalled past the limit, once per limit's length of waiting.
@@ -213,7 +231,8 @@ class NegotiatedStream {
   ResponseCache cache_;
   ReadinessTable table_;
   bool join_announced_ = false;
-  std::vector<std::byte> fusion_buffer_;
+  BackendMemory::Buffer fusion_buffer_;  // in the data backend's memory
+  size_t fusion_buffer_bytes_ = 0;
   Timeline* timeline_ = nullptr;
   std::string allreduce_path_;
   std::chrono::steady_clock::time_point agreed_at_;  // when the last cycle's allreduce returned

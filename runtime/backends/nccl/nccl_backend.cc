@@ -1,5 +1,6 @@
 #include "runtime/backends/nccl/nccl_backend.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -8,6 +9,7 @@
 #include <utility>
 
 #include "runtime/backends/nccl/nccl_average.h"
+#include "runtime/backends/nccl/nccl_copies.h"
 #include "runtime/backends/nccl/nccl_scale.h"
 
 namespace hvdrun {
@@ -130,10 +132,13 @@ StatusOr<ncclUniqueId> ExchangeUniqueId(const BackendContext& context) {
   return id;
 }
 
-void Release(ncclComm_t comm, cudaStream_t stream, void* barrier_buffer) {
+void Release(ncclComm_t comm, cudaStream_t stream, void* barrier_buffer, cudaEvent_t started,
+             cudaEvent_t stopped) {
   if (comm != nullptr) ncclCommDestroy(comm);
   if (stream != nullptr) cudaStreamDestroy(stream);
   if (barrier_buffer != nullptr) cudaFree(barrier_buffer);
+  if (started != nullptr) cudaEventDestroy(started);
+  if (stopped != nullptr) cudaEventDestroy(stopped);
 }
 
 }  // namespace
@@ -165,14 +170,16 @@ StatusOr<std::unique_ptr<Backend>> NcclBackend::Create(const BackendContext& con
   cudaError_t error = cudaStreamCreateWithFlags(&resources.stream, cudaStreamNonBlocking);
   if (error == cudaSuccess) error = cudaMalloc(&resources.barrier_buffer, sizeof(float));
   if (error == cudaSuccess) error = cudaMemset(resources.barrier_buffer, 0, sizeof(float));
+  if (error == cudaSuccess) error = cudaEventCreate(&resources.started);
+  if (error == cudaSuccess) error = cudaEventCreate(&resources.stopped);
   if (error != cudaSuccess) {
     const std::string reason = CudaErrorText(error);
-    Release(resources.comm, resources.stream, resources.barrier_buffer);
+    Release(resources.comm, resources.stream, resources.barrier_buffer, resources.started, resources.stopped);
     return Status::Error(where + "setting up the stream failed: " + reason);
   }
   int version = 0;
   if (const ncclResult_t result = ncclGetVersion(&version); result != ncclSuccess) {
-    Release(resources.comm, resources.stream, resources.barrier_buffer);
+    Release(resources.comm, resources.stream, resources.barrier_buffer, resources.started, resources.stopped);
     return Status::Error(where + "ncclGetVersion failed: " + NcclErrorText(result, nullptr));
   }
   return std::unique_ptr<Backend>(new NcclBackend(context.rank, context.size, device,
@@ -191,7 +198,8 @@ NcclBackend::NcclBackend(int rank, int size, int device, NcclAverage average, Re
 
 NcclBackend::~NcclBackend() {
   cudaSetDevice(device_);
-  Release(resources_.comm, resources_.stream, resources_.barrier_buffer);
+  Release(resources_.comm, resources_.stream, resources_.barrier_buffer, resources_.started,
+          resources_.stopped);
 }
 
 Status NcclBackend::Prepare(std::string_view call) const {
@@ -234,11 +242,25 @@ Status NcclBackend::Enqueued(std::string_view call, ncclResult_t result) const {
                        NcclErrorText(result, resources_.comm));
 }
 
+void NcclBackend::StartTiming() {
+  timing_ = cudaEventRecord(resources_.started, resources_.stream) == cudaSuccess;
+  last_device_time_.reset();
+}
+
 Status NcclBackend::Finish(std::string_view call) {
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const bool timed = timing_ && cudaEventRecord(resources_.stopped, resources_.stream) == cudaSuccess;
+  timing_ = false;
   while (true) {
     const cudaError_t queried = cudaStreamQuery(resources_.stream);
-    if (queried == cudaSuccess) return Status::Ok();
+    if (queried == cudaSuccess) {
+      float milliseconds = 0;
+      if (timed &&
+          cudaEventElapsedTime(&milliseconds, resources_.started, resources_.stopped) == cudaSuccess) {
+        last_device_time_ = std::chrono::nanoseconds(static_cast<int64_t>(milliseconds * 1e6));
+      }
+      return Status::Ok();
+    }
     if (queried != cudaErrorNotReady) {
       const std::string reason = CudaErrorText(queried);
       Abort();
@@ -276,9 +298,12 @@ Status NcclBackend::Allreduce(const void* send, void* recv, size_t count, DataTy
   if (status.ok()) status = CheckDevicePointer("allreduce", "send buffer", send);
   if (status.ok() && recv != send) status = CheckDevicePointer("allreduce", "receive buffer", recv);
   if (!status.ok()) return status;
+  StartTiming();
   if (size_ == 1) {
     // One rank's allreduce is its input (nccl_average.h: NCCL's one-rank average kernel loses the tail).
-    if (send == recv) return Status::Ok();
+    // In place, it still waits for the stream: for the events it waits on (MarkReady), so that the
+    // result is complete for every stream once this returns.
+    if (send == recv) return Finish("allreduce");
     const cudaError_t error =
         cudaMemcpyAsync(recv, send, count * DataTypeSize(type), cudaMemcpyDeviceToDevice, resources_.stream);
     if (error != cudaSuccess) {
@@ -306,6 +331,7 @@ Status NcclBackend::Broadcast(void* buffer, size_t count, DataType type, int roo
   Status status = Prepare("broadcast");
   if (status.ok()) status = CheckDevicePointer("broadcast", "buffer", buffer);
   if (status.ok()) {
+    StartTiming();
     status = Enqueued("broadcast", ncclBroadcast(buffer, buffer, count, NcclType(type), root, resources_.comm,
                                                  resources_.stream));
   }
@@ -318,6 +344,7 @@ Status NcclBackend::Allgather(const void* send, void* recv, size_t count, DataTy
   if (status.ok()) status = CheckDevicePointer("allgather", "send buffer", send);
   if (status.ok()) status = CheckDevicePointer("allgather", "receive buffer", recv);
   if (!status.ok()) return status;
+  StartTiming();
   const size_t bytes = count * DataTypeSize(type);
   char* own_block = static_cast<char*>(recv) + static_cast<size_t>(rank_) * bytes;
   const void* source = send;
@@ -441,6 +468,95 @@ Status NcclBackend::BaselineAllreduce(void* buffer, size_t count, DataType type,
                                                           resources_.comm, resources_.stream));
   }
   return status.ok() ? Finish("baseline allreduce") : status;
+}
+
+// Device copies larger than this go by cudaMemcpyAsync (the copy engines), smaller ones in batches
+// through one kernel.
+constexpr size_t kBatchedCopyLimit = size_t{256} << 10;
+
+StatusOr<BackendMemory::Buffer> NcclBackend::Allocate(size_t bytes) {
+  Status status = Prepare("allocating the fusion buffer");
+  if (!status.ok()) return status;
+  void* memory = nullptr;
+  if (const cudaError_t error = cudaMalloc(&memory, std::max<size_t>(bytes, 1)); error != cudaSuccess) {
+    return Status::Error("nccl: rank " + std::to_string(rank_) + ": cudaMalloc of " + std::to_string(bytes) +
+                         " bytes on device " + std::to_string(device_) + " failed: " + CudaErrorText(error));
+  }
+  return Buffer(static_cast<std::byte*>(memory), [](std::byte* p) { cudaFree(p); });
+}
+
+Status NcclBackend::CopyAll(const std::vector<Copy>& copies) {
+  Status status = Prepare("copying through the fusion buffer");
+  if (!status.ok()) return status;
+  std::vector<DeviceCopy> batched;
+  cudaError_t error = cudaSuccess;
+  for (const Copy& copy : copies) {
+    if (copy.bytes == 0) continue;
+    if (copy.bytes <= kBatchedCopyLimit) {
+      batched.push_back({copy.to, copy.from, copy.bytes});
+    } else if (error == cudaSuccess) {
+      error = cudaMemcpyAsync(copy.to, copy.from, copy.bytes, cudaMemcpyDeviceToDevice, resources_.stream);
+    }
+  }
+  if (error == cudaSuccess && batched.size() == 1) {
+    error = cudaMemcpyAsync(batched[0].to, batched[0].from, batched[0].bytes, cudaMemcpyDeviceToDevice,
+                            resources_.stream);
+  } else if (error == cudaSuccess && !batched.empty()) {
+    error = CopyBatchOnStream(batched.data(), batched.size(), resources_.stream);
+  }
+  if (error != cudaSuccess) {
+    return Status::Error("nccl: rank " + std::to_string(rank_) + ": copying " +
+                         std::to_string(copies.size()) +
+                         " tensors through the fusion buffer failed: " + CudaErrorText(error));
+  }
+  return Status::Ok();
+}
+
+Status NcclBackend::Zero(void* to, size_t bytes) {
+  Status status = Prepare("zeroing the fusion buffer");
+  if (!status.ok() || bytes == 0) return status;
+  if (const cudaError_t error = cudaMemsetAsync(to, 0, bytes, resources_.stream); error != cudaSuccess) {
+    return Status::Error("nccl: rank " + std::to_string(rank_) + ": zeroing " + std::to_string(bytes) +
+                         " bytes of the fusion buffer failed: " + CudaErrorText(error));
+  }
+  return Status::Ok();
+}
+
+Status NcclBackend::Flush() {
+  Status status = Prepare("copying out of the fusion buffer");
+  return status.ok() ? Finish("copying out of the fusion buffer") : status;
+}
+
+StatusOr<BackendMemory::ReadyMark> NcclBackend::MarkReady(void* caller_stream) {
+  // On the caller's thread: the event must belong to this rank's device, as the default stream it
+  // stands for; the caller's current device is put back.
+  int current = -1;
+  cudaGetDevice(&current);
+  cudaEvent_t event = nullptr;
+  cudaError_t error = cudaSetDevice(device_);
+  if (error == cudaSuccess) error = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  if (error == cudaSuccess) error = cudaEventRecord(event, static_cast<cudaStream_t>(caller_stream));
+  if (current >= 0 && current != device_) cudaSetDevice(current);
+  if (error != cudaSuccess) {
+    if (event != nullptr) cudaEventDestroy(event);
+    return Status::Error(
+        "nccl: rank " + std::to_string(rank_) +
+        ": recording when the caller's stream has written the tensor failed: " + CudaErrorText(error));
+  }
+  return ReadyMark(static_cast<void*>(event), [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
+}
+
+Status NcclBackend::WaitFor(const ReadyMark& mark) {
+  if (mark == nullptr) return Status::Ok();
+  Status status = Prepare("waiting for the caller's stream");
+  if (!status.ok()) return status;
+  if (const cudaError_t error =
+          cudaStreamWaitEvent(resources_.stream, static_cast<cudaEvent_t>(mark.get()), 0);
+      error != cudaSuccess) {
+    return Status::Error("nccl: rank " + std::to_string(rank_) +
+                         ": waiting for the caller's stream failed: " + CudaErrorText(error));
+  }
+  return Status::Ok();
 }
 
 }  // namespace hvdrun

@@ -10,14 +10,17 @@
 //
 // Every buffer is DEVICE memory (cudaMalloc, or managed memory) of this rank's device: a host
 // pointer or another device's memory is an error naming the buffer, checked before anything is
-// sent. A buffer's contents must be complete when a call is made: the backend's stream does not
-// wait for the caller's streams, the default stream included (a cudaMemcpy from pageable memory
-// returns before its data has landed). Every call is blocking: it waits for its stream to finish,
-// for at most BackendContext::timeout; past it (a rank died, or ranks made different calls) or on an
-// asynchronous NCCL error, the communicator is aborted and this and every later call fail.
-// An average is ncclAvg (floating types: each input scaled by 1/size, then summed; integers:
-// the sum divided, truncated toward zero), or ncclSum and a division where the loaded NCCL is older
-// than 2.10; at one rank every allreduce is a copy, made without NCCL (nccl_average.h says why).
+// sent. A buffer's contents must be complete when a call is made, or marked as coming (memory():
+// MarkReady records an event on the caller's stream, WaitFor makes this backend's stream wait on
+// it): the backend's stream does not otherwise wait for the caller's streams, the default stream
+// included. memory() is also how the runtime's engine keeps its fusion buffer in device memory and
+// copies members in and out with batched device-to-device copies (nccl_copies.h) on the backend's
+// stream. Every call is blocking: it waits for its stream to finish (this backend's own work, never
+// the device's), for at most BackendContext::timeout; past it (a rank died, or ranks made different calls) or
+// on an asynchronous NCCL error, the communicator is aborted and this and every later call fail. An average
+// is ncclAvg (floating types: each input scaled by 1/size, then summed; integers: the sum divided, truncated
+// toward zero), or ncclSum and a division where the loaded NCCL is older than 2.10; at one rank every
+// allreduce is a copy, made without NCCL (nccl_average.h says why).
 //
 // Thread safety: not thread-safe, but any thread may make a call, one call at a time; each call
 // selects the rank's device on the calling thread (cudaSetDevice).
@@ -30,6 +33,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -40,10 +44,12 @@
 
 namespace hvdrun {
 
-class NcclBackend : public Backend {
+class NcclBackend : public Backend, private BackendMemory {
  public:
   static StatusOr<std::unique_ptr<Backend>> Create(const BackendContext& context);
   ~NcclBackend() override;
+
+  BackendMemory& memory() override { return *this; }
 
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override;
   Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
@@ -55,12 +61,16 @@ class NcclBackend : public Backend {
   Status Barrier() override;
   // float32 and float64 with kSum only: ncclAllReduce(buffer, buffer, ..., ncclSum), nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
+  // From a pair of events around the collective's work on the backend's stream.
+  std::optional<std::chrono::nanoseconds> last_device_time() const override { return last_device_time_; }
 
  private:
   struct Resources {
     ncclComm_t comm = nullptr;
     cudaStream_t stream = nullptr;
     void* barrier_buffer = nullptr;  // one float32 on the device
+    cudaEvent_t started = nullptr;   // recorded before a collective's work, on the stream
+    cudaEvent_t stopped = nullptr;   // and after it
   };
 
   NcclBackend(int rank, int size, int device, NcclAverage average, Resources resources,
@@ -72,8 +82,19 @@ class NcclBackend : public Backend {
   Status CheckDevicePointer(std::string_view call, std::string_view which, const void* pointer) const;
   // Turns the result of enqueueing `call` into a Status.
   Status Enqueued(std::string_view call, ncclResult_t result) const;
+  // Marks the start of a collective's work on the stream, for last_device_time.
+  void StartTiming();
   // Waits until the stream has run everything enqueued, within timeout_; aborts on failure.
   Status Finish(std::string_view call);
+
+  // BackendMemory: this rank's device and the backend's stream.
+  bool on_device() const override { return true; }
+  StatusOr<Buffer> Allocate(size_t bytes) override;
+  Status CopyAll(const std::vector<Copy>& copies) override;
+  Status Zero(void* to, size_t bytes) override;
+  Status Flush() override;
+  StatusOr<ReadyMark> MarkReady(void* caller_stream) override;
+  Status WaitFor(const ReadyMark& mark) override;
   void Abort();
 
   const int rank_;
@@ -82,6 +103,8 @@ class NcclBackend : public Backend {
   const NcclAverage average_;  // how an average is made (ChooseNcclAverage)
   Resources resources_;        // comm is null once aborted
   const std::chrono::milliseconds timeout_;
+  bool timing_ = false;  // StartTiming was called for the collective now running
+  std::optional<std::chrono::nanoseconds> last_device_time_;
 };
 
 }  // namespace hvdrun

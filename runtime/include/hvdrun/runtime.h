@@ -11,7 +11,12 @@
 // collectives are named instead: ranks may submit names in any order and at any time, a background cycle
 // agrees which names every rank has submitted and runs those, small allreduces fused into one backend call
 // (as Horovod does); unnamed calls are then named by their place in this rank's sequence of unnamed
-// calls. Asynchronous calls are queued for one background thread per
+// calls. Both orders run every call the same way (as a request, named or numbered, alone or fused);
+// they differ only in how the ranks agree on what runs next. Every backend takes both, NCCL
+// included: its negotiation travels over a Gloo context beside the communicator, its tensors and
+// fusion buffer stay in device memory, and each tensor is read once the caller's CUDA stream has
+// reached the point where it was submitted (SetCallerStream), with no device-wide synchronize.
+// Asynchronous calls are queued for one background thread per
 // Runtime; a blocking call behaves as the asynchronous one followed by Wait(), and runs on the
 // caller's thread when nothing is queued or running. A Runtime may be used from several
 // threads, but the order of calls made concurrently from different threads is not defined, so a
@@ -295,6 +300,14 @@ class HVDRUN_EXPORT Runtime {
   // conversions: the baseline that benchmarks compare the runtime with. Not thread-safe with the
   // other calls; only float32 and float64 with kSum are supported by every backend.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op);
+
+  // The CUDA stream (a cudaStream_t) whose work writes the device buffers that this thread submits
+  // from now on; null (the default): the device's default stream. A backend whose buffers are device
+  // memory (NCCL) records an event on it when a call is made and reads the buffer once the event has
+  // happened, without waiting for the device as a whole: PyTorch's current stream is the one to give
+  // (torch.cuda.current_stream().cuda_stream). Per thread, for every Runtime; host backends ignore it.
+  // A handle that has completed means the result is in place for any stream.
+  static void SetCallerStream(void* cuda_stream);
 
   class Impl;
 

@@ -1,0 +1,37 @@
+#include "runtime/negotiation/run_request.h"
+
+#include "hvdrun/runtime.h"
+#include "runtime/varied_allgather.h"
+#include "runtime/varied_alltoall.h"
+
+namespace hvdrun {
+
+Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const TensorRequest& request,
+                  const void* send, void* recv, int rank, const std::string& feedback_name) {
+  if (request.count == 0 && request.kind != CollectiveKind::kBarrier &&
+      request.kind != CollectiveKind::kAllgatherv && request.kind != CollectiveKind::kAlltoallv) {
+    return Status::Ok();  // a varied allgather or alltoall still receives the others' elements
+  }
+  switch (request.kind) {
+    case CollectiveKind::kAllreduce:
+      return compressed.Allreduce(backend, send, recv, request.count, request.type, request.op,
+                                  request.compression, {{feedback_name, 0, request.count}});
+    case CollectiveKind::kBroadcast:
+      return backend.Broadcast(recv, request.count, request.type, request.root);
+    case CollectiveKind::kAllgather:
+      return backend.Allgather(send, recv, request.count, request.type);
+    case CollectiveKind::kBarrier:
+      return backend.Barrier();
+    case CollectiveKind::kBaselineAllreduce:
+      return backend.BaselineAllreduce(recv, request.count, request.type, request.op);
+    case CollectiveKind::kAllgatherv:
+      return VariedAllgather(backend, send, request.type, request.counts, rank,
+                             static_cast<AllgatherResult*>(recv));
+    case CollectiveKind::kAlltoallv:
+      return VariedAlltoall(backend, send, request.type, request.splits, rank,
+                            static_cast<AlltoallResult*>(recv));
+  }
+  return Status::Error("'" + request.name + "': unknown collective");
+}
+
+}  // namespace hvdrun
