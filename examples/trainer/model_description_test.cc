@@ -28,6 +28,12 @@ struct TorchvisionFacts {
   double published_gmacs;
 };
 
+// The description of the catalog's model `name` (which must exist), built for `image_size`.
+ModelDescription Describe(const std::string& name, int64_t image_size) {
+  const ModelInfo& info = *FindModel(name);
+  return DescribeModel(info, *BuildModel(info, image_size), image_size);
+}
+
 class TorchvisionModelTest : public testing::TestWithParam<TorchvisionFacts> {};
 
 TEST_P(TorchvisionModelTest, HasTorchvisionsTensorsTotalsAndWork) {
@@ -63,8 +69,7 @@ TEST_P(TorchvisionModelTest, TheReplayListIsTheModelsGradientsInBackwardOrder) {
   const TorchvisionFacts& facts = GetParam();
   std::optional<std::vector<examples::GradientTensor>> replay = examples::ModelGradients(facts.model);
   ASSERT_TRUE(replay.has_value());
-  std::shared_ptr<ImageClassifier> model = BuildModel(*FindModel(facts.model), 224);
-  ModelDescription d = DescribeModel(*FindModel(facts.model), *model, 224);
+  ModelDescription d = Describe(facts.model, 224);
   ASSERT_EQ(replay->size(), d.parameters.size());
   for (size_t i = 0; i < d.parameters.size(); ++i) {
     const TensorDescription& parameter = d.parameters[d.parameters.size() - 1 - i];
@@ -103,8 +108,7 @@ TEST(ModelDescriptionTest, ResNet50NamesAndShapesFollowTorchvision) {
 }
 
 TEST(ModelDescriptionTest, Vgg16ClassifierTakesTheSevenBySevenPool) {
-  std::shared_ptr<ImageClassifier> model = BuildModel(*FindModel("vgg16"), 224);
-  ModelDescription d = DescribeModel(*FindModel("vgg16"), *model, 224);
+  ModelDescription d = Describe("vgg16", 224);
   ASSERT_EQ(d.parameters.size(), 32U);
   EXPECT_EQ(d.parameters[2].name, "features.2.weight");
   EXPECT_EQ(d.parameters[4].name, "features.5.weight");
@@ -117,8 +121,7 @@ TEST(ModelDescriptionTest, Vgg16ClassifierTakesTheSevenBySevenPool) {
 
 TEST(ModelDescriptionTest, FmnistCnnCountsFollowItsLayers) {
   const FmnistCnnConfig c;
-  std::shared_ptr<ImageClassifier> model = BuildModel(*FindModel("fmnist-cnn"), 28);
-  ModelDescription d = DescribeModel(*FindModel("fmnist-cnn"), *model, 28);
+  ModelDescription d = Describe("fmnist-cnn", 28);
   std::vector<std::string> names;
   for (const TensorDescription& t : d.parameters) names.push_back(t.name);
   EXPECT_EQ(names, (std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
@@ -145,8 +148,7 @@ TEST(ModelDescriptionTest, EveryModelMapsImagesToClassScores) {
 }
 
 TEST(ModelDescriptionTest, JsonHasTheTensorList) {
-  std::shared_ptr<ImageClassifier> model = BuildModel(*FindModel("resnet18"), 224);
-  nlohmann::json json = ModelDescriptionToJson(DescribeModel(*FindModel("resnet18"), *model, 224));
+  nlohmann::json json = ModelDescriptionToJson(Describe("resnet18", 224));
   EXPECT_EQ(json["parameter_tensors"], 62);
   EXPECT_EQ(json["parameter_count"], 11'689'512);
   EXPECT_EQ(json["parameters"][0]["name"], "conv1.weight");

@@ -12,6 +12,7 @@
 #                                     function; anything else is refused
 #   bench_whole_number FLAG VALUE LEAST
 #                                     exits 2 unless VALUE is a whole number >= LEAST
+#   bench_tc_rate FLAG VALUE          exits 2 unless VALUE is a tc rate (1gbit, 100mbit, 10mbps)
 #   bench_build_with PROGRAM...       makes $build (a build tree) absolute; exits 2 unless each
 #                                     PROGRAM is in its bin/
 #   bench_stage_with PROGRAM...      exits 2 unless each PROGRAM is in $stage/bin (an installed
@@ -31,6 +32,8 @@
 #                                     docs/testing-cluster.md) and waits for it: sets cluster_pid,
 #                                     run_id and run_dir; bench_cluster_down (which bench_cleanup
 #                                     runs on exit) stops it
+#   bench_shape_links RATE SERVER...  shapes each link but lo of each SERVER of the running test
+#                                     cluster to RATE (`tc qdisc ... tbf`: a lab network's links)
 #   bench_on_exit COMMAND             one more command for bench_cleanup, which runs on exit
 
 : "${bench_name:=$(basename "$0")}"
@@ -79,6 +82,11 @@ bench_whole_number() {
   if ! [[ "$2" =~ ^[0-9]+$ ]] || ((10#$2 < $3)); then
     bench_die "$1: expected a whole number >= $3, got '$2'"
   fi
+}
+
+bench_tc_rate() {
+  [[ "$2" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] ||
+    bench_die "$1: expected a tc rate such as 1gbit or 100mbit, got '$2'"
 }
 
 bench_build_with() {
@@ -255,4 +263,18 @@ bench_cluster_down() {
     cluster_pid=""
   fi
   [[ -z "$bench_cluster_log" ]] || rm -f "$bench_cluster_log"
+}
+
+bench_shape_links() {
+  local rate=$1 server link
+  shift
+  local -a links
+  for server in "$@"; do
+    mapfile -t links < <(ip -n "$run_id-$server" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')
+    for link in "${links[@]}"; do
+      [[ "$link" == lo ]] && continue
+      ip netns exec "$run_id-$server" tc qdisc replace dev "$link" root tbf rate "$rate" burst 512kb \
+        latency 50ms || bench_die "tc could not shape $server's $link to $rate"
+    done
+  done
 }

@@ -35,8 +35,7 @@ bench_parse_flags 2,19p model=model rounds=rounds backends=backends settings=set
 bench_whole_number --rounds "$rounds" 1
 bench_whole_number --iters "$iters" 1
 bench_whole_number --warmup "$warmup" 0
-[[ "$link_rate" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] ||
-  bench_die "--link-rate: expected a tc rate such as 1gbit or 100mbit, got '$link_rate'"
+bench_tc_rate --link-rate "$link_rate"
 for setting in $settings; do
   [[ "$setting" == loopback || "$setting" == cluster ]] || bench_die "--settings: unknown setting '$setting'"
 done
@@ -57,14 +56,7 @@ if [[ " $settings " == *" cluster "* ]]; then
   # Each server's egress on each of its links, both directions of the ranks' traffic. The ranks talk
   # over eth0 only (--network-interface: Open MPI's TCP transport would otherwise stripe each message
   # over eth0 and data0, twice the shaped rate).
-  for server in server1 server2; do
-    mapfile -t links < <(ip -n "$run_id-$server" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')
-    for link in "${links[@]}"; do
-      [[ "$link" == lo ]] && continue
-      ip netns exec "$run_id-$server" tc qdisc replace dev "$link" root tbf rate "$link_rate" burst 512kb \
-        latency 50ms || bench_die "tc could not shape $server's $link to $link_rate"
-    done
-  done
+  bench_shape_links "$link_rate" server1 server2
   hosts="server1:1,server2:1"
   cluster_cmd=(ip netns exec "$run_id-launcher" "$stage/bin/hvdrun" -np 2 -H "$hosts"
     -i "$run_dir/id_ed25519" --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$stage/bin/hvdrun-agent"

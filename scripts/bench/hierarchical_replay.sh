@@ -15,67 +15,19 @@
 #   --build DIR  a build tree with bin/hvdrun-test-cluster (default build)
 set -euo pipefail
 
-die() {
-  echo "hierarchical_replay.sh: $*" >&2
-  exit 2
-}
-
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=scripts/bench/bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 rounds=3 link_rate=1gbit iters=5 warmup=2
-stage="$repo_root/build/stage" build="$repo_root/build"
-while (($# > 0)); do
-  case "$1" in
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
-    --rounds | --link-rate | --iters | --warmup | --stage | --build)
-      (($# >= 2)) || die "$1 needs a value"
-      case "$1" in
-        --rounds) rounds=$2 ;;
-        --link-rate) link_rate=$2 ;;
-        --iters) iters=$2 ;;
-        --warmup) warmup=$2 ;;
-        --stage) stage=$2 ;;
-        --build) build=$2 ;;
-      esac
-      shift 2
-      ;;
-    *) die "unknown argument '$1' (see --help)" ;;
-  esac
-done
-((EUID == 0)) || die "needs root (network namespaces)"
-[[ -x "$stage/bin/hvdrun" ]] || die "no hvdrun in $stage/bin (build, then cmake --install build --prefix $stage)"
-[[ -x "$build/bin/hvdrun-test-cluster" ]] || die "no $build/bin/hvdrun-test-cluster: build it, or pass --build DIR"
-[[ "$link_rate" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] || die "--link-rate: expected a tc rate such as 1gbit"
+bench_parse_flags 2,15p rounds=rounds link-rate=link_rate iters=iters warmup=warmup stage=stage build=build \
+  -- "$@"
+((EUID == 0)) || bench_die "needs root (network namespaces)"
+bench_stage_with hvdrun
+bench_build_with hvdrun-test-cluster
+bench_tc_rate --link-rate "$link_rate"
+bench_out_dir
 
-out=$(mktemp -d)
-cluster_pid=""
-cleanup() {
-  if [[ -n "$cluster_pid" ]]; then
-    kill -INT "$cluster_pid" 2>/dev/null || true
-    wait "$cluster_pid" 2>/dev/null || true
-  fi
-  rm -rf "$out"
-}
-trap cleanup EXIT
-
-log="$out/cluster.log"
-"$build/bin/hvdrun-test-cluster" up 2 >"$log" 2>&1 &
-cluster_pid=$!
-for ((i = 0; i < 300; ++i)); do
-  grep -q '^Ctrl-C' "$log" && break
-  kill -0 "$cluster_pid" 2>/dev/null || { cat "$log" >&2; die "the test cluster did not start"; }
-  sleep 0.1
-done
-run_id="$(sed -n 's/^hvdrun test cluster \([^:]*\):.*/\1/p' "$log")"
-[[ -n "$run_id" ]] || { cat "$log" >&2; die "the test cluster did not say its run id"; }
-run_dir="/run/hvdrun-cluster/$run_id"
-for server in server1 server2; do
-  mapfile -t links < <(ip -n "$run_id-$server" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')
-  for link in "${links[@]}"; do
-    [[ "$link" == lo ]] && continue
-    ip netns exec "$run_id-$server" tc qdisc replace dev "$link" root tbf rate "$link_rate" burst 512kb \
-      latency 50ms || die "tc could not shape $server's $link to $link_rate"
-  done
-done
+bench_cluster_up 2
+bench_shape_links "$link_rate" server1 server2
 
 tx_bytes() {  # server
   ip -n "$run_id-$1" -s -j link show eth0 | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["bytes"])'
@@ -90,7 +42,7 @@ run() {  # mode round
     -i "$run_dir/id_ed25519" --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$stage/bin/hvdrun-agent" \
     --network-interface eth0 --gloo "${mode[@]}" "$stage/bin/hvdrun-bench" --replay resnet50 \
     --fusion-threshold-mb 128 --iters "$iters" --warmup "$warmup" --json "$json" >/dev/null 2>"$out/$1-$2.stderr" ||
-    { tail -20 "$out/$1-$2.stderr" >&2; die "the $1 run of round $2 failed"; }
+    { tail -20 "$out/$1-$2.stderr" >&2; bench_die "the $1 run of round $2 failed"; }
   echo "$(($(tx_bytes server1) - before1)) $(($(tx_bytes server2) - before2))" >"$out/$1-$2.tx"
 }
 for ((round = 1; round <= rounds; ++round)); do

@@ -19,6 +19,7 @@
 #include "common/placement/slurm_allocation.h"
 #include "tests/cluster/cluster_test.h"
 #include "tests/cluster/slurm_cluster.h"
+#include "tests/e2e/collective_rank_output.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/scratch_dir.h"
@@ -181,12 +182,7 @@ TEST_F(SlurmTest, GlooCollectivesUnderSbatch) {
        "exec " + e2e::HvdrunPath() + " --gloo --verbose " + HVDRUN_TEST_COLLECTIVES_PATH});
   std::string job_output = ReadFile(output);
   ASSERT_EQ(result.exit_code, 0) << result << "\njob output:\n" << job_output;
-  for (int rank = 0; rank < 4; ++rank) {
-    std::string line =
-        "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of 4: checked ";
-    EXPECT_NE(job_output.find(line), std::string::npos) << line << "\n" << job_output;
-  }
-  EXPECT_NE(job_output.find("results, 0 failed"), std::string::npos) << job_output;
+  EXPECT_TRUE(e2e::EveryRankCheckedItsResults(job_output, 4)) << "\n" << job_output;
   // sbatch runs the script, and so hvdrun, on the allocation's first node.
   EXPECT_NE(job_output.find("rendezvous service on " + c().server(1).address + ":"), std::string::npos)
       << job_output;

@@ -22,6 +22,7 @@
 
 #include "tests/cluster/cluster_test.h"
 #include "tests/cluster/test_cluster.h"
+#include "tests/e2e/collective_rank_output.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/scratch_dir.h"
@@ -197,12 +198,7 @@ TEST_F(SshLaunchTest, GlooCollectivesRunAcrossHosts) {
                    SshFlags(),
                    {HVDRUN_TEST_COLLECTIVES_PATH}}));
   ASSERT_EQ(result.exit_code, 0) << result;
-  for (int rank = 0; rank < 4; ++rank) {
-    std::string line =
-        "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of 4: checked ";
-    EXPECT_NE(result.stdout_text.find(line), std::string::npos) << line << result;
-  }
-  EXPECT_NE(result.stdout_text.find("results, 0 failed"), std::string::npos) << result;
+  EXPECT_TRUE(e2e::EveryRankCheckedItsResults(result.stdout_text, 4)) << "\n" << result;
   EXPECT_NE(result.stderr_text.find("rendezvous service on " + c().launcher().address + ":"),
             std::string::npos)
       << result;
@@ -216,12 +212,7 @@ TEST_F(SshLaunchTest, HierarchicalAllreduceAcrossTwoHostsOfTwoRanks) {
       "-np", "4", "-H", "server1:2,server2:2", "--gloo", "--hierarchical-allreduce"};
   ProcessResult result = Hvdrun(e2e::Concat({job, SshFlags(), {HVDRUN_TEST_COLLECTIVES_PATH}}));
   ASSERT_EQ(result.exit_code, 0) << result;
-  for (int rank = 0; rank < 4; ++rank) {
-    std::string line =
-        "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of 4: checked ";
-    EXPECT_NE(result.stdout_text.find(line), std::string::npos) << line << result;
-  }
-  EXPECT_NE(result.stdout_text.find("results, 0 failed"), std::string::npos) << result;
+  EXPECT_TRUE(e2e::EveryRankCheckedItsResults(result.stdout_text, 4)) << "\n" << result;
   EXPECT_EQ(result.stdout_text.find("MISMATCH"), std::string::npos) << result;
 
   ProcessResult bench = Hvdrun(e2e::Concat(

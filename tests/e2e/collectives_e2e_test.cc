@@ -8,6 +8,7 @@
 #include <regex>
 #include <string>
 
+#include "tests/e2e/collective_rank_output.h"
 #include "tests/e2e/console_output.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
@@ -35,12 +36,7 @@ TEST_P(CollectivesTest, EveryDtypeOpAndSizeMatchesTheReference) {
   ProcessResult result = RunHvdrun({"-np", std::to_string(ranks), "--gloo", "--verbose", "--results", results,
                                     HVDRUN_TEST_COLLECTIVES_PATH});
   ASSERT_EQ(result.exit_code, 0) << result;
-  for (int rank = 0; rank < ranks; ++rank) {
-    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of " +
-                       std::to_string(ranks) + ": checked ";
-    EXPECT_NE(result.stdout_text.find(line), std::string::npos) << line << result;
-  }
-  EXPECT_NE(result.stdout_text.find("results, 0 failed"), std::string::npos) << result;
+  EXPECT_TRUE(EveryRankCheckedItsResults(result.stdout_text, ranks)) << "\n" << result;
   EXPECT_NE(result.stdout_text.find("hvdrun: " + std::to_string(ranks) + " ranks reported"),
             std::string::npos)
       << result;

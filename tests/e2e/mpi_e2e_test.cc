@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/e2e/collective_rank_output.h"
 #include "tests/e2e/console_output.h"
 #include "tests/e2e/failure_report.h"
 #include "tests/e2e/installed_hvdrun.h"
@@ -436,12 +437,7 @@ TEST_P(MpiCollectivesTest, EveryDtypeOpAndSizeMatchesTheReferenceAndReportsReach
   ProcessResult result =
       RunMpiJob({"-np", std::to_string(ranks), "--results", results, HVDRUN_TEST_COLLECTIVES_PATH});
   ASSERT_EQ(result.exit_code, 0) << result;
-  for (int rank = 0; rank < ranks; ++rank) {
-    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank " + std::to_string(rank) + " of " +
-                       std::to_string(ranks) + ": checked ";
-    EXPECT_TRUE(Contains(result.stdout_text, line)) << line << result;
-  }
-  EXPECT_TRUE(Contains(result.stdout_text, "results, 0 failed")) << result;
+  EXPECT_TRUE(EveryRankCheckedItsResults(result.stdout_text, ranks)) << "\n" << result;
   EXPECT_TRUE(Contains(result.stdout_text, "hvdrun: " + std::to_string(ranks) + " ranks reported")) << result;
   EXPECT_FALSE(HoldsASecret(result.stdout_text + result.stderr_text)) << result;
   EXPECT_TRUE(Contains(ReadFileBytes(results + "/plan.json"), "\"backend\": \"mpi\"")) << result;
