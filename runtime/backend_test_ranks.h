@@ -37,6 +37,20 @@ class GtestConformanceReport : public ConformanceReport {
   int rank_;
 };
 
+// The context of rank `rank` of `size` ranks on one host (local_rank = rank) bootstrapping through
+// `store`, with host address 127.0.0.1 and a 30 s timeout.
+inline BackendContext ThreadRankContext(int rank, int size, KeyValueStore* store) {
+  BackendContext context;
+  context.rank = rank;
+  context.size = size;
+  context.local_rank = rank;
+  context.local_size = size;
+  context.store = store;
+  context.host_address = "127.0.0.1";
+  context.timeout = std::chrono::seconds(30);
+  return context;
+}
+
 // Creates a backend of `kind` for each of `size` ranks (local_rank = rank), each on a thread of its
 // own, all bootstrapping through one in-memory store (NewInMemoryStore) with host address 127.0.0.1, and
 // calls body(backend, context) on each; returns when all have returned. Each backend is destroyed on its own
@@ -53,14 +67,7 @@ inline void RunBackendRanks(BackendKind kind, int size,
   for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([rank, size, kind, store, &bodies_done, &body, &before_create] {
       if (before_create) before_create(rank);
-      BackendContext context;
-      context.rank = rank;
-      context.size = size;
-      context.local_rank = rank;
-      context.local_size = size;
-      context.store = store.get();
-      context.host_address = "127.0.0.1";
-      context.timeout = std::chrono::seconds(30);
+      const BackendContext context = ThreadRankContext(rank, size, store.get());
       StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(kind, context);
       if (!backend.ok()) {
         ADD_FAILURE() << "rank " << rank << ": " << backend.status().message();

@@ -11,6 +11,8 @@
 #   2. runs the NCCL backend's unit tests (hvdrun-nccl-tests: passed / skipped / failed);
 #   3. hvdrun-bench --nccl at one rank, 8 B to 256 MiB: the largest size's max error and busbw, beside
 #      raw NCCL's (--baseline);
+#   3b. the negotiated engine over NCCL: a named 4-byte allreduce and the ResNet-50 gradient replay
+#      (fused in device memory) beside raw NCCL's, and the timeline's NCCL events;
 #   4. hvdrun-trainer alone on CUDA (ResNet-50, batch 64, 224 px, fp32, SGD) against the same step in
 #      PyTorch eager (gpu/eager_train.py), then the trainer under hvdrun -np 1 --nccl and --gloo
 #      against alone;
@@ -116,6 +118,29 @@ else
   row "hvdrun-bench --nccl, 1 rank, 256 MiB" failed "$(last_line bench-nccl)"
 fi
 
+# The negotiated engine over NCCL (one rank): a named 4-byte allreduce against raw NCCL's, the ResNet-50
+# gradient replay fused in device memory against raw NCCL's whole-buffer call (goal: within it + the
+# cycle time + 0.2 ms), and the timeline's NCCL events.
+if run named-nccl hvdrun -np 1 --nccl hvdrun-bench -b 4 -e 4 --named --baseline --iters 200 --warmup 20 \
+  --json "$out/named-nccl.json"; then
+  row "named 4 B allreduce --nccl, 1 rank" ok "$(json_get "$out/named-nccl.json" '"%.1f us named, raw NCCL %.1f us" % (d["summary"]["time_us"], d["summary"]["baseline_time_us"])')"
+else
+  row "named 4 B allreduce --nccl, 1 rank" failed "$(last_line named-nccl)"
+fi
+if run replay-nccl hvdrun -np 1 --nccl hvdrun-bench --replay resnet50 --baseline --iters 20 --warmup 5 \
+  --json "$out/replay-nccl.json"; then
+  row "replay resnet50 --nccl, 1 rank, fused" "$(json_get "$out/replay-nccl.json" '"%.2f ms" % d["settings"][0]["step_ms"]')" \
+    "$(json_get "$out/replay-nccl.json" '"raw NCCL whole %.2f ms; goal <= raw + cycle %.1f ms + 0.2 ms = %.2f ms: %s; %.0f responses a step" % (d["baseline"]["whole_ms"], d["settings"][0]["cycle_time_ms"], d["baseline"]["whole_ms"] + d["settings"][0]["cycle_time_ms"] + 0.2, "met" if d["settings"][0]["step_ms"] <= d["baseline"]["whole_ms"] + d["settings"][0]["cycle_time_ms"] + 0.2 else "not met", d["settings"][0]["responses_per_step"])')"
+else
+  row "replay resnet50 --nccl, 1 rank, fused" failed "$(last_line replay-nccl)"
+fi
+if run timeline-nccl hvdrun -np 1 --nccl --timeline-filename "$out/timeline-nccl.json" hvdrun-bench --replay resnet50 \
+  --iters 3 --warmup 1 && events=$(grep -o '"NCCL_ALLREDUCE"' "$out/timeline-nccl.json" | wc -l) && [ "$events" -gt 0 ]; then
+  row "timeline --nccl" ok "$events NCCL_ALLREDUCE slices (device times from CUDA events)"
+else
+  row "timeline --nccl" failed "$(last_line timeline-nccl)"
+fi
+
 # --- 4. the trainer on CUDA --------------------------------------------------------------------------
 train_args=(--model resnet50 --synthetic --batch-size 64 --image-size 224 --device cuda --warmup-steps 5 --steps 30)
 img_s() { json_get "$1" '"%.0f" % d["img_per_sec_total"]'; }
@@ -130,7 +155,7 @@ else
 fi
 if command -v hvdrun-trainer >/dev/null && run trainer-alone hvdrun-trainer "${train_args[@]}" --json "$out/trainer-alone.json"; then
   alone=$(img_s "$out/trainer-alone.json")
-  row "hvdrun-trainer alone" "$alone img/s" "$(json_get "$out/trainer-alone.json" '"%.1f ms a step" % (1000 * d["step_time_s"])')$([ -n "$eager" ] && awk -v a="$alone" -v e="$eager" 'BEGIN { printf "; %.3fx PyTorch eager", a / e }')"
+  row "hvdrun-trainer alone" "$alone img/s" "$(json_get "$out/trainer-alone.json" '"%.1f ms a step" % (1000 * d["step_time_s"])')$([ -n "$eager" ] && awk -v a="$alone" -v e="$eager" 'BEGIN { printf "; %.3fx PyTorch eager (goal >= 1)", a / e }')"
 else
   row "hvdrun-trainer alone" failed "$(last_line trainer-alone 2>/dev/null || echo 'hvdrun-trainer not built')"
 fi
@@ -138,7 +163,7 @@ for backend in nccl gloo; do
   name="hvdrun-trainer under hvdrun -np 1 --$backend"
   if run "trainer-$backend" hvdrun -np 1 "--$backend" hvdrun-trainer "${train_args[@]}" --json "$out/trainer-$backend.json"; then
     under=$(img_s "$out/trainer-$backend.json")
-    row "$name" "$under img/s" "$(json_get "$out/trainer-$backend.json" '"%.1f ms a step" % (1000 * d["step_time_s"])')$([ -n "$alone" ] && awk -v u="$under" -v a="$alone" 'BEGIN { printf "; %.3fx alone", u / a }')"
+    row "$name" "$under img/s" "$(json_get "$out/trainer-$backend.json" '"%.1f ms a step" % (1000 * d["step_time_s"])')$([ -n "$alone" ] && awk -v u="$under" -v a="$alone" -v b="$backend" 'BEGIN { printf "; %.3fx alone%s", u / a, b == "nccl" ? " (goal: step <= 1.03x alone)" : "" }')"
   else
     row "$name" failed "$(last_line "trainer-$backend")"
   fi

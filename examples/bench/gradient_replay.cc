@@ -10,7 +10,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <utility>
+#include "examples/bench/bench_buffer.h"
 
+#include "examples/bench/bench_buffer.h"
 #include "examples/bench/reduction_error.h"
 #include "examples/shared/atomic_file.h"
 #include "examples/shared/model_gradients.h"
@@ -51,11 +53,14 @@ struct SettingResult {
 
 // The gradient tensors as views into one array, back to back in backward order with no gap: a fused
 // response of consecutive tensors is then reduced where it lies, with no copy, as a trainer's
-// gradient buckets would be.
+// gradient buckets would be. The array is `arena`, in host memory, or for a backend that reduces
+// device memory (nccl, Place) a copy of it on the device, which Upload and Download keep in step
+// with `arena`; the views point into the array the collectives take.
 struct Gradients {
   struct View {
     float* data;
     size_t size;
+    size_t offset;  // elements from the array's start
   };
 
   explicit Gradients(std::vector<examples::GradientTensor> list) : tensors(std::move(list)) {
@@ -66,10 +71,28 @@ struct Gradients {
     }
     arena.resize(elements);
     for (size_t i = 0; i < tensors.size(); ++i) {
-      buffers.push_back(View{arena.data() + offsets[i], static_cast<size_t>(tensors[i].elements())});
+      buffers.push_back(
+          View{arena.data() + offsets[i], static_cast<size_t>(tensors[i].elements()), offsets[i]});
     }
   }
-  void Fill(float value) { std::fill(arena.begin(), arena.end(), value); }
+  // Puts the array on the device (the calling thread's current one) when `on_device`.
+  Status Place(bool on_device) {
+    if (!on_device) return Status::Ok();
+    StatusOr<std::unique_ptr<BenchBuffer>> allocated = BenchBuffer::Allocate(true, elements * sizeof(float));
+    if (!allocated.ok()) return allocated.status();
+    device = std::move(allocated).value();
+    auto* base = static_cast<float*>(device->data());
+    for (View& view : buffers) view.data = base + view.offset;
+    return Upload();
+  }
+  Status Upload() { return device != nullptr ? device->Upload(arena.data()) : Status::Ok(); }
+  Status Download() { return device != nullptr ? device->Download(arena.data()) : Status::Ok(); }
+  // The host copy of view `i`'s elements (after Download, for a device array).
+  const float* Host(size_t i) const { return arena.data() + buffers[i].offset; }
+  Status Fill(float value) {
+    std::fill(arena.begin(), arena.end(), value);
+    return Upload();
+  }
 
   // `inputs` = this rank's gradient-like values (with --compression): each tensor's approximately
   // normal, with a standard deviation from 2^-6 down to 2^-19 as the tensors go (the layers of a
@@ -92,13 +115,17 @@ struct Gradients {
       }
     }
   }
-  void RestoreInputs() { std::copy(inputs.begin(), inputs.end(), arena.begin()); }
+  Status RestoreInputs() {
+    std::copy(inputs.begin(), inputs.end(), arena.begin());
+    return Upload();
+  }
 
   std::vector<examples::GradientTensor> tensors;
   std::vector<float> arena;
   std::vector<float> inputs;
   std::vector<View> buffers;
   size_t elements = 0;
+  std::unique_ptr<BenchBuffer> device;  // null: the views point into arena
 };
 
 // The value a setting has for this run: the sweep's, else the environment's, else libhvdrun's default.
@@ -145,13 +172,15 @@ double Median(std::vector<double> values) {
 // interleaved, one of each per step, the order turning by one each step, so that drift in the
 // machine's load reaches them alike.
 StatusOr<std::vector<std::vector<double>>> TimeStepsInterleaved(
-    Runtime& runtime, int warmup, int steps, const std::function<void(size_t)>& prepare,
+    Runtime& runtime, int warmup, int steps, const std::function<Status(size_t)>& prepare,
     const std::vector<std::function<Status()>>& step) {
   std::vector<std::vector<double>> times(step.size());
   for (int i = 0; i < warmup + steps; ++i) {
     for (size_t k = 0; k < step.size(); ++k) {
       const size_t s = (static_cast<size_t>(i) + k) % step.size();
-      if (prepare) prepare(s);
+      if (prepare) {
+        if (Status status = prepare(s); !status.ok()) return status;
+      }
       if (Status status = runtime.Barrier(); !status.ok()) return status;
       const Clock::time_point start = Clock::now();
       if (Status status = step[s](); !status.ok()) return status;
@@ -204,13 +233,14 @@ Status NamedStep(Runtime& runtime, ReduceOp op, Gradients& gradients, const std:
 // Small integers and their halves, which every format carries exactly.
 Status CheckExactStep(Runtime& runtime, ReduceOp op, Gradients& gradients,
                       const std::vector<std::string>& names, std::optional<CompressionFormat> format) {
-  gradients.Fill(static_cast<float>(runtime.rank() + 1));
+  if (Status status = gradients.Fill(static_cast<float>(runtime.rank() + 1)); !status.ok()) return status;
   if (Status status = NamedStep(runtime, op, gradients, names, format); !status.ok()) return status;
+  if (Status status = gradients.Download(); !status.ok()) return status;
   const float sum = static_cast<float>(runtime.size()) * static_cast<float>(runtime.size() + 1) / 2;
   const float expected = op == ReduceOp::kAverage ? sum / static_cast<float>(runtime.size()) : sum;
   for (size_t i = 0; i < gradients.tensors.size(); ++i) {
-    const Gradients::View& buffer = gradients.buffers[i];
-    for (const float* value = buffer.data; value != buffer.data + buffer.size; ++value) {
+    const float* values = gradients.Host(i);
+    for (const float* value = values; value != values + gradients.buffers[i].size; ++value) {
       if (*value != expected) {
         return Status::Error("'" + names[i] + "' came to " + std::to_string(*value) + ", not " +
                              std::to_string(expected));
@@ -235,11 +265,12 @@ Status MeasureAccuracy(Runtime& runtime, ReduceOp op, Gradients& gradients,
       !status.ok()) {
     return status;
   }
-  gradients.RestoreInputs();
+  if (Status status = gradients.RestoreInputs(); !status.ok()) return status;
   if (Status status = NamedStep(runtime, op, gradients, exact_names, CompressionFormat::kNone);
       !status.ok()) {
     return status;
   }
+  if (Status status = gradients.Download(); !status.ok()) return status;
   const std::vector<float> exact = gradients.arena;
   for (FormatResult& result : formats) {
     const std::vector<std::string> names =
@@ -247,13 +278,14 @@ Status MeasureAccuracy(Runtime& runtime, ReduceOp op, Gradients& gradients,
     if (Status status = CheckExactStep(runtime, op, gradients, names, result.format); !status.ok()) {
       return status;
     }
-    gradients.RestoreInputs();
+    if (Status status = gradients.RestoreInputs(); !status.ok()) return status;
     if (Status status = NamedStep(runtime, op, gradients, names, result.format); !status.ok()) return status;
+    if (Status status = gradients.Download(); !status.ok()) return status;
     ReductionError error;
     for (size_t i = 0; i < gradients.tensors.size(); ++i) {
       const Gradients::View& buffer = gradients.buffers[i];
-      error.AddTensor(gradients.tensors[i].name, buffer.data,
-                      exact.data() + (buffer.data - gradients.arena.data()), buffer.size);
+      error.AddTensor(gradients.tensors[i].name, gradients.Host(i), exact.data() + buffer.offset,
+                      buffer.size);
     }
     result.accuracy = error;
   }
@@ -292,11 +324,11 @@ StatusOr<SettingResult> MeasureSetting(const ReplayOptions& options, const Setti
   }
   // Without --compression the step reduces the same buffers again and again, as before; with it each
   // step starts from the gradient-like inputs, as a training step's gradients are new each time.
-  std::function<void(size_t)> prepare;
+  std::function<Status(size_t)> prepare;
   if (compare) {
-    prepare = [&](size_t) { gradients.RestoreInputs(); };
-  } else {
-    gradients.Fill(static_cast<float>(runtime.rank() + 1));
+    prepare = [&](size_t) { return gradients.RestoreInputs(); };
+  } else if (Status status = gradients.Fill(static_cast<float>(runtime.rank() + 1)); !status.ok()) {
+    return status;
   }
   const NegotiationCounters before = runtime.negotiation_counters();
   StatusOr<std::vector<std::vector<double>>> times =
@@ -346,10 +378,14 @@ struct BaselineResult {
 
 StatusOr<BaselineResult> MeasureBaseline(Runtime& runtime, const ReplayOptions& options,
                                          Gradients& gradients) {
-  std::vector<float> whole(gradients.elements, 1.0F);
-  gradients.Fill(1.0F);
+  if (Status status = gradients.Fill(1.0F); !status.ok()) return status;
+  StatusOr<std::unique_ptr<BenchBuffer>> whole =
+      BenchBuffer::Allocate(gradients.device != nullptr, gradients.elements * sizeof(float));
+  if (!whole.ok()) return whole.status();
+  if (Status status = whole.value()->Upload(gradients.arena.data()); !status.ok()) return status;
   StatusOr<std::vector<double>> whole_times = TimeSteps(runtime, options.warmup, options.steps, [&] {
-    return runtime.BaselineAllreduce(whole.data(), whole.size(), DataType::kFloat32, ReduceOp::kSum);
+    return runtime.BaselineAllreduce(whole.value()->data(), gradients.elements, DataType::kFloat32,
+                                     ReduceOp::kSum);
   });
   if (!whole_times.ok()) return whole_times.status();
   StatusOr<std::vector<double>> one_by_one_times = TimeSteps(runtime, options.warmup, options.steps, [&] {
@@ -562,6 +598,11 @@ int RunReplay(const ReplayOptions& options) {
   StatusOr<std::unique_ptr<Runtime>> reporter = Runtime::InitFromEnvironment();
   if (!reporter.ok()) return fail(reporter.status().message());
   Runtime& runtime = *reporter.value();
+  if (runtime.backend() == BackendKind::kNccl) {
+    Status placed = SelectRankDevice(runtime);
+    if (placed.ok()) placed = gradients.Place(true);
+    if (!placed.ok()) return fail(placed.message());
+  }
   const bool compare = !options.compression.empty();
   if (compare) gradients.MakeInputs(runtime.rank());
   std::optional<BaselineResult> baseline;

@@ -16,10 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#ifdef HVDRUN_BENCH_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
+#include "examples/bench/bench_buffer.h"
 #include "examples/bench/gradient_replay.h"
 #include "examples/bench/size_sweep.h"
 #include "examples/shared/atomic_file.h"
@@ -51,99 +48,6 @@ struct SizeResult {
   double baseline_time_us = -1;  // negative: not measured
   double baseline_busbw_gbps = 0;
 };
-
-// One benchmark buffer: host memory, or device memory (for the nccl backend, whose collectives take
-// device pointers) on the calling thread's current device, filled from and read back into host
-// memory.
-class BenchBuffer {
- public:
-  static StatusOr<std::unique_ptr<BenchBuffer>> Allocate(bool on_device, size_t bytes) {
-    std::unique_ptr<BenchBuffer> buffer(new BenchBuffer(bytes));
-    if (!on_device) {
-      buffer->host_.resize(bytes);
-      return buffer;
-    }
-#ifdef HVDRUN_BENCH_HAVE_CUDA
-    if (cudaError_t error = cudaMalloc(&buffer->device_, bytes); error != cudaSuccess) {
-      return Status::Error("cudaMalloc of " + std::to_string(bytes) +
-                           " bytes failed: " + cudaGetErrorString(error));
-    }
-    return buffer;
-#else
-    return Status::Error(
-        "the nccl backend needs device buffers, and this hvdrun-bench was built without CUDA (rebuild hvdrun "
-        "where the CUDA toolkit and NCCL are found)");
-#endif
-  }
-
-  ~BenchBuffer() {
-#ifdef HVDRUN_BENCH_HAVE_CUDA
-    if (device_ != nullptr) cudaFree(device_);
-#endif
-  }
-  BenchBuffer(const BenchBuffer&) = delete;
-  BenchBuffer& operator=(const BenchBuffer&) = delete;
-
-  void* data() { return device_ != nullptr ? device_ : host_.data(); }
-
-  // Copies `host`, as many bytes as the buffer holds, into the buffer.
-  Status Upload(const std::vector<char>& host) {
-    if (device_ == nullptr) {
-      std::copy(host.begin(), host.end(), host_.begin());
-      return Status::Ok();
-    }
-#ifdef HVDRUN_BENCH_HAVE_CUDA
-    if (cudaError_t error = cudaMemcpy(device_, host.data(), bytes_, cudaMemcpyHostToDevice);
-        error != cudaSuccess) {
-      return Status::Error(std::string("copying to the device failed: ") + cudaGetErrorString(error));
-    }
-#endif
-    return Status::Ok();
-  }
-
-  // The buffer's bytes, in host memory.
-  StatusOr<std::vector<char>> Download() const {
-    if (device_ == nullptr) return host_;
-    std::vector<char> host(bytes_);
-#ifdef HVDRUN_BENCH_HAVE_CUDA
-    if (cudaError_t error = cudaMemcpy(host.data(), device_, bytes_, cudaMemcpyDeviceToHost);
-        error != cudaSuccess) {
-      return Status::Error(std::string("copying from the device failed: ") + cudaGetErrorString(error));
-    }
-#endif
-    return host;
-  }
-
- private:
-  explicit BenchBuffer(size_t bytes) : bytes_(bytes) {}
-
-  size_t bytes_;
-  std::vector<char> host_;
-  void* device_ = nullptr;
-};
-
-// Makes the device the nccl backend uses for this rank (local_rank % devices) current on this
-// thread, so that BenchBuffer allocates there.
-Status SelectRankDevice(const Runtime& runtime) {
-#ifdef HVDRUN_BENCH_HAVE_CUDA
-  int devices = 0;
-  if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices <= 0) {
-    return Status::Error(std::string("no CUDA device for the benchmark's buffers (cudaGetDeviceCount: ") +
-                         (error != cudaSuccess ? cudaGetErrorString(error) : "0 devices") + ")");
-  }
-  const int device = runtime.local_rank() % devices;
-  if (cudaError_t error = cudaSetDevice(device); error != cudaSuccess) {
-    return Status::Error("cudaSetDevice(" + std::to_string(device) +
-                         ") failed: " + cudaGetErrorString(error));
-  }
-  return Status::Ok();
-#else
-  (void)runtime;
-  return Status::Error(
-      "the nccl backend needs device buffers, and this hvdrun-bench was built without CUDA (rebuild hvdrun "
-      "where the CUDA toolkit and NCCL are found)");
-#endif
-}
 
 // The value rank `rank` contributes at element `index`: small integers, so that every op's
 // expected result is known exactly on every rank without communication.
@@ -215,8 +119,8 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
   if (!buffer.ok()) return buffer.status();
   StatusOr<std::unique_ptr<BenchBuffer>> baseline_buffer = BenchBuffer::Allocate(on_device, bytes);
   if (!baseline_buffer.ok()) return baseline_buffer.status();
-  if (Status status = buffer.value()->Upload(input); !status.ok()) return status;
-  if (Status status = baseline_buffer.value()->Upload(input); !status.ok()) return status;
+  if (Status status = buffer.value()->Upload(input.data()); !status.ok()) return status;
+  if (Status status = baseline_buffer.value()->Upload(input.data()); !status.ok()) return status;
   void* data = buffer.value()->data();
   void* baseline_data = baseline_buffer.value()->data();
 
@@ -244,12 +148,12 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
         AllreduceBusBandwidth(AlgorithmBandwidth(bytes, seconds.value()[1]), runtime.size());
   }
 
-  if (Status status = buffer.value()->Upload(input); !status.ok()) return status;
+  if (Status status = buffer.value()->Upload(input.data()); !status.ok()) return status;
   if (Status status = allreduce(); !status.ok()) return status;
-  StatusOr<std::vector<char>> output = buffer.value()->Download();
-  if (!output.ok()) return output.status();
+  std::vector<char> output(bytes);
+  if (Status status = buffer.value()->Download(output.data()); !status.ok()) return status;
   std::vector<double> got(count);
-  ConvertToDouble(type, output.value().data(), got.data(), count);
+  ConvertToDouble(type, output.data(), got.data(), count);
   for (size_t i = 0; i < count; ++i) {
     result.max_error = std::max(result.max_error, std::abs(got[i] - Expected(op, type, runtime.size(), i)));
   }

@@ -134,13 +134,7 @@ void RunDeviceLikeRanks(int size, size_t tensors, int steps) {
     threads.emplace_back([rank, size, tensors, steps, store] {
       RuntimeOptions options = testing::TestOptions(rank, size, store);
       options.order = CollectiveOrder::kNegotiated;
-      BackendContext context;
-      context.rank = rank;
-      context.size = size;
-      context.local_rank = rank;
-      context.local_size = size;
-      context.store = store.get();
-      context.timeout = options.timeout;
+      const BackendContext context = testing::ThreadRankContext(rank, size, store.get());
       StatusOr<std::unique_ptr<Backend>> control = CreateBackend(BackendKind::kGloo, context);
       StatusOr<std::unique_ptr<Backend>> gloo = CreateBackend(BackendKind::kGloo, context);
       ASSERT_TRUE(control.ok() && gloo.ok()) << "rank " << rank;
