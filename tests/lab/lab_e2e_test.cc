@@ -270,6 +270,9 @@ timeout: 240
         << row.dump();  // the default figure names
   }
   EXPECT_EQ(json["speedup"][1]["speedup_basis"], "throughput");
+  // The trainer's Runtime negotiates: libhvdrun's part of its reports names the path.
+  EXPECT_EQ(json["speedup"][0]["allreduce_path"], "gloo");
+  EXPECT_EQ(json["speedup"][1]["allreduce_path"], "shm");
 }
 
 // Replaces the one occurrence of `from` in `text` by `to`; fails the test when there is none.
