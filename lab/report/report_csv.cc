@@ -39,7 +39,8 @@ std::vector<std::string> SpeedupHeader(std::vector<std::string> first,
                                "speedup_basis",
                                "baseline_cell",
                                "threads_per_process",
-                               "cpus"});
+                               "cpus",
+                               "allreduce_path"});
   return header;
 }
 
@@ -69,7 +70,8 @@ std::vector<std::string> SpeedupCells(const SpeedupRow& row, const std::vector<s
                                       row.speedup_basis,
                                       row.baseline_cell,
                                       row.threads > 0 ? std::to_string(row.threads) : "",
-                                      row.threads > 0 ? std::to_string(row.workers * row.threads) : ""};
+                                      row.threads > 0 ? std::to_string(row.workers * row.threads) : "",
+                                      DescribeAllreducePaths(row)};
   cells.insert(cells.end(), figures.begin(), figures.end());
   return cells;
 }

@@ -71,9 +71,14 @@ std::vector<RunLine> ListRuns(const ExperimentResults& results) {
 DisplayTable SpeedupDisplay(const ExperimentResults& results, const ReportTables& tables) {
   const std::string unit = results.figures.throughput_unit;
   DisplayTable table;
+  // The allreduce path beside the backend it refines, when any cell's reports name one.
+  const bool paths = std::any_of(tables.speedup.begin(), tables.speedup.end(),
+                                 [](const SpeedupRow& row) { return !row.allreduce_paths.empty(); });
   table.header = {"backend"};
+  if (paths) table.header.emplace_back("allreduce path");
   std::vector<std::string> varying = VaryingAxes(results);
   table.header.insert(table.header.end(), varying.begin(), varying.end());
+  const size_t text_columns = table.header.size();
   const bool threads = std::any_of(tables.speedup.begin(), tables.speedup.end(),
                                    [](const SpeedupRow& row) { return row.threads > 0; });
   std::vector<std::string> figures = {"servers", "processes per server"};
@@ -83,9 +88,10 @@ DisplayTable SpeedupDisplay(const ExperimentResults& results, const ReportTables
                                  "total throughput (" + unit + ")", "speedup", "efficiency", "runs ok"});
   table.header.insert(table.header.end(), figures.begin(), figures.end());
   table.text.assign(table.header.size(), false);
-  for (size_t i = 0; i <= varying.size(); ++i) table.text[i] = true;
+  for (size_t i = 0; i < text_columns; ++i) table.text[i] = true;
   for (const SpeedupRow& row : tables.speedup) {
     std::vector<std::string> cells = {row.backend};
+    if (paths) cells.push_back(row.allreduce_paths.empty() ? "—" : DescribeAllreducePaths(row));
     for (const std::string& axis : varying) cells.push_back(GroupValue(row, axis));
     cells.push_back(std::to_string(row.servers));
     cells.push_back(std::to_string(row.procs_per_server));
@@ -238,6 +244,8 @@ nlohmann::json SpeedupRowJson(const SpeedupRow& row) {
           {"servers", row.servers},
           {"processes_per_server", row.procs_per_server},
           {"workers", row.workers},
+          {"allreduce_path", row.allreduce_paths.empty() ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(DescribeAllreducePaths(row))},
           {"threads_per_process", row.threads > 0 ? nlohmann::json(row.threads) : nullptr},
           {"cpus", row.threads > 0 ? nlohmann::json(row.workers * row.threads) : nullptr},
           {"runs_ok", row.runs_ok},

@@ -149,7 +149,7 @@ TEST(ReportWriter, CsvAndJsonCarryEveryTable) {
       << header;
   EXPECT_NE(
       csv["speedup.csv"].find("gloo-2-a,gloo,a,1,2,2,1,0,0.6,0,0.5,0.7,50,0,40,60,100,0,,1.5625,0.78125,"
-                              "throughput,gloo-1-a,,\n"),
+                              "throughput,gloo-1-a,,,\n"),
       std::string::npos)
       << csv["speedup.csv"];
   EXPECT_NE(csv["runs.csv"].find("gloo-1-c,1,failed,0,hvdrun ended with exit code 3\n"), std::string::npos);
@@ -164,6 +164,60 @@ TEST(ReportWriter, CsvAndJsonCarryEveryTable) {
   EXPECT_EQ(json["speedup"][1]["axes"]["model"], "a");
   EXPECT_EQ(json["charts"].size(), 6u);
   EXPECT_EQ(json["runs"].size(), 6u);
+}
+
+// The path the ranks' reports name beside the backend, in every format; a cell whose reports do not
+// say shows what the other figures show when missing ("—", an empty CSV field, null).
+TEST(ReportWriter, AllreducePathInEveryFormat) {
+  ExperimentResults results = Fixture();
+  for (StoredCell& stored : results.cells) {
+    for (StoredRun& run : stored.runs) {
+      for (RankReport& rank : run.ranks) {
+        if (stored.cell.id == "gloo-1-a") rank.allreduce_path = "gloo";
+        if (stored.cell.id == "gloo-2-a") rank.allreduce_path = rank.rank == 0 ? "shm" : "gloo";
+        if (stored.cell.id == "gloo-2-b") rank.allreduce_path = "shm";
+      }
+    }
+  }
+  ReportTables tables = Tables(results);
+  const std::string md = RenderMarkdown(results, tables);
+  EXPECT_NE(md.find("| backend | allreduce path | model | servers | processes per server | step time (s) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| --- | --- | --- | ---: |"), std::string::npos) << md;
+  EXPECT_NE(
+      md.find("| gloo | shm, gloo | a | 1 | 2 | 0.6 | 0.5–0.7 | 50 | 40–60 | 100 | 1.56 | 78.1 % | 1/1 |"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| gloo | — | b | 1 | 1 | 0.5 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| gloo | shm | b | 1 | 2 | 0.6 |"), std::string::npos) << md;
+
+  const std::string html = RenderHtml(results, tables);
+  EXPECT_NE(html.find("<th class=\"text\">backend</th><th class=\"text\">allreduce path</th><th "
+                      "class=\"text\">model</th><th>servers</th>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(
+      html.find("<td class=\"text\">gloo</td><td class=\"text\">shm, gloo</td><td class=\"text\">a</td>"),
+      std::string::npos)
+      << html;
+
+  std::map<std::string, std::string> csv = RenderCsvFiles(results, tables);
+  std::istringstream speedup(csv["speedup.csv"]);
+  std::string header;
+  std::getline(speedup, header);
+  EXPECT_TRUE(header.ends_with(",threads_per_process,cpus,allreduce_path")) << header;
+  EXPECT_NE(csv["speedup.csv"].find(",throughput,gloo-1-a,,,\"shm, gloo\"\n"), std::string::npos)
+      << csv["speedup.csv"];
+  EXPECT_NE(csv["speedup.csv"].find("gloo-1-b,gloo,b,1,1,1,1,0,"), std::string::npos) << csv["speedup.csv"];
+  EXPECT_NE(csv["speedup.csv"].find(",throughput,gloo-1-b,,,\n"), std::string::npos) << csv["speedup.csv"];
+
+  nlohmann::json json = RenderJson(results, tables);
+  ASSERT_EQ(json["speedup"].size(), 4u);
+  EXPECT_EQ(json["speedup"][0]["allreduce_path"], "gloo");
+  EXPECT_EQ(json["speedup"][1]["allreduce_path"], "shm, gloo");
+  EXPECT_TRUE(json["speedup"][2]["allreduce_path"].is_null()) << json["speedup"][2].dump();
+  EXPECT_EQ(json["speedup"][3]["allreduce_path"], "shm");
 }
 
 TEST(ReportWriter, SectionsAppearWhenTheirDataExists) {

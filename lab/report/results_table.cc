@@ -49,6 +49,12 @@ std::string DescribeGroup(const std::vector<std::pair<std::string, std::string>>
   return out;
 }
 
+std::string DescribeAllreducePaths(const SpeedupRow& row) {
+  std::string out;
+  for (const std::string& path : row.allreduce_paths) out += (out.empty() ? "" : ", ") + path;
+  return out;
+}
+
 std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
   const FigureNames& figures = results.figures;
   std::vector<SpeedupRow> rows;
@@ -72,8 +78,10 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
         continue;
       }
       std::vector<double> steps, throughputs, accuracies, trainings;
+      std::vector<std::string> paths;
       for (const RankReport& rank : run.ranks) {
         threads.push_back(rank.threads);
+        if (!rank.allreduce_path.empty()) paths.push_back(rank.allreduce_path);
         auto step = rank.figures.find(figures.step_time);
         if (step != rank.figures.end()) steps.push_back(step->second * figures.step_time_scale);
         auto throughput = rank.figures.find(figures.throughput);
@@ -89,6 +97,12 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
       }
       if (steps.empty()) continue;
       ++row.runs_ok;
+      for (const std::string& path : paths) {
+        if (std::find(row.allreduce_paths.begin(), row.allreduce_paths.end(), path) ==
+            row.allreduce_paths.end()) {
+          row.allreduce_paths.push_back(path);
+        }
+      }
       step_by_run.push_back(SpreadOf(steps).mean);
       step_by_rank.insert(step_by_rank.end(), steps.begin(), steps.end());
       if (!throughputs.empty()) {

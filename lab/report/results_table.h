@@ -40,6 +40,11 @@ struct SpeedupRow {
   // Threads each process computed with, as its report says (the "threads" member hvdrun-trainer
   // reports); 0 when the reports do not say or differ. The lab's number of CPUs is workers × threads.
   int threads = 0;
+  // What carried the allreduces of the cell's ok runs, as their ranks' reports name it
+  // (RankReport::allreduce_path: "shm", "shm+gloo", "gloo", ...): each name once, in the order
+  // first seen, run by run and rank by rank; several when ranks or runs differ. Empty when no
+  // report says.
+  std::vector<std::string> allreduce_paths;
   // The cell's values of the axes other than backend, np and servers.
   std::vector<std::pair<std::string, std::string>> group;
   int runs_ok = 0;
@@ -66,6 +71,10 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results);
 
 // "model=resnet50 batch_size=32": a row's group, for captions.
 std::string DescribeGroup(const std::vector<std::pair<std::string, std::string>>& group);
+
+// "shm", or "shm, gloo" when the ranks or runs differ: a row's allreduce paths, for every format's
+// table; "" when no report says.
+std::string DescribeAllreducePaths(const SpeedupRow& row);
 
 // Allreduce time and bus bandwidth by message size, from reports that carry hvdrun-bench's
 // "results" list ({bytes, time_us, busbw_gbps}); means over ranks and ok runs.

@@ -146,6 +146,36 @@ TEST(ResultsTable, StepTimeScaleAndNoBaseline) {
   EXPECT_FALSE(rows[0].speedup);  // no 1-worker cell
 }
 
+// The path each rank's report names: one name when every rank says the same, each name once when
+// ranks or runs differ; a failed run's reports and reports that say none do not count.
+TEST(ResultsTable, AllreducePathsOfEveryRankAndRun) {
+  ResultsBuilder builder;
+  auto add_run = [](StoredCell& cell, int repeat, const std::vector<std::string>& paths, bool ok) {
+    ResultsBuilder::AddRun(
+        cell, repeat, std::vector<std::map<std::string, double>>(paths.size(), {{"step_time_s", 1}}), ok);
+    for (size_t rank = 0; rank < paths.size(); ++rank) {
+      cell.runs.back().ranks[rank].allreduce_path = paths[rank];
+    }
+  };
+  StoredCell& same = builder.Cell("gloo", 2);
+  add_run(same, 1, {"shm", "shm"}, true);
+  add_run(same, 2, {"shm", "shm"}, true);
+  StoredCell& mixed = builder.Cell("gloo", 4);
+  add_run(mixed, 1, {"shm", "shm", "gloo", ""}, true);
+  add_run(mixed, 2, {"shm+gloo", "shm+gloo", "shm+gloo", "shm+gloo"}, true);
+  StoredCell& unsaid = builder.Cell("mpi", 2);
+  add_run(unsaid, 1, {"mpi", "mpi"}, false);
+  add_run(unsaid, 2, {"", ""}, true);
+  std::vector<SpeedupRow> rows = BuildSpeedupTable(builder.results());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].allreduce_paths, std::vector<std::string>{"shm"});
+  EXPECT_EQ(DescribeAllreducePaths(rows[0]), "shm");
+  EXPECT_EQ(rows[1].allreduce_paths, (std::vector<std::string>{"shm", "gloo", "shm+gloo"}));
+  EXPECT_EQ(DescribeAllreducePaths(rows[1]), "shm, gloo, shm+gloo");
+  EXPECT_TRUE(rows[2].allreduce_paths.empty());
+  EXPECT_EQ(DescribeAllreducePaths(rows[2]), "");
+}
+
 TEST(ResultsTable, SizesFromBenchReports) {
   ResultsBuilder builder;
   StoredCell& cell = builder.Cell("gloo", 2);

@@ -93,6 +93,8 @@ RankReport ReadRankReport(int rank, const nlohmann::json& report) {
     read.sizes.push_back(size);
   }
   const nlohmann::json libhvdrun = Member<nlohmann::json>(report, "libhvdrun", nlohmann::json::object());
+  read.allreduce_path = Member<std::string>(report, "allreduce_path", "");
+  if (read.allreduce_path.empty()) read.allreduce_path = Member<std::string>(libhvdrun, "allreduce_path", "");
   const nlohmann::json responses = Member<nlohmann::json>(libhvdrun, "responses", nlohmann::json::object());
   for (const nlohmann::json& entry : Member<nlohmann::json>(responses, "bins", nlohmann::json::array())) {
     std::optional<double> lower = NumberMember(entry, "lower_bytes");

@@ -51,6 +51,11 @@ struct RankReport {
   std::string framework;               // "framework" and "framework_version", when the report names them
   std::vector<AllreduceSize> sizes;    // hvdrun-bench's "results": one entry per message size
   std::vector<ResponseBin> responses;  // libhvdrun's response statistics, bins in order; empty without
+  // What carried the rank's allreduces ("shm", "shm+gloo", "gloo", "mpi", "nccl"): the report's own
+  // "allreduce_path" (hvdrun-bench's, of the Runtime it measured), else libhvdrun's
+  // ("libhvdrun.allreduce_path", docs/results.md); empty when the report says neither (results
+  // written before libhvdrun named it, or a call-order Runtime that does not compress).
+  std::string allreduce_path;
 };
 
 struct StoredRun {

@@ -155,8 +155,16 @@ TEST(LabRun, RealMatrixThroughHvdrunThenReportThenResume) {
                                ? total / baseline_total
                                : np * baseline_step / ((one.step_time_s + two.step_time_s) / 2);
     EXPECT_NEAR(row["speedup"].get<double>(), speedup, 1e-9 * speedup);
+    // What carried the allreduces, as hvdrun-bench's reports name it: one rank has nothing to share;
+    // two on one host reduce through its shared memory (on by default).
+    EXPECT_EQ(row["allreduce_path"], np == 1 ? "gloo" : "shm") << row.dump();
   }
-  EXPECT_TRUE(Contains(ReadFileBytes(exp_dir + "/report.md"), "## Allreduce by message size"));
+  const std::string markdown = ReadFileBytes(exp_dir + "/report.md");
+  EXPECT_TRUE(Contains(markdown, "## Allreduce by message size"));
+  EXPECT_TRUE(Contains(markdown, "| backend | allreduce path | servers |")) << markdown;
+  EXPECT_TRUE(Contains(markdown, "| gloo | shm | 1 | 2 |")) << markdown;
+  EXPECT_TRUE(Contains(ReadFileBytes(exp_dir + "/report.html"), "<td class=\"text\">shm</td>"));
+  EXPECT_TRUE(Contains(ReadFileBytes(exp_dir + "/speedup.csv"), ",shm\n"));
 
   // Again: every run is kept.
   run = RunLab({"run", experiment, "--results", results});
@@ -262,6 +270,9 @@ timeout: 240
         << row.dump();  // the default figure names
   }
   EXPECT_EQ(json["speedup"][1]["speedup_basis"], "throughput");
+  // The trainer's Runtime negotiates: libhvdrun's part of its reports names the path.
+  EXPECT_EQ(json["speedup"][0]["allreduce_path"], "gloo");
+  EXPECT_EQ(json["speedup"][1]["allreduce_path"], "shm");
 }
 
 // Replaces the one occurrence of `from` in `text` by `to`; fails the test when there is none.
