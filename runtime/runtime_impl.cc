@@ -178,9 +178,17 @@ std::string Runtime::Impl::NextUnnamed(CollectiveKind kind) {
                                            "baseline allreduce", "allgather", "alltoall"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kAlltoallv) + 1,
                 "a name for every CollectiveKind");
-  std::lock_guard<std::mutex> lock(mutex_);
-  return "(unnamed " + std::string(kNames[static_cast<size_t>(kind)]) + " " +
-         std::to_string(++unnamed_calls_) + ")";
+  uint64_t call = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    call = ++unnamed_calls_;
+  }
+  std::string name = "(unnamed ";
+  name += kNames[static_cast<size_t>(kind)];
+  name += ' ';
+  name += std::to_string(call);
+  name += ')';
+  return name;
 }
 
 NegotiationCounters Runtime::Impl::negotiation_counters() const {

@@ -130,6 +130,7 @@ struct Tensor {
 void RunDeviceLikeRanks(int size, size_t tensors, int steps) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([rank, size, tensors, steps, store] {
       RuntimeOptions options = testing::TestOptions(rank, size, store);
@@ -169,7 +170,7 @@ void RunDeviceLikeRanks(int size, size_t tensors, int steps) {
           handles.push_back(stream.Submit(request, values, values, std::move(mark).value()));
         }
         for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok()) << "rank " << rank;
-        const float ranks = static_cast<float>(size * (size + 1) / 2);
+        const auto ranks = static_cast<float>(size * (size + 1)) / 2.0F;
         for (size_t t = 0; t < tensors; ++t) {
           const auto* values = reinterpret_cast<const float*>(mine[t].buffer.get());
           for (size_t i = 0; i < mine[t].count; ++i) {

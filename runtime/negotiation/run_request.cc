@@ -14,6 +14,11 @@ Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const Tenso
   }
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
+      // No spans: the whole buffer is one tensor without feedback (what an unnamed call is).
+      if (feedback_name.empty()) {
+        return compressed.Allreduce(backend, send, recv, request.count, request.type, request.op,
+                                    request.compression);
+      }
       return compressed.Allreduce(backend, send, recv, request.count, request.type, request.op,
                                   request.compression, {{feedback_name, 0, request.count}});
     case CollectiveKind::kBroadcast:

@@ -9,8 +9,9 @@
 # It asserts nothing about the times: the machine is shared, so compare the ratios. See
 # docs/benchmarks.md for the recorded results.
 #
-# Usage: scripts/bench/engine_before_after.sh --before STAGE --after STAGE [--rounds N] [--backends "gloo mpi"]
-#   STAGE: an installed hvdrun (cmake --install BUILD --prefix STAGE) of each build.
+# Usage: scripts/bench/engine_before_after.sh --before STAGE --after STAGE [--rounds N] [--backends "gloo mpi"] [--keep DIR]
+#   STAGE: an installed hvdrun (cmake --install BUILD --prefix STAGE) of each build; --keep DIR keeps
+#   every run's JSON there.
 set -euo pipefail
 
 rounds=5
@@ -19,7 +20,7 @@ before=""
 after=""
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
-bench_parse_flags 2,13p rounds=rounds backends=backends before=before after=after -- "$@"
+bench_parse_flags 2,14p rounds=rounds backends=backends before=before after=after keep=keep -- "$@"
 bench_whole_number --rounds "$rounds" 1
 [[ -n "$before" && -n "$after" ]] || bench_die "give --before STAGE and --after STAGE (see --help)"
 for which in before after; do

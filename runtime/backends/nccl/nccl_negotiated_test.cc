@@ -70,6 +70,7 @@ void ShuffledDeviceAllreduces(int size, size_t fusion_threshold, int steps,
                               const std::string& timeline = std::string()) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([rank, size, store, fusion_threshold, steps, timeline] {
       ASSERT_EQ(cudaSetDevice(rank), cudaSuccess);
@@ -145,21 +146,21 @@ void ShuffledDeviceAllreduces(int size, size_t fusion_threshold, int steps,
 
 int Ranks() { return std::min(Devices(), 4); }
 
+constexpr const char* kNoDevice =
+    "no CUDA device on this host: scripts/gpu-check.sh runs it on a GPU machine";
+
 TEST(NcclNegotiatedTest, ShuffledNamedAllreducesOfEveryTypeAndOpFused) {
-  if (Ranks() == 0)
-    GTEST_SKIP() << "no CUDA device on this host: scripts/gpu-check.sh runs it on a GPU machine";
+  if (Ranks() == 0) GTEST_SKIP() << kNoDevice;
   ShuffledDeviceAllreduces(Ranks(), size_t{128} << 20, 3);
 }
 
 TEST(NcclNegotiatedTest, ShuffledNamedAllreducesOfEveryTypeAndOpUnfused) {
-  if (Ranks() == 0)
-    GTEST_SKIP() << "no CUDA device on this host: scripts/gpu-check.sh runs it on a GPU machine";
+  if (Ranks() == 0) GTEST_SKIP() << kNoDevice;
   ShuffledDeviceAllreduces(Ranks(), 0, 2);
 }
 
 TEST(NcclNegotiatedTest, TheTimelineHoldsNcclAllreduces) {
-  if (Ranks() == 0)
-    GTEST_SKIP() << "no CUDA device on this host: scripts/gpu-check.sh runs it on a GPU machine";
+  if (Ranks() == 0) GTEST_SKIP() << kNoDevice;
   const std::string path =
       (std::filesystem::temp_directory_path() / ("hvdrun-nccl-timeline-" + std::to_string(::getpid())))
           .string();
