@@ -130,6 +130,8 @@ def _path(call, tensor, device_path_allowed=True):
         if _host_tensors_take == placement.DEVICE and not device_path_allowed:
             return placement.STAGED
         return _host_tensors_take
+    if not _C.is_initialized():
+        raise RuntimeError("hvdrun.torch.%s: call hvdrun.torch.init() first" % call)
     device_runtime = _C.device_backend() != "none"
     rank_index = placement.rank_device(_C.local_rank(), torch.cuda.device_count()) if device_runtime else 0
     return placement.choose(call, tensor.device, device_runtime, device_path_allowed, rank_index)
