@@ -96,10 +96,14 @@ class Handle {
   std::optional<CollectiveHandle> handle_;
 };
 
-// The host runtime's backend: the job's, except that a --nccl job's host memory goes over Gloo, which
-// every libhvdrun with nccl also has, through the same rendezvous.
+// The host runtime's options: the job's, except in a --nccl job, whose host memory goes over Gloo
+// (which every libhvdrun with nccl also has, through the same rendezvous) and whose timeline is the
+// device runtime's: one file per rank, written and sent to hvdrun by one runtime.
 void HostBackend(RuntimeOptions& options) {
-  if (options.backend == BackendKind::kNccl) options.backend = BackendKind::kGloo;
+  if (options.backend == BackendKind::kNccl) {
+    options.backend = BackendKind::kGloo;
+    options.timeline = TimelineSettings{};
+  }
 }
 
 std::unique_ptr<Runtime> InitRuntime(const std::function<void(RuntimeOptions&)>& adjust) {
