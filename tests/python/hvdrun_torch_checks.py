@@ -621,6 +621,9 @@ def staged_collectives_without_a_device():
         same(results[0], torch.full((2,), total), "staged grouped allreduce")
         same_models(train_distributed(2, 2, groups=2), train_alone(2, 2), "staged DistributedOptimizer", 1e-6)
         sync_batch_norm_matches_one_process((3, 2), True, 0.1)
+        handle = hvd.allreduce_async_(torch.full((5,), float(R + 1)), op=hvd.Sum, name="staged.before.join")
+        assert 0 <= hvd.join() < N
+        same(hvd.synchronize(handle), torch.full((5,), total), "staged allreduce pending at join")
         assert device.recorded > 0 and device.waited == device.recorded, (device.recorded, device.waited)
     finally:
         mpi_ops._staging.drain()
@@ -706,6 +709,9 @@ def device_path_without_a_device():
             param.data.fill_(float(R))
         hvd.broadcast_parameters(model.state_dict(), root_rank=0)
         assert all(torch.equal(p, torch.zeros_like(p)) for p in model.parameters())
+        handle = hvd.allreduce_async_(torch.full((5,), float(R + 1)), op=hvd.Sum, name="device.before.join")
+        assert 0 <= hvd.join() < N
+        same(hvd.synchronize(handle), torch.full((5,), total), "device allreduce pending at join")
         assert ("broadcast_async", "broadcast.0.weight", 0) in recording.calls, recording.calls[-4:]
         assert all(c[2] == 0 for c in recording.calls if c[0] in ("allreduce_async", "broadcast_async")), \
             [c for c in recording.calls if c[2] != 0]

@@ -554,8 +554,10 @@ def join(device=-1):
     some rank has joined raises RuntimeError on the ranks that made it (Horovod refuses them too).
     A --nccl job joins both its runtimes at once: this rank stands in for the others' collectives of
     CPU tensors and of CUDA tensors alike. `device` is accepted for Horovod's signature and ignored:
-    each runtime makes its zeros where its tensors are.
+    each runtime makes its zeros where its tensors are. Staged collectives are submitted first (the
+    staging thread's queue is drained), so that they too are among this rank's pending ones.
     """
+    _staging.drain()
     return _C.join()
 
 
