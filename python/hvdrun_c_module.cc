@@ -99,7 +99,7 @@ class Handle {
 // The host runtime's options: the job's, except in a --nccl job, whose host memory goes over Gloo
 // (which every libhvdrun with nccl also has, through the same rendezvous) and whose timeline is the
 // device runtime's: one file per rank, written and sent to hvdrun by one runtime.
-void HostBackend(RuntimeOptions& options) {
+void HostRuntimeOptions(RuntimeOptions& options) {
   if (options.backend == BackendKind::kNccl) {
     options.backend = BackendKind::kGloo;
     options.timeline = TimelineSettings{};
@@ -131,7 +131,7 @@ void Init() {
     Check(backend.status());
     std::unique_ptr<Runtime> device;
     if (backend.value() == BackendKind::kNccl) device = InitRuntime(nullptr);
-    g_runtime = InitRuntime(HostBackend);
+    g_runtime = InitRuntime(HostRuntimeOptions);
     g_device_runtime = std::move(device);
   }
   g_initialized = true;
@@ -147,7 +147,7 @@ void Shutdown() {
 // The runtime a call goes to: with a `stream`, the device runtime where the job has one, told that
 // the buffers are written on that stream; otherwise (and for host memory in jobs without a device
 // runtime, which ignore streams) the host runtime. Null in a job of one rank.
-Runtime* For(const std::optional<uintptr_t>& stream) {
+Runtime* RuntimeFor(const std::optional<uintptr_t>& stream) {
   if (stream && g_device_runtime) {
     Runtime::SetCallerStream(Address(*stream));
     return g_device_runtime.get();
@@ -230,7 +230,7 @@ void CopyIfApart(uintptr_t send, uintptr_t recv, size_t bytes) {
 }
 
 // `compression`: a CompressionFormat's name ("bf16", "fp8", ...) for this allreduce's wire format, or
-// empty for the job's (hvdrun --compression). `stream`: see For().
+// empty for the job's (hvdrun --compression). `stream`: see RuntimeFor().
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                       const std::string& type_name, const std::string& op_name,
                       const std::string& compression, const std::optional<uintptr_t>& stream) {
@@ -242,7 +242,7 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
     format = ParseCompressionFormat(compression);
     if (!format) throw std::invalid_argument("hvdrun._C: unknown compression format '" + compression + "'");
   }
-  Runtime* runtime = For(stream);
+  Runtime* runtime = RuntimeFor(stream);
   if (runtime == nullptr) {
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
@@ -254,7 +254,7 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
 }
 
 // `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
-// `stream`: see For().
+// `stream`: see RuntimeFor().
 Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
                       int root, const std::optional<uintptr_t>& stream) {
   RequireInit("broadcast");
@@ -263,7 +263,7 @@ Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, c
     throw std::invalid_argument("hvdrun.torch.broadcast: root_rank " + std::to_string(root) +
                                 " is not a rank of this job of " + std::to_string(Size()));
   }
-  Runtime* runtime = For(stream);
+  Runtime* runtime = RuntimeFor(stream);
   if (runtime == nullptr) return Handle();
   if (name.empty()) return Handle(runtime->BroadcastAsync(Address(buffer), count, type, root));
   return Handle(runtime->BroadcastAsync(name, Address(buffer), count, type, root));
