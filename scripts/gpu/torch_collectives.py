@@ -2,10 +2,11 @@
 
 usage: hvdrun -np N [--gloo|--nccl] python3 torch_collectives.py --json FILE
 
-Each rank runs allreduce (sum, average, min/max of integers, fp16 compression, a strided tensor, async
-with poll), broadcast, allgather, grouped allreduce, alltoall with splits, SyncBatchNorm's synchronized
-function against torch's BatchNorm, an allreduce on a side stream, broadcast_parameters and
-broadcast_optimizer_state of a model and Adam, join, and libhvdrun's wire compression, on tensors of
+Each rank runs allreduce (sum, average, min/max and average of integers, fp16 compression, a strided
+tensor, async with poll), broadcast, allgather, grouped allreduce, alltoall with splits, SyncBatchNorm's
+synchronized function against torch's BatchNorm, an allreduce on a side stream, broadcast_parameters and
+broadcast_optimizer_state of a model and Adam, DistributedOptimizer with groups and fp16 compression
+against the optimizer alone, join, and libhvdrun's wire compression, on tensors of
 every device torch has (cpu, and the rank's CUDA device where CUDA is available) and checks the
 results (exact, or within float32 rounding for SyncBatchNorm and fp16). Rank 0 writes a list of
 {"call", "device", "result": "ok" | "refused" | "failed", "detail"}: "refused" is hvdrun.torch's own
@@ -134,7 +135,13 @@ def main():
         high = hvd.allreduce(t, op=hvd.Max, name=f"max.{device}")
         small = hvd.allreduce(torch.tensor([1, 2, 3], dtype=torch.uint8, device=device), op=hvd.Sum,
                               name=f"u8.{device}")
-        return (torch.equal(low.cpu(), torch.tensor([0, -(size - 1), 7], dtype=torch.int32))
+        # An int64 average rounds toward zero, as on the CPU (negative sums included).
+        values = [3 * k - 4 for k in range(size)]
+        mean = hvd.allreduce(torch.tensor([values[rank], 7], dtype=torch.int64, device=device), op=hvd.Average,
+                             name=f"i64.avg.{device}")
+        want_mean = torch.div(torch.tensor([sum(values), 7 * size]), size, rounding_mode="trunc")
+        return (torch.equal(mean.cpu(), want_mean)
+                and torch.equal(low.cpu(), torch.tensor([0, -(size - 1), 7], dtype=torch.int32))
                 and torch.equal(high.cpu(), torch.tensor([size - 1, 0, 7], dtype=torch.int32))
                 and small.dtype == torch.uint8
                 and torch.equal(small.cpu(), (torch.tensor([1, 2, 3]) * size).to(torch.uint8)))
@@ -185,6 +192,30 @@ def main():
                          for a, b in zip(mine, theirs) for k in ("exp_avg", "exp_avg_sq", "step"))
         return same_model and same_state and next(model.parameters()).device == torch.device(device)
 
+    def distributed_optimizer(device):
+        # Every rank trains on the same batch, so the averaged gradients are each rank's own: the model
+        # must end as one process's trained with the optimizer alone (fp16 rounding aside). Gradient
+        # hooks run on autograd's threads, with autograd's current stream. At one rank the optimizer
+        # makes no collective (as Horovod's).
+        def train(distributed):
+            torch.manual_seed(5)
+            model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).to(device)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            if distributed:
+                optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(),
+                                                     compression=hvd.Compression.fp16, groups=2)
+            for step in range(3):
+                torch.manual_seed(100 + step)
+                data = torch.randn(8, 16, device=device)
+                optimizer.zero_grad()
+                model(data).square().mean().backward()
+                optimizer.step()
+            return model
+
+        mine, alone = train(True), train(False)
+        return all(torch.allclose(a.detach().cpu(), b.detach().cpu(), rtol=1e-2, atol=1e-3)
+                   for a, b in zip(mine.parameters(), alone.parameters()))
+
     def join_after_work(device):
         t = torch.full((1000,), float(rank + 1), device=device)
         handle = hvd.allreduce_async_(t, op=hvd.Sum, name=f"before.join.{device}")
@@ -208,7 +239,7 @@ def main():
     results = []
     for device in devices:
         for call, body in [("allreduce sum", allreduce_sum), ("allreduce average", allreduce_average),
-                           ("allreduce min, max, uint8", allreduce_integers),
+                           ("allreduce min, max, uint8, int64 average", allreduce_integers),
                            ("allreduce fp16 compression", allreduce_fp16_compression),
                            ("allreduce_ of a strided tensor", allreduce_strided_in_place),
                            ("allreduce_async_ and poll", allreduce_async_poll),
@@ -217,6 +248,7 @@ def main():
                            ("alltoall with splits", alltoall_splits), ("SyncBatchNorm", sync_batch_norm),
                            ("allreduce on a side stream", side_stream),
                            ("broadcast_parameters, broadcast_optimizer_state", parameters_and_optimizer_state),
+                           ("DistributedOptimizer, groups=2, fp16", distributed_optimizer),
                            ("join", join_after_work), ("allreduce fp8 wire compression", wire_compression)]:
             paths.reset()
             try:
@@ -225,6 +257,8 @@ def main():
                 if call.startswith("broadcast_parameters") and want != "host":
                     # broadcast_optimizer_state's layout (broadcast_object) and Adam's step are CPU tensors.
                     want += "+host"
+                if call.startswith("DistributedOptimizer") and size == 1:
+                    want = "none"
                 if right and taken != want:
                     results.append({"call": call, "device": device, "result": "failed",
                                     "detail": "path %s, expected %s" % (taken, want)})
