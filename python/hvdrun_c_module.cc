@@ -2,13 +2,19 @@
 //
 // Buffers cross as addresses (a tensor's data_ptr()), element counts and type names, so that this
 // module depends on libhvdrun and Python only, not on libtorch's C++ ABI: the Python layer checks
-// that a tensor is a contiguous CPU tensor, keeps it alive until its handle completes, and never
-// writes it meanwhile (runtime.h's contract on buffers).
+// that a tensor is contiguous and where it lives, keeps it alive until its handle completes, and
+// never writes it meanwhile (runtime.h's contract on buffers).
 //
-// One runtime per process, created by init() and destroyed by shutdown() (or at exit): inside an
-// hvdrun job from its environment, with CollectiveOrder::kNegotiated so that named collectives may be
-// submitted in any order, as in Horovod; outside hvdrun the process is a job of one rank, in which
-// every collective is the identity (a copy where the output is another buffer).
+// Runtimes are created by init() and destroyed by shutdown() (or at exit), inside an hvdrun job from
+// its environment, with CollectiveOrder::kNegotiated so that named collectives may be submitted in
+// any order, as in Horovod. The host runtime takes host memory: the job's Gloo or MPI backend, and
+// Gloo in a --nccl job. A --nccl job also has a device runtime, over NCCL, for device memory of the
+// rank's device: a call given a `stream` (a cudaStream_t, 0 for the default stream) goes there, after
+// Runtime::SetCallerStream(stream), so that it reads its buffers once that stream has written them.
+// Both runtimes are created in the same order on every rank (the device one first), so that their
+// scopes in the job's store match. Outside hvdrun the process is a job of one rank, with no runtime,
+// in which every collective is the identity (a copy where the output is another buffer; the Python
+// layer never gives device memory to a job without a device runtime).
 //
 // Every call that waits (Handle.wait, GatherHandle.wait, barrier, join, shutdown) releases the GIL, so
 // that autograd's hooks and other Python threads run meanwhile. Failures raise RuntimeError with
@@ -18,11 +24,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -35,9 +43,11 @@ namespace py = pybind11;
 namespace hvdrun::python {
 namespace {
 
-// The process's runtime; null before init(), after shutdown(), and in a job of one rank.
+// The process's host runtime; null before init(), after shutdown(), and in a job of one rank.
 std::unique_ptr<Runtime> g_runtime;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-bool g_initialized = false;          // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+// The device runtime of a --nccl job (CUDA memory of the rank's device); null otherwise.
+std::unique_ptr<Runtime> g_device_runtime;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+bool g_initialized = false;                 // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 void Check(const Status& status) {
   if (!status.ok()) throw std::runtime_error(status.message());
@@ -86,32 +96,63 @@ class Handle {
   std::optional<CollectiveHandle> handle_;
 };
 
-// The backend hvdrun.torch's collectives run over. Negotiation and the tensors this module is given are
-// in host memory (CUDA tensors are staged there by hvdrun/torch/staging.py), which the nccl backend does
-// not take: a --nccl job's ranks run them over Gloo, which every libhvdrun with nccl also has, through
-// the same rendezvous.
-void HostBackend(RuntimeOptions& options) {
-  if (options.backend == BackendKind::kNccl) options.backend = BackendKind::kGloo;
+// The host runtime's options: the job's, except in a --nccl job, whose host memory goes over Gloo
+// (which every libhvdrun with nccl also has, through the same rendezvous) and whose timeline is the
+// device runtime's: one file per rank, written and sent to hvdrun by one runtime.
+void HostRuntimeOptions(RuntimeOptions& options) {
+  if (options.backend == BackendKind::kNccl) {
+    options.backend = BackendKind::kGloo;
+    options.timeline = TimelineSettings{};
+  }
+}
+
+std::unique_ptr<Runtime> InitRuntime(const std::function<void(RuntimeOptions&)>& adjust) {
+  std::optional<StatusOr<std::unique_ptr<Runtime>>> runtime;
+  {
+    py::gil_scoped_release release;
+    runtime.emplace(Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated, adjust));
+  }
+  Check(runtime->status());
+  return std::move(*runtime).value();
+}
+
+// The backend hvdrun gave this rank ("gloo", "mpi", "nccl"), before init(); "none" outside hvdrun.
+std::string JobBackend() {
+  if (!Runtime::LaunchedByHvdrun()) return "none";
+  StatusOr<BackendKind> backend = Runtime::BackendFromEnvironment();
+  Check(backend.status());
+  return std::string(BackendName(backend.value()));
 }
 
 void Init() {
   if (g_initialized) return;
   if (Runtime::LaunchedByHvdrun()) {
-    std::optional<StatusOr<std::unique_ptr<Runtime>>> runtime;
-    {
-      py::gil_scoped_release release;
-      runtime.emplace(Runtime::InitFromEnvironment(nullptr, CollectiveOrder::kNegotiated, HostBackend));
-    }
-    Check(runtime->status());
-    g_runtime = std::move(*runtime).value();
+    StatusOr<BackendKind> backend = Runtime::BackendFromEnvironment();
+    Check(backend.status());
+    std::unique_ptr<Runtime> device;
+    if (backend.value() == BackendKind::kNccl) device = InitRuntime(nullptr);
+    g_runtime = InitRuntime(HostRuntimeOptions);
+    g_device_runtime = std::move(device);
   }
   g_initialized = true;
 }
 
 void Shutdown() {
   py::gil_scoped_release release;
-  g_runtime.reset();  // waits for what is queued
+  g_device_runtime.reset();  // waits for what is queued
+  g_runtime.reset();
   g_initialized = false;
+}
+
+// The runtime a call goes to: with a `stream`, the device runtime where the job has one, told that
+// the buffers are written on that stream; otherwise (and for host memory in jobs without a device
+// runtime, which ignore streams) the host runtime. Null in a job of one rank.
+Runtime* RuntimeFor(const std::optional<uintptr_t>& stream) {
+  if (stream && g_device_runtime) {
+    Runtime::SetCallerStream(Address(*stream));
+    return g_device_runtime.get();
+  }
+  return g_runtime.get();
 }
 
 // The runtime, after checking that init() was called; null in a job of one rank.
@@ -145,9 +186,18 @@ int CrossSize() {
   return runtime != nullptr ? runtime->cross_size() : 1;
 }
 
+// The job's backend ("nccl" in a --nccl job, whose host runtime is Gloo); "none" in a job of one rank.
 std::string Backend() {
   RequireInit("backend");
-  return g_runtime ? std::string(BackendName(g_runtime->backend())) : std::string("none");
+  const Runtime* runtime = g_device_runtime ? g_device_runtime.get() : g_runtime.get();
+  return runtime != nullptr ? std::string(BackendName(runtime->backend())) : std::string("none");
+}
+
+// The backend of the device runtime, which takes CUDA memory of the rank's device ("nccl"); "none"
+// where there is none (CUDA tensors are then staged through host memory).
+std::string DeviceBackend() {
+  RequireInit("device_backend");
+  return g_device_runtime ? std::string(BackendName(g_device_runtime->backend())) : std::string("none");
 }
 
 // Names the backends built into this libhvdrun (the same build as this module).
@@ -180,10 +230,10 @@ void CopyIfApart(uintptr_t send, uintptr_t recv, size_t bytes) {
 }
 
 // `compression`: a CompressionFormat's name ("bf16", "fp8", ...) for this allreduce's wire format, or
-// empty for the job's (hvdrun --compression).
+// empty for the job's (hvdrun --compression). `stream`: see RuntimeFor().
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                       const std::string& type_name, const std::string& op_name,
-                      const std::string& compression) {
+                      const std::string& compression, const std::optional<uintptr_t>& stream) {
   RequireInit("allreduce");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -192,28 +242,31 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
     format = ParseCompressionFormat(compression);
     if (!format) throw std::invalid_argument("hvdrun._C: unknown compression format '" + compression + "'");
   }
-  if (!g_runtime) {
+  Runtime* runtime = RuntimeFor(stream);
+  if (runtime == nullptr) {
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
   if (format) {
-    return Handle(g_runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, *format));
+    return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, *format));
   }
-  return Handle(g_runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op));
+  return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op));
 }
 
 // `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
+// `stream`: see RuntimeFor().
 Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
-                      int root) {
+                      int root, const std::optional<uintptr_t>& stream) {
   RequireInit("broadcast");
   const DataType type = TypeByName(type_name);
   if (root < 0 || root >= Size()) {
     throw std::invalid_argument("hvdrun.torch.broadcast: root_rank " + std::to_string(root) +
                                 " is not a rank of this job of " + std::to_string(Size()));
   }
-  if (!g_runtime) return Handle();
-  if (name.empty()) return Handle(g_runtime->BroadcastAsync(Address(buffer), count, type, root));
-  return Handle(g_runtime->BroadcastAsync(name, Address(buffer), count, type, root));
+  Runtime* runtime = RuntimeFor(stream);
+  if (runtime == nullptr) return Handle();
+  if (name.empty()) return Handle(runtime->BroadcastAsync(Address(buffer), count, type, root));
+  return Handle(runtime->BroadcastAsync(name, Address(buffer), count, type, root));
 }
 
 // An allgather whose ranks may give different numbers of rows (or an alltoall); the result stays here
@@ -288,15 +341,25 @@ void Barrier() {
   Check(status);
 }
 
-// Runtime::Join: the rank that joined last; 0 in a job of one rank.
+// Runtime::Join on every runtime of this rank: the rank that joined the host runtime last; 0 in a job
+// of one rank. A --nccl job joins its two runtimes at the same time (the device one on a thread of its
+// own), so that this rank stands in for the others' collectives on both while they go on submitting
+// to either.
 int Join() {
   RequireInit("join");
   if (!g_runtime) return 0;
   std::optional<StatusOr<int>> last;
+  std::optional<StatusOr<int>> device_last;
   {
     py::gil_scoped_release release;
+    std::thread device;
+    if (g_device_runtime) {
+      device = std::thread([&device_last] { device_last.emplace(g_device_runtime->Join()); });
+    }
     last.emplace(g_runtime->Join());
+    if (device.joinable()) device.join();
   }
+  if (device_last) Check(device_last->status());
   Check(last->status());
   return last->value();
 }
@@ -321,12 +384,15 @@ PYBIND11_MODULE(_C, m) {
   m.def("cross_rank", &hp::CrossRank);
   m.def("cross_size", &hp::CrossSize);
   m.def("backend", &hp::Backend);
+  m.def("device_backend", &hp::DeviceBackend);
+  m.def("job_backend", &hp::JobBackend);
   m.def("built_backends", &hp::BuiltBackends);
   m.def("nccl_version_code", &hp::NcclVersionCode);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
-        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "");
+        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "",
+        py::arg("stream") = py::none());
   m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
-        py::arg("dtype"), py::arg("root"));
+        py::arg("dtype"), py::arg("root"), py::arg("stream") = py::none());
   py::class_<hp::GatherHandle>(m, "GatherHandle")
       .def("wait", &hp::GatherHandle::Wait,
            "Blocks until the allgather has run; raises RuntimeError if it failed")

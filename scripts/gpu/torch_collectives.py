@@ -2,18 +2,27 @@
 
 usage: hvdrun -np N [--gloo|--nccl] python3 torch_collectives.py --json FILE
 
-Each rank runs allreduce (sum, average), broadcast, allgather, grouped allreduce, alltoall with splits,
-SyncBatchNorm's synchronized function against torch's BatchNorm, and an allreduce on a side stream, on
-tensors of every device torch has (cpu, and cuda:<local rank> where CUDA is available) and checks the
-results (exact, or within float32 rounding for SyncBatchNorm). Rank 0 writes
-a list of {"call", "device", "result": "ok" | "refused" | "failed", "detail"}: "refused" is
-hvdrun.torch's own one-line refusal (of a device it does not take, of the job's backend), whose
-message begins with "hvdrun.torch"; "failed" anything else, a wrong result included. A refused
-init is one row.
+Each rank runs allreduce (sum, average, min/max and average of integers, fp16 compression, a strided
+tensor, async with poll), broadcast, allgather, grouped allreduce, alltoall with splits, SyncBatchNorm's
+synchronized function against torch's BatchNorm, an allreduce on a side stream, broadcast_parameters and
+broadcast_optimizer_state of a model and Adam, DistributedOptimizer with groups and fp16 compression
+against the optimizer alone, join, and libhvdrun's wire compression, on tensors of
+every device torch has (cpu, and the rank's CUDA device where CUDA is available) and checks the
+results (exact, or within float32 rounding for SyncBatchNorm and fp16). Rank 0 writes a list of
+{"call", "device", "result": "ok" | "refused" | "failed", "detail"}: "refused" is hvdrun.torch's own
+one-line refusal (of a device it does not take, of the job's backend, of wire compression of a CUDA
+tensor under --nccl), whose message begins with "hvdrun.torch"; "failed" anything else, a wrong
+result included. Each row's detail names the path its tensors took (placement.py): "host" (CPU
+tensors), "device" (CUDA tensors in device memory over NCCL: every call but allgather and alltoall
+under --nccl), "staged" (through pinned host memory: CUDA tensors under --gloo, allgather and alltoall
+under --nccl), or both, as seen by hvdrun._C's submissions (a stream given) and the staging's copies;
+a path other than expected fails the row. A refused init is one row.
 """
 import argparse
 import json
 import os
+import threading
+import time
 
 
 def main():
@@ -33,6 +42,8 @@ def main():
     devices = ["cpu"]
     if torch.cuda.is_available():
         devices.append(f"cuda:{hvd.local_rank() % torch.cuda.device_count()}")
+    paths = PathRecorder()
+    device_runtime = hvd.backend() == "nccl"
 
     def allreduce_sum(device):
         t = torch.arange(1000, dtype=torch.float32, device=device) + rank
@@ -117,22 +128,190 @@ def main():
         want = torch.arange(1 << 20, dtype=torch.float32) * 2 * size + sum(range(size))
         return torch.equal(host, want)
 
+    def allreduce_integers(device):
+        # Min and max of int32, a sum of uint8 (reduced through an int64 copy on the device).
+        t = torch.tensor([rank, -rank, 7], dtype=torch.int32, device=device)
+        low = hvd.allreduce(t, op=hvd.Min, name=f"min.{device}")
+        high = hvd.allreduce(t, op=hvd.Max, name=f"max.{device}")
+        small = hvd.allreduce(torch.tensor([1, 2, 3], dtype=torch.uint8, device=device), op=hvd.Sum,
+                              name=f"u8.{device}")
+        # An int64 average rounds toward zero, as on the CPU (negative sums included).
+        values = [3 * k - 4 for k in range(size)]
+        mean = hvd.allreduce(torch.tensor([values[rank], 7], dtype=torch.int64, device=device), op=hvd.Average,
+                             name=f"i64.avg.{device}")
+        want_mean = torch.div(torch.tensor([sum(values), 7 * size]), size, rounding_mode="trunc")
+        return (torch.equal(mean.cpu(), want_mean)
+                and torch.equal(low.cpu(), torch.tensor([0, -(size - 1), 7], dtype=torch.int32))
+                and torch.equal(high.cpu(), torch.tensor([size - 1, 0, 7], dtype=torch.int32))
+                and small.dtype == torch.uint8
+                and torch.equal(small.cpu(), (torch.tensor([1, 2, 3]) * size).to(torch.uint8)))
+
+    def allreduce_fp16_compression(device):
+        t = torch.full((4099,), 0.5 * (rank + 1), device=device)
+        out = hvd.allreduce(t, compression=hvd.Compression.fp16, name=f"fp16.{device}")
+        return out.dtype == torch.float32 and torch.allclose(out.cpu(), torch.full((4099,), 0.25 * (size + 1)),
+                                                             rtol=1e-3)
+
+    def allreduce_strided_in_place(device):
+        # A transposed (non-contiguous) tensor: reduced as a contiguous copy, copied back into it.
+        t = (torch.arange(12, dtype=torch.float32, device=device).view(3, 4) * (rank + 1)).t()
+        same = hvd.allreduce_(t, op=hvd.Sum, name=f"strided.{device}")
+        want = (torch.arange(12, dtype=torch.float32).view(3, 4) * (size * (size + 1) // 2)).t()
+        return same is t and torch.equal(t.cpu(), want)
+
+    def allreduce_async_poll(device):
+        # Produced by a kernel still queued on the current stream, submitted at once, polled, then used
+        # on that stream after synchronize (no torch.cuda.synchronize anywhere).
+        t = torch.ones(1 << 22, device=device).mul_(rank + 1).cumsum_(0)
+        handle = hvd.allreduce_async_(t, op=hvd.Sum, name=f"async.{device}")
+        deadline = time.monotonic() + 60
+        while not hvd.poll(handle) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        out = hvd.synchronize(handle).add_(1)
+        want = torch.arange(1, (1 << 22) + 1, dtype=torch.float32) * (size * (size + 1) // 2) + 1
+        return out is t and torch.equal(out.cpu(), want)
+
+    def parameters_and_optimizer_state(device):
+        torch.manual_seed(rank)  # a different model and state on every rank before the broadcasts
+        model = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2)).to(device)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        model(torch.randn(8, 5, device=device)).sum().backward()
+        optimizer.step()
+        hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+        hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+        torch.manual_seed(0)
+        root = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2)).to(device)
+        root_optimizer = torch.optim.Adam(root.parameters(), lr=0.01)
+        root(torch.randn(8, 5, device=device)).sum().backward()
+        root_optimizer.step()
+        same_model = all(torch.equal(a.cpu(), b.cpu()) for a, b in zip(model.state_dict().values(),
+                                                                        root.state_dict().values()))
+        mine = [optimizer.state[p] for p in model.parameters()]
+        theirs = [root_optimizer.state[p] for p in root.parameters()]
+        same_state = all(torch.equal(torch.as_tensor(a[k]).cpu(), torch.as_tensor(b[k]).cpu())
+                         for a, b in zip(mine, theirs) for k in ("exp_avg", "exp_avg_sq", "step"))
+        return same_model and same_state and next(model.parameters()).device == torch.device(device)
+
+    def distributed_optimizer(device):
+        # Every rank trains on the same batch, so the averaged gradients are each rank's own: the model
+        # must end as one process's trained with the optimizer alone (fp16 rounding aside). Gradient
+        # hooks run on autograd's threads, with autograd's current stream. At one rank the optimizer
+        # makes no collective (as Horovod's).
+        def train(distributed):
+            torch.manual_seed(5)
+            model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).to(device)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            if distributed:
+                optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(),
+                                                     compression=hvd.Compression.fp16, groups=2)
+            for step in range(3):
+                torch.manual_seed(100 + step)
+                data = torch.randn(8, 16, device=device)
+                optimizer.zero_grad()
+                model(data).square().mean().backward()
+                optimizer.step()
+            return model
+
+        mine, alone = train(True), train(False)
+        return all(torch.allclose(a.detach().cpu(), b.detach().cpu(), rtol=1e-2, atol=1e-3)
+                   for a, b in zip(mine.parameters(), alone.parameters()))
+
+    def join_after_work(device):
+        t = torch.full((1000,), float(rank + 1), device=device)
+        handle = hvd.allreduce_async_(t, op=hvd.Sum, name=f"before.join.{device}")
+        last = hvd.join()
+        out = hvd.synchronize(handle)
+        return 0 <= last < size and torch.equal(out.cpu(), torch.full((1000,), float(size * (size + 1) // 2)))
+
+    def wire_compression(device):
+        # libhvdrun's fp8: refused for CUDA tensors under --nccl (a "refused" row), reduced otherwise.
+        t = torch.full((64,), 0.5, device=device)
+        out = hvd.allreduce(t, compression=hvd.Compression.fp8, name=f"fp8.{device}")
+        return torch.allclose(out.cpu(), torch.full((64,), 0.5), rtol=0.13)
+
+    def expected_path(call, device):
+        if not device.startswith("cuda"):
+            return "host"
+        if not device_runtime:
+            return "staged"
+        return "staged" if call.startswith(("allgather", "alltoall")) else "device"
+
     results = []
     for device in devices:
         for call, body in [("allreduce sum", allreduce_sum), ("allreduce average", allreduce_average),
+                           ("allreduce min, max, uint8, int64 average", allreduce_integers),
+                           ("allreduce fp16 compression", allreduce_fp16_compression),
+                           ("allreduce_ of a strided tensor", allreduce_strided_in_place),
+                           ("allreduce_async_ and poll", allreduce_async_poll),
                            ("broadcast", broadcast), ("allgather", allgather), ("broadcast bool", broadcast_bool),
                            ("allgather of 3-byte rows", allgather_odd_bytes), ("grouped allreduce", grouped),
                            ("alltoall with splits", alltoall_splits), ("SyncBatchNorm", sync_batch_norm),
-                           ("allreduce on a side stream", side_stream)]:
+                           ("allreduce on a side stream", side_stream),
+                           ("broadcast_parameters, broadcast_optimizer_state", parameters_and_optimizer_state),
+                           ("DistributedOptimizer, groups=2, fp16", distributed_optimizer),
+                           ("join", join_after_work), ("allreduce fp8 wire compression", wire_compression)]:
+            paths.reset()
             try:
                 right = body(device)
-                results.append({"call": call, "device": device, "result": "ok" if right else "failed",
-                                "detail": "" if right else "wrong result"})
+                taken, want = paths.taken(), expected_path(call, device)
+                if call.startswith("broadcast_parameters") and want != "host":
+                    # broadcast_optimizer_state's layout (broadcast_object) and Adam's step are CPU tensors.
+                    want += "+host"
+                if call.startswith("DistributedOptimizer") and size == 1:
+                    want = "none"
+                if right and taken != want:
+                    results.append({"call": call, "device": device, "result": "failed",
+                                    "detail": "path %s, expected %s" % (taken, want)})
+                else:
+                    results.append({"call": call, "device": device, "result": "ok" if right else "failed",
+                                    "detail": "path " + taken + ("" if right else "; wrong result")})
             except Exception as e:  # noqa: BLE001 - every failure is reported, not raised
-                results.append({"call": call, "device": device, "result": classify(e), "detail": first_line(e)})
+                results.append({"call": call, "device": device, "result": classify(e),
+                                "detail": first_line(e) + "; path " + paths.taken()})
     if rank == 0:
         write(args.json, results)
     hvd.shutdown()
+
+
+class PathRecorder:
+    """Which paths hvdrun.torch's submissions took (placement.py): hvdrun._C's allreduces and broadcasts
+    given a stream went to the device runtime; those without one, and allgathers and alltoalls, to the
+    host runtime, from the staging thread when their tensor was staged (a copy to pinned memory)."""
+
+    def __init__(self):
+        from hvdrun.torch import mpi_ops  # pylint: disable=import-outside-toplevel
+
+        self.seen = set()
+        real_c, real_stage_in = mpi_ops._C, mpi_ops._staging.stage_in  # pylint: disable=protected-access
+        recorder = self
+
+        class RecordingC:
+            def __getattr__(self, attribute):
+                function = getattr(real_c, attribute)
+                if not attribute.endswith("_async"):
+                    return function
+
+                def recorded(*args, **kwargs):
+                    recorder.seen.add("device" if kwargs.get("stream") is not None else
+                                      "staged" if threading.current_thread().name == "hvdrun-staging" else "host")
+                    return function(*args, **kwargs)
+
+                return recorded
+
+        def stage_in(tensor):
+            recorder.seen.add("staged")
+            return real_stage_in(tensor)
+
+        mpi_ops._C = RecordingC()  # pylint: disable=protected-access
+        mpi_ops._staging.stage_in = stage_in  # pylint: disable=protected-access
+
+    def reset(self):
+        self.seen = set()
+
+    def taken(self):
+        """The paths seen since reset(), "+"-joined in the order device, staged, host; "none" if no
+        submission was made (a job of one rank without hvdrun)."""
+        return "+".join(path for path in ("device", "staged", "host") if path in self.seen) or "none"
 
 
 def first_line(error):

@@ -15,7 +15,29 @@ import time
 import torch
 
 import hvdrun.torch as hvd
+from hvdrun import _C
 
+
+def nccl_job_without_a_device():
+    """A --nccl job on a machine where torch sees no CUDA device (CI): hvd.init() refuses in one line,
+    and so does libhvdrun's own nccl backend where hvdrun.torch's check is passed by."""
+    for init, words in ((hvd.init, "hvdrun.torch.init: this --nccl job's rank on host "),
+                        (_C.init, "nccl: no CUDA device on host ")):
+        try:
+            init()
+        except RuntimeError as error:
+            message = str(error)
+            if words not in message or "\n" in message or "--gloo" not in message:
+                raise AssertionError("%s: %r is not one line naming %r and --gloo" % (init.__name__, message, words))
+        else:
+            raise AssertionError("%s did not refuse a --nccl job without a CUDA device" % init.__name__)
+    assert not hvd.is_initialized()
+    print("ok nccl_job_without_a_device (%s)" % _C.job_backend(), flush=True)
+
+
+if _C.job_backend() == "nccl" and not torch.cuda.is_available():
+    nccl_job_without_a_device()
+    sys.exit(0)
 hvd.init()
 R, N = hvd.rank(), hvd.size()
 torch.manual_seed(0)
@@ -61,9 +83,11 @@ def topology():
         assert code == int(defined[0]) and code >= 20900, (code, defined)
     else:
         assert code == 0, code
-    # A --nccl job's collectives run over Gloo, in host memory, until the negotiated NCCL engine lands.
+    # A --nccl job has a device runtime (NCCL) for CUDA tensors beside its host one (Gloo) for CPU tensors.
     job_backend = os.environ.get("HVDRUN_BACKEND", "none") if N > 1 or "HVDRUN_SIZE" in os.environ else "none"
-    assert hvd.backend() == ("gloo" if job_backend == "nccl" else job_backend), (hvd.backend(), job_backend)
+    assert hvd.backend() == job_backend == _C.job_backend(), (hvd.backend(), job_backend, _C.job_backend())
+    assert _C.device_backend() == ("nccl" if job_backend == "nccl" else "none"), _C.device_backend()
+    assert hvd.gloo_enabled() == (job_backend in ("gloo", "nccl")) and hvd.mpi_enabled() == (job_backend == "mpi")
 
 
 @check
@@ -571,11 +595,11 @@ class HostAsDevice:
 
 @check
 def staged_collectives_without_a_device():
-    from hvdrun.torch import mpi_ops, staging  # pylint: disable=import-outside-toplevel
+    from hvdrun.torch import mpi_ops, placement, staging  # pylint: disable=import-outside-toplevel
 
-    saved = mpi_ops._staging, mpi_ops._stage_host_tensors
+    saved = mpi_ops._staging, mpi_ops._host_tensors_take
     device = HostAsDevice()
-    mpi_ops._staging, mpi_ops._stage_host_tensors = staging.HostStaging(device), True
+    mpi_ops._staging, mpi_ops._host_tensors_take = staging.HostStaging(device), placement.STAGED
     try:
         total = N * (N + 1) / 2
         x = torch.full((5,), float(R + 1))
@@ -597,10 +621,103 @@ def staged_collectives_without_a_device():
         same(results[0], torch.full((2,), total), "staged grouped allreduce")
         same_models(train_distributed(2, 2, groups=2), train_alone(2, 2), "staged DistributedOptimizer", 1e-6)
         sync_batch_norm_matches_one_process((3, 2), True, 0.1)
+        handle = hvd.allreduce_async_(torch.full((5,), float(R + 1)), op=hvd.Sum, name="staged.before.join")
+        assert 0 <= hvd.join() < N
+        same(hvd.synchronize(handle), torch.full((5,), total), "staged allreduce pending at join")
         assert device.recorded > 0 and device.waited == device.recorded, (device.recorded, device.waited)
     finally:
         mpi_ops._staging.drain()
-        mpi_ops._staging, mpi_ops._stage_host_tensors = saved
+        mpi_ops._staging, mpi_ops._host_tensors_take = saved
+
+
+class RecordingC:
+    """hvdrun._C, recording the name and the stream of every allreduce and broadcast submitted."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, attribute):
+        function = getattr(_C, attribute)
+        if attribute not in ("allreduce_async", "broadcast_async", "allgather_async", "alltoall_async"):
+            return function
+
+        def recorded(name, *args, **kwargs):
+            self.calls.append((attribute, name, kwargs.get("stream")))
+            return function(name, *args, **kwargs)
+
+        return recorded
+
+
+@check
+def device_path_without_a_device():
+    """The DEVICE path (a --nccl job's CUDA tensors) with CPU tensors, over the host runtime, which ignores
+    streams: in place where it can be, contiguous copies copied back, the caller's stream passed with
+    every allreduce and broadcast (0 for the CPU), the names CUDA tensors had when they were staged;
+    allgather and alltoall staged; libhvdrun's wire compression refused in one line."""
+    from hvdrun.torch import mpi_ops, placement, staging  # pylint: disable=import-outside-toplevel
+
+    saved = mpi_ops._staging, mpi_ops._host_tensors_take, mpi_ops._C
+    device, recording = HostAsDevice(), RecordingC()
+    mpi_ops._staging, mpi_ops._host_tensors_take = staging.HostStaging(device), placement.DEVICE
+    mpi_ops._C = recording
+    try:
+        total = N * (N + 1) / 2
+        x = torch.full((5,), float(R + 1))
+        address = x.data_ptr()
+        assert hvd.allreduce_(x, op=hvd.Sum) is x and x.data_ptr() == address
+        same(x, torch.full((5,), total), "device allreduce_ in place")
+        kind, name, stream = recording.calls[-1]
+        assert (kind, stream) == ("allreduce_async", 0) and name.startswith("allreduce.staged.noname."), \
+            recording.calls[-1]
+        strided = (torch.arange(6.0).view(2, 3) * (R + 1)).t()
+        hvd.allreduce_(strided, op=hvd.Sum, name="device.strided")
+        same(strided, (torch.arange(6.0).view(2, 3) * total).t(), "device allreduce_ of a strided tensor")
+        assert recording.calls[-1] == ("allreduce_async", "device.strided", 0), recording.calls[-1]
+        same(hvd.allreduce(torch.tensor([1, 2], dtype=torch.uint8) * (R + 1), op=hvd.Sum),
+             (torch.tensor([1, 2]) * int(total)).to(torch.uint8), "device allreduce of uint8 (through int64)")
+        same(hvd.allreduce(torch.full((5,), float(R + 1)).half(), prescale_factor=2.0, postscale_factor=0.5), torch.full((5,), total / N).half(),
+             "device fp16 average, scaled", rtol=1e-3)
+        same(hvd.allreduce(torch.full((3,), float(R + 1)), compression=hvd.Compression.fp16),
+             torch.full((3,), total / N), "device Compression.fp16", rtol=1e-3)
+        raises(ValueError, "fp8-e4m3 compression converts values in host memory", hvd.allreduce, x,
+               compression=hvd.Compression.fp8)
+        raises(ValueError, "--gloo or --mpi", hvd.grouped_allreduce, [x], compression=hvd.Compression.bf16)
+        results = hvd.grouped_allreduce([torch.ones(2) * (R + 1), torch.ones(3)], op=hvd.Sum, name="device.group")
+        same(results[0], torch.full((2,), total), "device grouped allreduce")
+        assert [c[1:] for c in recording.calls[-2:]] == [("device.group.0", 0), ("device.group.1", 0)], \
+            recording.calls[-2:]
+        same(hvd.broadcast(torch.tensor([R == 0, True]), 0), torch.tensor([True, True]), "device broadcast of bool")
+        kind, name, stream = recording.calls[-1]
+        assert (kind, stream) == ("broadcast_async", 0) and name.startswith("broadcast.staged.noname."), \
+            recording.calls[-1]
+        strided = (torch.arange(6.0).view(2, 3) + R).t()
+        hvd.broadcast_(strided, N - 1, name="device.strided")
+        same(strided, (torch.arange(6.0).view(2, 3) + N - 1).t(), "device broadcast_ of a strided tensor")
+        same(hvd.allgather(torch.arange(3, dtype=torch.uint8).view(1, 3) + R),
+             torch.stack([torch.arange(3, dtype=torch.uint8) + k for k in range(N)]), "allgather staged beside it")
+        output, received = hvd.alltoall(torch.arange(N, dtype=torch.int64) * 10 + R, splits=[1] * N, name="device.a2a")
+        same(output, torch.arange(N, dtype=torch.int64) + 10 * R, "alltoall staged beside it")
+        same(received, torch.ones(N, dtype=torch.int32), "alltoall's received splits")
+        gathers = [c for c in recording.calls if c[0] in ("allgather_async", "alltoall_async")]
+        assert [c[2] for c in gathers] == [None, None] and gathers[1][1] == "device.a2a", gathers
+        assert device.recorded == 2 and device.waited == 2, (device.recorded, device.waited)
+        same_models(train_distributed(2, 2, groups=2, compression=hvd.Compression.fp16), train_alone(2, 2),
+                    "device DistributedOptimizer with fp16", 1e-3)
+        sync_batch_norm_matches_one_process((3, 2), True, 0.1)
+        model = make_model()
+        for param in model.parameters():
+            param.data.fill_(float(R))
+        hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+        assert all(torch.equal(p, torch.zeros_like(p)) for p in model.parameters())
+        handle = hvd.allreduce_async_(torch.full((5,), float(R + 1)), op=hvd.Sum, name="device.before.join")
+        assert 0 <= hvd.join() < N
+        same(hvd.synchronize(handle), torch.full((5,), total), "device allreduce pending at join")
+        assert ("broadcast_async", "broadcast.0.weight", 0) in recording.calls, recording.calls[-4:]
+        assert all(c[2] == 0 for c in recording.calls if c[0] in ("allreduce_async", "broadcast_async")), \
+            [c for c in recording.calls if c[2] != 0]
+    finally:
+        mpi_ops._staging.drain()
+        mpi_ops._staging, mpi_ops._host_tensors_take, mpi_ops._C = saved
 
 
 @check

@@ -6,7 +6,9 @@
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
 
 Run under `hvdrun -np N --gloo python3 train.py` (or --mpi, --nccl); run on its own, a script is a job
-of one rank. CUDA tensors travel through pinned host memory (staging.py). What is supported and how it differs from Horovod: docs/python.md.
+of one rank. Under --nccl, CUDA tensors of the rank's device are reduced in device memory over NCCL and
+CPU tensors over Gloo; otherwise CUDA tensors travel through pinned host memory (placement.py,
+staging.py). What is supported and how it differs from Horovod: docs/python.md.
 """
 
 import atexit
@@ -31,7 +33,24 @@ def init(comm=None, process_sets=None):
         unsupported("init(comm=) (MPI communicators)", "hvdrun gives every rank its place in the job")
     if process_sets:
         unsupported("process sets (init(process_sets=))", "collectives run over all ranks of the job")
+    if not _C.is_initialized() and _C.job_backend() == "nccl":
+        _require_cuda_device()
     _C.init()
+
+
+def _require_cuda_device():
+    """Raises RuntimeError, one line, where a --nccl job's rank has no CUDA device for torch: its CUDA
+    tensors are reduced over NCCL on the rank's device (libhvdrun's nccl backend refuses too, later)."""
+    import os  # pylint: disable=import-outside-toplevel
+    import torch  # pylint: disable=import-outside-toplevel
+
+    if torch.cuda.is_available():
+        return
+    where = "torch %s has no CUDA" % torch.__version__ if not torch.backends.cuda.is_built() else \
+        "torch.cuda.is_available() is False"
+    raise RuntimeError("hvdrun.torch.init: this --nccl job's rank on host %s has no CUDA device (%s); --nccl "
+                       "reduces CUDA tensors over NCCL: run it on a machine with a GPU and a CUDA torch, or use --gloo "
+                       "or --mpi" % (os.uname().nodename, where))
 
 
 def shutdown():
@@ -53,8 +72,8 @@ cross_size = _C.cross_size
 
 
 def backend():
-    """The backend hvdrun.torch's collectives run over: "gloo" (hvdrun --gloo, and --nccl, whose jobs'
-    collectives hvdrun.torch runs over Gloo in host memory), "mpi" (--mpi), "none" in a job of one rank."""
+    """The job's backend: "gloo" (hvdrun --gloo), "mpi" (--mpi), "nccl" (--nccl: CUDA tensors of the rank's
+    device over NCCL, in device memory; CPU tensors over Gloo), "none" in a job of one rank."""
     return _C.backend()
 
 
@@ -70,13 +89,13 @@ def gloo_built():
 
 def nccl_built():
     """As Horovod's: NCCL_VERSION_CODE of the NCCL libhvdrun's nccl backend was built with (22809 for 2.28.9),
-    0 when it has none. hvdrun.torch's own collectives run over host memory even in --nccl jobs."""
+    0 when it has none. hvdrun.torch reduces CUDA tensors over it in --nccl jobs."""
     return _C.nccl_version_code()
 
 
 def cuda_built():
-    """Whether CUDA tensors can be reduced: where torch was built with CUDA (they are staged through
-    pinned host memory)."""
+    """Whether CUDA tensors can be reduced: where torch was built with CUDA (over NCCL in --nccl jobs,
+    staged through pinned host memory otherwise)."""
     import torch  # pylint: disable=import-outside-toplevel
 
     return torch.backends.cuda.is_built()
@@ -92,7 +111,8 @@ def mpi_enabled():
 
 
 def gloo_enabled():
-    return _C.is_initialized() and _C.backend() == "gloo"
+    """Whether CPU tensors go over Gloo: --gloo jobs, and --nccl jobs (their CUDA tensors go over NCCL)."""
+    return _C.is_initialized() and _C.backend() in ("gloo", "nccl")
 
 
 def is_homogeneous():

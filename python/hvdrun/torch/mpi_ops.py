@@ -1,5 +1,8 @@
-"""Horovod's collectives on CPU and CUDA tensors, over hvdrun._C (libhvdrun); CUDA tensors are staged
-through pinned host memory (staging.py).
+"""Horovod's collectives on CPU and CUDA tensors, over hvdrun._C (libhvdrun). Where each tensor goes
+(placement.py): CPU tensors to the host runtime; in a --nccl job, CUDA tensors of the rank's device in
+device memory to the NCCL runtime, read after the caller's current stream; other CUDA tensors (every
+backend's but NCCL's, and allgather's and alltoall's everywhere) through pinned host memory
+(staging.py).
 
 Asynchronous calls return an integer handle; synchronize(handle) waits and returns the result,
 poll(handle) says whether it has run. Until then the tensors a call reads and writes are held here
@@ -17,7 +20,7 @@ import threading
 import torch
 
 from hvdrun import _C
-from hvdrun.torch import staging
+from hvdrun.torch import placement, staging
 
 
 class HvdrunUnsupportedError(NotImplementedError):
@@ -111,19 +114,33 @@ def _check_tensor(call, tensor):
         unsupported("sparse tensors (hvdrun.torch.%s)" % call, "pass tensor.to_dense()")
 
 
-# CUDA tensors travel through pinned host memory (staging.py): libhvdrun's collectives, as hvdrun.torch
-# uses them, read and write host memory.
+# CUDA tensors that do not take the device path travel through pinned host memory (staging.py).
 _staging = staging.HostStaging()
 
 
-# Whether CPU tensors are staged as CUDA ones are: only tests/python/hvdrun_torch_checks.py sets it (with a
-# HostStaging over a fake device), so that every staged collective's host-side logic runs without a GPU.
-_stage_host_tensors = False
+# The path CPU tensors take: placement.HOST, except in tests/python/hvdrun_torch_checks.py, which sets
+# STAGED (with a HostStaging over a fake device) or DEVICE (over the host runtime, which ignores streams),
+# so that the host-side logic of CUDA tensors' paths runs without a GPU.
+_host_tensors_take = placement.HOST
 
 
-def _staged(tensor):
-    """Whether `tensor` goes through host staging (staging.py): CUDA tensors."""
-    return tensor.is_cuda or _stage_host_tensors
+def _path(call, tensor, device_path_allowed=True):
+    """Where `tensor`'s collective runs: placement.HOST, DEVICE or STAGED (placement.choose)."""
+    if not tensor.is_cuda:
+        if _host_tensors_take == placement.DEVICE and not device_path_allowed:
+            return placement.STAGED
+        return _host_tensors_take
+    if not _C.is_initialized():
+        raise RuntimeError("hvdrun.torch.%s: call hvdrun.torch.init() first" % call)
+    device_runtime = _C.device_backend() != "none"
+    rank_index = placement.rank_device(_C.local_rank(), torch.cuda.device_count()) if device_runtime else 0
+    return placement.choose(call, tensor.device, device_runtime, device_path_allowed, rank_index)
+
+
+def _stream(path, tensor):
+    """The `stream` argument of hvdrun._C's submissions: the caller's current stream on the DEVICE path,
+    None (the host runtime) otherwise."""
+    return placement.current_stream(tensor.device) if path == placement.DEVICE else None
 
 
 def _staged_name(kind, name):
@@ -165,10 +182,14 @@ def _register(pending):
 def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
     """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`); returns its
     _Pending, not yet registered. `wire_format` names libhvdrun's compression for it
-    (Compression.bf16/fp8), None the job's. A CUDA tensor is staged through host memory."""
+    (Compression.bf16/fp8), None the job's, which the DEVICE path refuses. A CUDA tensor takes the DEVICE
+    or the STAGED path (placement.py)."""
     _check_tensor("allreduce", tensor)
-    staged = _staged(tensor)
-    name = _staged_name("allreduce", name) if staged else _auto_name("allreduce", name)
+    path = _path("allreduce", tensor)
+    staged = path == placement.STAGED
+    name = _auto_name("allreduce", name) if path == placement.HOST else _staged_name("allreduce", name)
+    if path == placement.DEVICE:
+        placement.refuse_wire_compression("allreduce", name, wire_format)
     if tensor.dtype in _RUNTIME_TYPES:
         work_type = tensor.dtype
     elif tensor.dtype in _WIDENED_TYPES:
@@ -198,15 +219,17 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
                                                   type_name, runtime_op, wire_format or ""),
                 "hvdrun.torch.allreduce('%s')" % name)
         else:
+            # In place where it can be; otherwise a contiguous copy of the work type, where the tensor
+            # is (on the DEVICE path, written on the stream libhvdrun reads after).
             if output is tensor and tensor.is_contiguous() and work_type == tensor.dtype:
                 buffer = tensor
             else:
-                buffer = torch.empty(tensor.shape, dtype=work_type)
+                buffer = torch.empty(tensor.shape, dtype=work_type, device=tensor.device)
                 buffer.copy_(tensor)
             if prescale_factor != 1.0:
                 buffer.mul_(prescale_factor)
             handle = _C.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(), type_name,
-                                        runtime_op, wire_format or "")
+                                        runtime_op, wire_format or "", stream=_stream(path, tensor))
 
     def finish():
         with torch.no_grad():
@@ -313,18 +336,18 @@ def _bytes_of(tensor):
     return tensor.reshape(-1).view(torch.uint8)
 
 
-def _word_buffer(byte_count):
-    return torch.zeros((byte_count + 3) // 4 * 4, dtype=torch.uint8)
+def _word_buffer(byte_count, device=None):
+    return torch.zeros((byte_count + 3) // 4 * 4, dtype=torch.uint8, device=device)
 
 
 def _broadcast_words(contiguous):
-    """What a broadcast of the contiguous host tensor `contiguous` sends: (buffer, count, type name, unpack),
+    """What a broadcast of the contiguous tensor `contiguous` sends: (buffer, count, type name, unpack),
     unpack() writing a received buffer back into `contiguous`. Tensors of a type libhvdrun has go as
-    they are; others as their bytes, padded to whole 4-byte words."""
+    they are; others as their bytes, padded to whole 4-byte words, in a buffer where `contiguous` is."""
     if contiguous.dtype in _RUNTIME_TYPES:
         return contiguous, contiguous.numel(), _RUNTIME_TYPES[contiguous.dtype], lambda: None
     data = _bytes_of(contiguous)
-    words = _word_buffer(data.numel())
+    words = _word_buffer(data.numel(), contiguous.device)
     words[: data.numel()].copy_(data)
     return words, words.numel() // 4, "int32", lambda: data.copy_(words[: data.numel()])
 
@@ -343,7 +366,8 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     root_rank = int(root_rank)
     if not 0 <= root_rank < _C.size():
         raise ValueError("hvdrun.torch.broadcast: root_rank %d is not a rank of this job of %d" % (root_rank, _C.size()))
-    if _staged(tensor):
+    path = _path("broadcast", tensor)
+    if path == placement.STAGED:
         name = _staged_name("broadcast", name)
         with torch.no_grad():
             host, ready = _staging.stage_in(tensor.detach().contiguous())
@@ -363,11 +387,15 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
             return tensor
 
         return _register(_Pending(handle, tensor, (tensor, host, sent), finish_staged))
-    name = "" if name is None else str(name)
+    if path == placement.HOST:
+        name = "" if name is None else str(name)
+    else:
+        name = _staged_name("broadcast", name)
     with torch.no_grad():
         contiguous = tensor if tensor.is_contiguous() else tensor.contiguous()
         buffer, count, type_name, unpack = _broadcast_words(contiguous)
-        handle = _C.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank)
+        handle = _C.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank,
+                                    stream=_stream(path, tensor))
 
     def finish():
         with torch.no_grad():
@@ -400,7 +428,8 @@ def _rows_start(call, tensor, name, submit):
     type name, elements per row) submits it with `send`, a contiguous host tensor of a type libhvdrun has,
     and returns libhvdrun's handle, whose result is rows from every rank. Returns (handle, finish, tensors
     to keep), finish() giving (the received rows as one tensor, the rows from each rank) once the handle
-    has completed. A CUDA tensor is staged through host memory and its result is a CUDA tensor."""
+    has completed. A CUDA tensor is staged through host memory (libhvdrun gives the rows of counts that
+    may differ between ranks in host memory, on every backend) and its result is a CUDA tensor."""
     _check_tensor(call, tensor)
     if tensor.dim() == 0:
         raise ValueError("hvdrun.torch.%s: a 0-dimensional tensor has no first dimension" % call)
@@ -412,7 +441,7 @@ def _rows_start(call, tensor, name, submit):
         raise ValueError("hvdrun.torch.%s: a tensor of shape %s has no elements per row" % (call, tuple(tensor.shape)))
     device = tensor.device
     ready = None
-    staged = _staged(tensor)
+    staged = _path(call, tensor, device_path_allowed=False) == placement.STAGED
     with torch.no_grad():
         if staged:
             local, ready = _staging.stage_in(tensor.detach().contiguous())
@@ -523,8 +552,12 @@ def join(device=-1):
     zeros of the shape and type they submitted, as Horovod's joined ranks do: an average is still
     divided by every rank, a minimum or maximum sees the zeros. A broadcast or allgather made while
     some rank has joined raises RuntimeError on the ranks that made it (Horovod refuses them too).
-    `device` is accepted for Horovod's signature and ignored: the zeros are in host memory.
+    A --nccl job joins both its runtimes at once: this rank stands in for the others' collectives of
+    CPU tensors and of CUDA tensors alike. `device` is accepted for Horovod's signature and ignored:
+    each runtime makes its zeros where its tensors are. Staged collectives are submitted first (the
+    staging thread's queue is drained), so that they too are among this rank's pending ones.
     """
+    _staging.drain()
     return _C.join()
 
 

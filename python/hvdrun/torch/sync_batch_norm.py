@@ -13,8 +13,8 @@ gradients stay local, for the DistributedOptimizer to reduce. The names are reus
 one layer after another: libhvdrun allows a name again once its previous collective has completed.
 
 In eval mode with running statistics, and in a job of one rank, it is torch's batch_norm on the local
-batch. Unlike Horovod's, it takes CPU tensors as well as CUDA ones (those are staged through host
-memory: hvdrun/torch/staging.py).
+batch. Unlike Horovod's, it takes CPU tensors as well as CUDA ones (whose allreduces run in device
+memory in a --nccl job, staged through host memory otherwise: placement.py).
 """
 
 import torch
