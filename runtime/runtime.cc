@@ -361,6 +361,27 @@ CollectiveHandle Runtime::AlltoallAsync(const std::string& name, const void* sen
   return impl_->Submit(std::move(request), send, result);
 }
 
+CollectiveHandle Runtime::AllgatherAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                         DataType type) {
+  const std::string call = "Allgather('" + name + "')";
+  Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
+  if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  return impl_->Submit(Request(name, CollectiveKind::kAllgather, count, type, ReduceOp::kSum), send, recv);
+}
+
+CollectiveHandle Runtime::AlltoallAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                        DataType type) {
+  const std::string call = "Alltoall('" + name + "')";
+  Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
+  if (valid.ok() && count > 0 && send == recv) {
+    valid = Status::Error(call + ": the send and receive buffers must not overlap");
+  }
+  if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
+  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
+  return impl_->Submit(Request(name, CollectiveKind::kAlltoall, count, type, ReduceOp::kSum), send, recv);
+}
+
 Status Runtime::Barrier() {
   return impl_->Run(Request(impl_->NextUnnamed(CollectiveKind::kBarrier), CollectiveKind::kBarrier, 0,
                             DataType::kInt32, ReduceOp::kSum),

@@ -175,8 +175,8 @@ StatusOr<int> Runtime::Impl::Join() {
 std::string Runtime::Impl::NextUnnamed(CollectiveKind kind) {
   // By CollectiveKind's value.
   static constexpr const char* kNames[] = {"allreduce",          "broadcast", "allgather", "barrier",
-                                           "baseline allreduce", "allgather", "alltoall"};
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kAlltoallv) + 1,
+                                           "baseline allreduce", "allgather", "alltoall",  "alltoall"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kAlltoall) + 1,
                 "a name for every CollectiveKind");
   uint64_t call = 0;
   {

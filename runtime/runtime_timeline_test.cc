@@ -91,6 +91,13 @@ void RunSteps(Runtime& runtime) {
   int32_t value = runtime.rank() == 0 ? 7 : 0;
   ASSERT_TRUE(runtime.Broadcast(&value, 1, DataType::kInt32, 0).ok());
   ASSERT_EQ(value, 7);
+  // An alltoall of uneven splits and one of equal blocks: each a response of its own.
+  std::vector<int32_t> send = {runtime.rank(), runtime.rank()};
+  AlltoallResult uneven;
+  ASSERT_TRUE(runtime.AlltoallAsync("uneven", send.data(), {1, 1}, DataType::kInt32, 1, &uneven).Wait().ok());
+  std::vector<int32_t> equal(2);
+  ASSERT_TRUE(runtime.AlltoallAsync("equal", send.data(), equal.data(), 1, DataType::kInt32).Wait().ok());
+  ASSERT_EQ(equal, (std::vector<int32_t>{0, 1}));
 }
 
 void RunTimelineRanks(const std::shared_ptr<KeyValueStore>& store,
@@ -138,11 +145,13 @@ TEST(RuntimeTimeline, EveryRankRecordsItsResponsesWithHorovodsActivitiesAndTheMe
     // Every response negotiates, queues and reduces through what carries allreduces (both ranks on
     // one host: its shared memory); broadcasts call Gloo; the slices with gaps are copied in and out.
     EXPECT_EQ(counts.at("NEGOTIATE_ALLREDUCE"), counts.at("ALLREDUCE"));
-    EXPECT_EQ(counts.at("QUEUE"), counts.at("ALLREDUCE") + counts.at("BROADCAST"));
+    EXPECT_EQ(counts.at("QUEUE"), counts.at("ALLREDUCE") + counts.at("BROADCAST") + counts.at("ALLTOALL"));
     EXPECT_EQ(counts.at("SHM_ALLREDUCE"), counts.at("ALLREDUCE"));
     EXPECT_GE(counts.at("MEMCPY_IN_FUSION_BUFFER"), 1);
     EXPECT_EQ(counts.at("MEMCPY_IN_FUSION_BUFFER"), counts.at("MEMCPY_OUT_FUSION_BUFFER"));
     EXPECT_EQ(counts.at("GLOO_BROADCAST"), 1);
+    EXPECT_EQ(counts.at("ALLTOALL"), 2);
+    EXPECT_EQ(counts.at("GLOO_ALLTOALL"), 2);
     EXPECT_EQ(counts.count("CYCLE_START"), 0U) << "cycles are marked only when asked";
   }
 

@@ -12,6 +12,9 @@ StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::FromEnvironment(
     const std::function<void(RuntimeOptions&)>& adjust) {
   auto group = std::make_unique<DataParallelGroup>();
   if (!Runtime::LaunchedByHvdrun(lookup)) return group;
+  // A rank that hvdrun started without a backend is told that first.
+  StatusOr<BackendKind> backend = Runtime::BackendFromEnvironment(lookup);
+  if (!backend.ok()) return backend.status();
   // Gradients are named and fused (CollectiveOrder::kNegotiated) on every backend, NCCL's in device
   // memory.
   StatusOr<std::unique_ptr<Runtime>> runtime =

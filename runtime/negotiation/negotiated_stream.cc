@@ -493,8 +493,12 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
                                       const std::vector<size_t>& members, Clock::time_point agreed,
                                       const ResponseTimes& times) {
   if (timeline_ == nullptr) return;
-  static constexpr const char* kOperations[] = {"ALLREDUCE", "BROADCAST",          "ALLGATHER",
-                                                "BARRIER",   "BASELINE_ALLREDUCE", "ALLGATHER"};
+  // By CollectiveKind's value.
+  static constexpr const char* kOperations[] = {"ALLREDUCE",          "BROADCAST", "ALLGATHER", "BARRIER",
+                                                "BASELINE_ALLREDUCE", "ALLGATHER", "ALLTOALL",  "ALLTOALL"};
+  static_assert(
+      sizeof(kOperations) / sizeof(kOperations[0]) == static_cast<size_t>(CollectiveKind::kAlltoall) + 1,
+      "an operation for every CollectiveKind");
   const std::string operation = kOperations[static_cast<size_t>(requests[members.front()].kind)];
   const std::string negotiate = "NEGOTIATE_" + operation;
   // fp8's values travel by the backend's alltoall and allgather, not by what carries allreduces.

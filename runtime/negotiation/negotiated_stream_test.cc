@@ -278,6 +278,66 @@ TEST(NamedCollectives, NamedBroadcastsStartedInAnyOrderGetTheirRootsValues) {
   });
 }
 
+TEST(NamedCollectives, NamedAllgathersAndAlltoallsOfEqualBlocksFillTheCallersBuffers) {
+  // Per step, four allgathers and four alltoalls of equal blocks (the forms whose results are the
+  // caller's buffers, as device memory over NCCL needs), submitted in a different order on every rank;
+  // three steps, the later ones through the cache; at 1 to 4 ranks.
+  constexpr size_t kEach = 4;
+  for (int size = 1; size <= 4; ++size) {
+    RunNegotiatedRanks(size, Negotiation(), [&](Runtime& runtime) {
+      const auto ranks = static_cast<size_t>(size);
+      const auto rank = static_cast<int64_t>(runtime.rank());
+      for (unsigned step = 0; step < 3; ++step) {
+        std::vector<size_t> order(2 * kEach);
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::mt19937 random(step * 17U + static_cast<unsigned>(rank));
+        std::shuffle(order.begin(), order.end(), random);
+        std::vector<std::vector<int64_t>> sends(order.size());
+        std::vector<std::vector<int64_t>> recvs(order.size());
+        std::vector<CollectiveHandle> handles(order.size());
+        for (size_t i : order) {
+          const size_t count = i % kEach + 1;  // elements a block
+          recvs[i].assign(ranks * count, -1);
+          if (i < kEach) {  // allgather: rank r gives count values 1000 r + i
+            sends[i].assign(count, 1000 * rank + static_cast<int64_t>(i));
+            handles[i] = runtime.AllgatherAsync("g" + std::to_string(i), sends[i].data(), recvs[i].data(),
+                                                count, DataType::kInt64);
+          } else {  // alltoall: rank r's block j holds 100 r + j
+            for (size_t j = 0; j < ranks; ++j) {
+              sends[i].insert(sends[i].end(), count, 100 * rank + static_cast<int64_t>(j));
+            }
+            handles[i] = runtime.AlltoallAsync("a" + std::to_string(i), sends[i].data(), recvs[i].data(),
+                                               count, DataType::kInt64);
+          }
+        }
+        for (size_t i = 0; i < order.size(); ++i) {
+          ASSERT_TRUE(handles[i].Wait().ok()) << handles[i].Wait().message();
+          const size_t count = i % kEach + 1;
+          std::vector<int64_t> expected;
+          for (size_t k = 0; k < ranks; ++k) {
+            const int64_t from = static_cast<int64_t>(k);
+            expected.insert(expected.end(), count,
+                            i < kEach ? 1000 * from + static_cast<int64_t>(i) : 100 * from + rank);
+          }
+          EXPECT_EQ(recvs[i], expected) << (i < kEach ? "allgather " : "alltoall ") << i << " on rank "
+                                        << rank << " of " << size << ", step " << step;
+        }
+      }
+      if (size > 1) {
+        EXPECT_GT(runtime.negotiation_counters().cache_only_cycles, 0U)
+            << "later steps went through the cache";
+      }
+      // One buffer for both ends of an alltoall is refused at once.
+      std::vector<int64_t> both(ranks);
+      EXPECT_NE(runtime.AlltoallAsync("same", both.data(), both.data(), 1, DataType::kInt64)
+                    .Wait()
+                    .message()
+                    .find("must not overlap"),
+                std::string::npos);
+    });
+  }
+}
+
 TEST(NamedCollectives, UnnamedAsynchronousBroadcastsRunInCallOrderToo) {
   for (CollectiveOrder order : {CollectiveOrder::kCallOrder, CollectiveOrder::kNegotiated}) {
     testing::RunRanks(

@@ -27,6 +27,9 @@ std::string DescribeRequest(const TensorRequest& request) {
     case CollectiveKind::kAlltoallv:
       return "alltoall of " + std::string(DataTypeName(request.type)) + " in rows of " +
              std::to_string(request.row);
+    case CollectiveKind::kAlltoall:
+      return "alltoall of " + std::string(DataTypeName(request.type)) + " x " +
+             std::to_string(request.count) + " to each rank";
     case CollectiveKind::kBaselineAllreduce:
       return "baseline allreduce of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));

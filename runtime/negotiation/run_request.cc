@@ -35,6 +35,8 @@ Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const Tenso
     case CollectiveKind::kAlltoallv:
       return VariedAlltoall(backend, send, request.type, request.splits, rank,
                             static_cast<AlltoallResult*>(recv));
+    case CollectiveKind::kAlltoall:
+      return backend.Alltoall(send, recv, request.count, request.type);
   }
   return Status::Error("'" + request.name + "': unknown collective");
 }

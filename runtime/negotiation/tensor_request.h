@@ -25,6 +25,7 @@ enum class CollectiveKind : uint8_t {
                            // the entry's recv is the caller's AllgatherResult
   kAlltoallv = 6,          // `splits[j]` elements to rank j (whole `row`s), `count` their sum, which may
                            // differ between ranks; the entry's recv is the caller's AlltoallResult
+  kAlltoall = 7,           // `count` elements to each rank, into the caller's buffer of size * count
 };
 
 struct TensorRequest {

@@ -256,6 +256,10 @@ class HVDRUN_EXPORT Runtime {
                                   int root);
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.
   Status Allgather(const void* send, void* recv, size_t count, DataType type);
+  // The named form (CollectiveOrder::kNegotiated): every rank gives the same count and type for a
+  // name; `recv` is the caller's (device memory over NCCL, as `send`).
+  CollectiveHandle AllgatherAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                  DataType type);
   // Counts that may differ between ranks (Horovod's allgather of first dimensions that differ): each
   // rank gives `count` elements, whole rows of `row` elements (row >= 1; every rank must give the same
   // row). `result` is filled when the handle completes; it must stay valid until then. In call order
@@ -277,6 +281,13 @@ class HVDRUN_EXPORT Runtime {
   CollectiveHandle AlltoallAsync(const std::string& name, const void* send,
                                  const std::vector<uint64_t>& splits, DataType type, size_t row,
                                  AlltoallResult* result);
+  // An alltoall of equal blocks into the caller's buffer (CollectiveOrder::kNegotiated): block j
+  // (`count` elements at j * count) of `send` goes to rank j, which receives it as its block rank()
+  // of `recv`; both hold size() * count elements and must not overlap. Every rank gives the same
+  // count and type for a name. Over NCCL both are device memory; uneven splits padded to the largest
+  // block travel this way (what AlltoallResult's form cannot: its result is host memory).
+  CollectiveHandle AlltoallAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                 DataType type);
   Status Barrier();
   // Horovod's join, for ranks that run out of data at different times (CollectiveOrder::kNegotiated
   // only). Waits until everything this rank submitted has completed, then until every rank has
