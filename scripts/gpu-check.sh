@@ -20,7 +20,9 @@
 #   6. Horovod's synthetic benchmark as written today (examples/pytorch_synthetic_benchmark/; ResNet-50,
 #      batch 64, fp32, SyncBatchNorm, DistributedOptimizer) run alone, which is its training loop in
 #      plain PyTorch (every hvd call a no-op at one rank), then under hvdrun -np 1 --nccl and --gloo;
-#   7. each --example SCRIPT (a Horovod example, say) under hvdrun -np 1 --nccl python3 SCRIPT.
+#   7. each --example SCRIPT (a Horovod example, say) under hvdrun -np 1 --nccl python3 SCRIPT;
+#   8. the shared-memory allreduce against Gloo over loopback at 8 ranks (64 MiB busbw, the ResNet-50
+#      replay), which a 2-core build machine cannot run.
 # and prints the table (also written to OUT/gpu-check.md, with every step's log and JSON in OUT,
 # default ./gpu-check-results). Exit status: 0 when every row passed, 1 when one failed (a wrong
 # result, a program that failed), 2 for bad arguments or a machine without what it needs.
@@ -214,6 +216,22 @@ for example in "${examples[@]}"; do
     row "example $(basename "$example") (-np 1 --nccl)" ok "$(last_line "$name")"
   else
     row "example $(basename "$example") (-np 1 --nccl)" failed "$(last_line "$name")"
+  fi
+done
+
+# --- 8. host memory at 8 ranks (16 cores) ---------------------------------------------------------------------
+# The shared-memory allreduce against Gloo over loopback on 8 ranks of this machine: 64 MiB float32 sums
+# (busbw) and the ResNet-50 replay, each with --shared-memory on and off.
+for memory in on off; do
+  if run "host8-bench-$memory" hvdrun -np 8 --gloo --shared-memory "$memory" hvdrun-bench -b 64M -e 64M --iters 10 \
+    --warmup 3 --json "$out/host8-bench-$memory.json" &&
+    run "host8-replay-$memory" hvdrun -np 8 --gloo --shared-memory "$memory" hvdrun-bench --replay resnet50 \
+      --iters 10 --warmup 3 --json "$out/host8-replay-$memory.json"; then
+    row "8 ranks --gloo, shared memory $memory" \
+      "$(json_get "$out/host8-bench-$memory.json" '"%.2f GB/s busbw" % d["results"][-1]["busbw_gbps"]')" \
+      "64 MiB float32 sum; ResNet-50 replay $(json_get "$out/host8-replay-$memory.json" '"%.1f ms a step, path %s" % (d["settings"][0]["step_ms"], d["allreduce_path"])')"
+  else
+    row "8 ranks --gloo, shared memory $memory" failed "$(last_line "host8-replay-$memory" 2>/dev/null || last_line "host8-bench-$memory")"
   fi
 done
 
