@@ -142,7 +142,7 @@ def start(c_module, submitter, runtime_types, call, tensor, name, splits=None):
             send = rows.pack(parts, block)
             received = torch.empty(size * block, dtype=send.dtype, device=device)
         keep.extend((send, received))
-        launched["received"] = received
+        launched["send"], launched["received"] = send, received  # finish() holds them too
         return collective(name, send.data_ptr(), received.data_ptr(), block // rows.per_word, rows.type_name,
                           stream=stream)
 

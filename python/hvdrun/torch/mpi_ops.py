@@ -516,9 +516,10 @@ def _allgather_start(tensor, name):
 class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name):
-        handle, finish, _ = _allgather_start(tensor, name)
+        handle, finish, keep = _allgather_start(tensor, name)
         handle.wait()
         gathered, ctx.rows = finish()
+        del keep  # read by libhvdrun until the handle has completed
         return gathered
 
     @staticmethod
