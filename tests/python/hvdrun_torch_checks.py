@@ -729,7 +729,10 @@ def device_path_without_a_device():
     streams: in place where it can be, contiguous copies copied back, the caller's stream passed with
     every collective (0 for the CPU), the names CUDA tensors had when they were staged; allgather and
     alltoall as equal blocks after an exchange of row counts (device_path_rows); libhvdrun's wire
-    compression refused in one line; nothing staged."""
+    compression refused in one line; nothing staged. Not in a job with a device runtime (--nccl on a
+    GPU), whose NCCL runtime takes device memory only: scripts/gpu/torch_collectives.py checks it there."""
+    if _C.device_backend() != "none":
+        return
     from hvdrun.torch import mpi_ops, placement, staging  # pylint: disable=import-outside-toplevel
 
     saved = mpi_ops._staging, mpi_ops._host_tensors_take, mpi_ops._C
