@@ -1,7 +1,7 @@
 """Collectives on device tensors through pinned host memory, ordered by streams and events.
 
-libhvdrun's Gloo and MPI backends (and, until the negotiated NCCL engine lands, every backend as
-hvdrun.torch uses it) read and write host memory. A CUDA tensor therefore goes as follows:
+libhvdrun's Gloo and MPI backends read and write host memory. A CUDA tensor in a job without a device
+runtime (--gloo, --mpi; placement.py) therefore goes as follows:
 
 1. stage_in: the tensor is copied into a pinned host buffer on the caller's current stream, and an
    event is recorded on that stream after the copy. The caller's thread does not wait.
@@ -16,7 +16,8 @@ until the asynchronous copies recorded on it have completed, so a buffer may be 
 its copy has been queued.
 
 The device operations sit behind DeviceOps, so that the ordering above is tested on machines
-without a GPU with a fake (tests/python/staging_checks.py); CudaOps is the real one.
+without a GPU with a fake (tests/python/staging_checks.py); CudaOps is the real one. The submitter
+thread is an OrderedSubmitter, which device_rows.py's allgathers and alltoalls use too.
 """
 
 import queue
