@@ -330,6 +330,38 @@ GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::v
   return GatherHandle(std::move(result), Handle(std::move(handle)));
 }
 
+// A negotiated collective of equal blocks into the caller's buffer `recv` (size() * count elements),
+// Runtime::AllgatherAsync or Runtime::AlltoallAsync of that form: every rank gives the same count, so
+// a caller whose ranks' rows differ pads them to the largest first. `stream`: see RuntimeFor() (over
+// NCCL both buffers are device memory written on that stream). In a job of one rank both forms copy.
+using BlocksCollective = CollectiveHandle (Runtime::*)(const std::string&, const void*, void*, size_t,
+                                                       DataType);
+
+Handle BlocksAsync(const char* call, BlocksCollective collective, const std::string& name, uintptr_t send,
+                   uintptr_t recv, size_t count, const std::string& type_name,
+                   const std::optional<uintptr_t>& stream) {
+  RequireInit(call);
+  const DataType type = TypeByName(type_name);
+  Runtime* runtime = RuntimeFor(stream);
+  if (runtime == nullptr) {
+    CopyIfApart(send, recv, count * DataTypeSize(type));
+    return Handle();
+  }
+  return Handle((runtime->*collective)(name, Address(send), Address(recv), count, type));
+}
+
+// Block j of `send` goes to rank j, which receives it as block rank() of `recv`.
+Handle AlltoallIntoAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
+                         const std::string& type_name, const std::optional<uintptr_t>& stream) {
+  return BlocksAsync("alltoall", &Runtime::AlltoallAsync, name, send, recv, count, type_name, stream);
+}
+
+// Every rank's block, in rank order.
+Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
+                          const std::string& type_name, const std::optional<uintptr_t>& stream) {
+  return BlocksAsync("allgather", &Runtime::AllgatherAsync, name, send, recv, count, type_name, stream);
+}
+
 void Barrier() {
   RequireInit("barrier");
   if (!g_runtime) return;
@@ -404,6 +436,10 @@ PYBIND11_MODULE(_C, m) {
         py::arg("dtype"), py::arg("row"));
   m.def("alltoall_async", &hp::AlltoallAsync, py::arg("name"), py::arg("send"), py::arg("splits"),
         py::arg("dtype"), py::arg("row"));
+  m.def("allgather_into_async", &hp::AllgatherIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
+        py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none());
+  m.def("alltoall_into_async", &hp::AlltoallIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
+        py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none());
   m.def("barrier", &hp::Barrier);
   m.def("join", &hp::Join, "Blocks until every rank has joined; returns the rank that joined last");
 }

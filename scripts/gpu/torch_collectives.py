@@ -3,7 +3,8 @@
 usage: hvdrun -np N [--gloo|--nccl] python3 torch_collectives.py --json FILE
 
 Each rank runs allreduce (sum, average, min/max and average of integers, fp16 compression, a strided
-tensor, async with poll), broadcast, allgather, grouped allreduce, alltoall with splits, SyncBatchNorm's
+tensor, async with poll), broadcast, allgather (equal and differing first dimensions, named ones in
+any order, on a side stream), grouped allreduce, alltoall with splits (uneven, zero included), SyncBatchNorm's
 synchronized function against torch's BatchNorm, an allreduce on a side stream, broadcast_parameters and
 broadcast_optimizer_state of a model and Adam, DistributedOptimizer with groups and fp16 compression
 against the optimizer alone, join, and libhvdrun's wire compression, on tensors of
@@ -13,10 +14,10 @@ results (exact, or within float32 rounding for SyncBatchNorm and fp16). Rank 0 w
 one-line refusal (of a device it does not take, of the job's backend, of wire compression of a CUDA
 tensor under --nccl), whose message begins with "hvdrun.torch"; "failed" anything else, a wrong
 result included. Each row's detail names the path its tensors took (placement.py): "host" (CPU
-tensors), "device" (CUDA tensors in device memory over NCCL: every call but allgather and alltoall
-under --nccl), "staged" (through pinned host memory: CUDA tensors under --gloo, allgather and alltoall
-under --nccl), or both, as seen by hvdrun._C's submissions (a stream given) and the staging's copies;
-a path other than expected fails the row. A refused init is one row.
+tensors), "device" (CUDA tensors in device memory over NCCL: every call under --nccl, allgather's and
+alltoall's exchange of row counts over Gloo included), "staged" (through pinned host memory: CUDA
+tensors under --gloo), or both, as seen by hvdrun._C's submissions (a stream given) and the staging's
+copies; a path other than expected fails the row. A refused init is one row.
 """
 import argparse
 import json
@@ -67,6 +68,37 @@ def main():
         want = torch.arange(size, dtype=torch.int64).repeat_interleave(2).unsqueeze(1).expand(2 * size, 3)
         return torch.equal(out.cpu(), want)
 
+    def allgather_uneven(device):
+        # Rank k gives k + 1 rows (padded to the largest in device memory under --nccl), of float16 and of
+        # bool (as bytes); then named ones started in one order and waited for in another, none included.
+        ok = True
+        for dtype in (torch.float16, torch.bool):
+            t = torch.full((rank + 1, 5), float(rank % 2), device=device).to(dtype)
+            out = hvd.allgather(t, name=f"gather.uneven.{dtype}.{device}")
+            want = torch.cat([torch.full((k + 1, 5), float(k % 2)) for k in range(size)]).to(dtype)
+            ok = ok and out.device == t.device and torch.equal(out.cpu(), want)
+        order = [(rank + i) % 4 for i in range(4)]
+        handles = {i: hvd.allgather_async(torch.full(((rank + i) % 3, 2), rank + i, device=device),
+                                          name=f"gather.order.{i}.{device}") for i in order}
+        for i in reversed(order):
+            want = torch.cat([torch.full(((k + i) % 3, 2), k + i) for k in range(size)])
+            ok = ok and torch.equal(hvd.synchronize(handles[i]).cpu(), want)
+        return ok
+
+    def allgather_side_stream(device):
+        # Produced on a side stream, gathered, consumed on that stream (no torch.cuda.synchronize).
+        if not device.startswith("cuda"):
+            return allgather(device)
+        stream = torch.cuda.Stream(device)
+        with torch.cuda.stream(stream):
+            t = torch.arange(1 << 18, dtype=torch.float32, device=device).mul_(2).add_(rank).view(-1, 64)
+            t = t[: (rank + 1) * 1024]
+            out = hvd.allgather(t, name=f"gather.side.{device}").mul_(1)
+            host = out.cpu()
+        want = torch.cat([(torch.arange(1 << 18, dtype=torch.float32) * 2 + k).view(-1, 64)[: (k + 1) * 1024]
+                          for k in range(size)])
+        return torch.equal(host, want)
+
     def broadcast_bool(device):
         t = torch.tensor([rank == 0, True, False] * 5, device=device)
         out = hvd.broadcast(t, root_rank=0, name=f"bcast.bool.{device}")
@@ -90,8 +122,14 @@ def main():
         rows = [torch.tensor([[rank, k]] * splits[k], dtype=torch.int64).view(-1, 2) for k in range(size)]
         out, received = hvd.alltoall(torch.cat(rows).to(device), splits=splits, name=f"a2a.{device}")
         want = torch.cat([torch.tensor([[k, rank]] * ((k + rank) % 3), dtype=torch.int64).view(-1, 2) for k in range(size)])
-        return out.device.type == torch.device(device).type and torch.equal(out.cpu(), want) and \
+        ok = out.device.type == torch.device(device).type and torch.equal(out.cpu(), want) and \
             received.tolist() == [(k + rank) % 3 for k in range(size)]
+        # Every rank sends rank + 1 float32 rows to rank 0 only, zero splits elsewhere.
+        t = torch.full((rank + 1, 3), float(rank), device=device)
+        out, received = hvd.alltoall(t, splits=[rank + 1] + [0] * (size - 1), name=f"a2a.zeros.{device}")
+        want = torch.cat([torch.full((k + 1, 3), float(k)) for k in range(size)]) if rank == 0 else torch.ones(0, 3)
+        return ok and out.device == t.device and torch.equal(out.cpu(), want) and \
+            received.tolist() == [k + 1 if rank == 0 else 0 for k in range(size)]
 
     def sync_batch_norm(device):
         # The synchronized function itself (hvd.SyncBatchNorm uses torch's batch_norm in a job of one
@@ -232,9 +270,7 @@ def main():
     def expected_path(call, device):
         if not device.startswith("cuda"):
             return "host"
-        if not device_runtime:
-            return "staged"
-        return "staged" if call.startswith(("allgather", "alltoall")) else "device"
+        return "device" if device_runtime else "staged"
 
     results = []
     for device in devices:
@@ -243,7 +279,9 @@ def main():
                            ("allreduce fp16 compression", allreduce_fp16_compression),
                            ("allreduce_ of a strided tensor", allreduce_strided_in_place),
                            ("allreduce_async_ and poll", allreduce_async_poll),
-                           ("broadcast", broadcast), ("allgather", allgather), ("broadcast bool", broadcast_bool),
+                           ("broadcast", broadcast), ("allgather", allgather),
+                           ("allgather of differing first dimensions, in any order", allgather_uneven),
+                           ("allgather on a side stream", allgather_side_stream), ("broadcast bool", broadcast_bool),
                            ("allgather of 3-byte rows", allgather_odd_bytes), ("grouped allreduce", grouped),
                            ("alltoall with splits", alltoall_splits), ("SyncBatchNorm", sync_batch_norm),
                            ("allreduce on a side stream", side_stream),
@@ -274,12 +312,13 @@ def main():
 
 
 class PathRecorder:
-    """Which paths hvdrun.torch's submissions took (placement.py): hvdrun._C's allreduces and broadcasts
-    given a stream went to the device runtime; those without one, and allgathers and alltoalls, to the
-    host runtime, from the staging thread when their tensor was staged (a copy to pinned memory)."""
+    """Which paths hvdrun.torch's submissions took (placement.py): hvdrun._C's collectives given a stream
+    went to the device runtime; those without one to the host runtime, from the staging thread when
+    their tensor was staged (a copy to pinned memory). The exchange of row counts that comes before a
+    device allgather or alltoall (named with device_rows.EXCHANGE_SUFFIXES) is part of the device path."""
 
     def __init__(self):
-        from hvdrun.torch import mpi_ops  # pylint: disable=import-outside-toplevel
+        from hvdrun.torch import device_rows, mpi_ops  # pylint: disable=import-outside-toplevel
 
         self.seen = set()
         real_c, real_stage_in = mpi_ops._C, mpi_ops._staging.stage_in  # pylint: disable=protected-access
@@ -292,6 +331,8 @@ class PathRecorder:
                     return function
 
                 def recorded(*args, **kwargs):
+                    if kwargs.get("stream") is None and str(args[0]).endswith(device_rows.EXCHANGE_SUFFIXES):
+                        return function(*args, **kwargs)
                     recorder.seen.add("device" if kwargs.get("stream") is not None else
                                       "staged" if threading.current_thread().name == "hvdrun-staging" else "host")
                     return function(*args, **kwargs)

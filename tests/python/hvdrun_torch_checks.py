@@ -631,14 +631,15 @@ def staged_collectives_without_a_device():
 
 
 class RecordingC:
-    """hvdrun._C, recording the name and the stream of every allreduce and broadcast submitted."""
+    """hvdrun._C, recording the kind, the name and the stream of every collective submitted."""
 
     def __init__(self):
         self.calls = []
 
     def __getattr__(self, attribute):
         function = getattr(_C, attribute)
-        if attribute not in ("allreduce_async", "broadcast_async", "allgather_async", "alltoall_async"):
+        if attribute not in ("allreduce_async", "broadcast_async", "allgather_async", "alltoall_async",
+                             "allgather_into_async", "alltoall_into_async"):
             return function
 
         def recorded(name, *args, **kwargs):
@@ -648,12 +649,90 @@ class RecordingC:
         return recorded
 
 
+def device_path_rows(recording):
+    """device_path_without_a_device's allgathers and alltoalls: every rank's row counts gathered over the
+    host runtime ("<name>.rows", "<name>.splits", no stream), then one collective of equal blocks (the
+    largest rows of any rank, padded) with the caller's stream, whose rows are put together."""
+    def submitted(kind, name):
+        return [c for c in recording.calls if c[1] in (name + (".rows" if "allgather" in kind else ".splits"), name)]
+
+    # First dimensions that differ (rank k gives k + 1 rows), of libhvdrun's types and of others (bytes).
+    for dtype in (torch.float32, torch.int64, torch.float16, torch.uint8, torch.bool, torch.int16):
+        expected = torch.cat([torch.full((k + 1, 2), float(k % 2)) for k in range(N)]).to(dtype)
+        name = "device.ag.%s" % dtype
+        same(hvd.allgather(torch.full((R + 1, 2), float(R % 2)).to(dtype), name=name), expected,
+             "device allgather of differing first dimensions, %s" % dtype)
+        assert submitted("allgather", name) == [("allgather_async", name + ".rows", None),
+                                                ("allgather_into_async", name, 0)], submitted("allgather", name)
+    odd = hvd.allgather(torch.arange(3, dtype=torch.uint8).view(1, 3) + R)
+    same(odd, torch.stack([torch.arange(3, dtype=torch.uint8) + k for k in range(N)]), "device allgather of 3 bytes")
+    assert recording.calls[-1][0] == "allgather_into_async" and \
+        recording.calls[-1][1].startswith("allgather.staged.noname."), recording.calls[-1]
+    # Equal first dimensions (no padding), and rows of several dimensions.
+    x = torch.arange(24, dtype=torch.float64).view(2, 3, 4) + 100 * R
+    same(hvd.allgather(x, name="device.ag.equal"),
+         torch.cat([torch.arange(24, dtype=torch.float64).view(2, 3, 4) + 100 * k for k in range(N)]),
+         "device allgather of equal first dimensions")
+    # Named ones in any order, waited for in another; (k + i) % 3 rows from rank k, none at all included.
+    order = list(range(6))
+    order = order[R % 6:] + order[:R % 6]
+    dtypes = (torch.float64, torch.bool, torch.int16, torch.float32, torch.uint8, torch.int64)
+    handles = {i: hvd.allgather_async(torch.full(((R + i) % 3, 3), float(R + i)).to(dtypes[i]), name="dag.%d" % i)
+               for i in order}
+    for i in reversed(order):
+        expected = torch.cat([torch.full(((k + i) % 3, 3), float(k + i)) for k in range(N)]).to(dtypes[i])
+        same(hvd.synchronize(handles[i]), expected, "device allgather_async 'dag.%d' of %s" % (i, dtypes[i]))
+    # Differentiable, as on the other paths.
+    x = torch.ones(R + 1, 2, requires_grad=True)
+    (hvd.allgather(x) * (R + 1)).sum().backward()
+    same(x.grad, torch.full((R + 1, 2), N * (N + 1) / 2), "device allgather gradient")
+
+    # Alltoall with uneven splits: rank r sends (r + k) % 3 rows [r, k, j] to rank k (none included).
+    def rows(sender, receiver, count=None):
+        count = (sender + receiver) % 3 if count is None else count
+        return torch.tensor([[sender, receiver, j] for j in range(count)], dtype=torch.int64).view(-1, 3)
+
+    splits = [(R + k) % 3 for k in range(N)]
+    mine = torch.cat([rows(R, k) for k in range(N)])
+    for dtype in (torch.int64, torch.float32, torch.uint8, torch.int16):
+        name = "device.a2a.%s" % dtype
+        output, received = hvd.alltoall(mine.to(dtype), splits=splits, name=name)
+        same(output, torch.cat([rows(k, R) for k in range(N)]).to(dtype), "device alltoall with splits, %s" % dtype)
+        same(received, torch.tensor([(k + R) % 3 for k in range(N)], dtype=torch.int32),
+             "device alltoall received splits, %s" % dtype)
+        # At one rank it sends itself no rows: no collective of empty blocks.
+        assert submitted("alltoall", name) == [("allgather_async", name + ".splits", None)] + \
+            [("alltoall_into_async", name, 0)] * (N > 1), submitted("alltoall", name)
+    # Rank r sends r + 1 rows to rank 0 only (zero splits elsewhere); then nothing at all (no collective).
+    output, received = hvd.alltoall(rows(R, 0, R + 1), splits=[R + 1] + [0] * (N - 1), name="device.a2a.zeros")
+    expected = torch.cat([rows(k, 0, k + 1) for k in range(N)]) if R == 0 else rows(0, R, 0)
+    same(output, expected, "device alltoall with zero splits")
+    same(received, torch.tensor([k + 1 if R == 0 else 0 for k in range(N)], dtype=torch.int32),
+         "device alltoall zero splits received")
+    output, received = hvd.alltoall(torch.ones(0, 2), splits=[0] * N, name="device.a2a.empty")
+    same(output, torch.ones(0, 2), "device alltoall of nothing")
+    same(received, torch.zeros(N, dtype=torch.int32), "device alltoall of nothing, received")
+    assert submitted("alltoall", "device.a2a.empty") == [("allgather_async", "device.a2a.empty.splits", None)], \
+        submitted("alltoall", "device.a2a.empty")
+    # Equal parts (no padding: the tensor itself is sent), and the gradient back to the rows' senders.
+    x = torch.arange(2 * N * 3, dtype=torch.float32).view(2 * N, 3) + 1000 * R
+    same(hvd.alltoall(x), torch.cat([(torch.arange(2 * N * 3, dtype=torch.float32).view(2 * N, 3) + 1000 * k)
+                                     [2 * R: 2 * R + 2] for k in range(N)]), "device alltoall equal parts")
+    x = (torch.arange(N, dtype=torch.float32) + 10 * R).view(N, 1).requires_grad_()
+    (hvd.alltoall(x) * (R + 1)).sum().backward()
+    same(x.grad, torch.arange(1, N + 1, dtype=torch.float32).view(N, 1), "device alltoall gradient")
+
+
 @check
 def device_path_without_a_device():
     """The DEVICE path (a --nccl job's CUDA tensors) with CPU tensors, over the host runtime, which ignores
     streams: in place where it can be, contiguous copies copied back, the caller's stream passed with
-    every allreduce and broadcast (0 for the CPU), the names CUDA tensors had when they were staged;
-    allgather and alltoall staged; libhvdrun's wire compression refused in one line."""
+    every collective (0 for the CPU), the names CUDA tensors had when they were staged; allgather and
+    alltoall as equal blocks after an exchange of row counts (device_path_rows); libhvdrun's wire
+    compression refused in one line; nothing staged. Not in a job with a device runtime (--nccl on a
+    GPU), whose NCCL runtime takes device memory only: scripts/gpu/torch_collectives.py checks it there."""
+    if _C.device_backend() != "none":
+        return
     from hvdrun.torch import mpi_ops, placement, staging  # pylint: disable=import-outside-toplevel
 
     saved = mpi_ops._staging, mpi_ops._host_tensors_take, mpi_ops._C
@@ -693,14 +772,8 @@ def device_path_without_a_device():
         strided = (torch.arange(6.0).view(2, 3) + R).t()
         hvd.broadcast_(strided, N - 1, name="device.strided")
         same(strided, (torch.arange(6.0).view(2, 3) + N - 1).t(), "device broadcast_ of a strided tensor")
-        same(hvd.allgather(torch.arange(3, dtype=torch.uint8).view(1, 3) + R),
-             torch.stack([torch.arange(3, dtype=torch.uint8) + k for k in range(N)]), "allgather staged beside it")
-        output, received = hvd.alltoall(torch.arange(N, dtype=torch.int64) * 10 + R, splits=[1] * N, name="device.a2a")
-        same(output, torch.arange(N, dtype=torch.int64) + 10 * R, "alltoall staged beside it")
-        same(received, torch.ones(N, dtype=torch.int32), "alltoall's received splits")
-        gathers = [c for c in recording.calls if c[0] in ("allgather_async", "alltoall_async")]
-        assert [c[2] for c in gathers] == [None, None] and gathers[1][1] == "device.a2a", gathers
-        assert device.recorded == 2 and device.waited == 2, (device.recorded, device.waited)
+        device_path_rows(recording)
+        assert device.recorded == 0 and device.waited == 0, (device.recorded, device.waited)
         same_models(train_distributed(2, 2, groups=2, compression=hvd.Compression.fp16), train_alone(2, 2),
                     "device DistributedOptimizer with fp16", 1e-3)
         sync_batch_norm_matches_one_process((3, 2), True, 0.1)
@@ -710,11 +783,14 @@ def device_path_without_a_device():
         hvd.broadcast_parameters(model.state_dict(), root_rank=0)
         assert all(torch.equal(p, torch.zeros_like(p)) for p in model.parameters())
         handle = hvd.allreduce_async_(torch.full((5,), float(R + 1)), op=hvd.Sum, name="device.before.join")
+        gather = hvd.allgather_async(torch.full((R + 1, 2), R), name="device.gather.before.join")
         assert 0 <= hvd.join() < N
         same(hvd.synchronize(handle), torch.full((5,), total), "device allreduce pending at join")
+        same(hvd.synchronize(gather), torch.cat([torch.full((k + 1, 2), k) for k in range(N)]),
+             "device allgather pending at join")
         assert ("broadcast_async", "broadcast.0.weight", 0) in recording.calls, recording.calls[-4:]
-        assert all(c[2] == 0 for c in recording.calls if c[0] in ("allreduce_async", "broadcast_async")), \
-            [c for c in recording.calls if c[2] != 0]
+        assert all(c[2] == 0 for c in recording.calls if not c[1].endswith((".rows", ".splits"))), \
+            [c for c in recording.calls if c[2] != 0 and not c[1].endswith((".rows", ".splits"))]
     finally:
         mpi_ops._staging.drain()
         mpi_ops._staging, mpi_ops._host_tensors_take, mpi_ops._C = saved

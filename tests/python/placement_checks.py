@@ -25,30 +25,33 @@ def expect_error(function, *args):
     raise AssertionError("%s%r did not raise ValueError" % (function.__name__, args))
 
 
+CALLS = ("allreduce", "broadcast", "allgather", "alltoall")
+
+
 def cpu_tensors_go_to_the_host_runtime():
     for device_runtime in (False, True):
-        for allowed in (False, True):
-            assert placement.choose("allreduce", CPU, device_runtime, allowed, 1) == placement.HOST
+        for call in CALLS:
+            assert placement.choose(call, CPU, device_runtime, 1) == placement.HOST
 
 
 def cuda_tensors_without_a_device_runtime_are_staged():
     # --gloo and --mpi: any CUDA device, every call.
     for device in (CUDA0, CUDA1, torch.device("cuda")):
-        for allowed in (False, True):
-            assert placement.choose("broadcast", device, False, allowed, 0) == placement.STAGED
+        for call in CALLS:
+            assert placement.choose(call, device, False, 0) == placement.STAGED
 
 
 def cuda_tensors_of_the_rank_device_go_to_nccl():
-    assert placement.choose("allreduce", CUDA1, True, True, 1) == placement.DEVICE
-    assert placement.choose("allreduce", torch.device("cuda"), True, True, 0) == placement.DEVICE
-    # Results that libhvdrun gives in host memory (allgather, alltoall) are staged, over Gloo.
-    assert placement.choose("allgather", CUDA1, True, False, 1) == placement.STAGED
+    # Every call, allgather and alltoall (rows padded to equal blocks in device memory) included.
+    for call in CALLS:
+        assert placement.choose(call, CUDA1, True, 1) == placement.DEVICE
+        assert placement.choose(call, torch.device("cuda"), True, 0) == placement.DEVICE
 
 
 def another_device_is_refused_in_one_line_naming_both():
-    for allowed in (True, False):
-        message = expect_error(placement.choose, "broadcast", CUDA1, True, allowed, 0)
-        assert message.startswith("hvdrun.torch.broadcast: the tensor is on cuda:1, but this rank's device is cuda:0")
+    for call in CALLS:
+        message = expect_error(placement.choose, call, CUDA1, True, 0)
+        assert message.startswith("hvdrun.torch.%s: the tensor is on cuda:1, but this rank's device is cuda:0" % call)
         assert "tensor.to('cuda:0')" in message and "\n" not in message, message
 
 

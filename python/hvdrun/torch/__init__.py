@@ -57,6 +57,7 @@ def shutdown():
     """Waits for this rank's queued collectives and leaves the job; init() may be called again."""
     if _C.is_initialized():
         _mpi_ops._staging.drain()  # pylint: disable=protected-access  # staged collectives submitted first
+        _mpi_ops._exchanges.drain()  # pylint: disable=protected-access  # and device allgathers, alltoalls
         _C.shutdown()
 
 

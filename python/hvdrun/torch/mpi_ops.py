@@ -1,8 +1,8 @@
 """Horovod's collectives on CPU and CUDA tensors, over hvdrun._C (libhvdrun). Where each tensor goes
 (placement.py): CPU tensors to the host runtime; in a --nccl job, CUDA tensors of the rank's device in
-device memory to the NCCL runtime, read after the caller's current stream; other CUDA tensors (every
-backend's but NCCL's, and allgather's and alltoall's everywhere) through pinned host memory
-(staging.py).
+device memory to the NCCL runtime, read after the caller's current stream (allgather's and alltoall's
+rows padded to equal blocks there, device_rows.py); other CUDA tensors (every backend's but NCCL's)
+through pinned host memory (staging.py).
 
 Asynchronous calls return an integer handle; synchronize(handle) waits and returns the result,
 poll(handle) says whether it has run. Until then the tensors a call reads and writes are held here
@@ -20,7 +20,7 @@ import threading
 import torch
 
 from hvdrun import _C
-from hvdrun.torch import placement, staging
+from hvdrun.torch import device_rows, placement, staging
 
 
 class HvdrunUnsupportedError(NotImplementedError):
@@ -116,6 +116,9 @@ def _check_tensor(call, tensor):
 
 # CUDA tensors that do not take the device path travel through pinned host memory (staging.py).
 _staging = staging.HostStaging()
+# Allgathers and alltoalls on the device path are submitted once their row counts have been exchanged
+# (device_rows.py), from a thread of their own.
+_exchanges = staging.OrderedSubmitter("hvdrun-exchange")
 
 
 # The path CPU tensors take: placement.HOST, except in tests/python/hvdrun_torch_checks.py, which sets
@@ -124,17 +127,15 @@ _staging = staging.HostStaging()
 _host_tensors_take = placement.HOST
 
 
-def _path(call, tensor, device_path_allowed=True):
+def _path(call, tensor):
     """Where `tensor`'s collective runs: placement.HOST, DEVICE or STAGED (placement.choose)."""
     if not tensor.is_cuda:
-        if _host_tensors_take == placement.DEVICE and not device_path_allowed:
-            return placement.STAGED
         return _host_tensors_take
     if not _C.is_initialized():
         raise RuntimeError("hvdrun.torch.%s: call hvdrun.torch.init() first" % call)
     device_runtime = _C.device_backend() != "none"
     rank_index = placement.rank_device(_C.local_rank(), torch.cuda.device_count()) if device_runtime else 0
-    return placement.choose(call, tensor.device, device_runtime, device_path_allowed, rank_index)
+    return placement.choose(call, tensor.device, device_runtime, rank_index)
 
 
 def _stream(path, tensor):
@@ -423,13 +424,17 @@ def broadcast(tensor, root_rank, name=None, process_set=None):
     return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
 
-def _rows_start(call, tensor, name, submit):
-    """Starts a collective that moves whole rows (first-dimension slices) of `tensor`: submit(name, send,
-    type name, elements per row) submits it with `send`, a contiguous host tensor of a type libhvdrun has,
-    and returns libhvdrun's handle, whose result is rows from every rank. Returns (handle, finish, tensors
-    to keep), finish() giving (the received rows as one tensor, the rows from each rank) once the handle
-    has completed. A CUDA tensor is staged through host memory (libhvdrun gives the rows of counts that
-    may differ between ranks in host memory, on every backend) and its result is a CUDA tensor."""
+def _rows_start(call, tensor, name, submit, splits=None):
+    """Starts a collective that moves whole rows (first-dimension slices) of `tensor`: an allgather
+    (`splits` None) or an alltoall (`splits`: the rows for each rank). Returns (handle, finish, tensors
+    to keep), finish() giving (the received rows as one tensor where `tensor` is, the rows from each
+    rank) once the handle has completed.
+
+    On the DEVICE path the rows go in device memory (device_rows.py), named as they were when they were
+    staged. Otherwise submit(name, send, type name, elements per row) submits libhvdrun's collective of
+    counts that may differ between ranks, whose result is host memory, with `send`, a contiguous host
+    tensor of a type libhvdrun has, and returns its handle; a CUDA tensor is staged through host memory
+    (staging.py)."""
     _check_tensor(call, tensor)
     if tensor.dim() == 0:
         raise ValueError("hvdrun.torch.%s: a 0-dimensional tensor has no first dimension" % call)
@@ -439,9 +444,13 @@ def _rows_start(call, tensor, name, submit):
         row *= size
     if row == 0:
         raise ValueError("hvdrun.torch.%s: a tensor of shape %s has no elements per row" % (call, tuple(tensor.shape)))
+    path = _path(call, tensor)
+    if path == placement.DEVICE:
+        with torch.no_grad():
+            return device_rows.start(_C, _exchanges, _RUNTIME_TYPES, call, tensor, _staged_name(call, name), splits)
     device = tensor.device
     ready = None
-    staged = _path(call, tensor, device_path_allowed=False) == placement.STAGED
+    staged = path == placement.STAGED
     with torch.no_grad():
         if staged:
             local, ready = _staging.stage_in(tensor.detach().contiguous())
@@ -507,9 +516,10 @@ def _allgather_start(tensor, name):
 class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name):
-        handle, finish, _ = _allgather_start(tensor, name)
+        handle, finish, keep = _allgather_start(tensor, name)
         handle.wait()
         gathered, ctx.rows = finish()
+        del keep  # read by libhvdrun until the handle has completed
         return gathered
 
     @staticmethod
@@ -554,10 +564,12 @@ def join(device=-1):
     some rank has joined raises RuntimeError on the ranks that made it (Horovod refuses them too).
     A --nccl job joins both its runtimes at once: this rank stands in for the others' collectives of
     CPU tensors and of CUDA tensors alike. `device` is accepted for Horovod's signature and ignored:
-    each runtime makes its zeros where its tensors are. Staged collectives are submitted first (the
-    staging thread's queue is drained), so that they too are among this rank's pending ones.
+    each runtime makes its zeros where its tensors are. Staged collectives, and device allgathers and
+    alltoalls whose row counts are being exchanged, are submitted first (the staging and exchange threads'
+    queues are drained), so that they too are among this rank's pending ones.
     """
     _staging.drain()
+    _exchanges.drain()
     return _C.join()
 
 
@@ -690,7 +702,7 @@ def alltoall_async(tensor, splits=None, name=None, process_set=None):
     handle, finish, keep = _rows_start(
         "alltoall", tensor, name,
         lambda name, send, type_name, unit: _C.alltoall_async(name, send.data_ptr(), [r * unit for r in rows],
-                                                              type_name, unit))
+                                                              type_name, unit), rows)
 
     def received():
         output, counts = finish()

@@ -10,9 +10,10 @@ collective takes one of three paths:
   (or as a contiguous copy), with the caller's current stream of that device: libhvdrun records an
   event there when the call is made and reads the tensor once the stream has reached it, and a
   completed handle means the result is in place for every stream (Runtime::SetCallerStream).
-- STAGED: any other CUDA tensor, through pinned host memory to the host runtime (staging.py); and,
-  in a job with a device runtime, a collective whose result libhvdrun gives in host memory (the
-  allgather and alltoall of counts that may differ between ranks).
+  Allgather and alltoall, whose ranks' rows may differ, exchange their row counts over the host
+  runtime first and pad the rows to equal blocks in device memory (device_rows.py).
+- STAGED: any other CUDA tensor (every CUDA tensor of a job without a device runtime: --gloo, --mpi),
+  through pinned host memory to the host runtime (staging.py).
 
 In a job with a device runtime a CUDA tensor must be on the rank's device, whichever path it takes:
 its collectives run beside that device's other work.
@@ -31,12 +32,12 @@ def rank_device(local_rank, device_count):
     return local_rank % device_count
 
 
-def choose(call, device, device_runtime, device_path_allowed, rank_index):
-    """The path (HOST, DEVICE, STAGED) of hvdrun.torch.`call` on a tensor on torch.device `device`.
+def choose(call, device, device_runtime, rank_index):
+    """The path (HOST, DEVICE, STAGED) of hvdrun.torch.`call` on a tensor on torch.device `device`: the
+    same for every call.
 
-    `device_runtime`: whether the job has one (a --nccl job); `device_path_allowed`: whether the call
-    can leave its result in device memory; `rank_index`: the rank's CUDA device index (used only with
-    a device runtime). Raises ValueError, one line naming the call and both devices, for a CUDA tensor
+    `device_runtime`: whether the job has one (a --nccl job); `rank_index`: the rank's CUDA device
+    index (used only with a device runtime). Raises ValueError, one line naming the call and both devices, for a CUDA tensor
     on another device than the rank's in a job with a device runtime."""
     if device.type != "cuda":
         return HOST
@@ -47,7 +48,7 @@ def choose(call, device, device_runtime, device_path_allowed, rank_index):
         raise ValueError("hvdrun.torch.%s: the tensor is on cuda:%d, but this rank's device is cuda:%d (its local "
                          "rank modulo the devices it sees), where its NCCL collectives run; move the tensor there "
                          "(tensor.to('cuda:%d'))" % (call, index, rank_index, rank_index))
-    return DEVICE if device_path_allowed else STAGED
+    return DEVICE
 
 
 def refuse_wire_compression(call, name, wire_format):

@@ -1,7 +1,7 @@
 """Collectives on device tensors through pinned host memory, ordered by streams and events.
 
-libhvdrun's Gloo and MPI backends (and, until the negotiated NCCL engine lands, every backend as
-hvdrun.torch uses it) read and write host memory. A CUDA tensor therefore goes as follows:
+libhvdrun's Gloo and MPI backends read and write host memory. A CUDA tensor in a job without a device
+runtime (--gloo, --mpi; placement.py) therefore goes as follows:
 
 1. stage_in: the tensor is copied into a pinned host buffer on the caller's current stream, and an
    event is recorded on that stream after the copy. The caller's thread does not wait.
@@ -16,7 +16,8 @@ until the asynchronous copies recorded on it have completed, so a buffer may be 
 its copy has been queued.
 
 The device operations sit behind DeviceOps, so that the ordering above is tested on machines
-without a GPU with a fake (tests/python/staging_checks.py); CudaOps is the real one.
+without a GPU with a fake (tests/python/staging_checks.py); CudaOps is the real one. The submitter
+thread is an OrderedSubmitter, which device_rows.py's allgathers and alltoalls use too.
 """
 
 import queue
@@ -80,49 +81,33 @@ class StagedHandle:
         return self._error is not None or self.inner.ready()
 
 
-class HostStaging:
-    """Stages device tensors through pinned host memory (see the module's documentation).
+class OrderedSubmitter:
+    """Submits collectives from one thread of its own, each once what it waits for is ready, in the order
+    submit_after was called; that thread waits for those only, never for a collective's completion.
 
-    Thread safety: every method may be called from any thread (autograd's hooks run on its device
-    threads); submissions are made by one thread, in the order submit_after was called.
-    """
+    Thread safety: submit_after and drain may be called from any thread (autograd's hooks run on its
+    device threads)."""
 
-    def __init__(self, ops=None):
-        self._ops = ops if ops is not None else CudaOps()
+    def __init__(self, thread_name):
+        self._thread_name = thread_name
         self._queue = queue.Queue()
         self._lock = threading.Lock()
         self._thread = None
 
-    def stage_in(self, tensor):
-        """Queues a copy of the contiguous device tensor `tensor` to a new pinned host buffer on the
-        current stream; returns (the buffer, the event recorded after the copy)."""
-        host = self._ops.pinned_empty(tuple(tensor.shape), tensor.dtype)
-        stream = self._ops.current_stream(tensor.device)
-        self._ops.copy_on_stream(host, tensor, stream)
-        return host, self._ops.record_event(stream)
-
-    def host_buffer(self, shape, dtype):
-        """A new pinned host buffer, for results that stage_out copies to the device."""
-        return self._ops.pinned_empty(tuple(shape), dtype)
-
     def submit_after(self, event, start, what):
-        """Returns a StagedHandle; the submitter thread waits for `event` (None: nothing to wait for),
-        then calls start(), which submits the collective and returns libhvdrun's handle. An
-        exception from start() is raised by the handle's wait(), as "`what`: message"."""
+        """Returns a StagedHandle; the submitter thread waits for `event` (its synchronize(); None:
+        nothing to wait for), then calls start(), which submits the collective and returns libhvdrun's
+        handle. An exception from either is raised by the handle's wait(), as "`what`: message"."""
         handle = StagedHandle(what)
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=self._submit_loop, name="hvdrun-staging", daemon=True)
+                self._thread = threading.Thread(target=self._submit_loop, name=self._thread_name, daemon=True)
                 self._thread.start()
         self._queue.put((event, start, handle))
         return handle
 
-    def stage_out(self, host, output):
-        """Queues the copy of `host` into the device tensor `output` on the current stream."""
-        self._ops.copy_on_stream(output, host, self._ops.current_stream(output.device))
-
     def drain(self):
-        """Returns once every submission made so far has been made (for shutdown)."""
+        """Returns once every submission made so far has been made (for join and shutdown)."""
         if self._thread is not None:
             self._queue.join()
 
@@ -139,3 +124,39 @@ class HostStaging:
                 handle._set(inner, None)
             finally:
                 self._queue.task_done()
+
+
+class HostStaging:
+    """Stages device tensors through pinned host memory (see the module's documentation).
+
+    Thread safety: every method may be called from any thread (autograd's hooks run on its device
+    threads); submissions are made by one thread, in the order submit_after was called.
+    """
+
+    def __init__(self, ops=None):
+        self._ops = ops if ops is not None else CudaOps()
+        self._submitter = OrderedSubmitter("hvdrun-staging")
+
+    def stage_in(self, tensor):
+        """Queues a copy of the contiguous device tensor `tensor` to a new pinned host buffer on the
+        current stream; returns (the buffer, the event recorded after the copy)."""
+        host = self._ops.pinned_empty(tuple(tensor.shape), tensor.dtype)
+        stream = self._ops.current_stream(tensor.device)
+        self._ops.copy_on_stream(host, tensor, stream)
+        return host, self._ops.record_event(stream)
+
+    def host_buffer(self, shape, dtype):
+        """A new pinned host buffer, for results that stage_out copies to the device."""
+        return self._ops.pinned_empty(tuple(shape), dtype)
+
+    def submit_after(self, event, start, what):
+        """OrderedSubmitter.submit_after, on the staging thread: `event` is stage_in's."""
+        return self._submitter.submit_after(event, start, what)
+
+    def stage_out(self, host, output):
+        """Queues the copy of `host` into the device tensor `output` on the current stream."""
+        self._ops.copy_on_stream(output, host, self._ops.current_stream(output.device))
+
+    def drain(self):
+        """Returns once every submission made so far has been made (for shutdown)."""
+        self._submitter.drain()
