@@ -90,7 +90,10 @@ void ShuffledDeviceAllreduces(int size, size_t fusion_threshold, int steps,
                             DataType::kInt32, DataType::kInt64}) {
         for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax}) {
           for (size_t count : {size_t{1}, size_t{17}, size_t{1000}, size_t{300000}}) {
-            DeviceTensor tensor{"t" + std::to_string(tensors.size()), type, op, count, nullptr, {}};
+            // The name appended, not "t" + to_string(...): GCC 12's -Wrestrict misreads that at -O3.
+            std::string name = "t";
+            name += std::to_string(tensors.size());
+            DeviceTensor tensor{std::move(name), type, op, count, nullptr, {}};
             ASSERT_EQ(cudaMalloc(&tensor.device, count * DataTypeSize(type)), cudaSuccess);
             tensor.host.resize(count * DataTypeSize(type));
             tensors.push_back(std::move(tensor));
