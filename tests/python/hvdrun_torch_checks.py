@@ -141,6 +141,20 @@ def allreduce_autograd():
         same(x.grad, torch.full((2,), N * (N + 1) / 2 * factor), "allreduce gradient %r" % op, rtol=1e-6)
 
 
+def check_named_allgathers(prefix, what):
+    """Named allgathers are negotiated: each rank starts them in its own order and waits in another;
+    rank k gives (k + i) % 3 rows to the i-th (none at all included), of a type libhvdrun has, or not."""
+    order = list(range(6))
+    order = order[R % 6:] + order[:R % 6]
+    dtypes = (torch.float64, torch.bool, torch.int16, torch.float32, torch.uint8, torch.int64)
+    handles = {i: hvd.allgather_async(torch.full(((R + i) % 3, 3), float(R + i)).to(dtypes[i]),
+                                      name="%s.%d" % (prefix, i))
+               for i in order}
+    for i in reversed(order):
+        expected = torch.cat([torch.full(((k + i) % 3, 3), float(k + i)) for k in range(N)]).to(dtypes[i])
+        same(hvd.synchronize(handles[i]), expected, "%s '%s.%d' of %s" % (what, prefix, i, dtypes[i]))
+
+
 @check
 def allgather_uneven_and_autograd():
     rows = sum(k + 1 for k in range(N))
@@ -154,16 +168,7 @@ def allgather_uneven_and_autograd():
     assert y.shape == (rows, 2)
     (y * (R + 1)).sum().backward()
     same(x.grad, torch.full((R + 1, 2), N * (N + 1) / 2), "allgather gradient")
-    # Named allgathers are negotiated: each rank starts them in its own order and waits in another;
-    # rank k gives (k + i) % 3 rows to the i-th (none at all included), of a type libhvdrun has, or not.
-    order = list(range(6))
-    order = order[R % 6:] + order[:R % 6]
-    dtypes = (torch.float64, torch.bool, torch.int16, torch.float32, torch.uint8, torch.int64)
-    handles = {i: hvd.allgather_async(torch.full(((R + i) % 3, 3), float(R + i)).to(dtypes[i]), name="ag.%d" % i)
-               for i in order}
-    for i in reversed(order):
-        expected = torch.cat([torch.full(((k + i) % 3, 3), float(k + i)) for k in range(N)]).to(dtypes[i])
-        same(hvd.synchronize(handles[i]), expected, "allgather_async 'ag.%d' of %s" % (i, dtypes[i]))
+    check_named_allgathers("ag", "allgather_async")
     # A contiguous view that starts off a word boundary (rows of one word), and a non-contiguous one.
     base = torch.arange(10, dtype=torch.int16) + R
     view = base[1:9].view(4, 2)
@@ -673,15 +678,7 @@ def device_path_rows(recording):
     same(hvd.allgather(x, name="device.ag.equal"),
          torch.cat([torch.arange(24, dtype=torch.float64).view(2, 3, 4) + 100 * k for k in range(N)]),
          "device allgather of equal first dimensions")
-    # Named ones in any order, waited for in another; (k + i) % 3 rows from rank k, none at all included.
-    order = list(range(6))
-    order = order[R % 6:] + order[:R % 6]
-    dtypes = (torch.float64, torch.bool, torch.int16, torch.float32, torch.uint8, torch.int64)
-    handles = {i: hvd.allgather_async(torch.full(((R + i) % 3, 3), float(R + i)).to(dtypes[i]), name="dag.%d" % i)
-               for i in order}
-    for i in reversed(order):
-        expected = torch.cat([torch.full(((k + i) % 3, 3), float(k + i)) for k in range(N)]).to(dtypes[i])
-        same(hvd.synchronize(handles[i]), expected, "device allgather_async 'dag.%d' of %s" % (i, dtypes[i]))
+    check_named_allgathers("dag", "device allgather_async")
     # Differentiable, as on the other paths.
     x = torch.ones(R + 1, 2, requires_grad=True)
     (hvd.allgather(x) * (R + 1)).sum().backward()
