@@ -180,7 +180,10 @@ void RunDeviceLikeRanks(int size, size_t tensors, int steps) {
       }
       stream.RequestStop();
       collective.join();
-      EXPECT_TRUE(ended.ok()) << ended.message();
+      // Every collective completed above; a rank whose stop request comes after another's stop has
+      // reached the ballot ends with that as its status (as a closing Runtime's does), not a failure.
+      EXPECT_TRUE(ended.ok() || ended.message().find("another rank's runtime stopped") != std::string::npos)
+          << ended.message();
       const NegotiationCounters counters = stream.counters();
       EXPECT_EQ(counters.tensors, tensors * static_cast<size_t>(steps));
       EXPECT_LT(counters.responses, counters.tensors) << "nothing was fused";
