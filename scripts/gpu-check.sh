@@ -21,11 +21,13 @@
 #      batch 64, fp32, SyncBatchNorm, DistributedOptimizer) run alone, which is its training loop in
 #      plain PyTorch (every hvd call a no-op at one rank), then under hvdrun -np 1 --nccl and --gloo;
 #   7. each --example SCRIPT (a Horovod example, say) under hvdrun -np 1 --nccl python3 SCRIPT;
-#   8. the shared-memory allreduce against Gloo over loopback at 8 ranks (64 MiB busbw, the ResNet-50
-#      replay), which a 2-core build machine cannot run.
+#   8. the shared-memory allreduce at 8 ranks against Gloo over loopback (64 MiB busbw, the ResNet-50
+#      replay), and hvdrun-trainer on the CPU at 1, 2 and 8 processes of one thread: what a 2-core
+#      build machine cannot run.
 # and prints the table (also written to OUT/gpu-check.md, with every step's log and JSON in OUT,
-# default ./gpu-check-results). Exit status: 0 when every row passed, 1 when one failed (a wrong
-# result, a program that failed), 2 for bad arguments or a machine without what it needs.
+# default ./gpu-check-results). Each step may run GPU_CHECK_STEP_TIMEOUT seconds (300). Exit status:
+# 0 when every row passed, 1 when one failed (a wrong result, a program that failed or ran past its
+# time), 2 for bad arguments or a machine without what it needs.
 # hvdrun.torch's own one-line refusals (of a Horovod feature it does not have) are reported as
 # "refused", not as failures.
 set -uo pipefail
@@ -66,12 +68,19 @@ start=$SECONDS
 
 # row STEP RESULT DETAIL: one line of the table (RESULT: ok, failed, refused, skipped, or a figure).
 row() { "$python" -c 'import json,sys; print(json.dumps({"step": sys.argv[1], "result": sys.argv[2], "detail": sys.argv[3]}))' "$1" "$2" "$3" >>"$rows"; }
-# run NAME COMMAND...: runs it with its output in OUT/NAME.log; its exit status.
+# run NAME COMMAND...: runs it with its output in OUT/NAME.log; its exit status. A step that runs
+# past $GPU_CHECK_STEP_TIMEOUT seconds (default 300) is stopped, says so in its log and fails its row.
+step_timeout=${GPU_CHECK_STEP_TIMEOUT:-300}
 run() {
-  local name=$1
+  local name=$1 status
   shift
   echo "gpu-check: [$((SECONDS - start)) s] $name: $*" >&2
-  "$@" >"$out/$name.log" 2>&1
+  timeout --kill-after=10 "$step_timeout" "$@" >"$out/$name.log" 2>&1
+  status=$?
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "gpu-check: $name ran past ${step_timeout} s and was stopped" >>"$out/$name.log"
+  fi
+  return "$status"
 }
 last_line() { grep -v '^\s*$' "$out/$1.log" | tail -n 1 | cut -c1-160; }
 json_get() { "$python" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$1" "$2"; }
@@ -220,18 +229,56 @@ for example in "${examples[@]}"; do
 done
 
 # --- 8. host memory at 8 ranks (16 cores) ---------------------------------------------------------------------
-# The shared-memory allreduce against Gloo over loopback on 8 ranks of this machine: 64 MiB float32 sums
-# (busbw) and the ResNet-50 replay, each with --shared-memory on and off.
-for memory in on off; do
-  if run "host8-bench-$memory" hvdrun -np 8 --gloo --shared-memory "$memory" hvdrun-bench -b 64M -e 64M --iters 10 \
-    --warmup 3 --json "$out/host8-bench-$memory.json" &&
-    run "host8-replay-$memory" hvdrun -np 8 --gloo --shared-memory "$memory" hvdrun-bench --replay resnet50 \
-      --iters 10 --warmup 3 --json "$out/host8-replay-$memory.json"; then
-    row "8 ranks --gloo, shared memory $memory" \
-      "$(json_get "$out/host8-bench-$memory.json" '"%.2f GB/s busbw" % d["results"][-1]["busbw_gbps"]')" \
-      "64 MiB float32 sum; ResNet-50 replay $(json_get "$out/host8-replay-$memory.json" '"%.1f ms a step, path %s" % (d["settings"][0]["step_ms"], d["allreduce_path"])')"
+# The shared-memory allreduce at 8 ranks of this machine, 3 rounds, medians: a 64 MiB float32 sum through
+# it beside Gloo's own ring over loopback in the same run (--baseline), the ResNet-50 replay with
+# --shared-memory on and off, and hvdrun-trainer on the CPU (ResNet-50, 224 px, 8 images a process,
+# one thread a process) at 1, 2 and 8 processes: the speedups of adding processes on cores of their own.
+host_rounds=${GPU_CHECK_HOST_ROUNDS:-3}
+host_ok=1
+for round in $(seq "$host_rounds"); do
+  run "host8-bench-$round" hvdrun -np 8 --gloo --shared-memory on hvdrun-bench -b 64M -e 64M --iters 10 \
+    --warmup 3 --baseline --json "$out/host8-bench-$round.json" || host_ok=0
+  for memory in on off; do
+    run "host8-replay-$memory-$round" hvdrun -np 8 --gloo --shared-memory "$memory" hvdrun-bench --replay resnet50 \
+      --iters 10 --warmup 3 --json "$out/host8-replay-$memory-$round.json" || host_ok=0
+  done
+done
+if [ "$host_ok" -eq 1 ]; then
+  "$python" - "$out" "$host_rounds" >>"$rows" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], range(1, int(sys.argv[2]) + 1)
+load = lambda name: json.load(open("%s/%s.json" % (out, name)))
+bench = [load("host8-bench-%d" % r)["results"][-1] for r in rounds]
+shm = statistics.median(b["busbw_gbps"] for b in bench)
+gloo = statistics.median(b["baseline_busbw_gbps"] for b in bench)
+on = [load("host8-replay-on-%d" % r) for r in rounds]
+off = [load("host8-replay-off-%d" % r) for r in rounds]
+paths = sorted({d["allreduce_path"] for d in on}) + sorted({d["allreduce_path"] for d in off})
+step_on = statistics.median(d["settings"][0]["step_ms"] for d in on)
+step_off = statistics.median(d["settings"][0]["step_ms"] for d in off)
+print(json.dumps({"step": "8 ranks --gloo: shared memory against Gloo's loopback ring", "result": "%.2fx" % (shm / gloo),
+                  "detail": "64 MiB float32 sum, medians of %d runs: %.2f GB/s busbw against Gloo raw %.2f GB/s "
+                            "(goal >= 3x)" % (len(bench), shm, gloo)}))
+print(json.dumps({"step": "8 ranks --gloo: ResNet-50 replay, shared memory on / off", "result": "%.2fx" % (step_on / step_off),
+                  "detail": "median step %.1f ms (path %s) against %.1f ms (path %s), goal <= 0.6x"
+                            % (step_on, paths[0], step_off, paths[-1])}))
+PY
+else
+  row "8 ranks --gloo, shared memory" failed "$(last_line "host8-bench-1")"
+fi
+cpu_train=(hvdrun-trainer --model resnet50 --synthetic --device cpu --batch-size 8 --image-size 224 --threads 1
+  --warmup-steps 2 --steps 5)
+cpu_step_1=""
+for processes in 1 2 8; do
+  what="hvdrun-trainer on the CPU, $processes process$([ "$processes" -gt 1 ] && echo es), one thread each"
+  if run "trainer-cpu-$processes" hvdrun -np "$processes" --gloo "${cpu_train[@]}" --json "$out/trainer-cpu-$processes.json"; then
+    step=$(json_get "$out/trainer-cpu-$processes.json" '"%.3f" % d["step_time_s"]')
+    [ "$processes" -eq 1 ] && cpu_step_1=$step
+    row "$what" "$step s a step" \
+      "$(json_get "$out/trainer-cpu-$processes.json" '"%.1f img/s in all" % d["img_per_sec_total"]')$([ -n "$cpu_step_1" ] &&
+        awk -v n="$processes" -v s="$step" -v one="$cpu_step_1" 'BEGIN { printf "; speedup %.2fx of %d", n * one / s, n }')"
   else
-    row "8 ranks --gloo, shared memory $memory" failed "$(last_line "host8-replay-$memory" 2>/dev/null || last_line "host8-bench-$memory")"
+    row "$what" failed "$(last_line "trainer-cpu-$processes")"
   fi
 done
 

@@ -208,9 +208,6 @@ int Run(const BenchOptions& options) {
       return fail("rank " + std::to_string(rt.rank()) + ": " + status.message());
     }
   }
-  if (options.named && rt.backend() == BackendKind::kNccl) {
-    return fail("--named: the nccl backend has no negotiated path");
-  }
   // With --named, the library's own call is timed first, alone: the negotiated Runtime's thread
   // calls the library all the time, and two threads may not call it at once (MPI_THREAD_SERIALIZED).
   std::vector<SizeResult> baselines;
