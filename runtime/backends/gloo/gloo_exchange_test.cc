@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -102,10 +103,31 @@ TEST(GlooExchangeTest, APeerThatIsGoneIsAnErrorNotAWait) {
     std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
     return std::make_unique<GlooExchange>(gloo_store, device, rank, 2, milliseconds(10'000));
   };
+  // The peer closes its pairs only once both ends are connected: closing while rank 0 still connects
+  // would fail rank 0's connect instead of its allreduce. Neither thread lets an exception escape, so
+  // that the peer is always joined.
+  std::promise<void> connected;
+  std::shared_future<void> both_connected = connected.get_future().share();
+  std::string peer_failure;
+  std::thread peer([&] {
+    try {
+      std::unique_ptr<GlooExchange> mine = make(1);
+      both_connected.wait();
+    } catch (const std::exception& e) {
+      peer_failure = e.what();
+    }
+  });
   std::unique_ptr<GlooExchange> survivor;
-  std::thread peer([&] { make(1).reset(); });  // connects, then closes its pairs
-  survivor = make(0);
+  std::string failure;
+  try {
+    survivor = make(0);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  connected.set_value();
   peer.join();
+  ASSERT_NE(survivor, nullptr) << "rank 0 did not connect: " << failure;
+  ASSERT_EQ(peer_failure, "") << "rank 1 did not connect";
   const auto start = std::chrono::steady_clock::now();
   int64_t value = 1;
   EXPECT_THROW(survivor->Allreduce(&value, &value, 1, DataType::kInt64, ReduceOp::kSum), gloo::IoException);
