@@ -89,8 +89,8 @@ inline constexpr const char* kErrorFeedback = "HVDRUN_ERROR_FEEDBACK";
 // "1" (the default) or "0". With it on, the allreduces of a job whose ranks are all on one host go
 // through that host's shared memory instead of the backend.
 inline constexpr const char* kSharedMemory = "HVDRUN_SHM";
-// Horovod's switch for hierarchical allreduce (RuntimeOptions::hierarchical_allreduce), "1" or "0"
-// (the default), from hvdrun --hierarchical-allreduce.
+// Horovod's switch for hierarchical allreduce (RuntimeOptions::hierarchical_allreduce), "1" (the
+// default, where it applies) or "0", from hvdrun --hierarchical-allreduce / --no-hierarchical-allreduce.
 inline constexpr const char* kHorovodHierarchicalAllreduce = "HOROVOD_HIERARCHICAL_ALLREDUCE";
 
 // PyTorch's names (torchrun's set), for torch.distributed's env:// initialisation.

@@ -337,6 +337,12 @@ StatusOr<std::vector<RankSetting>> ResolveTuning(const LaunchFlags& flags,
     if (!shared_memory.ok()) return shared_memory.status();
     tuning.push_back(std::move(shared_memory).value());
   }
+  if (flags.hierarchical_allreduce && flags.no_hierarchical_allreduce) {
+    return Status::Error("--hierarchical-allreduce and --no-hierarchical-allreduce: give one of them");
+  }
+  if (flags.no_hierarchical_allreduce) {
+    tuning.push_back({"--no-hierarchical-allreduce", env::kHorovodHierarchicalAllreduce, "0"});
+  }
   if (flags.hierarchical_allreduce) {
     if (backend != BackendKind::kGloo) {
       return Status::Error("--hierarchical-allreduce: libhvdrun's over --gloo only (hosts through Gloo)");

@@ -48,7 +48,7 @@ struct LaunchFlags {
   std::string fp8_scaling, fp8_safe_cast, fp8_float32_sums, error_feedback;
   // libhvdrun's shared-memory allreduce (on|off), and its hierarchical form across hosts.
   std::string shared_memory;
-  bool hierarchical_allreduce = false;
+  bool hierarchical_allreduce = false, no_hierarchical_allreduce = false;
   // The timeline.
   std::string timeline_filename;
   bool timeline_mark_cycles = false;

@@ -193,6 +193,22 @@ TEST(LaunchFlags, HierarchicalAllreduceIsGloosWithSharedMemory) {
             "off turns off");
 }
 
+TEST(LaunchFlags, NoHierarchicalAllreduceTellsTheRanksZeroAndExcludesItsOpposite) {
+  LaunchFlags flags;
+  EXPECT_TRUE(ResolveTuning(flags, BackendKind::kGloo)->empty());  // the ranks' default: on where it applies
+  flags.no_hierarchical_allreduce = true;
+  for (BackendKind backend : {BackendKind::kGloo, BackendKind::kMpi}) {
+    StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, backend);
+    ASSERT_TRUE(tuning.ok()) << tuning.status().message();
+    ASSERT_EQ(tuning->size(), 1U);
+    EXPECT_EQ(tuning->back().name, "HOROVOD_HIERARCHICAL_ALLREDUCE");
+    EXPECT_EQ(tuning->back().value, "0");
+  }
+  flags.hierarchical_allreduce = true;
+  EXPECT_EQ(ResolveTuning(flags, BackendKind::kGloo).status().message(),
+            "--hierarchical-allreduce and --no-hierarchical-allreduce: give one of them");
+}
+
 TEST(LaunchFlags, CompressionNeedsAHostMemoryBackendAndSafeguardsNeedFp8) {
   LaunchFlags flags = Given({}, {"--compression"});
   flags.compression = "fp16";

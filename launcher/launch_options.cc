@@ -151,8 +151,11 @@ const Flag kFlags[] = {
      "libhvdrun's allreduces of a job whose ranks are all on one host go through its shared memory, not "
      "the backend (on|off; default on; HVDRUN_SHM for the ranks)"},
     {"--hierarchical-allreduce", &LaunchFlags::hierarchical_allreduce,
-     "With --gloo, on several hosts with as many ranks each: reduce inside each host through shared memory, "
-     "then across hosts over Gloo, one slice per local rank (HOROVOD_HIERARCHICAL_ALLREDUCE=1; default off)"},
+     "With --gloo, on several hosts with as many ranks each (at least 2): reduce inside each host through "
+     "shared memory, then across hosts over Gloo, one slice per local rank (HOROVOD_HIERARCHICAL_ALLREDUCE=1; "
+     "the default where it applies)"},
+    {"--no-hierarchical-allreduce", &LaunchFlags::no_hierarchical_allreduce,
+     "Reduce across hosts in one flat ring over Gloo, as on one host (HOROVOD_HIERARCHICAL_ALLREDUCE=0)"},
     {"--timeline-filename", &LaunchFlags::timeline_filename,
      "Record every rank's libhvdrun timeline and merge them into FILE, a Chrome trace for Perfetto or "
      "chrome://tracing, one process per rank (also: HOROVOD_TIMELINE)"},

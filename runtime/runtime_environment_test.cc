@@ -76,6 +76,8 @@ TEST_F(RuntimeEnvironmentTest, SharedMemoryIsOnUnlessHvdrunShmIsZero) {
   values_[env::kSharedMemory] = "off";
   EXPECT_EQ(ReadError(), "HVDRUN_SHM='off' is not 1 or 0");
   values_[env::kSharedMemory] = "1";
+  EXPECT_TRUE(Read()->options.hierarchical_allreduce);
+  values_[env::kHorovodHierarchicalAllreduce] = "0";
   EXPECT_FALSE(Read()->options.hierarchical_allreduce);
   values_[env::kHorovodHierarchicalAllreduce] = "1";
   EXPECT_TRUE(Read()->options.hierarchical_allreduce);

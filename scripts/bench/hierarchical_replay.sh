@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Hierarchical allreduce across hosts: the ResNet-50 gradient replay on 2 servers of the test cluster
 # (docs/testing-cluster.md; as root) with 2 ranks each, every server's links shaped to RATE by
-# `tc qdisc ... tbf` (a lab network's), flat over Gloo against --hierarchical-allreduce (each host
-# reduces through its shared memory, each local rank's slice crosses over Gloo), round by round:
-#   hvdrun -np 4 -H server1:2,server2:2 --gloo [--hierarchical-allreduce] --network-interface eth0 \
+# `tc qdisc ... tbf` (a lab network's), flat over Gloo (--no-hierarchical-allreduce) against
+# --hierarchical-allreduce (each host reduces through its shared memory, each local rank's slice
+# crosses over Gloo), round by round:
+#   hvdrun -np 4 -H server1:2,server2:2 --gloo --[no-]hierarchical-allreduce --network-interface eth0 \
 #     hvdrun-bench --replay resnet50 --fusion-threshold-mb 128 --iters ITERS --warmup WARMUP --json F
 # and the bytes each server sent on eth0 during the run (its TX counter before and after). Prints the
 # medians over rounds of each run's median step and of the bytes per server, and their ratios. It
@@ -34,7 +35,7 @@ tx_bytes() {  # server
 }
 run() {  # mode round
   local json="$out/$1-$2.json"
-  local -a mode=()
+  local -a mode=(--no-hierarchical-allreduce)
   [[ "$1" == hierarchical ]] && mode=(--hierarchical-allreduce)
   local before1 before2
   before1=$(tx_bytes server1) before2=$(tx_bytes server2)

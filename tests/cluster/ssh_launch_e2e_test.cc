@@ -204,12 +204,11 @@ TEST_F(SshLaunchTest, GlooCollectivesRunAcrossHosts) {
       << result;
 }
 
-// Two hosts of two ranks, hierarchical: each host reduces through its shared memory, each local
-// rank's slice crosses over Gloo; every result matches the float64 reference, as flat Gloo's do, and
-// hvdrun-bench names the path.
+// Two hosts of two ranks, hierarchical by default: each host reduces through its shared memory, each
+// local rank's slice crosses over Gloo; every result matches the float64 reference, as flat Gloo's
+// do, and hvdrun-bench names the path; --no-hierarchical-allreduce gives the flat ring.
 TEST_F(SshLaunchTest, HierarchicalAllreduceAcrossTwoHostsOfTwoRanks) {
-  const std::vector<std::string> job = {
-      "-np", "4", "-H", "server1:2,server2:2", "--gloo", "--hierarchical-allreduce"};
+  const std::vector<std::string> job = {"-np", "4", "-H", "server1:2,server2:2", "--gloo"};
   ProcessResult result = Hvdrun(e2e::Concat({job, SshFlags(), {HVDRUN_TEST_COLLECTIVES_PATH}}));
   ASSERT_EQ(result.exit_code, 0) << result;
   EXPECT_TRUE(e2e::EveryRankCheckedItsResults(result.stdout_text, 4)) << "\n" << result;
@@ -220,6 +219,14 @@ TEST_F(SshLaunchTest, HierarchicalAllreduceAcrossTwoHostsOfTwoRanks) {
   ASSERT_EQ(bench.exit_code, 0) << bench;
   EXPECT_NE(bench.stdout_text.find("backend gloo, allreduce path shm+gloo, 4 ranks"), std::string::npos)
       << bench;
+
+  ProcessResult flat =
+      Hvdrun(e2e::Concat({job,
+                          {"--no-hierarchical-allreduce"},
+                          SshFlags(),
+                          {StagedProgram("hvdrun-bench"), "-b", "1M", "-e", "1M", "--iters", "2"}}));
+  ASSERT_EQ(flat.exit_code, 0) << flat;
+  EXPECT_NE(flat.stdout_text.find("backend gloo, allreduce path gloo, 4 ranks"), std::string::npos) << flat;
 }
 
 TEST_F(SshLaunchTest, NetworkInterfaceMovesTheJobsTrafficOntoThatNetwork) {

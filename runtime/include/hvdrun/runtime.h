@@ -151,8 +151,10 @@ struct RuntimeOptions {
   // allreduced over Gloo with the same local rank of the other hosts, and the hosts' ranks gather the
   // slices through shared memory again, so that one copy of the buffer per host crosses the network
   // (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE, which InitFromEnvironment reads; hvdrun
-  // --hierarchical-allreduce). Needs shared_memory; off by default. Every rank must choose the same.
-  bool hierarchical_allreduce = false;
+  // --hierarchical-allreduce and --no-hierarchical-allreduce). On by default: it runs only where it
+  // applies (Gloo, shared_memory, several hosts of the same number of ranks, at least 2), and there it
+  // is faster than the flat ring (docs/benchmarks.md). Every rank must choose the same.
+  bool hierarchical_allreduce = true;
 };
 
 // What negotiation did on this rank, for its report.
