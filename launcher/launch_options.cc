@@ -155,7 +155,7 @@ const Flag kFlags[] = {
      "shared memory, then across hosts over Gloo, one slice per local rank (HOROVOD_HIERARCHICAL_ALLREDUCE=1; "
      "the default where it applies)"},
     {"--no-hierarchical-allreduce", &LaunchFlags::no_hierarchical_allreduce,
-     "Reduce across hosts in one flat ring over Gloo, as on one host (HOROVOD_HIERARCHICAL_ALLREDUCE=0)"},
+     "Reduce across hosts in one flat Gloo ring over every rank (HOROVOD_HIERARCHICAL_ALLREDUCE=0)"},
     {"--timeline-filename", &LaunchFlags::timeline_filename,
      "Record every rank's libhvdrun timeline and merge them into FILE, a Chrome trace for Perfetto or "
      "chrome://tracing, one process per rank (also: HOROVOD_TIMELINE)"},
