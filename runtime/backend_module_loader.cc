@@ -11,17 +11,10 @@
 #include <mutex>
 #include <string>
 
+#include "runtime/one_line.h"
+
 namespace hvdrun {
 namespace {
-
-// dlerror's text may span lines; a Status is one line.
-std::string OneLine(std::string_view text) {
-  std::string line(text);
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return line;
-}
 
 // What to install when a module's libraries are missing, and which backend to run instead.
 std::string_view WhatToInstall(BackendKind kind) {

@@ -81,6 +81,19 @@ inline void RunBackendRanks(BackendKind kind, int size,
   for (std::thread& thread : threads) thread.join();
 }
 
+// What a conformance case runs as on `context`'s rank: `backend` (of `kind`) with host buffers, the
+// sum-then-divide average and every count, its checks reported to `report`. Neither is owned.
+inline ConformanceRank ThreadConformanceRank(Backend& backend, BackendKind kind,
+                                             const BackendContext& context, ConformanceReport& report) {
+  ConformanceRank rank;
+  rank.backend = &backend;
+  rank.kind = kind;
+  rank.rank = context.rank;
+  rank.size = context.size;
+  rank.report = &report;
+  return rank;
+}
+
 // Runs `conformance_case` on `size` ranks as threads; `configure` fills in what the backend needs
 // beyond host buffers and the sum-then-divide average (NCCL: device buffers, ncclAvg's rounding).
 inline void RunConformanceCaseOnThreads(BackendKind kind, int size, const ConformanceCase& conformance_case,
@@ -90,12 +103,7 @@ inline void RunConformanceCaseOnThreads(BackendKind kind, int size, const Confor
       kind, size,
       [&](Backend& backend, const BackendContext& context) {
         GtestConformanceReport report(context.rank);
-        ConformanceRank rank;
-        rank.backend = &backend;
-        rank.kind = kind;
-        rank.rank = context.rank;
-        rank.size = context.size;
-        rank.report = &report;
+        ConformanceRank rank = ThreadConformanceRank(backend, kind, context, report);
         if (configure) configure(rank);
         conformance_case.run(rank);
       },

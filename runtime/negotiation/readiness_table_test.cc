@@ -38,6 +38,17 @@ std::vector<std::string> Names(const std::vector<TensorRequest>& requests) {
   return names;
 }
 
+// The error of `outcome`'s one failure, which must be of `name`, with nothing ready; "" otherwise.
+std::string OnlyFailure(const ReadinessTable::Outcome& outcome, const std::string& name) {
+  EXPECT_TRUE(outcome.ready.empty());
+  if (outcome.failed.size() != 1U) {
+    ADD_FAILURE() << outcome.failed.size() << " failures, not 1";
+    return "";
+  }
+  EXPECT_EQ(outcome.failed[0].name, name);
+  return outcome.failed[0].error;
+}
+
 TEST(ReadinessTable, ANameIsReadyWhenEveryRankHasAnnouncedIt) {
   ReadinessTable table(3);
   const Clock::time_point now = Clock::now();
@@ -68,23 +79,14 @@ TEST(ReadinessTable, NamesReadyTogetherRunInTheOrderTheyWereFirstAnnounced) {
 
 TEST(ReadinessTable, DifferentParametersFailTheNameWithBothDescriptions) {
   ReadinessTable table(2);
-  auto outcome = table.Apply({{Announce("w", 10)}, {Announce("w", 12)}}, Clock::now());
-  EXPECT_TRUE(outcome.ready.empty());
-  ASSERT_EQ(outcome.failed.size(), 1U);
-  EXPECT_EQ(outcome.failed[0].name, "w");
-  EXPECT_EQ(
-      outcome.failed[0].error,
+  const std::string error =
       "'w' was submitted as allreduce of float32 x 10 sum by rank 0 but as allreduce of float32 x 12 sum by "
-      "rank 1");
+      "rank 1";
+  EXPECT_EQ(OnlyFailure(table.Apply({{Announce("w", 10)}, {Announce("w", 12)}}, Clock::now()), "w"), error);
   EXPECT_EQ(table.pending(), 0U);
   // Whoever announced first, the lower rank is named first.
   table.Apply({{}, {Announce("w", 12)}}, Clock::now());
-  outcome = table.Apply({{Announce("w", 10)}, {}}, Clock::now());
-  ASSERT_EQ(outcome.failed.size(), 1U);
-  EXPECT_EQ(
-      outcome.failed[0].error,
-      "'w' was submitted as allreduce of float32 x 10 sum by rank 0 but as allreduce of float32 x 12 sum by "
-      "rank 1");
+  EXPECT_EQ(OnlyFailure(table.Apply({{Announce("w", 10)}, {}}, Clock::now()), "w"), error);
 }
 
 TEST(ReadinessTable, InvalidationsAreCollectedOnce) {
@@ -170,12 +172,8 @@ TEST(ReadinessTable, OtherCollectivesFailWhileARankHasJoined) {
   Announcement broadcast = Announce("(unnamed broadcast 3)", 4, DataType::kInt32);
   broadcast.request.kind = CollectiveKind::kBroadcast;
   broadcast.request.root = 1;
-  auto outcome = table.Apply({{Join()}, {broadcast}}, Clock::now());
-  EXPECT_TRUE(outcome.ready.empty());
-  ASSERT_EQ(outcome.failed.size(), 1U);
-  EXPECT_EQ(outcome.failed[0].name, "(unnamed broadcast 3)");
   EXPECT_EQ(
-      outcome.failed[0].error,
+      OnlyFailure(table.Apply({{Join()}, {broadcast}}, Clock::now()), "(unnamed broadcast 3)"),
       "'(unnamed broadcast 3)': a broadcast of int32 x 4 from rank 1 cannot run while rank 0 has joined "
       "(Join): only allreduces run until every rank has joined, as in Horovod");
   EXPECT_EQ(table.pending(), 0U);

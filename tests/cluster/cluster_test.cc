@@ -5,6 +5,8 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/e2e/installed_program.h"
+
 namespace hvdrun::cluster {
 namespace {
 
@@ -42,7 +44,7 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-std::string StagedProgram(const std::string& name) { return std::string(HVDRUN_TEST_BIN_DIR) + "/" + name; }
+std::string StagedProgram(const std::string& name) { return e2e::InstalledProgram(name); }
 
 std::vector<std::string> WithBindMount(const std::string& source, const std::string& target,
                                        const std::vector<std::string>& argv) {

@@ -11,6 +11,7 @@
 #include "tests/e2e/collective_rank_output.h"
 #include "tests/e2e/console_output.h"
 #include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/installed_program.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/scratch_dir.h"
 
@@ -76,7 +77,7 @@ TEST(NetworkInterfaceTest, LoopbackCarriesTheJobWhenNamed) {
 TEST(BenchTest, SweepsSizesAndWritesTheJsonTheIssueAsksFor) {
   ScratchDir dir;
   std::string json_path = dir.path() + "/bench.json";
-  std::string bench = std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-bench";
+  std::string bench = InstalledProgram("hvdrun-bench");
   ProcessResult result = RunHvdrun({"-np", "2", "--gloo", bench, "-b", "1K", "-e", "4K", "-f", "2", "--iters",
                                     "3", "--warmup", "1", "--baseline", "--json", json_path});
   ASSERT_EQ(result.exit_code, 0) << result;
@@ -107,7 +108,7 @@ class BenchCompressionTest : public testing::TestWithParam<std::string> {};
 TEST_P(BenchCompressionTest, ReplayComparesTheFormatsInOneRunWithTheirBytesAndAccuracy) {
   ScratchDir dir;
   const std::string json_path = dir.path() + "/compression.json";
-  const std::string bench = std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-bench";
+  const std::string bench = InstalledProgram("hvdrun-bench");
   ProcessResult result = RunHvdrun({"-np", "2", "--" + GetParam(), bench, "--replay", "resnet18", "--op",
                                     "average", "--compression", "none,fp16,bf16,fp8", "--iters", "2",
                                     "--warmup", "1", "--json", json_path});
@@ -154,7 +155,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, BenchCompressionTest, testing::Values("gloo",
                          });
 
 TEST(BenchCompressionTest, ABadFormatListIsRefusedNamingTheFlag) {
-  const std::string bench = std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-bench";
+  const std::string bench = InstalledProgram("hvdrun-bench");
   ProcessResult result = RunProcess({bench, "--replay", "vgg16", "--compression", "none,fp9"}, kRunTimeout);
   EXPECT_EQ(result.exit_code, 2) << result;
   EXPECT_EQ(

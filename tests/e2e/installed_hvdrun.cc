@@ -1,8 +1,10 @@
 #include "tests/e2e/installed_hvdrun.h"
 
+#include "tests/e2e/installed_program.h"
+
 namespace hvdrun::e2e {
 
-std::string HvdrunPath() { return std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun"; }
+std::string HvdrunPath() { return InstalledProgram("hvdrun"); }
 
 std::string TestRankPath() { return HVDRUN_TEST_RANK_PATH; }
 
@@ -11,7 +13,7 @@ ProcessResult RunHvdrun(const std::vector<std::string>& args, const ProcessOptio
 }
 
 RunningProcess StartHvdrun(const std::vector<std::string>& args, const ProcessOptions& options) {
-  return RunningProcess::Start(Concat({{HvdrunPath()}, args}), options);
+  return StartInstalled("hvdrun", args, options);
 }
 
 std::vector<std::string> RankCommand(const std::vector<std::string>& args) {

@@ -1,4 +1,4 @@
-// The programs under test: hvdrun as `cmake --install` laid it out (HVDRUN_TEST_BIN_DIR, with
+// The programs under test: hvdrun as `cmake --install` laid it out (installed_program.h, with
 // hvdrun-agent beside it), and the rank program hvdrun-test-rank (HVDRUN_TEST_RANK_PATH).
 #ifndef HVDRUN_TESTS_E2E_INSTALLED_HVDRUN_H_
 #define HVDRUN_TESTS_E2E_INSTALLED_HVDRUN_H_

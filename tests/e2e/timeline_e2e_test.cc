@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/installed_program.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/scratch_dir.h"
 
@@ -26,7 +27,7 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-const std::string kBench = std::string(HVDRUN_TEST_BIN_DIR) + "/hvdrun-bench";
+const std::string kBench = InstalledProgram("hvdrun-bench");
 
 // The merged file as JSON; a file that is not a JSON array fails the test.
 json ReadTrace(const std::string& path) {

@@ -3,7 +3,6 @@
 // checked). Build and run: tests/fuzz/CMakeLists.txt.
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <variant>
 
@@ -14,15 +13,10 @@ namespace {
 
 namespace protocol = hvdrun::protocol;
 
-struct AgentProtocol {
-  using Message = protocol::Message;
-  using FrameDecoder = protocol::FrameDecoder;
-  static std::string EncodeFrame(const Message& message) { return protocol::EncodeFrame(message); }
-  static bool Extensible(const Message& message) {
-    return std::holds_alternative<protocol::Hello>(message) ||
-           std::holds_alternative<protocol::AgentHello>(message);
-  }
-};
+bool Extensible(const protocol::Message& message) {
+  return std::holds_alternative<protocol::Hello>(message) ||
+         std::holds_alternative<protocol::AgentHello>(message);
+}
 
 }  // namespace
 
@@ -30,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   // The first byte picks where the rest is split in two.
   std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
-  hvdrun::fuzzing::FuzzFrameDecoder<AgentProtocol>(protocol::FrameDecoder(), input, data[0]);
+  hvdrun::fuzzing::FuzzFrameDecoder(protocol::FrameDecoder(), input, data[0], &protocol::EncodeFrame,
+                                    &Extensible);
   return 0;
 }

@@ -17,25 +17,28 @@
 
 namespace hvdrun::fuzzing {
 
-// P: a protocol, as common/protocol/framing_conformance.h describes one (Message, FrameDecoder, EncodeFrame,
-// Extensible). `split` picks where the input is cut in two.
-template <typename P>
-void FuzzFrameDecoder(typename P::FrameDecoder decoder, std::string_view input, size_t split) {
+// `decoder`, `encode_frame` and `extensible` are the protocol's FrameDecoder, EncodeFrame and which of
+// its messages are extensible (framing::MessageKind::extensible; null: none is). `split` picks where
+// the input is cut in two.
+template <typename FrameDecoder, typename Message>
+void FuzzFrameDecoder(FrameDecoder decoder, std::string_view input, size_t split,
+                      std::string (*encode_frame)(const Message& message),
+                      bool (*extensible)(const Message& message) = nullptr) {
   split %= input.size() + 1;
   for (std::string_view piece : {input.substr(0, split), input.substr(split)}) {
     decoder.Append(piece);
     while (true) {
       std::string pending(decoder.pending());
-      StatusOr<std::optional<typename P::Message>> next = decoder.Next();
+      StatusOr<std::optional<Message>> next = decoder.Next();
       if (!next.ok()) return;  // the decoder must not be used after an error
       if (!next.value()) break;
-      const typename P::Message& message = *next.value();
+      const Message& message = *next.value();
       std::string frame = pending.substr(0, pending.size() - decoder.pending().size());
-      std::string encoded = P::EncodeFrame(message);
-      if (!P::Extensible(message) && encoded != frame) std::abort();
-      typename P::FrameDecoder again;
+      std::string encoded = encode_frame(message);
+      if ((extensible == nullptr || !extensible(message)) && encoded != frame) std::abort();
+      FrameDecoder again;
       again.Append(encoded);
-      StatusOr<std::optional<typename P::Message>> redecoded = again.Next();
+      StatusOr<std::optional<Message>> redecoded = again.Next();
       if (!redecoded.ok() || !redecoded.value() || *redecoded.value() != message) std::abort();
     }
   }

@@ -3,25 +3,13 @@
 // tests/fuzz/CMakeLists.txt.
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <utility>
 
 #include "common/protocol/rendezvous_protocol.h"
 #include "tests/fuzz/frame_decoder_fuzzing.h"
 
-namespace {
-
 namespace rendezvous = hvdrun::rendezvous;
-
-struct RendezvousProtocol {
-  using Message = rendezvous::Message;
-  using FrameDecoder = rendezvous::FrameDecoder;
-  static std::string EncodeFrame(const Message& message) { return rendezvous::EncodeFrame(message); }
-  static bool Extensible(const Message& /*message*/) { return false; }
-};
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -31,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
   rendezvous::FrameDecoder decoder((control & 1) != 0 ? rendezvous::kMaxHandshakeFrameBytes
                                                       : rendezvous::kMaxFrameBytes);
-  hvdrun::fuzzing::FuzzFrameDecoder<RendezvousProtocol>(std::move(decoder), input, control >> 1);
+  // No rendezvous message is extensible.
+  hvdrun::fuzzing::FuzzFrameDecoder(std::move(decoder), input, control >> 1, &rendezvous::EncodeFrame);
   return 0;
 }

@@ -2,20 +2,15 @@
 
 #include <filesystem>
 
+#include "tests/e2e/installed_program.h"
 #include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun::lab_test {
 
-std::string BinDir() { return HVDRUN_TEST_BIN_DIR; }
-
-std::string LabPath() { return BinDir() + "/hvdrun-lab"; }
-
 e2e::ProcessResult RunLab(const std::vector<std::string>& args) { return StartLab(args).Wait(kLabTimeout); }
 
 e2e::RunningProcess StartLab(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {LabPath()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return e2e::RunningProcess::Start(argv);
+  return e2e::StartInstalled("hvdrun-lab", args);
 }
 
 nlohmann::json ReadJson(const std::string& path) {

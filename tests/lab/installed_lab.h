@@ -1,5 +1,5 @@
-// The programs under test, as `cmake --install` laid them out (HVDRUN_TEST_BIN_DIR): hvdrun-lab with
-// hvdrun, hvdrun-agent and hvdrun-bench (and hvdrun-trainer, when built) beside it.
+// The programs under test, as `cmake --install` laid them out (tests/e2e/installed_program.h):
+// hvdrun-lab with hvdrun, hvdrun-agent and hvdrun-bench (and hvdrun-trainer, when built) beside it.
 #ifndef HVDRUN_TESTS_LAB_INSTALLED_LAB_H_
 #define HVDRUN_TESTS_LAB_INSTALLED_LAB_H_
 
@@ -14,9 +14,6 @@ namespace hvdrun::lab_test {
 
 // The limit of one hvdrun-lab command in these tests: far above what the small matrices here need.
 inline constexpr std::chrono::milliseconds kLabTimeout{120'000};
-
-std::string BinDir();
-std::string LabPath();
 
 // Runs the installed hvdrun-lab with `args` and waits up to kLabTimeout.
 e2e::ProcessResult RunLab(const std::vector<std::string>& args);

@@ -82,14 +82,14 @@ class LabClusterTest : public ClusterTest {
 };
 
 TEST_F(LabClusterTest, InterNodeLabEndToEnd) {
-  if (::access((lab_test::BinDir() + "/hvdrun-trainer").c_str(), X_OK) != 0) {
+  if (::access(StagedProgram("hvdrun-trainer").c_str(), X_OK) != 0) {
     GTEST_SKIP() << "hvdrun-trainer is not installed (built only with libtorch)";
   }
   e2e::ScratchDir scratch;
   const std::string experiment = scratch.WriteFile("lab7-inter-node-cpu.yaml", Experiment());
   const std::string results = scratch.path() + "/results";
   const std::string dir = results + "/lab7-inter-node-cpu";
-  const std::vector<std::string> run = {lab_test::LabPath(), "run", experiment, "--results", results};
+  const std::vector<std::string> run = {StagedProgram("hvdrun-lab"), "run", experiment, "--results", results};
 
   // Killed once the first cell is done and the second under way.
   {
@@ -138,7 +138,8 @@ TEST_F(LabClusterTest, InterNodeLabEndToEnd) {
     }
   }
 
-  ProcessResult report = RunInLauncher({lab_test::LabPath(), "report", results}, milliseconds(60'000));
+  ProcessResult report =
+      RunInLauncher({StagedProgram("hvdrun-lab"), "report", results}, milliseconds(60'000));
   ASSERT_EQ(report.exit_code, 0) << report;
   const nlohmann::json json = lab_test::ReadJson(dir + "/report.json");
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/e2e/console_output.h"
+#include "tests/e2e/installed_program.h"
 #include "tests/e2e/scratch_dir.h"
 #include "tests/lab/installed_lab.h"
 
@@ -118,7 +119,7 @@ TEST(LabRun, RealMatrixThroughHvdrunThenReportThenResume) {
         EXPECT_TRUE(fs::exists(run_dir + "/" + file)) << run_dir << "/" << file;
       }
       EXPECT_TRUE(fs::exists(run_dir + "/hvdrun/ranks/rank-" + std::to_string(np - 1) + ".json"));
-      EXPECT_EQ(ReadJson(run_dir + "/command.json")["argv"][0], BinDir() + "/hvdrun");
+      EXPECT_EQ(ReadJson(run_dir + "/command.json")["argv"][0], e2e::InstalledProgram("hvdrun"));
       job_ids[run_dir] = ReadJson(run_dir + "/hvdrun/plan.json")["job_id"].get<std::string>();
     }
   }
@@ -246,7 +247,7 @@ matrix:
 }
 
 TEST(LabRun, TrainerMatrix) {
-  if (::access((BinDir() + "/hvdrun-trainer").c_str(), X_OK) != 0) {
+  if (::access(e2e::InstalledProgram("hvdrun-trainer").c_str(), X_OK) != 0) {
     GTEST_SKIP() << "hvdrun-trainer is not installed (built only with libtorch)";
   }
   ScratchDir dir;
@@ -287,7 +288,7 @@ std::string ReplaceOnce(std::string text, const std::string& from, const std::st
 // backends, every fusion setting, with tiny images and two steps; then its report's two fusion
 // sections.
 TEST(LabRun, FusionLabAtASmallSize) {
-  if (::access((BinDir() + "/hvdrun-trainer").c_str(), X_OK) != 0) {
+  if (::access(e2e::InstalledProgram("hvdrun-trainer").c_str(), X_OK) != 0) {
     GTEST_SKIP() << "hvdrun-trainer is not installed (built only with libtorch)";
   }
   ScratchDir dir;

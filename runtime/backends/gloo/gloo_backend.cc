@@ -18,20 +18,11 @@
 
 #include "runtime/backends/gloo/gloo_exchange.h"
 #include "runtime/backends/gloo/gloo_store.h"
+#include "runtime/one_line.h"
 #include "runtime/reduction_kernels.h"
 
 namespace hvdrun {
 namespace {
-
-// gloo's messages may span lines; a Status is one line.
-std::string OneLine(std::string_view text) {
-  std::string line(text);
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  return line;
-}
 
 // Runs `body`, turning anything it throws into "gloo: <what> failed: <message>".
 template <typename Body>

@@ -33,13 +33,7 @@ TEST(GlooConformance, BackendsOwnAlltoallvPadsOverAlltoall) {
     testing::RunBackendRanks(BackendKind::kGloo, size, [&](Backend& backend, const BackendContext& context) {
       testing::ForwardingBackend padded(backend);
       testing::GtestConformanceReport report(context.rank);
-      testing::ConformanceRank rank;
-      rank.backend = &padded;
-      rank.kind = BackendKind::kGloo;
-      rank.rank = context.rank;
-      rank.size = context.size;
-      rank.report = &report;
-      uneven->run(rank);
+      uneven->run(testing::ThreadConformanceRank(padded, BackendKind::kGloo, context, report));
     });
   }
 }

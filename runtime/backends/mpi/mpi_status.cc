@@ -3,6 +3,9 @@
 #include <mpi.h>
 
 #include <string>
+#include <string_view>
+
+#include "runtime/one_line.h"
 
 namespace hvdrun {
 namespace {
@@ -13,12 +16,7 @@ std::string ErrorText(int code) {
   if (MPI_Error_string(code, text, &length) != MPI_SUCCESS || length <= 0) {
     return "MPI error code " + std::to_string(code);
   }
-  std::string line(text, static_cast<size_t>(length));
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  return line;
+  return OneLine(std::string_view(text, static_cast<size_t>(length)));
 }
 
 }  // namespace

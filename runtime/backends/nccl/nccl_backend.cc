@@ -11,6 +11,7 @@
 #include "runtime/backends/nccl/nccl_average.h"
 #include "runtime/backends/nccl/nccl_copies.h"
 #include "runtime/backends/nccl/nccl_scale.h"
+#include "runtime/one_line.h"
 
 namespace hvdrun {
 namespace {
@@ -57,10 +58,7 @@ std::string NcclErrorText(ncclResult_t result, ncclComm_t comm) {
   std::string text = ncclGetErrorString(result);
   const char* last = ncclGetLastError(comm);
   if (last != nullptr && *last != '\0') text += std::string(" (") + last + ")";
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
+  return OneLine(text);
 }
 
 // cudaGetErrorString of `error`, clearing CUDA's record of it so that later calls do not see it.
