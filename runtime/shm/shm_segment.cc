@@ -4,7 +4,6 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,12 +11,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <csignal>
 #include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <system_error>
 #include <utility>
 
 namespace hvdrun {
@@ -86,47 +87,49 @@ void* MapShared(int fd, size_t bytes, std::string* error) {
   return base;
 }
 
-// Local rank 0: creates, sizes and maps the segment `name`.
-void* CreateSegment(const std::string& name, size_t bytes, std::string* error) {
-  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, S_IRUSR | S_IWUSR);
+// Local rank 0: creates and sizes the segment's memory, its size sealed (no rank can shrink it
+// under another's mapping); its descriptor, or -1 and `error` set.
+int CreateMemory(size_t bytes, std::string* error) {
+  const int fd = ::memfd_create("hvdrun-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) {
-    *error = "shm_open(" + name + ", O_CREAT): " + Errno(errno);
-    return nullptr;
+    *error = "memfd_create: " + Errno(errno);
+    return -1;
   }
-  void* base = nullptr;
-  // The umask may only have narrowed 0600; make it exactly that.
-  if (::fchmod(fd, S_IRUSR | S_IWUSR) != 0) {
-    *error = "fchmod(" + name + ", 0600): " + Errno(errno);
-  } else if (const int reserved = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); reserved != 0) {
-    *error = "reserving " + std::to_string(bytes >> 20) + " MiB in /dev/shm: " + Errno(reserved);
-  } else {
-    base = MapShared(fd, bytes, error);
+  if (const int reserved = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); reserved != 0) {
+    *error = "reserving " + std::to_string(bytes >> 20) + " MiB of shared memory: " + Errno(reserved);
+    ::close(fd);
+    return -1;
   }
-  ::close(fd);
-  if (base == nullptr) ::shm_unlink(name.c_str());
-  return base;
+  if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    *error = "sealing the shared memory's size: " + Errno(errno);
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
-// The other local ranks: opens and maps the segment `name` that local rank 0 created.
-void* AttachSegment(const std::string& name, size_t bytes, std::string* error) {
-  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) {
-    *error = "shm_open(" + name + "): " + Errno(errno);
-    return nullptr;
-  }
-  void* base = nullptr;
-  struct stat facts {};
-  if (::fstat(fd, &facts) != 0) {
-    *error = "fstat(" + name + "): " + Errno(errno);
-  } else if (static_cast<size_t>(facts.st_size) != bytes) {
-    *error = name + " holds " + std::to_string(facts.st_size) + " bytes, not " + std::to_string(bytes);
-  } else if (facts.st_uid != ::geteuid()) {
-    *error = name + " belongs to another user (uid " + std::to_string(facts.st_uid) + ")";
-  } else {
-    base = MapShared(fd, bytes, error);
-  }
+// "memfd:hvdrun-shm (inode N)" for the memory that `facts` describe, as /proc/PID/maps names its
+// mappings.
+std::string DescribeMemory(const struct stat& facts) {
+  return "memfd:hvdrun-shm (inode " + std::to_string(facts.st_ino) + ")";
+}
+
+// Whether process `pid` has exited, waiting up to `grace` for it: a peer whose end of a socket
+// closed because it died is seen dead a moment after the socket closed.
+bool Died(pid_t pid, std::chrono::milliseconds grace) {
+  const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH || (::kill(pid, 0) != 0 && errno == ESRCH);
+  pollfd exited{fd, POLLIN, 0};
+  const bool dead = ::poll(&exited, 1, static_cast<int>(grace.count())) > 0;
   ::close(fd);
-  return base;
+  return dead;
+}
+
+// A pid as published in the store; 0 when it is not one.
+pid_t ParsePid(const std::string& text) {
+  pid_t pid = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), pid);
+  return error == std::errc() && end == text.data() + text.size() && pid > 0 ? pid : 0;
 }
 
 }  // namespace
@@ -135,8 +138,7 @@ struct ShmSegment::Header {
   std::atomic<uint64_t> magic;  // written last by the creator
   uint64_t slot_bytes;
   uint32_t local_size;
-  std::atomic<uint32_t> mapped;    // local ranks that have mapped the segment
-  char line_end[40];               // the bell on a cache line of its own
+  char line_end[44];               // the bell on a cache line of its own
   std::atomic<uint32_t> bell;      // rung (incremented, woken) by every arrival and failure
   std::atomic<uint32_t> sleepers;  // ranks asleep on the bell
 };
@@ -154,41 +156,103 @@ size_t ShmSegment::SlotBytesFor(int local_size) {
   return std::max(kMinSlotBytes, share / kPageBytes * kPageBytes);
 }
 
-std::string ShmSegmentName(const unsigned char (&random)[16]) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string name = "/hvdrun-";
-  for (unsigned char byte : random) {
-    name += kHex[byte >> 4];
-    name += kHex[byte & 15];
-  }
-  return name;
-}
-
-void* ShmSegment::CreateAndPublish(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
-                                   std::string* name, std::string* error) {
+void* ShmSegment::CreateAndHandOver(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
+                                    std::string* description, std::string* error) {
+  const size_t bytes = SegmentBytes(group.local_size, slot_bytes);
   void* base = nullptr;
-  unsigned char random[16];
-  if (::getrandom(random, sizeof(random), 0) != static_cast<ssize_t>(sizeof(random))) {
-    *error = "getrandom: " + Errno(errno);
-  } else {
-    *name = ShmSegmentName(random);
-    base = CreateSegment(*name, SegmentBytes(group.local_size, slot_bytes), error);
-  }
+  std::unique_ptr<FdListener> listener;
+  const int fd = CreateMemory(bytes, error);
+  if (fd >= 0) base = MapShared(fd, bytes, error);
   if (base != nullptr) {
     auto* header = new (base) Header();
     header->slot_bytes = slot_bytes;
     header->local_size = static_cast<uint32_t>(group.local_size);
     header->magic.store(kMagic, std::memory_order_release);
+    struct stat facts {};
+    ::fstat(fd, &facts);
+    *description = DescribeMemory(facts);
+    if (group.local_size > 1) {
+      StatusOr<std::unique_ptr<FdListener>> listening = FdListener::Listen();
+      if (listening.ok()) {
+        listener = std::move(listening).value();
+      } else {
+        *error = "creating its socket: " + listening.status().message();
+      }
+    }
   }
-  // The others wait for this key: an error goes there too, so that they stop at once.
-  Status published = store.Set(group.store_prefix + "name", base != nullptr ? *name : "!" + *error);
-  if (!published.ok() && base != nullptr) *error = "publishing its name: " + published.message();
+  if (group.local_size > 1) {
+    // The others check the socket's owner against this pid, and wait for the name: an error goes
+    // there too, so that they stop at once.
+    bool ready = base != nullptr && listener != nullptr;
+    if (Status told = store.Set(group.store_prefix + "pid/0", std::to_string(::getpid()));
+        !told.ok() && ready) {
+      *error = "publishing its pid: " + told.message();
+      ready = false;
+    }
+    Status published = store.Set(group.store_prefix + "name", ready ? listener->name() : "!" + *error);
+    if (!published.ok() && ready) {
+      *error = "publishing its socket's name: " + published.message();
+    } else if (ready) {
+      *error = HandOver(store, group, *listener, fd);
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  if (base != nullptr && !error->empty()) {
+    ::munmap(base, bytes);
+    base = nullptr;
+  }
   return base;
 }
 
-void* ShmSegment::AttachPublished(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
-                                  std::string* name, std::string* error) {
-  StatusOr<std::string> published = store.Get(group.store_prefix + "name", group.timeout);
+std::string ShmSegment::HandOver(KeyValueStore& store, const ShmGroup& group, FdListener& listener, int fd) {
+  const int n = group.local_size;
+  // The local ranks' published pids, read when a peer's pid is not among those known yet, and the
+  // local ranks served. Local ranks that are threads of one process share a pid: each connection
+  // from it serves one of them.
+  std::vector<pid_t> pids(static_cast<size_t>(n), 0);
+  std::vector<bool> served(static_cast<size_t>(n), false);
+  served[0] = true;
+  const auto find = [&](pid_t pid) {
+    for (int local = 1; local < n; ++local) {
+      if (!served[static_cast<size_t>(local)] && pids[static_cast<size_t>(local)] == pid) return local;
+    }
+    return -1;
+  };
+  const FdListener::Admit admit = [&](const PeerCredentials& peer) -> std::string {
+    int local = find(peer.pid);
+    if (local < 0) {
+      for (int other = 1; other < n; ++other) {
+        if (served[static_cast<size_t>(other)]) continue;
+        StatusOr<std::string> pid =
+            store.Get(group.store_prefix + "pid/" + std::to_string(other), std::chrono::milliseconds(0));
+        if (pid.ok()) pids[static_cast<size_t>(other)] = ParsePid(pid.value());
+      }
+      local = find(peer.pid);
+    }
+    if (local < 0) return "not a local rank of this job";
+    served[static_cast<size_t>(local)] = true;
+    return "";
+  };
+  const auto deadline = Clock::now() + group.timeout;
+  Status handed = listener.Serve(fd, n - 1, deadline, group.timeout, admit);
+  if (handed.ok()) return "";
+  std::string missing;
+  for (int local = 1; local < n; ++local) {
+    if (!served[static_cast<size_t>(local)]) missing += (missing.empty() ? "" : ", ") + std::to_string(local);
+  }
+  return "handing the segment over: " + (missing.empty() ? "" : "local rank(s) " + missing + " ") +
+         handed.message();
+}
+
+void* ShmSegment::Receive(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
+                          std::string* description, std::string* error) {
+  const std::string prefix = group.store_prefix;
+  if (Status told = store.Set(prefix + "pid/" + std::to_string(group.local_rank), std::to_string(::getpid()));
+      !told.ok()) {
+    *error = "publishing its pid: " + told.message();
+    return nullptr;
+  }
+  StatusOr<std::string> published = store.Get(prefix + "name", group.timeout);
   if (!published.ok()) {
     *error = "waiting for local rank 0's segment: " + published.status().message();
     return nullptr;
@@ -197,14 +261,39 @@ void* ShmSegment::AttachPublished(KeyValueStore& store, const ShmGroup& group, s
     *error = "local rank 0 could not create it: " + published.value().substr(1);
     return nullptr;
   }
-  *name = published.value();
+  StatusOr<std::string> creator = store.Get(prefix + "pid/0", group.timeout);
+  const pid_t creator_pid = creator.ok() ? ParsePid(creator.value()) : 0;
+  if (creator_pid == 0) {
+    *error = "reading local rank 0's pid: " +
+             (creator.ok() ? "'" + creator.value() + "'" : creator.status().message());
+    return nullptr;
+  }
+  const std::string who = "local rank 0 (pid " + std::to_string(creator_pid) + ")";
+  StatusOr<int> fd = ReceiveFd(published.value(), creator_pid, Clock::now() + group.timeout);
+  if (!fd.ok()) {
+    *error = Died(creator_pid, std::chrono::milliseconds(200))
+                 ? who + " died before it handed the segment over (" + fd.status().message() + ")"
+                 : "receiving the segment from " + who + ": " + fd.status().message();
+    return nullptr;
+  }
   const size_t bytes = SegmentBytes(group.local_size, slot_bytes);
-  void* base = AttachSegment(*name, bytes, error);
+  void* base = nullptr;
+  struct stat facts {};
+  if (::fstat(fd.value(), &facts) != 0) {
+    *error = "fstat of the segment from " + who + ": " + Errno(errno);
+  } else if (static_cast<size_t>(facts.st_size) != bytes) {
+    *error = "the segment from " + who + " holds " + std::to_string(facts.st_size) + " bytes, not " +
+             std::to_string(bytes);
+  } else {
+    *description = DescribeMemory(facts);
+    base = MapShared(fd.value(), bytes, error);
+  }
+  ::close(fd.value());
   if (base == nullptr) return nullptr;
   const auto* header = std::launder(reinterpret_cast<Header*>(base));
   if (header->magic.load(std::memory_order_acquire) != kMagic ||
       header->local_size != static_cast<uint32_t>(group.local_size) || header->slot_bytes != slot_bytes) {
-    *error = *name + " is not this job's segment";
+    *error = "the segment from " + who + " is not this job's";
     ::munmap(base, bytes);
     return nullptr;
   }
@@ -216,11 +305,11 @@ std::string ShmSegment::AgreeOnOutcome(KeyValueStore& store, const ShmGroup& gro
   const std::string prefix = group.store_prefix + "mapped/";
   Status told = store.Set(prefix + std::to_string(group.local_rank),
                           error.empty() ? "" : "!rank " + std::to_string(group.rank) + ": " + error);
+  if (!error.empty()) return error;  // this rank's own, first
   std::vector<std::string> keys;
   keys.reserve(static_cast<size_t>(group.local_size));
   for (int local = 0; local < group.local_size; ++local) keys.push_back(prefix + std::to_string(local));
   Status all = told.ok() ? store.Wait(keys, group.timeout) : told;
-  if (!error.empty()) return error;  // this rank's own, first
   if (!all.ok()) return "waiting for the host's local ranks to map it: " + all.message();
   for (int local = 0; local < group.local_size; ++local) {
     StatusOr<std::string> outcome = store.Get(keys[static_cast<size_t>(local)], group.timeout);
@@ -241,35 +330,35 @@ StatusOr<std::unique_ptr<ShmSegment>> ShmSegment::Open(KeyValueStore& store, con
                          std::to_string(n) + ", slot of " + std::to_string(slot_bytes) + " bytes)");
   }
   static_assert(sizeof(Header) <= kLinesOffset && offsetof(Header, bell) == 64);
-  std::string name;
+  std::string description;
   std::string error;
-  void* base = me == 0 ? CreateAndPublish(store, group, slot_bytes, &name, &error)
-                       : AttachPublished(store, group, slot_bytes, &name, &error);
+  // Each rank writes its line once it has mapped the segment; every rank reads the lines
+  // (OpenPidfds) only after all of them agreed that they have.
+  void* base = me == 0 ? CreateAndHandOver(store, group, slot_bytes, &description, &error)
+                       : Receive(store, group, slot_bytes, &description, &error);
   if (base != nullptr) {
     RankLine& line = Line(base, me);
     line.pid.store(static_cast<int32_t>(::getpid()), std::memory_order_relaxed);
     line.rank.store(group.rank, std::memory_order_relaxed);
-    auto* header = std::launder(reinterpret_cast<Header*>(base));
-    // The last to map it removes its name: nothing can open it from now on.
-    if (header->mapped.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(n)) {
-      ::shm_unlink(name.c_str());
-    }
   }
-  // All local ranks succeed or fail together; local rank 0 unlinks the name whatever happened.
+  // All local ranks succeed or fail together.
   const std::string failure = AgreeOnOutcome(store, group, base != nullptr ? "" : error);
-  if (me == 0 && !name.empty()) ::shm_unlink(name.c_str());
   const size_t bytes = SegmentBytes(n, slot_bytes);
   if (!failure.empty()) {
     if (base != nullptr) ::munmap(base, bytes);
     return Status::Error("shared memory: " + failure + " (HVDRUN_SHM=0 turns the shared-memory path off)");
   }
-  std::unique_ptr<ShmSegment> segment(new ShmSegment(group, name, base, bytes, slot_bytes));
+  std::unique_ptr<ShmSegment> segment(new ShmSegment(group, description, base, bytes, slot_bytes));
   if (Status pidfds = segment->OpenPidfds(); !pidfds.ok()) return pidfds;
   return segment;
 }
 
-ShmSegment::ShmSegment(ShmGroup group, std::string name, void* base, size_t bytes, size_t slot_bytes)
-    : group_(std::move(group)), name_(std::move(name)), base_(base), bytes_(bytes), slot_bytes_(slot_bytes) {}
+ShmSegment::ShmSegment(ShmGroup group, std::string description, void* base, size_t bytes, size_t slot_bytes)
+    : group_(std::move(group)),
+      description_(std::move(description)),
+      base_(base),
+      bytes_(bytes),
+      slot_bytes_(slot_bytes) {}
 
 ShmSegment::~ShmSegment() {
   RankLine& line = Line(base_, group_.local_rank);

@@ -1,15 +1,19 @@
 // ShmSegment: one shared-memory segment per job and host, mapped by every local rank, with the
 // barrier its collectives synchronize by (runtime/shm/shm_allreduce.h).
 //
-// Opening it is collective among the local ranks of one host: local rank 0 creates a POSIX shared
-// memory object under a name of 128 random bits (/dev/shm/hvdrun-<32 hex digits>), mode 0600,
-// reserves its pages (so that a full /dev/shm is an error here, not a SIGBUS later) and publishes the
-// name in the job's store, which only holders of the job's secret can read; the others open and
-// map it. The last local rank to map it unlinks the name, so from then on no process can open it
-// and nothing of it stays in /dev/shm whatever happens to the ranks (SIGKILL included): the pages
-// go with the last mapping. Local rank 0 also unlinks it whenever opening fails, and at the end of
-// Open in any case; only a SIGKILL between its creation and the last rank's mapping (a bootstrap
-// step) can leave the name behind.
+// Opening it is collective among the local ranks of one host, and nothing of the segment ever has a
+// name in /dev/shm or anywhere else in the file system. Local rank 0 creates the memory with
+// memfd_create (close-on-exec), reserves its pages (so that running out of memory is an error
+// here, not a SIGBUS later), seals its size (no rank can shrink it under another's mapping) and
+// maps it. It hands the descriptor to the host's other local ranks
+// over a Unix socket in the abstract namespace (runtime/shm/fd_handover.h: no file, a name of 128
+// random bits that it publishes in the job's store, which only holders of the job's secret can
+// read). Each other local rank first publishes its pid in the store, then connects and receives
+// the descriptor (SCM_RIGHTS) and maps it. Local rank 0 accepts exactly local_size - 1
+// connections within the group's timeout and hands the descriptor only to a peer of its own user
+// (SO_PEERCRED) whose pid is a published local rank's; any other connection is closed and does not
+// count. Then it closes the socket, whose name goes with it. The memory goes with the last
+// descriptor and mapping, whatever happens to the ranks (SIGKILL included, at any step).
 //
 // The barrier: each local rank has a cache line of its own in the segment holding how many
 // barriers it has arrived at; a rank waits until every line has reached its own count, spinning
@@ -35,6 +39,7 @@
 
 #include "hvdrun/key_value_store.h"
 #include "hvdrun/status.h"
+#include "runtime/shm/fd_handover.h"
 
 namespace hvdrun {
 
@@ -43,8 +48,8 @@ struct ShmGroup {
   int local_rank = 0;
   int local_size = 1;
   int rank = 0;  // this rank's place in the job, for errors
-  // Where in the job's store the ranks of this host exchange the segment's name and their
-  // outcomes: the same for the host's ranks, unique per host and Runtime instance.
+  // Where in the job's store the ranks of this host exchange their pids, the socket's name and
+  // their outcomes: the same for the host's ranks, unique per host and Runtime instance.
   std::string store_prefix;
   // How long bootstrapping may wait for a local rank, and how long one barrier may.
   std::chrono::milliseconds timeout{60000};
@@ -52,8 +57,9 @@ struct ShmGroup {
 
 class ShmSegment {
  public:
-  // The slots of all local ranks (two sets) take about this much of /dev/shm (SlotBytesFor): 16
-  // MiB, well inside a container's default 64 MiB /dev/shm.
+  // The slots of all local ranks (two sets) take about this much shared memory (SlotBytesFor):
+  // 16 MiB. A memfd's pages count against the job's memory (its cgroup), not against the size of
+  // /dev/shm (a container's is 64 MiB by default).
   static constexpr size_t kSlotBudgetBytes = size_t{16} << 20;
   // Bytes of each slot, per local rank and set: the budget shared out, at least 256 KiB (a segment
   // of more than 32 local ranks then takes more than the budget). Large slots, because every chunk
@@ -81,8 +87,10 @@ class ShmSegment {
   size_t slot_bytes() const { return slot_bytes_; }
   // The slot of `local_rank` in set `set` (0 or 1).
   std::byte* slot(int set, int local_rank) const;
-  // The name it had in /dev/shm (unlinked once every local rank mapped it).
-  const std::string& name() const { return name_; }
+  // What the segment is, for messages: "memfd:hvdrun-shm (inode N)", as /proc/PID/maps shows
+  // its mappings ("/memfd:hvdrun-shm (deleted)", with the inode). Unique among the host's live
+  // segments.
+  const std::string& description() const { return description_; }
 
   // Arrives at the next barrier and waits for every local rank to arrive at it. `what` names the
   // collective in errors ("allreduce"). After an error the segment is unusable.
@@ -92,16 +100,21 @@ class ShmSegment {
 
  private:
   struct Header;
-  // Open's steps. Local rank 0 creates the segment and publishes its name (or its error); the others
-  // attach to the published one. Each returns the mapping, or nullptr with `error` set.
-  static void* CreateAndPublish(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
-                                std::string* name, std::string* error);
-  static void* AttachPublished(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
-                               std::string* name, std::string* error);
-  // Publishes this rank's `error` (empty: mapped) and reads every local rank's: the failure to report
-  // (this rank's own first), or "" when all of them mapped the segment.
+  // Open's steps. Local rank 0 creates the segment, publishes its socket's name (or its error) and
+  // hands the memfd to the others; they receive it and map it. Each returns the mapping, or nullptr
+  // with `error` set, and sets `description`.
+  static void* CreateAndHandOver(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
+                                 std::string* description, std::string* error);
+  static void* Receive(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
+                       std::string* description, std::string* error);
+  // Local rank 0: hands `fd` to every other local rank through `listener` (see the contract above).
+  static std::string HandOver(KeyValueStore& store, const ShmGroup& group, FdListener& listener, int fd);
+  // Publishes this rank's `error` (empty: mapped) and, when it has none, reads every local rank's:
+  // the failure to report (this rank's own first), or "" when all of them mapped the segment. A rank
+  // with an error of its own does not wait for the others: it fails whatever they did, and they
+  // learn of it from its key.
   static std::string AgreeOnOutcome(KeyValueStore& store, const ShmGroup& group, const std::string& error);
-  ShmSegment(ShmGroup group, std::string name, void* base, size_t bytes, size_t slot_bytes);
+  ShmSegment(ShmGroup group, std::string description, void* base, size_t bytes, size_t slot_bytes);
   Header& header() const;
   // Why local rank `local` stops a wait, or OK when it may still arrive.
   Status CheckPeer(int local, const char* what) const;
@@ -110,7 +123,7 @@ class ShmSegment {
   std::string Describe(int local) const;
 
   const ShmGroup group_;
-  const std::string name_;
+  const std::string description_;
   void* const base_;
   const size_t bytes_;
   const size_t slot_bytes_;
@@ -118,9 +131,6 @@ class ShmSegment {
   std::vector<int> pidfds_;  // per local rank; -1 for this process's own ranks (threads)
   Status broken_;
 };
-
-// The segment's /dev/shm name for 16 random bytes: "/hvdrun-" and 32 hex digits.
-std::string ShmSegmentName(const unsigned char (&random)[16]);
 
 }  // namespace hvdrun
 

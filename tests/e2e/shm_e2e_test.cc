@@ -1,5 +1,5 @@
-// libhvdrun's shared-memory allreduce under hvdrun --gloo: whatever is SIGKILLed (hvdrun, a rank),
-// the job's segment is left nowhere in /dev/shm and every rank ends.
+// libhvdrun's shared-memory allreduce under hvdrun --gloo: the job's segment is a memfd that never
+// has a name in /dev/shm, and whatever is SIGKILLed (hvdrun, a rank), every rank ends.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "runtime/shm/dev_shm_entries.h"
 #include "tests/e2e/installed_hvdrun.h"
 #include "tests/e2e/process_runner.h"
 #include "tests/e2e/scratch_dir.h"
@@ -22,7 +24,7 @@ using std::chrono::milliseconds;
 
 struct ShmRank {
   pid_t pid = 0;
-  std::string segment;  // "/hvdrun-<hex>"
+  std::string segment;  // "memfd:hvdrun-shm:INODE"
 };
 
 // Waits for the records of `ranks` hvdrun-test-shm-rank processes in `dir`.
@@ -44,22 +46,28 @@ std::optional<std::vector<ShmRank>> WaitForShmRanks(const std::string& dir, int 
   return found;
 }
 
-class ShmKillTest : public testing::TestWithParam<bool> {};
+class ShmKillTest : public ::testing::TestWithParam<bool> {};
 
 // GetParam(): kill hvdrun (true) or rank 1 (false).
 TEST_P(ShmKillTest, SigkillLeavesNoSegmentAndNoRank) {
   const bool kill_hvdrun = GetParam();
   ScratchDir dir;
+  const std::set<std::string> before = testing::DevShmEntries();
   RunningProcess hvdrun = StartHvdrun({"-np", "2", "--gloo", HVDRUN_TEST_SHM_RANK_PATH, dir.path()});
   KillOnScopeExit cleanup;
   std::optional<std::vector<ShmRank>> ranks = WaitForShmRanks(dir.path(), 2, milliseconds(20'000));
   ASSERT_TRUE(ranks.has_value()) << hvdrun.Wait(milliseconds(0));
   for (const ShmRank& rank : *ranks) cleanup.Add(rank.pid);
   const std::string segment = (*ranks)[0].segment;
-  ASSERT_EQ(segment.rfind("/hvdrun-", 0), 0U) << "rank 0 maps no segment: '" << segment << "'";
+  ASSERT_EQ(segment.rfind("memfd:hvdrun-shm:", 0), 0U) << "rank 0 maps no segment: '" << segment << "'";
   EXPECT_EQ((*ranks)[1].segment, segment);
-  // Both ranks allreduce through it, and it is no longer in /dev/shm.
-  EXPECT_FALSE(std::filesystem::exists("/dev/shm" + segment));
+  // Both ranks allreduce through it, and nothing of it is in /dev/shm.
+  const std::vector<pid_t> ours = {hvdrun.pid(), (*ranks)[0].pid, (*ranks)[1].pid};
+  for (const ShmRank& rank : *ranks) {
+    EXPECT_EQ(testing::ProcessMaps(rank.pid).find("/dev/shm/"), std::string::npos)
+        << testing::ProcessMaps(rank.pid);
+  }
+  EXPECT_EQ(testing::NewHvdrunEntries(before, ours), std::vector<std::string>());
 
   if (kill_hvdrun) {
     hvdrun.Signal(SIGKILL);
@@ -75,11 +83,11 @@ TEST_P(ShmKillTest, SigkillLeavesNoSegmentAndNoRank) {
   }
   std::vector<pid_t> still_running = WaitUntilEnded({(*ranks)[0].pid, (*ranks)[1].pid}, milliseconds(5'000));
   EXPECT_TRUE(still_running.empty()) << DescribeProcesses(still_running);
-  EXPECT_FALSE(std::filesystem::exists("/dev/shm" + segment));
+  EXPECT_EQ(testing::NewHvdrunEntries(before, ours), std::vector<std::string>());
 }
 
-INSTANTIATE_TEST_SUITE_P(Kill, ShmKillTest, testing::Values(true, false),
-                         [](const testing::TestParamInfo<bool>& param) {
+INSTANTIATE_TEST_SUITE_P(Kill, ShmKillTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& param) {
                            return param.param ? std::string("Hvdrun") : std::string("Rank");
                          });
 

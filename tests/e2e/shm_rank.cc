@@ -1,14 +1,16 @@
 // hvdrun-test-shm-rank DIR: a rank program for the end-to-end tests of libhvdrun's shared-memory
 // allreduce (runtime/shm/). It initialises from its environment, finds the host's segment among
-// its own mappings (/proc/self/maps: "/dev/shm/hvdrun-<hex> (deleted)" once every rank has mapped
-// it), writes "PID NAME" to DIR/rank-R (through a temporary file, so that a reader sees all of it),
-// then allreduces 1 Mi floats until a collective fails, whose error it prints; it exits 1 then.
+// its own mappings (/proc/self/maps: "/memfd:hvdrun-shm (deleted)", a memfd that local rank 0
+// handed over), writes "PID SEGMENT" to DIR/rank-R (SEGMENT: "memfd:hvdrun-shm:INODE"; through a
+// temporary file, so that a reader sees all of it), then allreduces 1 Mi floats until a collective
+// fails, whose error it prints; it exits 1 then.
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,19 +18,19 @@
 
 namespace {
 
-// The name of the hvdrun segment this process maps, or "" when it maps none.
+// "memfd:hvdrun-shm:INODE" for the hvdrun segment this process maps, or "-" when it maps none.
 std::string MappedSegment() {
   std::ifstream maps("/proc/self/maps");
   std::string line;
-  const std::string prefix = "/dev/shm/hvdrun-";
   while (std::getline(maps, line)) {
-    const size_t at = line.find(prefix);
-    if (at == std::string::npos) continue;
-    const size_t start = at + std::string("/dev/shm").size();
-    const size_t end = line.find(' ', start);
-    return line.substr(start, end == std::string::npos ? end : end - start);
+    if (line.find(" /memfd:hvdrun-shm ") == std::string::npos) continue;
+    // address perms offset device inode path
+    std::istringstream fields(line);
+    std::string address, perms, offset, device, inode;
+    fields >> address >> perms >> offset >> device >> inode;
+    return "memfd:hvdrun-shm:" + inode;
   }
-  return "";
+  return "-";
 }
 
 int Run(const std::string& dir) {
