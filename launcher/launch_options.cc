@@ -152,7 +152,8 @@ const Flag kFlags[] = {
      "the backend (on|off; default on; HVDRUN_SHM for the ranks)"},
     {"--hierarchical-allreduce", &LaunchFlags::hierarchical_allreduce,
      "With --gloo, on several hosts with as many ranks each (at least 2): reduce inside each host through "
-     "shared memory, then across hosts over Gloo, one slice per local rank (HOROVOD_HIERARCHICAL_ALLREDUCE=1; "
+     "shared memory, then across hosts over Gloo, one slice per local rank "
+     "(HOROVOD_HIERARCHICAL_ALLREDUCE=1; "
      "the default where it applies)"},
     {"--no-hierarchical-allreduce", &LaunchFlags::no_hierarchical_allreduce,
      "Reduce across hosts in one flat Gloo ring over every rank (HOROVOD_HIERARCHICAL_ALLREDUCE=0)"},
