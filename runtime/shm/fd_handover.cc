@@ -51,16 +51,28 @@ std::string Describe(const PeerCredentials& peer) {
   return "pid " + std::to_string(peer.pid) + " (uid " + std::to_string(peer.uid) + ")";
 }
 
-// Sends one byte with `fd` attached.
-Status SendFd(int socket, int fd) {
+// One byte of data with room for one descriptor: what SendFd sends and RecvFd receives. `message`
+// points into the object itself, which therefore neither copies nor moves.
+struct FdMessage {
+  FdMessage() {
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+
   char byte = 0;
   iovec data{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr message{};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
+};
+
+// Sends one byte with `fd` attached.
+Status SendFd(int socket, int fd) {
+  FdMessage sent_message;
+  msghdr& message = sent_message.message;
   cmsghdr* header = CMSG_FIRSTHDR(&message);
   header->cmsg_level = SOL_SOCKET;
   header->cmsg_type = SCM_RIGHTS;
@@ -76,14 +88,8 @@ Status SendFd(int socket, int fd) {
 
 // Receives the byte that SendFd sent and the descriptor with it (close-on-exec).
 StatusOr<int> RecvFd(int socket) {
-  char byte = 0;
-  iovec data{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
+  FdMessage received_message;
+  msghdr& message = received_message.message;
   ssize_t received = 0;
   do {
     received = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
