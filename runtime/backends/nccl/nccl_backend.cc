@@ -11,6 +11,7 @@
 #include "runtime/backends/nccl/nccl_average.h"
 #include "runtime/backends/nccl/nccl_copies.h"
 #include "runtime/backends/nccl/nccl_scale.h"
+#include "runtime/handle_pool.h"
 #include "runtime/one_line.h"
 
 namespace hvdrun {
@@ -139,6 +140,36 @@ void Release(ncclComm_t comm, cudaStream_t stream, void* barrier_buffer, cudaEve
   if (stopped != nullptr) cudaEventDestroy(stopped);
 }
 
+// The events MarkReady records: created without timing (the cheaper kind) on the current device.
+std::shared_ptr<HandlePool> ReadyEventPool() {
+  return std::make_shared<HandlePool>(
+      []() -> StatusOr<void*> {
+        cudaEvent_t event = nullptr;
+        if (const cudaError_t error = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+            error != cudaSuccess) {
+          return Status::Error(CudaErrorText(error));
+        }
+        return static_cast<void*>(event);
+      },
+      [](void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); });
+}
+
+// An event of `events` recorded on `stream` of `device` (made current on this thread). A reused
+// event needs nothing but the new record: a stream that waited on it waits for the record it saw.
+StatusOr<HandlePool::Lease> RecordOnDevice(int device, const std::shared_ptr<HandlePool>& events,
+                                           cudaStream_t stream) {
+  if (const cudaError_t error = cudaSetDevice(device); error != cudaSuccess) {
+    return Status::Error(CudaErrorText(error));
+  }
+  StatusOr<HandlePool::Lease> event = HandlePool::Lend(events);
+  if (!event.ok()) return event.status();
+  if (const cudaError_t error = cudaEventRecord(static_cast<cudaEvent_t>(event.value().get()), stream);
+      error != cudaSuccess) {
+    return Status::Error(CudaErrorText(error));
+  }
+  return event;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Backend>> NcclBackend::Create(const BackendContext& context) {
@@ -192,7 +223,8 @@ NcclBackend::NcclBackend(int rank, int size, int device, NcclAverage average, Re
       device_(device),
       average_(average),
       resources_(resources),
-      timeout_(timeout) {}
+      timeout_(timeout),
+      ready_events_(ReadyEventPool()) {}
 
 NcclBackend::~NcclBackend() {
   cudaSetDevice(device_);
@@ -530,18 +562,15 @@ StatusOr<BackendMemory::ReadyMark> NcclBackend::MarkReady(void* caller_stream) {
   // stands for; the caller's current device is put back.
   int current = -1;
   cudaGetDevice(&current);
-  cudaEvent_t event = nullptr;
-  cudaError_t error = cudaSetDevice(device_);
-  if (error == cudaSuccess) error = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-  if (error == cudaSuccess) error = cudaEventRecord(event, static_cast<cudaStream_t>(caller_stream));
+  StatusOr<HandlePool::Lease> event =
+      RecordOnDevice(device_, ready_events_, static_cast<cudaStream_t>(caller_stream));
   if (current >= 0 && current != device_) cudaSetDevice(current);
-  if (error != cudaSuccess) {
-    if (event != nullptr) cudaEventDestroy(event);
+  if (!event.ok()) {
     return Status::Error(
         "nccl: rank " + std::to_string(rank_) +
-        ": recording when the caller's stream has written the tensor failed: " + CudaErrorText(error));
+        ": recording when the caller's stream has written the tensor failed: " + event.status().message());
   }
-  return ReadyMark(static_cast<void*>(event), [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
+  return ReadyMark(std::move(event).value());
 }
 
 Status NcclBackend::WaitFor(const ReadyMark& mark) {

@@ -11,11 +11,11 @@
 // Every buffer is DEVICE memory (cudaMalloc, or managed memory) of this rank's device: a host
 // pointer or another device's memory is an error naming the buffer, checked before anything is
 // sent. A buffer's contents must be complete when a call is made, or marked as coming (memory():
-// MarkReady records an event on the caller's stream, WaitFor makes this backend's stream wait on
-// it): the backend's stream does not otherwise wait for the caller's streams, the default stream
-// included. memory() is also how the runtime's engine keeps its fusion buffer in device memory and
-// copies members in and out with batched device-to-device copies (nccl_copies.h) on the backend's
-// stream. Every call is blocking: it waits for its stream to finish (this backend's own work, never
+// MarkReady records an event, one of a pool reused from mark to mark, on the caller's stream, WaitFor
+// makes this backend's stream wait on it): the backend's stream does not otherwise wait for the caller's
+// streams, the default stream included. memory() is also how the runtime's engine keeps its fusion buffer in
+// device memory and copies members in and out with batched device-to-device copies (nccl_copies.h) on the
+// backend's stream. Every call is blocking: it waits for its stream to finish (this backend's own work, never
 // the device's), for at most BackendContext::timeout; past it (a rank died, or ranks made different calls) or
 // on an asynchronous NCCL error, the communicator is aborted and this and every later call fail. An average
 // is ncclAvg (floating types: each input scaled by 1/size, then summed; integers: the sum divided, truncated
@@ -41,6 +41,7 @@
 #include "hvdrun/types.h"
 #include "runtime/backend.h"
 #include "runtime/backends/nccl/nccl_average.h"
+#include "runtime/handle_pool.h"
 
 namespace hvdrun {
 
@@ -105,6 +106,9 @@ class NcclBackend : public Backend, private BackendMemory {
   const std::chrono::milliseconds timeout_;
   bool timing_ = false;  // StartTiming was called for the collective now running
   std::optional<std::chrono::nanoseconds> last_device_time_;
+  // MarkReady's events, reused (creating one per tensor cost more than recording it); shared with
+  // the marks, which may outlive the backend.
+  std::shared_ptr<HandlePool> ready_events_;
 };
 
 }  // namespace hvdrun
