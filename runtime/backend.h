@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +72,15 @@ class BackendMemory {
   virtual StatusOr<ReadyMark> MarkReady(void* caller_stream) = 0;
   // Makes the backend's next copies and collectives wait for `mark` (null: none).
   virtual Status WaitFor(const ReadyMark& mark) = 0;
+
+  // Makes a caller's stream (a cudaStream_t; null: the default stream) wait for a point of the
+  // backend's own work, without the host waiting. Thread-safe; valid after the backend is gone.
+  using StreamWaiter = std::function<Status(void* caller_stream)>;
+  // Arms `queued` (null disarms): the next time the backend has queued a call's work and is about
+  // to wait for it, it calls `queued` once, on that thread, with a waiter for the end of everything
+  // queued so far. What waits only for that end (CollectiveHandle::WaitOnStream) need not wait for
+  // the host's wait after it. Host memory runs every call before it returns and never calls it.
+  virtual void OnQueued(std::function<void(StreamWaiter)> queued) = 0;
 };
 
 // Host memory: what Gloo, MPI and shared memory reduce; every call completes before it returns.
@@ -98,6 +108,7 @@ class HostMemory final : public BackendMemory {
   Status Flush() override { return Status::Ok(); }
   StatusOr<ReadyMark> MarkReady(void* /*caller_stream*/) override { return ReadyMark(); }
   Status WaitFor(const ReadyMark& /*mark*/) override { return Status::Ok(); }
+  void OnQueued(std::function<void(StreamWaiter)> /*queued*/) override {}
 };
 
 class Backend {

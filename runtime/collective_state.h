@@ -1,7 +1,8 @@
 // CollectiveHandle::State: what a handle shares with the collective thread that completes it.
 //
-// Thread-safe: Complete is called once, by the collective thread (or at once by the submitting
-// thread for a call that is refused before it is queued); Wait and Ready from any thread.
+// Thread-safe: SetQueued (at most once) and then Complete (once) are called by the collective thread
+// (Complete at once by the submitting thread for a call that is refused before it is queued);
+// Wait, WaitOnStream and Ready from any thread.
 #ifndef HVDRUN_RUNTIME_COLLECTIVE_STATE_H_
 #define HVDRUN_RUNTIME_COLLECTIVE_STATE_H_
 
@@ -12,18 +13,25 @@
 #include "hvdrun/export.h"
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
+#include "runtime/backend.h"
 
 namespace hvdrun {
 
 struct HVDRUN_NO_EXPORT CollectiveHandle::State {
   void Complete(Status result);
+  // The collective's device work is queued and ends where `waiter` makes a stream wait
+  // (BackendMemory::OnQueued): WaitOnStream need not wait for Complete. Before Complete, if at all.
+  void SetQueued(BackendMemory::StreamWaiter waiter);
+  // Whether SetQueued or Complete has been called.
+  bool queued() const;
   // A handle that is already complete with `result`.
   static CollectiveHandle Completed(Status result);
 
   mutable std::mutex mutex;
-  std::condition_variable completed;
-  bool done = false;  // GUARDED_BY(mutex)
-  Status status;      // GUARDED_BY(mutex)
+  std::condition_variable completed;   // done or waiter changed
+  bool done = false;                   // GUARDED_BY(mutex)
+  Status status;                       // GUARDED_BY(mutex)
+  BackendMemory::StreamWaiter waiter;  // GUARDED_BY(mutex): set by SetQueued
 };
 
 }  // namespace hvdrun

@@ -192,8 +192,10 @@ Status GradientReducer::FinishStep() {
 
   const auto wait_start = std::chrono::steady_clock::now();
   Status first_error;
+  // Device buffers: the host waits until the averages are queued, the current (default) stream for
+  // them to end, so that the optimizer's step is queued while the device still runs backward.
   for (size_t index : launch_order_) {
-    Status status = handles_[index].Wait();
+    Status status = buffers_on_device_ ? handles_[index].WaitOnStream(nullptr) : handles_[index].Wait();
     if (!status.ok() && first_error.ok()) first_error = status;
   }
   last_wait_ = std::chrono::steady_clock::now() - wait_start;

@@ -36,7 +36,9 @@
 //
 // On a GPU nothing waits for the device: a buffer is submitted as soon as its gradient's kernels
 // (or the copy into it) are queued on the current stream, and the runtime's backend waits for that
-// point of the stream (Runtime::SetCallerStream) before it reads the buffer.
+// point of the stream (Runtime::SetCallerStream) before it reads the buffer; FinishStep waits until
+// the averages are queued and makes the stream wait for their end (CollectiveHandle::WaitOnStream),
+// so that the optimizer's step is queued while the device still runs backward.
 //
 // Call order: every rank must start the same collectives in the same order, but
 // hooks fire in whatever order autograd finishes gradients. The reducer therefore starts them in a

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <latch>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <semaphore>
 #include <string>
 #include <thread>
 #include <utility>
@@ -49,6 +51,7 @@ class RegionMemory : public BackendMemory {
       CheckInside("a copy's source", copy.from, copy.bytes);
       std::memcpy(copy.to, copy.from, copy.bytes);
     }
+    copied_in_ = copied_in_ || !copies.empty();
     copy_batches_ += copies.empty() ? 0 : 1;
     return Status::Ok();
   }
@@ -59,6 +62,7 @@ class RegionMemory : public BackendMemory {
   }
   Status Flush() override {
     ++flushes_;
+    Reached(/*in_collective=*/false);
     return Status::Ok();
   }
   StatusOr<ReadyMark> MarkReady(void* caller_stream) override {
@@ -69,6 +73,27 @@ class RegionMemory : public BackendMemory {
   Status WaitFor(const ReadyMark& mark) override {
     if (mark != nullptr) static_cast<Mark*>(mark.get())->waited = true;
     return Status::Ok();
+  }
+  void OnQueued(std::function<void(StreamWaiter)> queued) override { queued_ = std::move(queued); }
+
+  // Where the backend would wait for its queued work (as NcclBackend::Finish): tells the armed
+  // notice, whose waiter stands for the caller's stream waiting on this memory's work, all of which
+  // has run here. A collective of a fused response whose copies out are still to come is not the
+  // response's end: told there, its handles would let the caller read the fusion buffer's input.
+  void Reached(bool in_collective) {
+    const bool copies_out_follow = in_collective && copied_in_;
+    if (!in_collective) copied_in_ = false;
+    if (queued_ == nullptr) return;
+    EXPECT_FALSE(copies_out_follow) << "handles were told their work was queued before the copies out";
+    std::function<void(StreamWaiter)> queued = std::move(queued_);
+    queued_ = nullptr;
+    ++notices_;
+    queued([this](void* caller_stream) {
+      EXPECT_EQ(caller_stream, &stream_) << "WaitOnStream's stream is not the one the waiter gets";
+      ++stream_waits_;
+      return Status::Ok();
+    });
+    if (hold_) hold_();
   }
 
   void CheckInside(const char* what, const void* pointer, size_t bytes) const {
@@ -86,6 +111,9 @@ class RegionMemory : public BackendMemory {
   std::atomic<int> allocations_{0};
   std::atomic<int> copy_batches_{0};
   std::atomic<int> flushes_{0};
+  std::atomic<int> notices_{0};       // handles told their work is queued, a response at a time
+  std::atomic<int> stream_waits_{0};  // waiters called by WaitOnStream
+  std::function<void()> hold_;        // run after each notice, on the collective thread
 
  private:
   struct Region {
@@ -94,6 +122,9 @@ class RegionMemory : public BackendMemory {
   };
   mutable std::mutex mutex_;
   std::vector<Region> regions_;
+  // The collective thread's alone:
+  std::function<void(StreamWaiter)> queued_;
+  bool copied_in_ = false;  // copies made since the last Flush: a fused response's copies in
 };
 
 // Gloo's collectives on buffers that must be the memory's; counts what it runs.
@@ -105,7 +136,9 @@ class RegionBackend : public testing::ForwardingBackend {
     memory_.CheckInside("an allreduce's send buffer", send, count * DataTypeSize(type));
     memory_.CheckInside("an allreduce's receive buffer", recv, count * DataTypeSize(type));
     ++allreduces_;
-    return ForwardingBackend::Allreduce(send, recv, count, type, op);
+    Status status = ForwardingBackend::Allreduce(send, recv, count, type, op);
+    memory_.Reached(/*in_collective=*/true);
+    return status;
   }
   Status Allgather(const void* send, void* recv, size_t count, DataType type) override {
     ADD_FAILURE() << "an allgather reached the data backend: negotiation must go over the control channel";
@@ -169,7 +202,11 @@ void RunDeviceLikeRanks(int size, size_t tensors, int steps) {
           ASSERT_TRUE(mark.ok());
           handles.push_back(stream.Submit(request, values, values, std::move(mark).value()));
         }
-        for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok()) << "rank " << rank;
+        // Odd steps wait as a device caller does: the values are in place for the caller's stream.
+        for (CollectiveHandle& handle : handles) {
+          const Status status = step % 2 == 1 ? handle.WaitOnStream(&memory.stream_) : handle.Wait();
+          ASSERT_TRUE(status.ok()) << "rank " << rank << ": " << status.message();
+        }
         const auto ranks = static_cast<float>(size * (size + 1)) / 2.0F;
         for (size_t t = 0; t < tensors; ++t) {
           const auto* values = reinterpret_cast<const float*>(mine[t].buffer.get());
@@ -189,6 +226,7 @@ void RunDeviceLikeRanks(int size, size_t tensors, int steps) {
       EXPECT_LT(counters.responses, counters.tensors) << "nothing was fused";
       EXPECT_EQ(data.allreduces_, static_cast<int>(counters.responses)) << "one data allreduce per response";
       EXPECT_EQ(memory.marks_, static_cast<int>(tensors) * steps);
+      EXPECT_EQ(memory.notices_, static_cast<int>(counters.responses)) << "each response's end is told once";
       if (counters.copied_bytes > 0) {
         EXPECT_GT(memory.allocations_, static_cast<int>(tensors)) << "the fusion buffer is the memory's";
         EXPECT_GT(memory.copy_batches_, 0);
@@ -206,6 +244,51 @@ TEST(DeviceNegotiationTest, TwoRanksAgreeOverTheControlChannelAndReduceInTheData
 TEST(DeviceNegotiationTest, ThreeRanks) { RunDeviceLikeRanks(3, 25, 2); }
 
 TEST(DeviceNegotiationTest, OneRank) { RunDeviceLikeRanks(1, 10, 2); }
+
+// WaitOnStream returns once the response is queued, while the collective thread still waits for
+// it (held here), having made the caller's stream wait; Wait returns after.
+TEST(DeviceNegotiationTest, WaitOnStreamReturnsOnceTheWorkIsQueuedNotDone) {
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
+  RuntimeOptions options = testing::TestOptions(0, 1, store);
+  options.order = CollectiveOrder::kNegotiated;
+  const BackendContext context = testing::ThreadRankContext(0, 1, store.get());
+  StatusOr<std::unique_ptr<Backend>> control = CreateBackend(BackendKind::kGloo, context);
+  StatusOr<std::unique_ptr<Backend>> gloo = CreateBackend(BackendKind::kGloo, context);
+  ASSERT_TRUE(control.ok() && gloo.ok());
+  RegionMemory memory;
+  std::binary_semaphore go_on(0);
+  memory.hold_ = [&go_on] { go_on.acquire(); };
+  RegionBackend data(*gloo.value(), memory);
+  CompressedAllreduce compressed(0, 1, options.compression);
+  NegotiatedStream stream(options, &compressed);
+  Status ended;
+  std::thread collective([&] { ended = stream.Run(*control.value(), data); });
+
+  StatusOr<BackendMemory::Buffer> buffer = memory.Allocate(3 * sizeof(float));
+  ASSERT_TRUE(buffer.ok());
+  auto* values = reinterpret_cast<float*>(buffer.value().get());
+  for (int round = 1; round <= 3; ++round) {
+    values[0] = values[1] = values[2] = static_cast<float>(round);
+    TensorRequest request;
+    request.name = "grad.0";
+    request.count = 3;
+    StatusOr<BackendMemory::ReadyMark> mark = memory.MarkReady(&memory.stream_);
+    ASSERT_TRUE(mark.ok());
+    CollectiveHandle handle = stream.Submit(request, values, values, std::move(mark).value());
+    const Status queued = handle.WaitOnStream(&memory.stream_);
+    EXPECT_TRUE(queued.ok()) << queued.message();
+    EXPECT_FALSE(handle.Ready()) << "round " << round << ": the collective thread is still held";
+    EXPECT_EQ(memory.stream_waits_, round);
+    go_on.release();
+    EXPECT_TRUE(handle.Wait().ok());
+    EXPECT_TRUE(handle.WaitOnStream(&memory.stream_).ok()) << "a completed handle waits for nothing";
+    EXPECT_EQ(memory.stream_waits_, round);
+    EXPECT_EQ(values[2], static_cast<float>(round));
+  }
+  stream.RequestStop();
+  collective.join();
+  EXPECT_TRUE(ended.ok()) << ended.message();
+}
 
 // Through the Runtime: a backend whose memory is on a device gets a control channel of its own, so
 // NCCL is no longer refused negotiation; without a GPU its creation fails with NCCL's own message.

@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "runtime/negotiation/fusion_plan.h"
 #include "runtime/negotiation/negotiation_message.h"
@@ -35,6 +37,29 @@ std::string DurationText(std::chrono::milliseconds duration) {
   return duration.count() % 1000 == 0 ? std::to_string(duration.count() / 1000) + " s"
                                       : std::to_string(duration.count()) + " ms";
 }
+
+using States = std::vector<std::shared_ptr<CollectiveHandle::State>>;
+
+// While it lives, the data backend's next wait for queued work tells `states` that their work is
+// queued and where it ends (BackendMemory::OnQueued, CollectiveHandle::WaitOnStream). Armed around
+// a response's last backend call only: an earlier one's end is not the response's.
+class QueuedNotice {
+ public:
+  QueuedNotice(BackendMemory& memory, States states) : memory_(memory) {
+    if (states.empty()) return;
+    memory_.OnQueued([states = std::move(states)](const BackendMemory::StreamWaiter& waiter) {
+      for (const std::shared_ptr<CollectiveHandle::State>& state : states) {
+        if (state != nullptr) state->SetQueued(waiter);
+      }
+    });
+  }
+  ~QueuedNotice() { memory_.OnQueued(nullptr); }
+  QueuedNotice(const QueuedNotice&) = delete;
+  QueuedNotice& operator=(const QueuedNotice&) = delete;
+
+ private:
+  BackendMemory& memory_;
+};
 
 }  // namespace
 
@@ -70,12 +95,16 @@ CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* sen
       return CollectiveHandle::State::Completed(Status::Error(
           "'" + request.name + "': this rank has joined (Join) and submits nothing until Join returns"));
     }
-    if (!names_.emplace(request.name, true).second) {
+    // A name whose device work is queued may come again: the collective thread takes the new
+    // request in only once it has completed the one it runs (Complete).
+    auto [holder, added] = names_.emplace(request.name, state);
+    if (!added && !holder->second->queued()) {
       return CollectiveHandle::State::Completed(
           Status::Error("'" + request.name +
                         "' is already pending on this rank: a name may be reused only once "
                         "its collective has completed"));
     }
+    holder->second = state;
     const Clock::time_point now = Clock::now();
     Entry entry;
     entry.request = std::move(request);
@@ -537,6 +566,7 @@ void NegotiatedStream::RecordResponse(const std::vector<TensorRequest>& requests
 Status NegotiatedStream::RunAlone(Backend& data, Entry& entry) {
   Status status = data.memory().WaitFor(entry.ready);
   if (!status.ok()) return status;
+  const QueuedNotice notice(data.memory(), RunsAsOneCall(entry.request) ? States{entry.state} : States{});
   return RunRequest(data, *compressed_, entry.request, entry.send, entry.recv, options_.rank,
                     FeedbackName(entry));
 }
@@ -583,7 +613,12 @@ Status NegotiatedStream::RunFused(Backend& data, const std::vector<TensorRequest
   }
   BackendMemory& memory = data.memory();
   if (Status ready = WaitForMembers(memory, ready_requests, members); !ready.ok()) return ready;
+  States states;
+  if (!CompressedAllreduce::Compresses(first.type, first.op, first.compression)) {
+    for (size_t member : members) states.push_back(pending_.At(ready_requests[member].name).state);
+  }
   if (in_place) {
+    const QueuedNotice notice(memory, std::move(states));
     Status status = compressed_->Allreduce(data, base, base, end / element, first.type, first.op,
                                            first.compression, tensors);
     times->reduced = times->end = Clock::now();
@@ -625,7 +660,10 @@ Status NegotiatedStream::RunFused(Backend& data, const std::vector<TensorRequest
     if (entry.request.bytes() > 0) copies.push_back({entry.recv, fused + offsets[i], entry.request.bytes()});
   }
   status = memory.CopyAll(copies);
-  if (status.ok()) status = memory.Flush();
+  if (status.ok()) {
+    const QueuedNotice notice(memory, std::move(states));
+    status = memory.Flush();
+  }
   times->end = Clock::now();
   return status;
 }
@@ -635,7 +673,9 @@ void NegotiatedStream::Complete(const std::string& name, const Status& status) {
   if (!entry) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    names_.erase(name);
+    // Unless the name was submitted again meanwhile (Submit: its work was queued).
+    auto holder = names_.find(name);
+    if (holder != names_.end() && holder->second == entry->state) names_.erase(holder);
   }
   entry->state->Complete(status);
 }

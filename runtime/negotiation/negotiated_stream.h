@@ -78,7 +78,8 @@ class NegotiatedStream {
   // Queues `request` on this rank; `ready` is where the caller's work stood when it submitted
   // (BackendMemory::MarkReady), what the backend waits for before it reads `send`. Fails at once
   // (the returned handle is complete) when the runtime is broken or stopping, or when
-  // `request.name` is still pending here.
+  // `request.name` is still pending here: submitted and not yet complete, unless its device work is
+  // queued (CollectiveHandle::WaitOnStream may have returned), when only the host's wait is left.
   CollectiveHandle Submit(TensorRequest request, const void* send, void* recv,
                           BackendMemory::ReadyMark ready = nullptr);
   // Runs cycles until this rank or another stops, or the runtime breaks. Returns the first failure.
@@ -218,13 +219,14 @@ class NegotiatedStream {
 
   mutable std::mutex mutex_;
   std::condition_variable arrived_;
-  std::deque<Entry> incoming_;                   // GUARDED_BY(mutex_)
-  std::unordered_map<std::string, bool> names_;  // GUARDED_BY(mutex_): names pending on this rank
-  bool stop_requested_ = false;                  // GUARDED_BY(mutex_)
-  JoinRequest join_;                             // GUARDED_BY(mutex_)
-  Status broken_;                                // GUARDED_BY(mutex_)
-  NegotiationCounters counters_;                 // GUARDED_BY(mutex_)
-  ResponseStatistics statistics_;                // GUARDED_BY(mutex_)
+  std::deque<Entry> incoming_;  // GUARDED_BY(mutex_)
+  // GUARDED_BY(mutex_): names pending on this rank, with the state of the handle that last took each.
+  std::unordered_map<std::string, std::shared_ptr<CollectiveHandle::State>> names_;
+  bool stop_requested_ = false;    // GUARDED_BY(mutex_)
+  JoinRequest join_;               // GUARDED_BY(mutex_)
+  Status broken_;                  // GUARDED_BY(mutex_)
+  NegotiationCounters counters_;   // GUARDED_BY(mutex_)
+  ResponseStatistics statistics_;  // GUARDED_BY(mutex_)
 
   // Owned by the collective thread.
   PendingEntries pending_;

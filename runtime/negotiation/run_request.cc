@@ -41,4 +41,21 @@ Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const Tenso
   return Status::Error("'" + request.name + "': unknown collective");
 }
 
+bool RunsAsOneCall(const TensorRequest& request) {
+  switch (request.kind) {
+    case CollectiveKind::kAllreduce:
+      return !CompressedAllreduce::Compresses(request.type, request.op, request.compression);
+    case CollectiveKind::kAllgatherv:
+    case CollectiveKind::kAlltoallv:
+      return false;
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kAllgather:
+    case CollectiveKind::kBarrier:
+    case CollectiveKind::kBaselineAllreduce:
+    case CollectiveKind::kAlltoall:
+      break;
+  }
+  return true;
+}
+
 }  // namespace hvdrun

@@ -20,6 +20,11 @@ namespace hvdrun {
 Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const TensorRequest& request,
                   const void* send, void* recv, int rank, const std::string& feedback_name);
 
+// Whether RunRequest runs `request` as one backend call, so that the backend's first wait for its
+// queued work is the request's end (BackendMemory::OnQueued): not a compressed allreduce, a varied
+// allgather or an alltoall with splits, which make several.
+bool RunsAsOneCall(const TensorRequest& request);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_RUNTIME_NEGOTIATION_RUN_REQUEST_H_

@@ -170,6 +170,19 @@ StatusOr<HandlePool::Lease> RecordOnDevice(int device, const std::shared_ptr<Han
   return event;
 }
 
+// A waiter that makes a caller's stream wait for `end`, an event of the backend's stream; it holds
+// the event (and its pool) for as long as it lives.
+BackendMemory::StreamWaiter StreamWaiterFor(int rank, HandlePool::Lease end) {
+  return [rank, end = std::move(end)](void* caller_stream) {
+    const cudaError_t error =
+        cudaStreamWaitEvent(static_cast<cudaStream_t>(caller_stream), static_cast<cudaEvent_t>(end.get()), 0);
+    if (error == cudaSuccess) return Status::Ok();
+    return Status::Error(
+        "nccl: rank " + std::to_string(rank) +
+        ": making the caller's stream wait for the collective failed: " + CudaErrorText(error));
+  };
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Backend>> NcclBackend::Create(const BackendContext& context) {
@@ -281,6 +294,13 @@ Status NcclBackend::Finish(std::string_view call) {
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   const bool timed = timing_ && cudaEventRecord(resources_.stopped, resources_.stream) == cudaSuccess;
   timing_ = false;
+  if (queued_ != nullptr) {
+    // Where an event cannot be recorded, the waiter is not given: its handles complete as usual.
+    std::function<void(StreamWaiter)> queued = std::move(queued_);
+    queued_ = nullptr;
+    StatusOr<HandlePool::Lease> end = RecordOnDevice(device_, ready_events_, resources_.stream);
+    if (end.ok()) queued(StreamWaiterFor(rank_, std::move(end).value()));
+  }
   while (true) {
     const cudaError_t queried = cudaStreamQuery(resources_.stream);
     if (queried == cudaSuccess) {

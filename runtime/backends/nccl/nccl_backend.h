@@ -32,6 +32,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -96,6 +97,8 @@ class NcclBackend : public Backend, private BackendMemory {
   Status Flush() override;
   StatusOr<ReadyMark> MarkReady(void* caller_stream) override;
   Status WaitFor(const ReadyMark& mark) override;
+  // Finish calls it, with a waiter on an event recorded after the queued work.
+  void OnQueued(std::function<void(StreamWaiter)> queued) override { queued_ = std::move(queued); }
   void Abort();
 
   const int rank_;
@@ -109,6 +112,7 @@ class NcclBackend : public Backend, private BackendMemory {
   // MarkReady's events, reused (creating one per tensor cost more than recording it); shared with
   // the marks, which may outlive the backend.
   std::shared_ptr<HandlePool> ready_events_;
+  std::function<void(StreamWaiter)> queued_;  // armed by OnQueued; the next Finish calls it
 };
 
 }  // namespace hvdrun

@@ -1,7 +1,8 @@
 // The negotiated engine over NCCL, on device buffers, through the Runtime: named allreduces of every
 // type and op submitted in a shuffled order on each rank, fused and unfused, each buffer written
 // on a stream of the caller's own that nothing waits for before submission (the runtime's backend
-// must wait for it: Runtime::SetCallerStream); a broadcast; and the timeline's NCCL events. Ranks
+// must wait for it: Runtime::SetCallerStream), their results waited for by the host or by the
+// caller's stream alone (CollectiveHandle::WaitOnStream); and the timeline's NCCL events. Ranks
 // are threads, one per device (NCCL takes one rank a device), up to 4. On a host without a CUDA
 // device every test skips, saying why; scripts/gpu-check.sh runs them on a GPU machine
 // (hvdrun-nccl-tests).
@@ -64,15 +65,21 @@ struct DeviceTensor {
   std::vector<char> host;  // pageable: cudaMemcpyAsync from it is not done when it returns
 };
 
+// How a step's handles are waited for, and its results read.
+enum class Waiting {
+  kHost,    // Wait(), then a plain cudaMemcpy
+  kStream,  // WaitOnStream(caller), then a copy on the caller's stream: only the stream waits
+};
+
 // On `size` ranks (one per device), `steps` rounds of every type x op x a few counts, submitted in a
 // shuffled order per rank; the fusion threshold decides fused or not.
 void ShuffledDeviceAllreduces(int size, size_t fusion_threshold, int steps,
-                              const std::string& timeline = std::string()) {
+                              const std::string& timeline = std::string(), Waiting waiting = Waiting::kHost) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
-    threads.emplace_back([rank, size, store, fusion_threshold, steps, timeline] {
+    threads.emplace_back([rank, size, store, fusion_threshold, steps, timeline, waiting] {
       ASSERT_EQ(cudaSetDevice(rank), cudaSuccess);
       RuntimeOptions options = testing::TestOptions(rank, size, store);
       options.backend = BackendKind::kNccl;
@@ -118,11 +125,21 @@ void ShuffledDeviceAllreduces(int size, size_t fusion_threshold, int steps,
           handles.push_back(runtime.value()->AllreduceAsync(tensor.name, tensor.device, tensor.device,
                                                             tensor.count, tensor.type, tensor.op));
         }
-        for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok()) << "rank " << rank;
+        for (CollectiveHandle& handle : handles) {
+          const Status status = waiting == Waiting::kStream ? handle.WaitOnStream(caller) : handle.Wait();
+          ASSERT_TRUE(status.ok()) << "rank " << rank << ": " << status.message();
+        }
         for (DeviceTensor& tensor : tensors) {
           std::vector<char> bytes(tensor.host.size());
-          ASSERT_EQ(cudaMemcpy(bytes.data(), tensor.device, bytes.size(), cudaMemcpyDeviceToHost),
-                    cudaSuccess);
+          if (waiting == Waiting::kStream) {
+            ASSERT_EQ(
+                cudaMemcpyAsync(bytes.data(), tensor.device, bytes.size(), cudaMemcpyDeviceToHost, caller),
+                cudaSuccess);
+            ASSERT_EQ(cudaStreamSynchronize(caller), cudaSuccess);
+          } else {
+            ASSERT_EQ(cudaMemcpy(bytes.data(), tensor.device, bytes.size(), cudaMemcpyDeviceToHost),
+                      cudaSuccess);
+          }
           std::vector<double> result(tensor.count);
           ConvertToDouble(tensor.type, bytes.data(), result.data(), tensor.count);
           for (size_t i = 0; i < tensor.count; ++i) {
@@ -160,6 +177,18 @@ TEST(NcclNegotiatedTest, ShuffledNamedAllreducesOfEveryTypeAndOpFused) {
 TEST(NcclNegotiatedTest, ShuffledNamedAllreducesOfEveryTypeAndOpUnfused) {
   if (Ranks() == 0) GTEST_SKIP() << kNoDevice;
   ShuffledDeviceAllreduces(Ranks(), 0, 2);
+}
+
+// The caller's stream waits for the results, the host only until they are queued; the next step
+// submits the same names while the last ones may still be completing.
+TEST(NcclNegotiatedTest, ResultsWaitedForOnTheCallersStreamFused) {
+  if (Ranks() == 0) GTEST_SKIP() << kNoDevice;
+  ShuffledDeviceAllreduces(Ranks(), size_t{128} << 20, 3, std::string(), Waiting::kStream);
+}
+
+TEST(NcclNegotiatedTest, ResultsWaitedForOnTheCallersStreamUnfused) {
+  if (Ranks() == 0) GTEST_SKIP() << kNoDevice;
+  ShuffledDeviceAllreduces(Ranks(), 0, 2, std::string(), Waiting::kStream);
 }
 
 TEST(NcclNegotiatedTest, TheTimelineHoldsNcclAllreduces) {

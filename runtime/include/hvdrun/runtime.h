@@ -335,6 +335,13 @@ class HVDRUN_EXPORT CollectiveHandle {
  public:
   CollectiveHandle() = default;
   Status Wait();
+  // For device memory (NCCL, negotiated): returns once the collective is queued on the device and
+  // `cuda_stream` (a cudaStream_t; null: the default stream) has been made to wait for its end, so
+  // that work queued on that stream afterwards sees the result, while the host goes on at once (as
+  // Horovod's async completion). Other streams and the host see it after Wait(). A failure the device
+  // meets later breaks the Runtime: a later call returns it. Otherwise (host backends, call order, a
+  // collective that has already completed) the same as Wait().
+  Status WaitOnStream(void* cuda_stream);
   bool Ready() const;
 
   struct State;
