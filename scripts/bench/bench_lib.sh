@@ -32,6 +32,11 @@
 #                                     docs/testing-cluster.md) and waits for it: sets cluster_pid,
 #                                     run_id and run_dir; bench_cluster_down (which bench_cleanup
 #                                     runs on exit) stops it
+#   bench_cluster_hvdrun VAR BIN NP HOSTS [ARG...]
+#                                     sets array VAR to the command that runs BIN/hvdrun -np NP -H HOSTS
+#                                     ARG... from the running test cluster's launcher namespace, with
+#                                     the cluster's SSH key and known hosts and BIN/hvdrun-agent as the
+#                                     agent (BIN: a bin/ folder holding both)
 #   bench_shape_links RATE SERVER...  shapes each link but lo of each SERVER of the running test
 #                                     cluster to RATE (`tc qdisc ... tbf`: a lab network's links)
 #   bench_on_exit COMMAND             one more command for bench_cleanup, which runs on exit
@@ -263,6 +268,12 @@ bench_cluster_down() {
     cluster_pid=""
   fi
   [[ -z "$bench_cluster_log" ]] || rm -f "$bench_cluster_log"
+}
+
+bench_cluster_hvdrun() {
+  local -n bench_cluster_hvdrun_cmd=$1
+  bench_cluster_hvdrun_cmd=(ip netns exec "$run_id-launcher" "$2/hvdrun" -np "$3" -H "$4" -i "$run_dir/id_ed25519"
+    --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$2/hvdrun-agent" "${@:5}")
 }
 
 bench_shape_links() {

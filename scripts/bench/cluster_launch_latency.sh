@@ -22,13 +22,11 @@ mpirun="$(command -v mpirun)" || bench_die "no mpirun in PATH: install openmpi-b
 ((EUID == 0)) || bench_die "needs root (network namespaces)"
 
 bench_cluster_up 4
-in_launcher=(ip netns exec "$run_id-launcher")
 hosts="server1:2,server2:2,server3:2,server4:2"
 
-hvdrun_cmd=("${in_launcher[@]}" "$build/bin/hvdrun" -np 8 -H "$hosts" -i "$run_dir/id_ed25519"
-  --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$build/bin/hvdrun-agent" true)
+bench_cluster_hvdrun hvdrun_cmd "$build/bin" 8 "$hosts" true
 # shellcheck disable=SC2054  # "self,tcp" is one argument
-mpirun_cmd=("${in_launcher[@]}" "$mpirun" --allow-run-as-root -np 8 -H "$hosts"
+mpirun_cmd=(ip netns exec "$run_id-launcher" "$mpirun" --allow-run-as-root -np 8 -H "$hosts"
   -mca plm_rsh_agent "ssh -F $run_dir/ssh_config" -mca btl self,tcp true)
 
 bench_compare_launches "$rounds"

@@ -58,9 +58,7 @@ if [[ " $settings " == *" cluster "* ]]; then
   # over eth0 and data0, twice the shaped rate).
   bench_shape_links "$link_rate" server1 server2
   hosts="server1:1,server2:1"
-  cluster_cmd=(ip netns exec "$run_id-launcher" "$stage/bin/hvdrun" -np 2 -H "$hosts"
-    -i "$run_dir/id_ed25519" --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$stage/bin/hvdrun-agent"
-    --network-interface eth0)
+  bench_cluster_hvdrun cluster_cmd "$stage/bin" 2 "$hosts" --network-interface eth0
 fi
 
 run() {  # setting backend round

@@ -35,14 +35,14 @@ tx_bytes() {  # server
 }
 run() {  # mode round
   local json="$out/$1-$2.json"
-  local -a mode=(--no-hierarchical-allreduce)
+  local -a mode=(--no-hierarchical-allreduce) cmd
   [[ "$1" == hierarchical ]] && mode=(--hierarchical-allreduce)
+  bench_cluster_hvdrun cmd "$stage/bin" 4 server1:2,server2:2 --network-interface eth0 --gloo "${mode[@]}" \
+    "$stage/bin/hvdrun-bench" --replay resnet50 --fusion-threshold-mb 128 --iters "$iters" --warmup "$warmup" \
+    --json "$json"
   local before1 before2
   before1=$(tx_bytes server1) before2=$(tx_bytes server2)
-  PATH="$stage/bin:$PATH" ip netns exec "$run_id-launcher" "$stage/bin/hvdrun" -np 4 -H server1:2,server2:2 \
-    -i "$run_dir/id_ed25519" --ssh-known-hosts "$run_dir/known_hosts" --agent-path "$stage/bin/hvdrun-agent" \
-    --network-interface eth0 --gloo "${mode[@]}" "$stage/bin/hvdrun-bench" --replay resnet50 \
-    --fusion-threshold-mb 128 --iters "$iters" --warmup "$warmup" --json "$json" >/dev/null 2>"$out/$1-$2.stderr" ||
+  PATH="$stage/bin:$PATH" "${cmd[@]}" >/dev/null 2>"$out/$1-$2.stderr" ||
     { tail -20 "$out/$1-$2.stderr" >&2; bench_die "the $1 run of round $2 failed"; }
   echo "$(($(tx_bytes server1) - before1)) $(($(tx_bytes server2) - before2))" >"$out/$1-$2.tx"
 }
