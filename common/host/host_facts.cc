@@ -1,6 +1,7 @@
 #include "common/host/host_facts.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/utsname.h>
@@ -228,39 +229,52 @@ HostFact ProbeMpi() {
   return {"mpi", lines[0], "mpirun --version"};
 }
 
-HostFact ProbeGloo() {
-  for (const char* package : {"libgloo-dev", "libgloo0"}) {
-    StatusOr<std::string> version =
-        CaptureOutput({"dpkg-query", "-W", "-f=${Version}", package}, kFactCommandTimeout);
-    if (version.ok() && !Trim(version.value()).empty()) {
-      return {"gloo", "Gloo " + Trim(version.value()), std::string("dpkg-query -W ") + package};
-    }
+// ncclGetVersion of the library `name` (a path, or a name for the dynamic linker), loaded for the
+// call and closed again: "2.28.9", with where it was loaded from in `loaded_from`; "" when it cannot
+// be loaded or has no ncclGetVersion, with why in `why`.
+std::string NcclVersionOf(const std::string& name, std::string* loaded_from, std::string* why) {
+  void* library = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* error = ::dlerror();
+    *why = error != nullptr ? error : name + ": cannot be loaded";
+    return "";
   }
-  return NotFound("gloo", "dpkg-query knows no libgloo-dev or libgloo0");
+  std::string version;
+  using GetVersion = int (*)(int*);
+  void* symbol = ::dlsym(library, "ncclGetVersion");
+  int code = 0;
+  if (symbol == nullptr) {
+    *why = name + " has no ncclGetVersion";
+  } else if (reinterpret_cast<GetVersion>(symbol)(&code) != 0 || code <= 0) {
+    *why = name + ": ncclGetVersion failed";
+  } else {
+    // NCCL_VERSION(X, Y, Z): X * 10000 + Y * 100 + Z since 2.9, X * 1000 + Y * 100 + Z before.
+    const int major = code >= 10000 ? code / 10000 : code / 1000;
+    const int minor = code >= 10000 ? code % 10000 / 100 : code % 1000 / 100;
+    version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
+    Dl_info info{};
+    std::error_code error;
+    *loaded_from = ::dladdr(symbol, &info) != 0 && info.dli_fname != nullptr
+                       ? fs::canonical(info.dli_fname, error).string()
+                       : name;
+    if (loaded_from->empty()) *loaded_from = name;
+  }
+  ::dlclose(library);
+  return version;
 }
 
-HostFact ProbeNccl() {
-  auto [path, header] =
-      FirstReadable({"/usr/local/cuda/include/nccl.h", "/usr/include/nccl.h", "/usr/local/include/nccl.h"});
-  std::string major = DefineValue(header, "NCCL_MAJOR");
-  if (!major.empty()) {
-    return {
-        "nccl",
-        "NCCL " + major + "." + DefineValue(header, "NCCL_MINOR") + "." + DefineValue(header, "NCCL_PATCH"),
-        path};
-  }
-  // A runtime-only install: the version is in the library's file name (libnccl.so.2.21.5).
+// The bundle (packaging/bundle) this program runs from: the folder above its own (bin/), or the one
+// above that (libexec/hvdrun/), that holds share/hvdrun/bundle.env; "" when installed otherwise.
+std::string BundleOfThisProgram() {
   std::error_code error;
-  for (const char* dir :
-       {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/cuda/lib64"}) {
-    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
-      std::string name = entry.path().filename().string();
-      if (name.rfind("libnccl.so.", 0) == 0 && std::count(name.begin(), name.end(), '.') == 4) {
-        return {"nccl", "NCCL " + name.substr(11), entry.path().string()};
-      }
-    }
+  const fs::path program = fs::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  fs::path folder = program.parent_path();
+  for (int up = 0; up < 2 && folder.has_parent_path(); ++up) {
+    folder = folder.parent_path();
+    if (fs::is_regular_file(folder / "share/hvdrun/bundle.env", error)) return folder.string();
   }
-  return NotFound("nccl", "no nccl.h and no libnccl.so.X.Y.Z");
+  return "";
 }
 
 HostFact ProbeCuda() {
@@ -326,13 +340,69 @@ std::string CountedList(const std::vector<std::string>& names) {
   return out;
 }
 
+HostFact ProbeGloo(const std::string& bundle) {
+  // A bundle carries its own libgloo, and says which (packaging/bundle/build-bundle.sh).
+  if (!bundle.empty()) {
+    const std::string env = bundle + "/share/hvdrun/bundle.env";
+    const std::string version = Field(ReadText(env), "HVDRUN_BUNDLE_GLOO");
+    if (!version.empty()) return {"gloo", "Gloo " + version + " (the bundle's own)", env};
+  }
+  for (const char* package : {"libgloo-dev", "libgloo0"}) {
+    StatusOr<std::string> version =
+        CaptureOutput({"dpkg-query", "-W", "-f=${Version}", package}, kFactCommandTimeout);
+    if (version.ok() && !Trim(version.value()).empty()) {
+      return {"gloo", "Gloo " + Trim(version.value()), std::string("dpkg-query -W ") + package};
+    }
+  }
+  return NotFound("gloo", "dpkg-query knows no libgloo-dev or libgloo0");
+}
+
+HostFact ProbeNccl(const std::string& bundle) {
+  // The library hvdrun --nccl loads says its own version: a bundle's link to the machine's NCCL
+  // (hvdrun-setup makes it), else the libnccl.so.2 the dynamic linker finds.
+  std::vector<std::string> libraries;
+  if (!bundle.empty() && fs::exists(bundle + "/lib/libnccl.so.2")) {
+    libraries.push_back(bundle + "/lib/libnccl.so.2");
+  }
+  libraries.push_back("libnccl.so.2");
+  std::string why;
+  for (const std::string& library : libraries) {
+    std::string loaded_from;
+    const std::string version = NcclVersionOf(library, &loaded_from, &why);
+    if (!version.empty()) return {"nccl", "NCCL " + version, loaded_from + " (ncclGetVersion)"};
+  }
+  auto [path, header] =
+      FirstReadable({"/usr/local/cuda/include/nccl.h", "/usr/include/nccl.h", "/usr/local/include/nccl.h"});
+  std::string major = DefineValue(header, "NCCL_MAJOR");
+  if (!major.empty()) {
+    return {
+        "nccl",
+        "NCCL " + major + "." + DefineValue(header, "NCCL_MINOR") + "." + DefineValue(header, "NCCL_PATCH"),
+        path};
+  }
+  // A runtime-only install: the version is in the library's file name (libnccl.so.2.21.5).
+  std::error_code error;
+  for (const char* dir :
+       {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/cuda/lib64"}) {
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+      std::string name = entry.path().filename().string();
+      if (name.rfind("libnccl.so.", 0) == 0 && std::count(name.begin(), name.end(), '.') == 4) {
+        return {"nccl", "NCCL " + name.substr(11), entry.path().string()};
+      }
+    }
+  }
+  return NotFound("nccl", "no libnccl.so.2 to load (" + why + "), no nccl.h and no libnccl.so.X.Y.Z");
+}
+
 std::vector<HostFact> ProbeHostFacts() {
   std::vector<HostFact> facts = {ProbeHostname(), ProbeOs(),     ProbeKernel(),
                                  ProbeCpu(),      ProbeMemory(), ProbeNics()};
   GpuFacts gpus = ProbeGpus();
   HostFact count{"gpu_count", std::to_string(gpus.count), gpus.gpus.source};
   facts.insert(facts.end(), {gpus.gpus, count, gpus.connection, gpus.driver});
-  facts.insert(facts.end(), {ProbeMpi(), ProbeGloo(), ProbeNccl(), ProbeCuda(), ProbeFramework()});
+  const std::string bundle = BundleOfThisProgram();
+  facts.insert(facts.end(),
+               {ProbeMpi(), ProbeGloo(bundle), ProbeNccl(bundle), ProbeCuda(), ProbeFramework()});
   return facts;
 }
 

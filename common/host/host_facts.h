@@ -5,9 +5,9 @@
 // environment.json and shows them in its environment table (docs/lab.md).
 //
 // Facts come from files (/etc/os-release, /proc/cpuinfo, /proc/meminfo, /sys/class/net,
-// /proc/driver/nvidia, CUDA, NCCL and libtorch headers, NCCL's library) and from programs
-// (`nvidia-smi`, `mpirun --version`, `dpkg-query`), each run by CaptureOutput and bounded by
-// kFactCommandTimeout.
+// /proc/driver/nvidia, CUDA, NCCL and libtorch headers, NCCL's library, a bundle's bundle.env), from
+// NCCL itself (ncclGetVersion of the library, loaded for the call) and from programs (`nvidia-smi`,
+// `mpirun --version`, `dpkg-query`), each run by CaptureOutput and bounded by kFactCommandTimeout.
 //
 // "Missing": a fact that cannot be found has the value kFactNotFound ("not found") — whatever it is:
 // no GPU, no MPI, an unreadable /etc/os-release — and its source says where it was looked for and
@@ -42,8 +42,8 @@ inline constexpr const char* kHostFactKeys[] = {
     "gpu_connection",  // "NVLink", "PCIe (no NVLink between GPUs)", or "one GPU: no GPU-to-GPU link"
     "gpu_driver",      // "NVIDIA 550.54.15"
     "mpi",             // first line of `mpirun --version`
-    "gloo",            // "Gloo <version>" of the libgloo-dev (or libgloo0) Debian package
-    "nccl",            // "NCCL 2.21.5"
+    "gloo",            // "Gloo <version>" of the bundle's own, or of the libgloo-dev (libgloo0) package
+    "nccl",            // "NCCL 2.21.5", as the library says (ncclGetVersion) where it loads
     "cuda",            // "CUDA 12.4"
     "framework",       // "libtorch 1.13.0", from the installed libtorch headers
 };
@@ -63,6 +63,15 @@ int GpuCountOf(const std::vector<protocol::HostFact>& facts);
 // One host's facts in their JSON form, that of hvdrun's DIR/hosts/<host>.json (docs/results.md) and
 // of hvdrun-lab's environment.json: {"host", "gpu_count", "facts": {key: {"value", "source"}}}.
 nlohmann::json HostFactsToJson(const std::string& host, const std::vector<protocol::HostFact>& facts);
+
+// The "gloo" and "nccl" facts of a program that runs from `bundle` (a relocatable bundle's folder,
+// packaging/bundle; "" for one installed otherwise), what hvdrun uses first: the bundle's own Gloo
+// (share/hvdrun/bundle.env), and the version that the NCCL library hvdrun --nccl loads reports
+// (ncclGetVersion of the bundle's lib/libnccl.so.2, else of the dynamic linker's libnccl.so.2);
+// then what the machine's packages, headers and file names say. ProbeHostFacts passes the bundle
+// it runs from.
+protocol::HostFact ProbeGloo(const std::string& bundle);
+protocol::HostFact ProbeNccl(const std::string& bundle);
 
 // Helpers of the probe, exposed for tests.
 // "eth0 10.0.0.1/24, 10000 Mb/s, virtio_net": one interface's entry of the "nics" fact. `speed_text`

@@ -164,11 +164,21 @@ fi
 # What hvdrun-setup reads: the backends libhvdrun was built with (hvdrun.torch's *_built()), and
 # the machine's own libraries a file of the bundle needs (libnccl.so.2: setup links the machine's).
 machine_libs=$(awk '$1 == "machine" { print $3 }' "$out/libraries.txt" | sort -u | tr '\n' ' ')
+# And the Gloo it carries, by its package's version: the host facts' "gloo" (hvdrun --check).
+gloo_version=""
+gloo_file=$(awk '$1 == "carried" && $2 == "libgloo.so.0" { print $3; exit }' "$out/libraries.txt")
+if [ -n "$gloo_file" ]; then
+  gloo_package=$(dpkg-query -S "$gloo_file" 2>/dev/null | head -n 1 | cut -d: -f1)
+  if [ -n "$gloo_package" ]; then
+    gloo_version=$(dpkg-query -W -f='${Version}' "$gloo_package")
+  fi
+fi
 cat >"$stage/share/hvdrun/bundle.env" <<ENV
-# Written by packaging/bundle/build-bundle.sh; read by bin/hvdrun-setup.
+# Written by packaging/bundle/build-bundle.sh; read by bin/hvdrun-setup and by the host facts.
 HVDRUN_BUNDLE_VERSION="$version"
 HVDRUN_BUNDLE_BACKENDS="$backends"
 HVDRUN_BUNDLE_MACHINE_LIBS="${machine_libs% }"
+HVDRUN_BUNDLE_GLOO="$gloo_version"
 ENV
 doc=$stage/share/doc/hvdrun
 mkdir -p "$doc/examples/allreduce"

@@ -10,7 +10,8 @@
 #    none of hvdrun's build dependencies,
 # 3. unpacks the bundle there and moves it elsewhere (nothing in it may name its place); there,
 #    every library each of its ELF files needs resolves but the machine's own (Open MPI's, NCCL);
-#    hvdrun -np 2 --gloo hvdrun-bench runs; hvdrun-setup says that the compiler is missing,
+#    hvdrun -np 2 --gloo hvdrun-bench runs; hvdrun --check names the bundle's Gloo; hvdrun-setup
+#    says that the compiler is missing,
 # 4. installs what a user's machine would have, a step at a time, hvdrun-setup saying each time
 #    what is still missing: g++ (then: no python3), Debian's python3-torch and libtorch-dev (then: no
 #    pybind11), pybind11-dev (then --cuda: this torch has no CUDA); then hvdrun-setup builds
@@ -93,6 +94,9 @@ fi
 for program in hvdrun hvdrun-agent hvdrun-bench hvdrun-lab; do "$program" --version; done
 hvdrun -np 2 --gloo hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json gloo.json | tee gloo.out
 grep -q '"busbw_gbps"' gloo.json
+# No Gloo package here: hvdrun --check names the bundle's own.
+hvdrun --check | tee check.out
+grep -Eq "^  gloo +Gloo [^ ]+ \(the bundle's own\)$" check.out
 setup_fails 3 "no C++ compiler"
 SCRIPT
 
