@@ -24,8 +24,10 @@
 #   8. the shared-memory allreduce at 8 ranks against Gloo over loopback (64 MiB busbw, the ResNet-50
 #      replay), and hvdrun-trainer on the CPU at 1, 2 and 8 processes of one thread: what a 2-core
 #      build machine cannot run.
-# and prints the table (also written to OUT/gpu-check.md, with every step's log and JSON in OUT,
-# default ./gpu-check-results). Each step may run GPU_CHECK_STEP_TIMEOUT seconds (300). Exit status:
+# and prints the table in docs/benchmarks.md's form, opened by a paragraph that says what the run was
+# (date, GPUs and driver, cores, OS, torch and its NCCL, the bundle's version and commit:
+# gpu/check_table.py), also written to OUT/gpu-check.md, with every step's log and JSON in OUT
+# (default ./gpu-check-results). Each step may run GPU_CHECK_STEP_TIMEOUT seconds (300). Exit status:
 # 0 when every row passed, 1 when one failed (a wrong result, a program that failed or ran past its
 # time), 2 for bad arguments or a machine without what it needs.
 # hvdrun.torch's own one-line refusals (of a Horovod feature it does not have) are reported as
@@ -89,6 +91,33 @@ json_get() { "$python" -c 'import json,sys; d=json.load(open(sys.argv[1])); prin
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
 torch_text=$("$python" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "NCCL", ".".join(map(str, torch.cuda.nccl.version())) if torch.cuda.is_available() else "no CUDA")' 2>&1 | tail -n 1)
 row "machine" "$gpu" "$(nproc) cores; torch $torch_text"
+# What the run was, for the heading of its table (scripts/gpu/check_table.py says each fact).
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+bundle_facts=$(. "$bundle/share/hvdrun/bundle.env" 2>/dev/null &&
+  echo "${HVDRUN_BUNDLE_VERSION:-unknown version}${HVDRUN_BUNDLE_COMMIT:+, commit $HVDRUN_BUNDLE_COMMIT}")
+facts() {
+  "$python" - "$out/facts.json" "$started" "$bundle_facts" "$step_timeout" "$((SECONDS - start))" <<'PY'
+import json, os, subprocess, sys
+path, date, bundle, step_timeout, seconds = sys.argv[1:]
+smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                     capture_output=True, text=True).stdout.strip().splitlines()
+name, driver = [part.strip() for part in smi[0].split(",", 1)]
+os_name = "Linux"
+if os.path.exists("/etc/os-release"):
+    for line in open("/etc/os-release"):
+        if line.startswith("PRETTY_NAME="):
+            os_name = line.split("=", 1)[1].strip().strip('"')
+try:
+    import torch
+    torch_version = torch.__version__
+    nccl = ".".join(map(str, torch.cuda.nccl.version())) if torch.cuda.is_available() else ""
+except Exception as error:  # the table still says what it can
+    torch_version, nccl = "(not importable: %s)" % error, ""
+json.dump({"date": date, "gpu": name, "driver": driver, "gpus": len(smi), "cores": os.cpu_count(),
+           "os": os_name, "torch": torch_version, "nccl": nccl, "bundle": bundle,
+           "step_timeout": int(step_timeout), "seconds": int(seconds)}, open(path, "w"))
+PY
+}
 
 # --- 1. setup --------------------------------------------------------------------------------------
 setup_start=$SECONDS
@@ -283,19 +312,6 @@ for processes in 1 2 8; do
 done
 
 # --- the table ----------------------------------------------------------------------------------------------
-"$python" - "$rows" "$out/gpu-check.md" "$((SECONDS - start))" <<'PY'
-import json, os, sys
-rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-lines = ["| check | result | detail |", "|---|---|---|"]
-for r in rows:
-    lines.append("| %s | %s | %s |" % (r["step"], r["result"], r["detail"].replace("|", "\\|")))
-failed = sum(r["result"] == "failed" for r in rows)
-lines.append("")
-lines.append("gpu-check: %d rows, %d failed, in %s s" % (len(rows), failed, sys.argv[3]))
-text = "\n".join(lines) + "\n"
-with open(sys.argv[2] + ".tmp", "w") as f:
-    f.write(text)
-os.replace(sys.argv[2] + ".tmp", sys.argv[2])
-print(text, end="")
-sys.exit(1 if failed else 0)
-PY
+# docs/benchmarks.md's form: the paragraph that says what the run was, then the table.
+facts
+"$python" "$here/gpu/check_table.py" "$rows" "$out/facts.json" "$out/gpu-check.md"

@@ -176,6 +176,7 @@ fi
 cat >"$stage/share/hvdrun/bundle.env" <<ENV
 # Written by packaging/bundle/build-bundle.sh; read by bin/hvdrun-setup and by the host facts.
 HVDRUN_BUNDLE_VERSION="$version"
+HVDRUN_BUNDLE_COMMIT="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
 HVDRUN_BUNDLE_BACKENDS="$backends"
 HVDRUN_BUNDLE_MACHINE_LIBS="${machine_libs% }"
 HVDRUN_BUNDLE_GLOO="$gloo_version"
