@@ -167,7 +167,7 @@ def allgather_uneven_and_autograd():
     y = hvd.allgather(x)
     assert y.shape == (rows, 2)
     (y * (R + 1)).sum().backward()
-    same(x.grad, torch.full((R + 1, 2), N * (N + 1) / 2), "allgather gradient")
+    same(x.grad, torch.full((R + 1, 2), (N + 1) / 2), "allgather gradient (averaged over ranks, as Horovod's)")
     check_named_allgathers("ag", "allgather_async")
     # A contiguous view that starts off a word boundary (rows of one word), and a non-contiguous one.
     base = torch.arange(10, dtype=torch.int16) + R
@@ -682,7 +682,7 @@ def device_path_rows(recording):
     # Differentiable, as on the other paths.
     x = torch.ones(R + 1, 2, requires_grad=True)
     (hvd.allgather(x) * (R + 1)).sum().backward()
-    same(x.grad, torch.full((R + 1, 2), N * (N + 1) / 2), "device allgather gradient")
+    same(x.grad, torch.full((R + 1, 2), (N + 1) / 2), "device allgather gradient (averaged, as Horovod's)")
 
     # Alltoall with uneven splits: rank r sends (r + k) % 3 rows [r, k, j] to rank k (none included).
     def rows(sender, receiver, count=None):
@@ -815,7 +815,14 @@ def unsupported_features_name_themselves():
     raises(TypeError, "complex", hvd.allreduce, torch.ones(2, dtype=torch.complex64), name="complex")
 
 
-for function in CHECKS:
+# Horovod's definitions, checked in this same launch (tests/python/horovod_api_checks.py).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import horovod_api_checks  # noqa: E402  pylint: disable=wrong-import-position
+
+horovod_api_checks.setup(same, raises)
+CHECKS.extend(horovod_api_checks.CHECKS)
+ONLY = os.environ.get("HVDRUN_TEST_ONLY")  # a comma-separated list of checks, when debugging
+for function in [f for f in CHECKS if not ONLY or f.__name__ in ONLY.split(",")]:
     started = time.monotonic()
     function()
     if R == 0:

@@ -164,20 +164,52 @@ def _resolve_op(average, op, call="allreduce"):
 
 
 class _Pending:
-    __slots__ = ("handle", "output", "keep", "finish")
+    __slots__ = ("handle", "output", "keep", "finish", "names")
 
-    def __init__(self, handle, output, keep, finish):
+    def __init__(self, handle, output, keep, finish, names=()):
         self.handle = handle
         self.output = output
         self.keep = keep  # tensors libhvdrun reads or writes until the handle completes
         self.finish = finish  # run after the wait: scaling, copying back; returns the result
+        self.names = names  # the names the caller gave it (see _check_name_free)
+
+
+# The caller-given names of this rank's registered collectives that have not been synchronized, and
+# their _Pending: libhvdrun matches collectives across ranks by name, one name space for every kind.
+_named = {}
+
+
+def _check_name_free(call, name):
+    """Raises ValueError, as Horovod at submission, where `name` (None: an unnamed call, always free) is
+    the name of a collective of this rank that has not completed."""
+    if name is None:
+        return
+    with _lock:
+        holder = _named.get(str(name))
+    if holder is not None and not holder.handle.ready():
+        raise ValueError("hvdrun.torch.%s: rank %d already has a pending collective named '%s' (not yet run); as "
+                         "with Horovod, a name can be used again once that one has completed" % (call, _C.rank(), name))
 
 
 def _register(pending):
     with _lock:
         number = next(_handle_numbers)
         _pending[number] = pending
+        for name in pending.names:
+            _named[name] = pending
     return number
+
+
+def _given(name):
+    """The names a collective named `name` (None: unnamed) holds until it is synchronized."""
+    return () if name is None else (str(name),)
+
+
+def _release(pending):
+    with _lock:
+        for name in pending.names:
+            if _named.get(name) is pending:
+                del _named[name]
 
 
 def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
@@ -186,6 +218,8 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
     (Compression.bf16/fp8), None the job's, which the DEVICE path refuses. A CUDA tensor takes the DEVICE
     or the STAGED path (placement.py)."""
     _check_tensor("allreduce", tensor)
+    _check_name_free("allreduce", name)
+    given = _given(name)
     path = _path("allreduce", tensor)
     staged = path == placement.STAGED
     name = _auto_name("allreduce", name) if path == placement.HOST else _staged_name("allreduce", name)
@@ -242,7 +276,7 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
                 output.copy_(buffer)
         return output
 
-    return _Pending(handle, output, (tensor, buffer), finish)
+    return _Pending(handle, output, (tensor, buffer), finish, given)
 
 
 def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
@@ -327,7 +361,10 @@ def synchronize(handle):
         pending = _pending.pop(handle, None)
     if pending is None:
         raise ValueError("hvdrun.torch.synchronize: unknown handle %r (already synchronized?)" % (handle,))
-    pending.handle.wait()
+    try:
+        pending.handle.wait()
+    finally:
+        _release(pending)
     return pending.finish()
 
 
@@ -367,6 +404,8 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     root_rank = int(root_rank)
     if not 0 <= root_rank < _C.size():
         raise ValueError("hvdrun.torch.broadcast: root_rank %d is not a rank of this job of %d" % (root_rank, _C.size()))
+    _check_name_free("broadcast", name)
+    given = _given(name)
     path = _path("broadcast", tensor)
     if path == placement.STAGED:
         name = _staged_name("broadcast", name)
@@ -387,7 +426,7 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
                 _staging.stage_out(host, tensor)
             return tensor
 
-        return _register(_Pending(handle, tensor, (tensor, host, sent), finish_staged))
+        return _register(_Pending(handle, tensor, (tensor, host, sent), finish_staged, given))
     if path == placement.HOST:
         name = "" if name is None else str(name)
     else:
@@ -405,7 +444,7 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
                 tensor.copy_(contiguous)
         return tensor
 
-    return _register(_Pending(handle, tensor, (tensor, buffer), finish))
+    return _register(_Pending(handle, tensor, (tensor, buffer), finish, given))
 
 
 def broadcast_async(tensor, root_rank, name=None, process_set=None):
@@ -419,9 +458,27 @@ def broadcast_(tensor, root_rank, name=None, process_set=None):
     return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
 
 
+class _BroadcastFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, root_rank, name):
+        ctx.root_rank = root_rank
+        return synchronize(broadcast_async(tensor, root_rank, name))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # As Horovod's: the output gradient averaged over the ranks on root_rank, zeros elsewhere.
+        averaged = allreduce(grad_output.contiguous(), op=Average)
+        if _C.rank() != ctx.root_rank:
+            averaged.zero_()
+        return averaged, None, None
+
+
 def broadcast(tensor, root_rank, name=None, process_set=None):
-    """Returns root_rank's `tensor` on every rank, as a new tensor."""
-    return synchronize(broadcast_async(tensor, root_rank, name, process_set))
+    """Returns root_rank's `tensor` on every rank, as a new tensor; differentiable (as Horovod's, the
+    gradient is the output gradient averaged over the ranks on root_rank, zeros on the others)."""
+    _check_process_set(process_set)
+    _check_tensor("broadcast", tensor)
+    return _BroadcastFunction.apply(tensor, root_rank, name)
 
 
 def _rows_start(call, tensor, name, submit, splits=None):
@@ -444,6 +501,7 @@ def _rows_start(call, tensor, name, submit, splits=None):
         row *= size
     if row == 0:
         raise ValueError("hvdrun.torch.%s: a tensor of shape %s has no elements per row" % (call, tuple(tensor.shape)))
+    _check_name_free(call, name)
     path = _path(call, tensor)
     if path == placement.DEVICE:
         with torch.no_grad():
@@ -524,12 +582,11 @@ class _AllgatherFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        # Every rank's output holds this rank's rows: their gradient is the sum over ranks of the
-        # output gradient's rows that came from this rank.
-        summed = allreduce(grad_output.contiguous(), op=Sum)
+        # As Horovod's: the output gradient averaged over the ranks, then this rank's rows of it.
+        averaged = allreduce(grad_output.contiguous(), op=Average)
         rank = _C.rank()
         start = sum(ctx.rows[:rank])
-        return summed.narrow(0, start, ctx.rows[rank]), None
+        return averaged.narrow(0, start, ctx.rows[rank]), None
 
 
 def allgather(tensor, name=None, process_set=None):
@@ -544,7 +601,7 @@ def allgather_async(tensor, name=None, process_set=None):
     synchronize(). Named ones are negotiated: ranks may start them in any order."""
     _check_process_set(process_set)
     handle, finish, keep = _allgather_start(tensor, name)
-    return _register(_Pending(handle, None, keep, lambda: finish()[0]))
+    return _register(_Pending(handle, None, keep, lambda: finish()[0], _given(name)))
 
 
 def barrier(process_set=None):
@@ -603,7 +660,7 @@ def _grouped_start(tensors, outputs, name, op, prescale_factor, postscale_factor
                                 wire_format)
                for index, (tensor, output) in enumerate(zip(tensors, outputs))]
     return _register(_Pending(_HandleGroup([p.handle for p in pending]), outputs, [p.keep for p in pending],
-                              lambda: [p.finish() for p in pending]))
+                              lambda: [p.finish() for p in pending], sum((p.names for p in pending), ())))
 
 
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -708,7 +765,7 @@ def alltoall_async(tensor, splits=None, name=None, process_set=None):
         output, counts = finish()
         return output, torch.tensor(counts, dtype=torch.int32)
 
-    return _register(_Pending(handle, None, keep, received))
+    return _register(_Pending(handle, None, keep, received, _given(name)))
 
 
 class _AlltoallFunction(torch.autograd.Function):
