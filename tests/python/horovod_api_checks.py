@@ -138,3 +138,156 @@ def duplicate_names_refused_at_submission():
     if R != 0:
         group = hvd.grouped_allreduce_async([x, x], name="dup.group", op=hvd.Sum)
     same(hvd.synchronize(group)[1], torch.full((3,), float(N)), "grouped 'dup.group' after a refusal")
+
+
+@check
+def grouped_allgather_as_horovod():
+    # Uneven first dimensions (rank r gives r + i rows of the i-th tensor, rank 0 none of the first), every
+    # type; differentiable as HorovodGroupedAllgather (averaged over the ranks, this rank's rows).
+    dtypes = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8,
+              torch.int8, torch.int16, torch.bool)
+    tensors = [torch.full((R + i, 2), float(R + i)).to(dtype) for i, dtype in enumerate(dtypes)]
+    for results in (hvd.grouped_allgather(tensors), hvd.synchronize(hvd.grouped_allgather_async(tensors, name="gag"))):
+        assert len(results) == len(dtypes)
+        for i, (result, dtype) in enumerate(zip(results, dtypes)):
+            same(result, torch.cat([torch.full((k + i, 2), float(k + i)) for k in range(N)]).to(dtype),
+                 "grouped allgather %s" % dtype)
+    same(hvd.grouped_allgather([torch.ones(0, 3)])[0], torch.ones(0, 3), "grouped allgather of nothing")
+    a = torch.ones(R, 2, dtype=torch.float64, requires_grad=True)
+    b = torch.ones(R + 1, dtype=torch.float64, requires_grad=True)
+    ya, yb = hvd.grouped_allgather([a, b], name="gag.grad")
+    ((ya * (R + 1)).sum() + (yb * torch.arange(1.0, yb.shape[0] + 1, dtype=torch.float64) * (R + 1)).sum()).backward()
+    same(a.grad, torch.full((R, 2), (N + 1) / 2, dtype=torch.float64), "grouped allgather gradient 0")
+    offset = sum(k + 1 for k in range(R))
+    same(b.grad, torch.arange(offset + 1.0, offset + R + 2, dtype=torch.float64) * (N + 1) / 2,
+         "grouped allgather gradient 1", rtol=1e-12)
+
+
+def sparse_of(rank, rows=6, width=2):
+    """Rank `rank`'s sparse gradient-like tensor: rows rank % rows and (rank + 2) % rows (the same row twice
+    at some ranks), none at all on rank 1."""
+    if rank == 1:
+        return torch.sparse_coo_tensor(torch.zeros(1, 0, dtype=torch.int64), torch.zeros(0, width), (rows, width))
+    indices = torch.tensor([[rank % rows, (rank + 2) % rows, rank % rows]])
+    values = torch.arange(3 * width, dtype=torch.float32).view(3, width) + rank
+    return torch.sparse_coo_tensor(indices, values, (rows, width))
+
+
+@check
+def sparse_allreduce_as_horovod():
+    # Indices and values allgathered, values divided by the ranks for an Average; the result sums to the
+    # dense sum (average) of every rank's tensor.
+    dense_sum = sum(sparse_of(k).to_dense() for k in range(N))
+    for op, divisor in ((hvd.Average, N), (hvd.Sum, 1)):
+        handle = hvd.sparse_allreduce_async(sparse_of(R), name="sparse.%s" % op.name, op=op)
+        result = handle() if R % 2 else hvd.synchronize(handle)
+        assert result.is_sparse and result.shape == (6, 2)
+        same(result.to_dense(), dense_sum / divisor, "sparse allreduce %r" % op, rtol=1e-6)
+        entries = sum(sparse_of(k)._nnz() for k in range(N))
+        assert result._nnz() == entries, ("sparse allreduce entries (not coalesced, as Horovod's)", result._nnz(), entries)
+    refused(TypeError, "expected a sparse COO tensor", hvd.sparse_allreduce_async, torch.ones(2), "sparse.dense",
+            hvd.Sum)
+    refused(ValueError, "op must be hvd.Average or hvd.Sum", hvd.sparse_allreduce_async, sparse_of(R), "sparse.max",
+            hvd.Max)
+    same(hvd.allreduce(torch.ones(2), op=hvd.Sum), torch.full((2,), float(N)), "an allreduce after the refusals")
+
+
+class EmbeddingModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.embedding = torch.nn.Embedding(10, 3, sparse=True)
+        self.linear = torch.nn.Linear(3, 1)
+
+    def forward(self, ids):
+        return self.linear(self.embedding(ids)).sum(dim=1)
+
+
+def embedding_batch(rank, step):
+    generator = torch.Generator().manual_seed(100 * rank + step)
+    return torch.randint(0, 10, (4, 3), generator=generator), torch.randn(4, 1, generator=generator)
+
+
+@check
+def sparse_embedding_trains_as_one_process():
+    # nn.Embedding(sparse=True) through DistributedOptimizer: its sparse gradient by sparse allreduce, or
+    # dense with sparse_as_dense; the model matches one process trained on every rank's batches.
+    reference = EmbeddingModel()
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for step in range(3):
+        optimizer.zero_grad()
+        loss = sum(torch.nn.functional.mse_loss(reference(ids), target)
+                   for ids, target in (embedding_batch(k, step) for k in range(N))) / N
+        loss.backward()
+        optimizer.step()
+    for sparse_as_dense in (False, True):
+        model = EmbeddingModel()
+        optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                             named_parameters=model.named_parameters(), sparse_as_dense=sparse_as_dense)
+        for step in range(3):
+            optimizer.zero_grad()
+            ids, target = embedding_batch(R, step)
+            torch.nn.functional.mse_loss(model(ids), target).backward()
+            assert model.embedding.weight.grad.is_sparse
+            optimizer.step()
+        for (name, mine), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):
+            same(mine.detach(), expected.detach(), "sparse_as_dense=%s: %s" % (sparse_as_dense, name), atol=1e-6)
+
+
+@check
+def optimizers_without_names_and_gradients():
+    # DistributedOptimizer without named_parameters (Horovod's names allreduce.noname.<group>.<index>), and
+    # broadcast_optimizer_state with a parameter that has no gradient yet, stepped on some ranks only.
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 2))
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+    assert sorted(optimizer._hvd_names.values()) == ["allreduce.noname.0.%d" % j for j in range(4)]
+    model[0](torch.ones(2, 3) * (R + 1)).sum().backward()  # the second layer gets no gradient
+    optimizer.step()
+    same(model[0].weight.grad, torch.full((2, 3), 2.0 * (N + 1) / 2), "averaged gradient without names")
+    if N > 1:  # alone, nothing is reduced
+        same(model[1].bias.grad, torch.zeros(2), "a parameter without gradient reduced as zeros")
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 2))  # no DistributedOptimizer's hooks
+    for make in (lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), lambda p: torch.optim.Adam(p, lr=0.1)):
+        optimizer = make(model.parameters())
+        if R == 0:
+            model.zero_grad(set_to_none=True)
+            model[0](torch.ones(2, 3)).sum().backward()
+            optimizer.step()
+        hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+        keys = sorted(hvd.broadcast_object(sorted(optimizer.state_dict()["state"]), 0))
+        assert sorted(optimizer.state_dict()["state"]) == keys, (R, optimizer.state_dict()["state"].keys(), keys)
+    refused(ValueError, "named_parameters must be (name, parameter) tuples", hvd.DistributedOptimizer,
+            torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=list(model.parameters()))
+
+
+@check
+def scale_factors_as_horovod():
+    # prescale_factor before the sum and postscale_factor after it, each as Horovod's engine scales a buffer:
+    # float types by the factor rounded to float32, float64 in double, integers in double then truncated; an
+    # Average is the sum times postscale_factor / size. Equal values on every rank, so that the sum's order
+    # cannot change its rounding.
+    def scaled(values, factor, dtype):
+        if dtype == torch.float64:
+            return values * factor
+        if dtype.is_floating_point:
+            return (values.float() * torch.tensor(factor, dtype=torch.float32)).to(dtype)
+        return (values.double() * factor).trunc().to(dtype)
+
+    values = torch.tensor([1.0, 3.0, 7.0, 10.0, 0.1, -5.0])
+    for dtype in (torch.float32, torch.float64, torch.int32, torch.int64, torch.int16, torch.int8):
+        x = values.to(dtype)
+        for op, pre, post in ((hvd.Sum, 0.1, 3.0), (hvd.Average, 0.3, 0.7), (hvd.Max, 1.0, 0.5), (hvd.Sum, 1.0, 1.0)):
+            reduced = scaled(x, pre, dtype)
+            if op is not hvd.Max:
+                reduced = reduced * N
+            expected = scaled(reduced, post / N if op is hvd.Average else post, dtype)
+            same(hvd.allreduce(x, op=op, prescale_factor=pre, postscale_factor=post), expected,
+                 "%s %r scaled by %s, %s" % (dtype, op, pre, post))
+            group = hvd.grouped_allreduce([x, x[:2]], op=op, prescale_factor=pre, postscale_factor=post)
+            same(group[1], expected[:2], "grouped %s %r scaled" % (dtype, op))
+    # float16 and bfloat16 averages are divided by the ranks before the sum (hvdrun's, against overflow).
+    for dtype in (torch.float16, torch.bfloat16):
+        x = torch.tensor([1.0, 2.0, 4.0], dtype=dtype)
+        same(hvd.allreduce(x, prescale_factor=2.0, postscale_factor=0.5), x, "%s average scaled" % dtype)
+        same(hvd.allreduce(x, op=hvd.Sum, prescale_factor=0.5, postscale_factor=4.0), x * 2 * N, "%s sum scaled" % dtype)

@@ -809,8 +809,10 @@ def unsupported_features_name_themselves():
     raises(error, "reducescatter", hvd.reducescatter, x)
     raises(error, "sparse", hvd.allreduce, x.to_sparse())
     raises(error, "communicators", hvd.init, comm=[0])
-    raises(error, "sparse_as_dense", hvd.DistributedOptimizer, torch.optim.SGD(make_model().parameters(), lr=0.1),
-           sparse_as_dense=True)
+    raises(error, "reducescatter_async", hvd.reducescatter_async, x)
+    raises(error, "grouped_reducescatter", hvd.grouped_reducescatter, [x])
+    raises(error, "grouped_reducescatter_async", hvd.grouped_reducescatter_async, [x])
+    raises(error, "hvd.Product", getattr, hvd, "Product")
     raises(error, "timeline", hvd.start_timeline, "/tmp/t.json")
     raises(TypeError, "complex", hvd.allreduce, torch.ones(2, dtype=torch.complex64), name="complex")
 

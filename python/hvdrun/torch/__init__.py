@@ -22,8 +22,11 @@ from hvdrun.torch.mpi_ops import (Adasum, Average, HvdrunUnsupportedError, Max, 
                                   allreduce_async_, alltoall, alltoall_async, barrier, broadcast, broadcast_,
                                   broadcast_async, broadcast_async_, global_process_set, grouped_allreduce,
                                   grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, join, poll,
-                                  reducescatter, remove_process_set, sparse_allreduce_async, synchronize, unsupported)
+                                  grouped_allgather, grouped_allgather_async, grouped_reducescatter,
+                                  grouped_reducescatter_async, reducescatter, reducescatter_async, remove_process_set,
+                                  synchronize, unsupported)
 from hvdrun.torch.optimizer import DistributedOptimizer
+from hvdrun.torch.sparse import sparse_allreduce_async
 from hvdrun.torch.sync_batch_norm import SyncBatchNorm
 
 
@@ -132,4 +135,6 @@ def stop_timeline():
 def __getattr__(name):
     if name == "elastic":
         unsupported("elastic training (hvd.elastic)", "run a fixed number of ranks: hvdrun -np N")
+    if name == "Product":
+        unsupported("the product reduction (hvd.Product)", "use hvd.Sum of logarithms, or hvd.allgather")
     raise AttributeError("module 'hvdrun.torch' has no attribute '%s'" % name)

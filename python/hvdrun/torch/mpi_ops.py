@@ -212,6 +212,24 @@ def _release(pending):
                 del _named[name]
 
 
+def _scale(buffer, factor):
+    """Multiplies `buffer` by `factor` in place as Horovod's engine scales its buffers on the CPU
+    (ScaleBuffer): float32, float16 and bfloat16 values times the factor rounded to float32, in float32;
+    float64 values in double; integers times the factor in double, truncated toward zero."""
+    if factor == 1.0:
+        return
+    if buffer.dtype == torch.float64:
+        buffer.mul_(factor)
+    elif buffer.dtype.is_floating_point:
+        single = torch.tensor(factor, dtype=torch.float32)
+        if buffer.dtype == torch.float32:
+            buffer.mul_(single)
+        else:
+            buffer.copy_(buffer.float().mul_(single))
+    else:
+        buffer.copy_(buffer.double().mul_(factor).trunc_())
+
+
 def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
     """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`); returns its
     _Pending, not yet registered. `wire_format` names libhvdrun's compression for it
@@ -232,22 +250,21 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
     else:
         raise TypeError("hvdrun.torch.allreduce: tensor '%s' has type %s, which libhvdrun does not reduce "
                         "(float32, float64, float16, bfloat16, int32, int64, uint8, int8, int16)" % (name, tensor.dtype))
-    scaled = prescale_factor != 1.0 or postscale_factor != 1.0
-    if scaled and not work_type.is_floating_point:
-        raise ValueError("hvdrun.torch.allreduce: prescale_factor/postscale_factor need a floating-point "
-                         "tensor; '%s' is %s" % (name, tensor.dtype))
     runtime_op = op.name
     if op is Average and work_type in (torch.float16, torch.bfloat16):
         # Divided before the sum, as Horovod's fp16 compression: a float16 sum of every rank's
         # values could overflow where their average does not.
         prescale_factor = prescale_factor / _C.size()
         runtime_op = "sum"
+    elif op is Average and (prescale_factor != 1.0 or postscale_factor != 1.0):
+        # As Horovod's engine: the average is the sum times postscale_factor / size.
+        postscale_factor = postscale_factor / _C.size()
+        runtime_op = "sum"
     type_name = _RUNTIME_TYPES[work_type]
     with torch.no_grad():
         if staged:
-            work = tensor.detach().to(work_type)
-            if prescale_factor != 1.0:
-                work = work * prescale_factor  # on the device, before the copy to host memory
+            work = tensor.detach().to(work_type, copy=prescale_factor != 1.0)
+            _scale(work, prescale_factor)  # on the device, before the copy to host memory
             buffer, ready = _staging.stage_in(work.contiguous())
             handle = _staging.submit_after(
                 ready, lambda: _C.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(),
@@ -261,15 +278,13 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
             else:
                 buffer = torch.empty(tensor.shape, dtype=work_type, device=tensor.device)
                 buffer.copy_(tensor)
-            if prescale_factor != 1.0:
-                buffer.mul_(prescale_factor)
+            _scale(buffer, prescale_factor)
             handle = _C.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(), type_name,
                                         runtime_op, wire_format or "", stream=_stream(path, tensor))
 
     def finish():
         with torch.no_grad():
-            if postscale_factor != 1.0:
-                buffer.mul_(postscale_factor)
+            _scale(buffer, postscale_factor)
             if staged:
                 _staging.stage_out(buffer, output)
             elif buffer is not output:
@@ -348,6 +363,8 @@ def allreduce(tensor, average=None, name=None, compression=None, op=None, presca
 
 def poll(handle):
     """Whether the asynchronous collective `handle` has run (synchronize will not wait)."""
+    if callable(handle):  # sparse_allreduce_async's
+        return handle.ready()
     with _lock:
         pending = _pending.get(handle)
     if pending is None:
@@ -357,6 +374,8 @@ def poll(handle):
 
 def synchronize(handle):
     """Waits for the asynchronous collective `handle` and returns its result tensor."""
+    if callable(handle):  # sparse_allreduce_async's
+        return handle()
     with _lock:
         pending = _pending.pop(handle, None)
     if pending is None:
@@ -604,6 +623,55 @@ def allgather_async(tensor, name=None, process_set=None):
     return _register(_Pending(handle, None, keep, lambda: finish()[0], _given(name)))
 
 
+def _grouped_allgather_start(tensors, name):
+    """Starts allgathers of `tensors` named "<name>.<index>" (unnamed: "grouped_allgather.noname.<n>.<index>")
+    together; returns (one handle for all, finish giving [(gathered, rows from each rank)], tensors to keep,
+    the names)."""
+    base = _auto_name("grouped_allgather", name)
+    names = ["%s.%d" % (base, index) for index in range(len(tensors))]
+    for each in names:  # refused before any of them is submitted
+        _check_name_free("grouped_allgather", each)
+    started = [_allgather_start(tensor, each) for tensor, each in zip(tensors, names)]
+    return (_HandleGroup([handle for handle, _, _ in started]), lambda: [finish() for _, finish, _ in started],
+            [keep for _, _, keep in started], tuple(names))
+
+
+def grouped_allgather_async(tensors, name=None, process_set=None):
+    """Starts allgathers of every tensor in `tensors` along dim 0 (first dimensions may differ), submitted
+    together; returns a handle whose synchronize() returns the list of results."""
+    _check_process_set(process_set)
+    tensors = _check_tensor_list("grouped_allgather_async", tensors)
+    handle, finish, keep, names = _grouped_allgather_start(tensors, name)
+    return _register(_Pending(handle, None, keep, lambda: [gathered for gathered, _ in finish()], names))
+
+
+class _GroupedAllgatherFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, name, *tensors):
+        handle, finish, keep, _ = _grouped_allgather_start(list(tensors), name)
+        handle.wait()
+        results = finish()
+        del keep  # read by libhvdrun until the handle has completed
+        ctx.rows = [rows for _, rows in results]
+        return tuple(gathered for gathered, _ in results)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        # As Horovod's: each output gradient averaged over the ranks (one grouped allreduce), then this
+        # rank's rows of it.
+        averaged = grouped_allreduce([g.contiguous() for g in grad_outputs], op=Average)
+        rank = _C.rank()
+        return (None,) + tuple(grad.narrow(0, sum(rows[:rank]), rows[rank]) for grad, rows in zip(averaged, ctx.rows))
+
+
+def grouped_allgather(tensors, name=None, process_set=None):
+    """Returns the allgathers along dim 0 of every tensor in `tensors`, as a list, gathered together;
+    differentiable (as allgather)."""
+    _check_process_set(process_set)
+    tensors = _check_tensor_list("grouped_allgather", tensors)
+    return list(_GroupedAllgatherFunction.apply(name, *tensors))
+
+
 def barrier(process_set=None):
     """Returns when every rank has called barrier()."""
     _check_process_set(process_set)
@@ -656,6 +724,8 @@ def _grouped_start(tensors, outputs, name, op, prescale_factor, postscale_factor
     """Starts the allreduces of `tensors` into `outputs` together, named "<name>.<index>"; returns one
     registered handle whose synchronize() returns the list of outputs."""
     base = _auto_name("grouped_allreduce", name)
+    for index in range(len(tensors)):  # refused before any of them is submitted
+        _check_name_free("grouped_allreduce", "%s.%d" % (base, index))
     pending = [_allreduce_start(tensor, output, "%s.%d" % (base, index), op, prescale_factor, postscale_factor,
                                 wire_format)
                for index, (tensor, output) in enumerate(zip(tensors, outputs))]
@@ -793,9 +863,22 @@ def alltoall(tensor, splits=None, name=None, process_set=None):
     return output if splits is None else (output, received)
 
 
-def reducescatter(tensor, name=None, op=None, process_set=None):
+def reducescatter(tensor, name=None, compression=None, op=None, process_set=None, prescale_factor=1.0,
+                  postscale_factor=1.0):
     unsupported("reducescatter (hvd.reducescatter)", "use hvd.allreduce and keep this rank's part")
 
 
-def sparse_allreduce_async(tensor, name, op, process_set=None):
-    unsupported("sparse allreduce (hvd.sparse_allreduce_async)", "pass tensor.to_dense()")
+def reducescatter_async(tensor, name=None, op=None, process_set=None, prescale_factor=1.0, postscale_factor=1.0):
+    unsupported("reducescatter (hvd.reducescatter_async)", "use hvd.allreduce_async and keep this rank's part")
+
+
+def grouped_reducescatter(tensors, name=None, compression=None, op=None, process_set=None, prescale_factor=1.0,
+                          postscale_factor=1.0):
+    unsupported("reducescatter (hvd.grouped_reducescatter)", "use hvd.grouped_allreduce and keep this rank's parts")
+
+
+def grouped_reducescatter_async(tensors, name=None, op=None, process_set=None, prescale_factor=1.0,
+                                postscale_factor=1.0):
+    unsupported("reducescatter (hvd.grouped_reducescatter_async)",
+                "use hvd.grouped_allreduce_async and keep this rank's parts")
+
