@@ -11,6 +11,8 @@ import torch
 import hvdrun.torch as hvd
 
 CHECKS = []
+R = N = 0  # this rank and the number of ranks, and hvdrun_torch_checks.py's comparisons: set by setup()
+same = raises = None
 
 
 def check(function):

@@ -600,11 +600,11 @@ class HostAsDevice:
 
 @check
 def staged_collectives_without_a_device():
-    from hvdrun.torch import mpi_ops, placement, staging  # pylint: disable=import-outside-toplevel
+    from hvdrun.torch import basics, placement, staging  # pylint: disable=import-outside-toplevel
 
-    saved = mpi_ops._staging, mpi_ops._host_tensors_take
+    saved = basics.host_staging, basics.host_tensors_take
     device = HostAsDevice()
-    mpi_ops._staging, mpi_ops._host_tensors_take = staging.HostStaging(device), placement.STAGED
+    basics.host_staging, basics.host_tensors_take = staging.HostStaging(device), placement.STAGED
     try:
         total = N * (N + 1) / 2
         x = torch.full((5,), float(R + 1))
@@ -631,8 +631,8 @@ def staged_collectives_without_a_device():
         same(hvd.synchronize(handle), torch.full((5,), total), "staged allreduce pending at join")
         assert device.recorded > 0 and device.waited == device.recorded, (device.recorded, device.waited)
     finally:
-        mpi_ops._staging.drain()
-        mpi_ops._staging, mpi_ops._host_tensors_take = saved
+        basics.host_staging.drain()
+        basics.host_staging, basics.host_tensors_take = saved
 
 
 class RecordingC:
@@ -730,12 +730,12 @@ def device_path_without_a_device():
     GPU), whose NCCL runtime takes device memory only: scripts/gpu/torch_collectives.py checks it there."""
     if _C.device_backend() != "none":
         return
-    from hvdrun.torch import mpi_ops, placement, staging  # pylint: disable=import-outside-toplevel
+    from hvdrun.torch import basics, placement, staging  # pylint: disable=import-outside-toplevel
 
-    saved = mpi_ops._staging, mpi_ops._host_tensors_take, mpi_ops._C
+    saved = basics.host_staging, basics.host_tensors_take, basics.runtime
     device, recording = HostAsDevice(), RecordingC()
-    mpi_ops._staging, mpi_ops._host_tensors_take = staging.HostStaging(device), placement.DEVICE
-    mpi_ops._C = recording
+    basics.host_staging, basics.host_tensors_take = staging.HostStaging(device), placement.DEVICE
+    basics.runtime = recording
     try:
         total = N * (N + 1) / 2
         x = torch.full((5,), float(R + 1))
@@ -789,8 +789,8 @@ def device_path_without_a_device():
         assert all(c[2] == 0 for c in recording.calls if not c[1].endswith((".rows", ".splits"))), \
             [c for c in recording.calls if c[2] != 0 and not c[1].endswith((".rows", ".splits"))]
     finally:
-        mpi_ops._staging.drain()
-        mpi_ops._staging, mpi_ops._host_tensors_take, mpi_ops._C = saved
+        basics.host_staging.drain()
+        basics.host_staging, basics.host_tensors_take, basics.runtime = saved
 
 
 @check

@@ -16,7 +16,7 @@ import atexit
 from hvdrun import _C
 from hvdrun.torch.compression import Compression
 from hvdrun.torch.functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
-from hvdrun.torch import mpi_ops as _mpi_ops
+from hvdrun.torch import basics as _basics
 from hvdrun.torch.mpi_ops import (Adasum, Average, HvdrunUnsupportedError, Max, Min, ProcessSet, ReduceOp, Sum,
                                   add_process_set, allgather, allgather_async, allreduce, allreduce_, allreduce_async,
                                   allreduce_async_, alltoall, alltoall_async, barrier, broadcast, broadcast_,
@@ -24,9 +24,8 @@ from hvdrun.torch.mpi_ops import (Adasum, Average, HvdrunUnsupportedError, Max, 
                                   grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, join, poll,
                                   grouped_allgather, grouped_allgather_async, grouped_reducescatter,
                                   grouped_reducescatter_async, reducescatter, reducescatter_async, remove_process_set,
-                                  synchronize, unsupported)
+                                  sparse_allreduce_async, synchronize, unsupported)
 from hvdrun.torch.optimizer import DistributedOptimizer
-from hvdrun.torch.sparse import sparse_allreduce_async
 from hvdrun.torch.sync_batch_norm import SyncBatchNorm
 
 
@@ -59,8 +58,8 @@ def _require_cuda_device():
 def shutdown():
     """Waits for this rank's queued collectives and leaves the job; init() may be called again."""
     if _C.is_initialized():
-        _mpi_ops._staging.drain()  # pylint: disable=protected-access  # staged collectives submitted first
-        _mpi_ops._exchanges.drain()  # pylint: disable=protected-access  # and device allgathers, alltoalls
+        _basics.host_staging.drain()  # staged collectives submitted first
+        _basics.exchanges.drain()  # and device allgathers, alltoalls
         _C.shutdown()
 
 

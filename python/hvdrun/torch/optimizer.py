@@ -17,7 +17,9 @@ import warnings
 
 import torch
 
+from hvdrun import _C
 from hvdrun.torch import mpi_ops
+from hvdrun.torch.basics import check_process_set
 from hvdrun.torch.compression import Compression, wire_format
 from hvdrun.torch.sparse import sparse_allreduce_async
 
@@ -61,7 +63,7 @@ class _DistributedOptimizerMethods:
         self._hvd_should_synchronize = True
         self._hvd_synchronized = False
         self._hvd_accumulators = []
-        if mpi_ops._C.size() > 1:  # pylint: disable=protected-access
+        if _C.size() > 1:
             for p in self._hvd_params:
                 # The accumulator autograd adds p's gradient with; held, since p holds it weakly.
                 accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
@@ -113,7 +115,7 @@ class _DistributedOptimizerMethods:
     def synchronize(self):
         """Waits for every gradient's allreduce (starting those of groups whose parameters got fewer passes
         or none, as zeros where .grad is None) and leaves the results in .grad."""
-        if mpi_ops._C.size() == 1:  # pylint: disable=protected-access
+        if _C.size() == 1:
             self._hvd_synchronized = True
             return
         for index, group in enumerate(self._hvd_groups):
@@ -208,7 +210,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
                          num_groups=0, groups=None, sparse_as_dense=False, process_set=None):
     """An optimizer of `optimizer`'s class, over its parameter groups and state, that averages (op) the
     gradients over all ranks before each step. See the module's documentation."""
-    mpi_ops._check_process_set(process_set)  # pylint: disable=protected-access
+    check_process_set(process_set)
     if op is mpi_ops.Adasum:
         mpi_ops.unsupported("Adasum (hvdrun.torch.DistributedOptimizer(op=hvd.Adasum))", "use op=hvd.Average (or hvd.Sum)")
     if op not in (mpi_ops.Average, mpi_ops.Sum, mpi_ops.Min, mpi_ops.Max):
