@@ -56,6 +56,9 @@ def broadcast_gradient_as_horovod():
         (y * (R + 1)).sum().backward()
         same(x.grad, torch.full((3,), (N + 1) / 2 if R == root else 0.0), "broadcast gradient, root %d" % root)
     same(hvd.broadcast(torch.tensor([R, 7]), 0), torch.tensor([0, 7]), "broadcast of integers (no gradient)")
+    x = torch.ones(0, 2, requires_grad=True)
+    hvd.broadcast(x, 0).sum().backward()
+    same(x.grad, torch.zeros(0, 2), "broadcast gradient of an empty tensor")
 
 
 @check
@@ -288,6 +291,7 @@ def scale_factors_as_horovod():
                  "%s %r scaled by %s, %s" % (dtype, op, pre, post))
             group = hvd.grouped_allreduce([x, x[:2]], op=op, prescale_factor=pre, postscale_factor=post)
             same(group[1], expected[:2], "grouped %s %r scaled" % (dtype, op))
+    same(hvd.allreduce(torch.ones(0, 3), prescale_factor=2.0, postscale_factor=3.0), torch.ones(0, 3), "empty, scaled")
     # float16 and bfloat16 averages are divided by the ranks before the sum (hvdrun's, against overflow).
     for dtype in (torch.float16, torch.bfloat16):
         x = torch.tensor([1.0, 2.0, 4.0], dtype=dtype)

@@ -257,9 +257,9 @@ def join_with_uneven_steps():
             if R == first_join_rank:
                 last = hvd.join()
             else:
-                raises(RuntimeError, "cannot run while rank %d has joined" % first_join_rank,
+                raises(hvd.HorovodInternalError, "cannot run while rank %d has joined" % first_join_rank,
                        hvd.allgather, torch.ones(3, 2))
-                raises(RuntimeError, "cannot run while rank %d has joined" % first_join_rank,
+                raises(hvd.HorovodInternalError, "cannot run while rank %d has joined" % first_join_rank,
                        hvd.broadcast, torch.ones(3), (first_join_rank + 1) % N, name="join.broadcast")
                 last = hvd.join()
             assert last != first_join_rank, (last, first_join_rank)
@@ -813,6 +813,8 @@ def unsupported_features_name_themselves():
     raises(error, "grouped_reducescatter", hvd.grouped_reducescatter, [x])
     raises(error, "grouped_reducescatter_async", hvd.grouped_reducescatter_async, [x])
     raises(error, "hvd.Product", getattr, hvd, "Product")
+    raises(error, "mpi_threads_supported()", hvd.mpi_threads_supported)
+    assert hvd.ddl_built() is False and hvd.ccl_built() is False
     raises(error, "timeline", hvd.start_timeline, "/tmp/t.json")
     raises(TypeError, "complex", hvd.allreduce, torch.ones(2, dtype=torch.complex64), name="complex")
 

@@ -17,14 +17,14 @@ from hvdrun import _C
 from hvdrun.torch.compression import Compression
 from hvdrun.torch.functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
 from hvdrun.torch import basics as _basics
-from hvdrun.torch.mpi_ops import (Adasum, Average, HvdrunUnsupportedError, Max, Min, ProcessSet, ReduceOp, Sum,
-                                  add_process_set, allgather, allgather_async, allreduce, allreduce_, allreduce_async,
-                                  allreduce_async_, alltoall, alltoall_async, barrier, broadcast, broadcast_,
-                                  broadcast_async, broadcast_async_, global_process_set, grouped_allreduce,
-                                  grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, join, poll,
-                                  grouped_allgather, grouped_allgather_async, grouped_reducescatter,
-                                  grouped_reducescatter_async, reducescatter, reducescatter_async, remove_process_set,
-                                  sparse_allreduce_async, synchronize, unsupported)
+from hvdrun.torch.mpi_ops import (Adasum, Average, HorovodInternalError, HvdrunUnsupportedError, Max, Min, ProcessSet,
+                                  ReduceOp, Sum, add_process_set, allgather, allgather_async, allreduce, allreduce_,
+                                  allreduce_async, allreduce_async_, alltoall, alltoall_async, barrier, broadcast,
+                                  broadcast_, broadcast_async, broadcast_async_, global_process_set, grouped_allgather,
+                                  grouped_allgather_async, grouped_allreduce, grouped_allreduce_, grouped_allreduce_async,
+                                  grouped_allreduce_async_, grouped_reducescatter, grouped_reducescatter_async, join,
+                                  poll, reducescatter, reducescatter_async, remove_process_set, sparse_allreduce_async,
+                                  synchronize, unsupported)
 from hvdrun.torch.optimizer import DistributedOptimizer
 from hvdrun.torch.sync_batch_norm import SyncBatchNorm
 
@@ -102,6 +102,21 @@ def cuda_built():
     import torch  # pylint: disable=import-outside-toplevel
 
     return torch.backends.cuda.is_built()
+
+
+def ddl_built():
+    """False: libhvdrun has no IBM DDL backend."""
+    return False
+
+
+def ccl_built():
+    """False: libhvdrun has no oneCCL backend."""
+    return False
+
+
+def mpi_threads_supported():
+    unsupported("mpi_threads_supported()", "libhvdrun does not report the MPI thread level it got; hvdrun.torch "
+                "collectives may be called from any thread")
 
 
 def rocm_built():

@@ -20,6 +20,10 @@ class HvdrunUnsupportedError(NotImplementedError):
     """A Horovod feature hvdrun.torch does not have; the message names it."""
 
 
+class HorovodInternalError(RuntimeError):
+    """As Horovod's: a collective failed (libhvdrun's one-line message); the runtime is then broken."""
+
+
 def unsupported(feature, instead=None):
     """Raises HvdrunUnsupportedError naming `feature` (and what to use instead)."""
     message = "hvdrun.torch does not support " + feature

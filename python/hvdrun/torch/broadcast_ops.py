@@ -39,7 +39,8 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     check_tensor("broadcast", tensor)
     root_rank = int(root_rank)
     if not 0 <= root_rank < basics.runtime.size():
-        raise ValueError("hvdrun.torch.broadcast: root_rank %d is not a rank of this job of %d" % (root_rank, basics.runtime.size()))
+        raise ValueError("hvdrun.torch.broadcast: root_rank %d is not a rank of this job of %d"
+                         % (root_rank, basics.runtime.size()))
     check_name_free("broadcast", name)
     held = given(name)
     path = tensor_path("broadcast", tensor)

@@ -69,7 +69,8 @@ def check_name_free(call, name):
         holder = _named.get(str(name))
     if holder is not None and not holder.handle.ready():
         raise ValueError("hvdrun.torch.%s: rank %d already has a pending collective named '%s' (not yet run); as "
-                         "with Horovod, a name can be used again once that one has completed" % (call, basics.runtime.rank(), name))
+                         "with Horovod, a name can be used again once that one has completed"
+                         % (call, basics.runtime.rank(), name))
 
 
 def register(pending):
@@ -104,6 +105,16 @@ def poll(handle):
     return pending.handle.ready()
 
 
+def wait(handle):
+    """Waits for a libhvdrun handle; its failure is raised as HorovodInternalError, as Horovod's."""
+    try:
+        handle.wait()
+    except basics.HorovodInternalError:
+        raise
+    except RuntimeError as error:
+        raise basics.HorovodInternalError(str(error)) from None
+
+
 def synchronize(handle):
     """Waits for the asynchronous collective `handle` and returns its result tensor."""
     if callable(handle):  # sparse_allreduce_async's
@@ -113,7 +124,7 @@ def synchronize(handle):
     if pending is None:
         raise ValueError("hvdrun.torch.synchronize: unknown handle %r (already synchronized?)" % (handle,))
     try:
-        pending.handle.wait()
+        wait(pending.handle)
     finally:
         release(pending)
     return pending.finish()

@@ -18,8 +18,9 @@ backend's but NCCL's) through pinned host memory (staging.py).
 # pylint: disable=unused-import
 from hvdrun.torch.allreduce_ops import (allreduce, allreduce_, allreduce_async, allreduce_async_, grouped_allreduce,
                                         grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_)
-from hvdrun.torch.basics import (Adasum, Average, HvdrunUnsupportedError, Max, Min, ProcessSet, ReduceOp, Sum,
-                                 add_process_set, barrier, global_process_set, join, remove_process_set, unsupported)
+from hvdrun.torch.basics import (Adasum, Average, HorovodInternalError, HvdrunUnsupportedError, Max, Min, ProcessSet,
+                                 ReduceOp, Sum, add_process_set, barrier, global_process_set, join, remove_process_set,
+                                 unsupported)
 from hvdrun.torch.broadcast_ops import broadcast, broadcast_, broadcast_async, broadcast_async_
 from hvdrun.torch.handles import poll, synchronize
 from hvdrun.torch.row_ops import (allgather, allgather_async, alltoall, alltoall_async, grouped_allgather,

@@ -10,7 +10,7 @@ from hvdrun.torch.allreduce_ops import allreduce, grouped_allreduce
 from hvdrun.torch.basics import (Average, RUNTIME_TYPES, bytes_of, check_process_set, check_tensor, check_tensor_list,
                                  tensor_path)
 from hvdrun.torch.handles import HandleGroup, Pending, auto_name, check_name_free, given, register, staged_name, \
-    synchronize
+    synchronize, wait
 
 
 def _row_layout(dtype, row, element_size):
@@ -48,7 +48,8 @@ def _rows_start(call, tensor, name, submit, splits=None):
     path = tensor_path(call, tensor)
     if path == placement.DEVICE:
         with torch.no_grad():
-            return device_rows.start(basics.runtime, basics.exchanges, RUNTIME_TYPES, call, tensor, staged_name(call, name), splits)
+            return device_rows.start(basics.runtime, basics.exchanges, RUNTIME_TYPES, call, tensor,
+                                     staged_name(call, name), splits)
     device = tensor.device
     ready = None
     staged = path == placement.STAGED
@@ -102,16 +103,17 @@ def _rows_start(call, tensor, name, submit, splits=None):
 
 def _allgather_start(tensor, name):
     """Starts an allgather of `tensor` along dim 0 (see _rows_start)."""
-    return _rows_start("allgather", tensor, name,
-                       lambda name, send, type_name, unit: basics.runtime.allgather_async(name, send.data_ptr(), send.numel(),
-                                                                              type_name, unit))
+    def submit(name, send, type_name, unit):
+        return basics.runtime.allgather_async(name, send.data_ptr(), send.numel(), type_name, unit)
+
+    return _rows_start("allgather", tensor, name, submit)
 
 
 class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name):
         handle, finish, keep = _allgather_start(tensor, name)
-        handle.wait()
+        wait(handle)
         gathered, ctx.rows = finish()
         del keep  # read by libhvdrun until the handle has completed
         return gathered
@@ -166,7 +168,7 @@ class _GroupedAllgatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, name, *tensors):
         handle, finish, keep, _ = _grouped_allgather_start(list(tensors), name)
-        handle.wait()
+        wait(handle)
         results = finish()
         del keep  # read by libhvdrun until the handle has completed
         ctx.rows = [rows for _, rows in results]
@@ -215,10 +217,10 @@ def alltoall_async(tensor, splits=None, name=None, process_set=None):
     check_process_set(process_set)
     check_tensor("alltoall", tensor)
     rows = _alltoall_splits(tensor, splits)
-    handle, finish, keep = _rows_start(
-        "alltoall", tensor, name,
-        lambda name, send, type_name, unit: basics.runtime.alltoall_async(name, send.data_ptr(), [r * unit for r in rows],
-                                                              type_name, unit), rows)
+    def submit(name, send, type_name, unit):
+        return basics.runtime.alltoall_async(name, send.data_ptr(), [r * unit for r in rows], type_name, unit)
+
+    handle, finish, keep = _rows_start("alltoall", tensor, name, submit, rows)
 
     def received():
         output, counts = finish()
