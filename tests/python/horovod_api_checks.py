@@ -194,6 +194,21 @@ def sparse_allreduce_as_horovod():
             hvd.Sum)
     refused(ValueError, "op must be hvd.Average or hvd.Sum", hvd.sparse_allreduce_async, sparse_of(R), "sparse.max",
             hvd.Max)
+    refused(hvd.HvdrunUnsupportedError, "use hvd.sparse_allreduce_async", hvd.allreduce, sparse_of(R))
+    # A sparse allreduce's, a grouped allgather's and a grouped allreduce's names are checked before any of
+    # their collectives is submitted; rank 0 holds "held.indices" and "held.0" until after a barrier.
+    if N > 1:
+        names = ("held.indices", "held.0")
+        if R == 0:
+            pending = [hvd.allgather_async(torch.ones(1), name=name) for name in names]
+            refused(ValueError, "named 'held.indices'", hvd.sparse_allreduce_async, sparse_of(R), "held", hvd.Sum)
+            refused(ValueError, "named 'held.0'", hvd.grouped_allgather_async, [torch.ones(1)] * 2, name="held")
+            refused(ValueError, "named 'held.0'", hvd.grouped_allreduce_async, [torch.ones(1)] * 2, name="held")
+        hvd.barrier()
+        if R != 0:
+            pending = [hvd.allgather_async(torch.ones(1), name=name) for name in names]
+        for handle in pending:
+            same(hvd.synchronize(handle), torch.ones(N), "an allgather that held its name")
     same(hvd.allreduce(torch.ones(2), op=hvd.Sum), torch.full((2,), float(N)), "an allreduce after the refusals")
 
 

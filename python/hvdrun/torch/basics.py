@@ -105,7 +105,8 @@ def check_tensor(call, tensor):
         unsupported("%s tensors (hvdrun.torch.%s)" % (tensor.device.type.upper(), call),
                     "move the tensor to the CPU or to a CUDA device")
     if tensor.is_sparse:
-        unsupported("sparse tensors (hvdrun.torch.%s)" % call, "pass tensor.to_dense()")
+        unsupported("sparse tensors (hvdrun.torch.%s)" % call,
+                    "use hvd.sparse_allreduce_async, or pass tensor.to_dense()")
 
 
 def check_tensor_list(call, tensors):
