@@ -285,8 +285,7 @@ def optimizers_without_names_and_gradients():
 def scale_factors_as_horovod():
     # prescale_factor before the sum and postscale_factor after it, each as Horovod's engine scales a buffer:
     # float types by the factor rounded to float32, float64 in double, integers in double then truncated; an
-    # Average is the sum times postscale_factor / size. Equal values on every rank, so that the sum's order
-    # cannot change its rounding.
+    # Average is the sum times postscale_factor / size.
     def scaled(values, factor, dtype):
         if dtype == torch.float64:
             return values * factor
@@ -295,17 +294,25 @@ def scale_factors_as_horovod():
         return (values.double() * factor).trunc().to(dtype)
 
     values = torch.tensor([1.0, 3.0, 7.0, 10.0, 0.1, -5.0])
+    started = []
     for dtype in (torch.float32, torch.float64, torch.int32, torch.int64, torch.int16, torch.int8):
-        x = values.to(dtype)
+        x = values.to(dtype) * (R == 0)  # zeros but on rank 0: every rank's sum is rank 0's scaled values
         for op, pre, post in ((hvd.Sum, 0.1, 3.0), (hvd.Average, 0.3, 0.7), (hvd.Max, 1.0, 0.5), (hvd.Sum, 1.0, 1.0)):
-            reduced = scaled(x, pre, dtype)
-            if op is not hvd.Max:
-                reduced = reduced * N
+            reduced = scaled(values.to(dtype), pre, dtype)
+            if op is hvd.Max:
+                reduced = torch.maximum(reduced, torch.zeros_like(reduced)) if N > 1 else reduced
             expected = scaled(reduced, post / N if op is hvd.Average else post, dtype)
-            same(hvd.allreduce(x, op=op, prescale_factor=pre, postscale_factor=post), expected,
-                 "%s %r scaled by %s, %s" % (dtype, op, pre, post))
-            group = hvd.grouped_allreduce([x, x[:2]], op=op, prescale_factor=pre, postscale_factor=post)
-            same(group[1], expected[:2], "grouped %s %r scaled" % (dtype, op))
+            what = "%s %r scaled by %s, %s" % (dtype, op, pre, post)
+            started.append((hvd.allreduce_async(x, name="scaled." + what, op=op, prescale_factor=pre,
+                                                postscale_factor=post), expected, what))
+            started.append((hvd.grouped_allreduce_async([x, x[:2]], name="scaled.group." + what, op=op,
+                                                        prescale_factor=pre, postscale_factor=post), expected, what))
+    for handle, expected, what in started:  # submitted together: they run in few negotiation cycles
+        result = hvd.synchronize(handle)
+        if isinstance(result, list):
+            same(result[1], expected[:2], "grouped " + what)
+        else:
+            same(result, expected, what)
     same(hvd.allreduce(torch.ones(0, 3), prescale_factor=2.0, postscale_factor=3.0), torch.ones(0, 3), "empty, scaled")
     # float16 and bfloat16 averages are divided by the ranks before the sum (hvdrun's, against overflow).
     for dtype in (torch.float16, torch.bfloat16):
