@@ -240,9 +240,9 @@ def sparse_embedding_trains_as_one_process():
                    for ids, target in (embedding_batch(k, step) for k in range(N))) / N
         loss.backward()
         optimizer.step()
-    for sparse_as_dense in (False, True):
+    for sparse_as_dense, groups in ((False, None), (True, None), (True, 1)):
         model = EmbeddingModel()
-        optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+        optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), groups=groups,
                                              named_parameters=model.named_parameters(), sparse_as_dense=sparse_as_dense)
         for step in range(3):
             optimizer.zero_grad()
@@ -251,7 +251,8 @@ def sparse_embedding_trains_as_one_process():
             assert model.embedding.weight.grad.is_sparse
             optimizer.step()
         for (name, mine), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):
-            same(mine.detach(), expected.detach(), "sparse_as_dense=%s: %s" % (sparse_as_dense, name), atol=1e-6)
+            same(mine.detach(), expected.detach(), "sparse_as_dense=%s, groups=%s: %s" % (sparse_as_dense, groups, name),
+                 atol=1e-6)
 
 
 @check
