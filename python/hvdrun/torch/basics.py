@@ -43,17 +43,9 @@ class ReduceOp:
 
 
 Average = ReduceOp("average")
-
-
 Sum = ReduceOp("sum")
-
-
 Min = ReduceOp("min")
-
-
 Max = ReduceOp("max")
-
-
 Adasum = ReduceOp("adasum")
 
 

@@ -16,16 +16,10 @@ import threading
 
 from hvdrun.torch import basics
 
-
+# Registered handles by number, and the counters of handles and of each kind's unnamed calls.
 _lock = threading.Lock()
-
-
 _pending = {}
-
-
 _handle_numbers = itertools.count()
-
-
 _noname_numbers = {}
 
 
