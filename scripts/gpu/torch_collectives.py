@@ -318,10 +318,10 @@ class PathRecorder:
     device allgather or alltoall (named with device_rows.EXCHANGE_SUFFIXES) is part of the device path."""
 
     def __init__(self):
-        from hvdrun.torch import device_rows, mpi_ops  # pylint: disable=import-outside-toplevel
+        from hvdrun.torch import basics, device_rows  # pylint: disable=import-outside-toplevel
 
         self.seen = set()
-        real_c, real_stage_in = mpi_ops._C, mpi_ops._staging.stage_in  # pylint: disable=protected-access
+        real_c, real_stage_in = basics.runtime, basics.host_staging.stage_in
         recorder = self
 
         class RecordingC:
@@ -343,8 +343,8 @@ class PathRecorder:
             recorder.seen.add("staged")
             return real_stage_in(tensor)
 
-        mpi_ops._C = RecordingC()  # pylint: disable=protected-access
-        mpi_ops._staging.stage_in = stage_in  # pylint: disable=protected-access
+        basics.runtime = RecordingC()
+        basics.host_staging.stage_in = stage_in
 
     def reset(self):
         self.seen = set()

@@ -16,13 +16,15 @@ import atexit
 from hvdrun import _C
 from hvdrun.torch.compression import Compression
 from hvdrun.torch.functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
-from hvdrun.torch import mpi_ops as _mpi_ops
-from hvdrun.torch.mpi_ops import (Adasum, Average, HvdrunUnsupportedError, Max, Min, ProcessSet, ReduceOp, Sum,
-                                  add_process_set, allgather, allgather_async, allreduce, allreduce_, allreduce_async,
-                                  allreduce_async_, alltoall, alltoall_async, barrier, broadcast, broadcast_,
-                                  broadcast_async, broadcast_async_, global_process_set, grouped_allreduce,
-                                  grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, join, poll,
-                                  reducescatter, remove_process_set, sparse_allreduce_async, synchronize, unsupported)
+from hvdrun.torch import basics as _basics
+from hvdrun.torch.mpi_ops import (Adasum, Average, HorovodInternalError, HvdrunUnsupportedError, Max, Min, ProcessSet,
+                                  ReduceOp, Sum, add_process_set, allgather, allgather_async, allreduce, allreduce_,
+                                  allreduce_async, allreduce_async_, alltoall, alltoall_async, barrier, broadcast,
+                                  broadcast_, broadcast_async, broadcast_async_, global_process_set, grouped_allgather,
+                                  grouped_allgather_async, grouped_allreduce, grouped_allreduce_, grouped_allreduce_async,
+                                  grouped_allreduce_async_, grouped_reducescatter, grouped_reducescatter_async, join,
+                                  poll, reducescatter, reducescatter_async, remove_process_set, sparse_allreduce_async,
+                                  synchronize, unsupported)
 from hvdrun.torch.optimizer import DistributedOptimizer
 from hvdrun.torch.sync_batch_norm import SyncBatchNorm
 
@@ -56,8 +58,8 @@ def _require_cuda_device():
 def shutdown():
     """Waits for this rank's queued collectives and leaves the job; init() may be called again."""
     if _C.is_initialized():
-        _mpi_ops._staging.drain()  # pylint: disable=protected-access  # staged collectives submitted first
-        _mpi_ops._exchanges.drain()  # pylint: disable=protected-access  # and device allgathers, alltoalls
+        _basics.host_staging.drain()  # staged collectives submitted first
+        _basics.exchanges.drain()  # and device allgathers, alltoalls
         _C.shutdown()
 
 
@@ -102,6 +104,21 @@ def cuda_built():
     return torch.backends.cuda.is_built()
 
 
+def ddl_built():
+    """False: libhvdrun has no IBM DDL backend."""
+    return False
+
+
+def ccl_built():
+    """False: libhvdrun has no oneCCL backend."""
+    return False
+
+
+def mpi_threads_supported():
+    unsupported("mpi_threads_supported()", "libhvdrun does not report the MPI thread level it got; hvdrun.torch "
+                "collectives may be called from any thread")
+
+
 def rocm_built():
     """False: hvdrun.torch reduces CPU tensors only."""
     return False
@@ -132,4 +149,6 @@ def stop_timeline():
 def __getattr__(name):
     if name == "elastic":
         unsupported("elastic training (hvd.elastic)", "run a fixed number of ranks: hvdrun -np N")
+    if name == "Product":
+        unsupported("the product reduction (hvd.Product)", "use hvd.Sum of logarithms, or hvd.allgather")
     raise AttributeError("module 'hvdrun.torch' has no attribute '%s'" % name)

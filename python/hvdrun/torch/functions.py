@@ -9,6 +9,7 @@ import torch
 
 from hvdrun import _C
 from hvdrun.torch import mpi_ops
+from hvdrun.torch.basics import check_process_set
 
 try:
     import cloudpickle as _pickler  # lambdas and local classes too, as Horovod's broadcast_object
@@ -48,7 +49,7 @@ def broadcast_parameters(params, root_rank):
 
 def broadcast_object(obj, root_rank=0, name=None, process_set=None):
     """Returns root_rank's `obj` on every rank: pickled (cloudpickle) on root_rank, sent, unpickled."""
-    mpi_ops._check_process_set(process_set)  # pylint: disable=protected-access
+    check_process_set(process_set)
     if _C.rank() == root_rank:
         buffer = io.BytesIO()
         _pickler.dump(obj, buffer)
@@ -67,7 +68,7 @@ def broadcast_object(obj, root_rank=0, name=None, process_set=None):
 
 def allgather_object(obj, name=None, process_set=None):
     """Returns a list of every rank's `obj`, in rank order."""
-    mpi_ops._check_process_set(process_set)  # pylint: disable=protected-access
+    check_process_set(process_set)
     data = torch.frombuffer(bytearray(_pickler.dumps(obj)), dtype=torch.uint8)
     lengths = mpi_ops.allgather(torch.tensor([data.numel()], dtype=torch.int64)).tolist()
     gathered = mpi_ops.allgather(data)

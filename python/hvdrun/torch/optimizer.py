@@ -8,7 +8,8 @@ gradients in .grad, then runs the wrapped optimizer's step. Gradients are summed
 locally and not divided by their number; with op=Average the sum over ranks is divided by the number
 of ranks, split as 1/gradient_predivide_factor before the sum and gradient_predivide_factor/size after.
 With `groups`, the gradients of a group's parameters are reduced together, by one grouped allreduce
-started once every parameter of the group has had its passes.
+started once every parameter of the group has had its passes. A sparse gradient (nn.Embedding(sparse=True))
+goes through sparse_allreduce_async, or, with sparse_as_dense, as a dense allreduce made sparse again.
 """
 
 import contextlib
@@ -16,8 +17,11 @@ import warnings
 
 import torch
 
+from hvdrun import _C
 from hvdrun.torch import mpi_ops
+from hvdrun.torch.basics import check_process_set
 from hvdrun.torch.compression import Compression, wire_format
+from hvdrun.torch.sparse import sparse_allreduce_async
 
 
 class _DistributedOptimizerMethods:
@@ -32,6 +36,9 @@ class _DistributedOptimizerMethods:
         params = [p for group in self.param_groups for p in group["params"]]
         if named_parameters is not None:
             named = list(named_parameters)
+            if not all(isinstance(item, tuple) and len(item) == 2 for item in named):
+                raise ValueError("hvdrun.torch.DistributedOptimizer: named_parameters must be (name, parameter) tuples, "
+                                 "as model.named_parameters() gives")
             names = [name for name, _ in named]
             if len(set(names)) != len(names):
                 duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -44,8 +51,9 @@ class _DistributedOptimizerMethods:
                                  "named_parameters (the first is number %d); pass model.named_parameters() of the "
                                  "model the optimizer trains" % (len(unnamed), unnamed[0]))
             self._hvd_names = {id(p): by_param[id(p)] for p in params}
-        else:
-            self._hvd_names = {id(p): "param.%d" % index for index, p in enumerate(params)}
+        else:  # Horovod's names: allreduce.noname.<group index>.<index in the group>
+            self._hvd_names = {id(p): "allreduce.noname.%d.%d" % (i, j)
+                               for i, group in enumerate(self.param_groups) for j, p in enumerate(group["params"])}
         self._hvd_params = [p for p in params if p.requires_grad]
         self._hvd_groups = _gradient_groups(self._hvd_params, groups)
         self._hvd_group_of = {id(p): index for index, group in enumerate(self._hvd_groups) for p in group}
@@ -55,7 +63,7 @@ class _DistributedOptimizerMethods:
         self._hvd_should_synchronize = True
         self._hvd_synchronized = False
         self._hvd_accumulators = []
-        if mpi_ops._C.size() > 1:  # pylint: disable=protected-access
+        if _C.size() > 1:
             for p in self._hvd_params:
                 # The accumulator autograd adds p's gradient with; held, since p holds it weakly.
                 accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
@@ -83,7 +91,17 @@ class _DistributedOptimizerMethods:
         """Starts the allreduce of group `index`'s gradients: one allreduce for a parameter alone, a grouped
         allreduce (named after its first parameter) for a group."""
         group = self._hvd_groups[index]
-        compressed = [self._hvd_compression.compress(p.grad) for p in group]
+        grads = [p.grad.to_dense() if p.grad.is_sparse and self._hvd_sparse_as_dense else p.grad for p in group]
+        if grads[0].is_sparse and len(group) == 1:
+            # As Horovod's: a sparse gradient goes through sparse_allreduce_async, uncompressed.
+            handle = sparse_allreduce_async(grads[0], "grad." + self._hvd_names[id(group[0])], self._hvd_op)
+            self._hvd_handles[index] = (handle, [(None, None)])
+            return
+        if any(grad.is_sparse for grad in grads):
+            raise ValueError("hvdrun.torch.DistributedOptimizer: parameter '%s' has a sparse gradient in a group of "
+                             "parameters; pass sparse_as_dense=True, or leave it out of groups"
+                             % self._hvd_names[id(next(p for p, g in zip(group, grads) if g.is_sparse))])
+        compressed = [self._hvd_compression.compress(grad) for grad in grads]
         options = {"op": self._hvd_op, "wire_format": wire_format(self._hvd_compression)}
         if self._hvd_op is mpi_ops.Average:
             options.update(prescale_factor=1.0 / self._hvd_predivide, postscale_factor=self._hvd_predivide)
@@ -97,7 +115,7 @@ class _DistributedOptimizerMethods:
     def synchronize(self):
         """Waits for every gradient's allreduce (starting those of groups whose parameters got fewer passes
         or none, as zeros where .grad is None) and leaves the results in .grad."""
-        if mpi_ops._C.size() == 1:  # pylint: disable=protected-access
+        if _C.size() == 1:
             self._hvd_synchronized = True
             return
         for index, group in enumerate(self._hvd_groups):
@@ -107,12 +125,15 @@ class _DistributedOptimizerMethods:
                         p.grad = torch.zeros_like(p)
                 self._hvd_start(index)
         for index, (handle, compressed) in list(self._hvd_handles.items()):
-            mpi_ops.synchronize(handle)
+            result = mpi_ops.synchronize(handle)
             for p, (value, ctx) in zip(self._hvd_groups[index], compressed):
                 self._hvd_passes_left[id(p)] = self._hvd_passes
-                if value is not p.grad:
-                    with torch.no_grad():
-                        p.grad.copy_(self._hvd_compression.decompress(value, ctx))
+                reduced = result if value is None else self._hvd_compression.decompress(value, ctx)
+                with torch.no_grad():
+                    if p.grad.is_sparse:  # as Horovod's: set_() does not take sparse gradients
+                        p.grad.zero_().add_(reduced if reduced.is_sparse else reduced.to_sparse())
+                    elif value is not p.grad:
+                        p.grad.copy_(reduced)
             self._hvd_done[index].clear()
         self._hvd_handles.clear()
         self._hvd_synchronized = True
@@ -189,7 +210,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
                          num_groups=0, groups=None, sparse_as_dense=False, process_set=None):
     """An optimizer of `optimizer`'s class, over its parameter groups and state, that averages (op) the
     gradients over all ranks before each step. See the module's documentation."""
-    mpi_ops._check_process_set(process_set)  # pylint: disable=protected-access
+    check_process_set(process_set)
     if op is mpi_ops.Adasum:
         mpi_ops.unsupported("Adasum (hvdrun.torch.DistributedOptimizer(op=hvd.Adasum))", "use op=hvd.Average (or hvd.Sum)")
     if op not in (mpi_ops.Average, mpi_ops.Sum, mpi_ops.Min, mpi_ops.Max):
@@ -198,9 +219,6 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         raise ValueError("hvdrun.torch.DistributedOptimizer: pass groups= or num_groups= (deprecated), not both")
     if num_groups:
         groups = int(num_groups)
-    if sparse_as_dense:
-        mpi_ops.unsupported("sparse gradients (hvdrun.torch.DistributedOptimizer(sparse_as_dense=))",
-                            "leave sparse_as_dense=False: dense gradients are reduced as they are")
     if gradient_predivide_factor != 1.0 and op is not mpi_ops.Average:
         raise ValueError("hvdrun.torch.DistributedOptimizer: gradient_predivide_factor needs op=hvd.Average")
     if int(backward_passes_per_step) < 1:
@@ -213,6 +231,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     cls = type(base.__name__, (base,), methods)
     distributed = cls.__new__(cls)
     distributed.__dict__.update(optimizer.__dict__)  # the same parameter groups, defaults and state
+    distributed._hvd_sparse_as_dense = bool(sparse_as_dense)  # pylint: disable=protected-access
     distributed._hvd_setup(named_parameters, compression, int(backward_passes_per_step), op,  # pylint: disable=protected-access
                            float(gradient_predivide_factor), groups)
     return distributed

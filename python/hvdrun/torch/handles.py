@@ -1,0 +1,138 @@
+"""The handles of asynchronous collectives (synchronize, poll) and the names collectives are matched by.
+
+An asynchronous call returns an integer handle; synchronize(handle) waits and returns the result,
+poll(handle) says whether it has run. Until then the tensors a call reads and writes are held here
+and must not be written by the caller (libhvdrun reads and writes them from its own thread).
+
+Names: a collective is matched across ranks by its name (libhvdrun negotiates named collectives,
+so ranks may submit them in any order). A call without a name gets "<kind>.noname.<n>", n counting
+this process's unnamed calls of that kind: every rank must then make its unnamed calls of a kind in
+the same order, as with Horovod. A caller-given name is held from submission until its collective has
+run; submitting another collective of that name meanwhile is a ValueError, as in Horovod.
+"""
+
+import itertools
+import threading
+
+from hvdrun.torch import basics
+
+# Registered handles by number, and the counters of handles and of each kind's unnamed calls.
+_lock = threading.Lock()
+_pending = {}
+_handle_numbers = itertools.count()
+_noname_numbers = {}
+
+
+def auto_name(kind, name):
+    if name is not None:
+        return str(name)
+    with _lock:
+        counter = _noname_numbers.setdefault(kind, itertools.count())
+        return "%s.noname.%d" % (kind, next(counter))
+
+
+def staged_name(kind, name):
+    """The name of a collective on a CUDA tensor: its own, or one of this process's unnamed ones of that
+    kind. Staged collectives are submitted from the staging thread, so they cannot be named by their
+    place in libhvdrun's sequence of unnamed calls."""
+    return auto_name(kind + ".staged", name)
+
+
+class Pending:
+    __slots__ = ("handle", "output", "keep", "finish", "names")
+
+    def __init__(self, handle, output, keep, finish, names=()):
+        self.handle = handle
+        self.output = output
+        self.keep = keep  # tensors libhvdrun reads or writes until the handle completes
+        self.finish = finish  # run after the wait: scaling, copying back; returns the result
+        self.names = names  # the names the caller gave it (see check_name_free)
+
+
+# The caller-given names of this rank's registered collectives that have not been synchronized, and
+# their Pending: libhvdrun matches collectives across ranks by name, one name space for every kind.
+_named = {}
+
+
+def check_name_free(call, name):
+    """Raises ValueError, as Horovod at submission, where `name` (None: an unnamed call, always free) is
+    the name of a collective of this rank that has not completed."""
+    if name is None:
+        return
+    with _lock:
+        holder = _named.get(str(name))
+    if holder is not None and not holder.handle.ready():
+        raise ValueError("hvdrun.torch.%s: rank %d already has a pending collective named '%s' (not yet run); as "
+                         "with Horovod, a name can be used again once that one has completed"
+                         % (call, basics.runtime.rank(), name))
+
+
+def register(pending):
+    with _lock:
+        number = next(_handle_numbers)
+        _pending[number] = pending
+        for name in pending.names:
+            _named[name] = pending
+    return number
+
+
+def given(name):
+    """The names a collective named `name` (None: unnamed) holds until it is synchronized."""
+    return () if name is None else (str(name),)
+
+
+def release(pending):
+    with _lock:
+        for name in pending.names:
+            if _named.get(name) is pending:
+                del _named[name]
+
+
+def poll(handle):
+    """Whether the asynchronous collective `handle` has run (synchronize will not wait)."""
+    if callable(handle):  # sparse_allreduce_async's
+        return handle.ready()
+    with _lock:
+        pending = _pending.get(handle)
+    if pending is None:
+        raise ValueError("hvdrun.torch.poll: unknown handle %r (already synchronized?)" % (handle,))
+    return pending.handle.ready()
+
+
+def wait(handle):
+    """Waits for a libhvdrun handle; its failure is raised as HorovodInternalError, as Horovod's."""
+    try:
+        handle.wait()
+    except basics.HorovodInternalError:
+        raise
+    except RuntimeError as error:
+        raise basics.HorovodInternalError(str(error)) from None
+
+
+def synchronize(handle):
+    """Waits for the asynchronous collective `handle` and returns its result tensor."""
+    if callable(handle):  # sparse_allreduce_async's
+        return handle()
+    with _lock:
+        pending = _pending.pop(handle, None)
+    if pending is None:
+        raise ValueError("hvdrun.torch.synchronize: unknown handle %r (already synchronized?)" % (handle,))
+    try:
+        wait(pending.handle)
+    finally:
+        release(pending)
+    return pending.finish()
+
+
+class HandleGroup:
+    """Several libhvdrun handles that complete together, as one."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def wait(self):
+        for handle in self.handles:
+            handle.wait()
+
+    def ready(self):
+        return all(handle.ready() for handle in self.handles)
