@@ -59,8 +59,9 @@ std::string CheckHostName(std::string_view host) {
     const size_t dot = std::min(host.find('.', start), host.size());
     const std::string_view label = host.substr(start, dot - start);
     if (label.empty()) return "a '.' at the start or end, or two in a row";
-    if (label.front() == '-' || label.back() == '-')
+    if (label.front() == '-' || label.back() == '-') {
       return "a part between dots cannot start or end with '-'";
+    }
     if (label.size() > kMaxLabelLength) {
       return "a part between dots has at most " + std::to_string(kMaxLabelLength) + " characters";
     }

@@ -193,8 +193,9 @@ StatusOr<std::vector<int>> ExpandSlurmTasksPerNode(std::string_view text) {
       return Status::Error("'" + std::string(item) + "' is not N or N(xK) with N a task count from 1 to " +
                            std::to_string(kMaxSlots));
     }
-    if (static_cast<int64_t>(tasks.size()) + repeat > kMaxNames)
+    if (static_cast<int64_t>(tasks.size()) + repeat > kMaxNames) {
       return Status::Error("gives" + MoreNodesThanAllowed());
+    }
     total += count.value * repeat;
     if (total > kMaxSlots) {
       return Status::Error("adds up to more than " + std::to_string(kMaxSlots) +
