@@ -196,6 +196,13 @@ Status ResolvePlainValues(const LaunchFlags& flags, LaunchOptions& options) {
   if (options.remote_agent_path_given) options.remote_agent_path = flags.agent_path;
   options.timeline_file = flags.timeline_filename;
   options.timeline_mark_cycles = flags.timeline_mark_cycles;
+  if (flags.Given("--ssh-user")) {
+    const std::string problem = flags.ssh_user.empty() ? "an empty user name" : CheckUserName(flags.ssh_user);
+    if (!problem.empty()) return Status::Error("--ssh-user '" + flags.ssh_user + "': " + problem);
+  }
+  if (flags.Given("--ssh-identity-file") && options.ssh.identity_file.empty()) {
+    return Status::Error("--ssh-identity-file: an empty file name");
+  }
   if (!options.ssh.identity_file.empty() && ::access(options.ssh.identity_file.c_str(), R_OK) != 0) {
     return Status::Error("--ssh-identity-file: cannot read '" + options.ssh.identity_file +
                          "': " + std::strerror(errno));
@@ -233,10 +240,11 @@ Status ResolveCommand(const LaunchOptions& options) {
 }
 
 Status ResolveHosts(const LaunchFlags& flags, const GetEnv& getenv, LaunchOptions& options) {
-  if (!flags.hosts.empty() && !flags.hostfile.empty()) {
-    return Status::Error("give either -H or --hostfile, not both");
-  }
-  const bool hosts_given = !flags.hosts.empty() || !flags.hostfile.empty();
+  // Typed, even empty: an empty list or file name is refused by its parser, never taken as absent.
+  const bool host_list = flags.Given("--hosts") || !flags.hosts.empty();
+  const bool hostfile = flags.Given("--hostfile") || !flags.hostfile.empty();
+  if (host_list && hostfile) return Status::Error("give either -H or --hostfile, not both");
+  const bool hosts_given = host_list || hostfile;
   const char* slurm_job = getenv(env::kSlurmJobId);
   const bool in_allocation = slurm_job != nullptr && *slurm_job != '\0';
   StatusOr<AgentStart> start = ResolveAgentStart(flags, in_allocation, hosts_given);
@@ -244,7 +252,7 @@ Status ResolveHosts(const LaunchFlags& flags, const GetEnv& getenv, LaunchOption
   options.agent_start = start.value();
   if (hosts_given) {
     StatusOr<std::vector<HostSlots>> hosts =
-        !flags.hosts.empty() ? ParseHostList(flags.hosts) : ReadHostfile(flags.hostfile);
+        host_list ? ParseHostList(flags.hosts) : ReadHostfile(flags.hostfile);
     if (!hosts.ok()) return hosts.status();
     options.hosts = std::move(hosts).value();
   }

@@ -70,7 +70,8 @@ StatusOr<int> ResolveWholeNumber(const std::string& flag, const std::string& tex
 
 // -np, --start-timeout, --heartbeat-timeout and --ssh-port, where given.
 Status ResolveNumbers(const LaunchFlags& flags, LaunchOptions& options);
-// The flags that are taken as typed (paths, names, switches), and the identity file's readability.
+// The flags that are taken as typed (paths, names, switches), --ssh-user's name (CheckUserName's
+// rule), and the identity file's name (not empty) and readability.
 Status ResolvePlainValues(const LaunchFlags& flags, LaunchOptions& options);
 // --gloo / --mpi / --nccl (at most one), --dry-run and --mpi-args (with --mpi only).
 Status ResolveBackend(const LaunchFlags& flags, LaunchOptions& options);

@@ -56,6 +56,39 @@ TEST(LaunchFlags, TheAgentPathDefaultStaysUnlessGiven) {
   EXPECT_EQ(ResolvePlainValues(flags, options).message().rfind("--ssh-identity-file: cannot read", 0), 0u);
 }
 
+TEST(LaunchFlags, SshUserAndIdentityFileMayNotBeEmptyOrMalformed) {
+  LaunchFlags flags = Given({}, {"--ssh-identity-file"});
+  LaunchOptions options;
+  EXPECT_EQ(ResolvePlainValues(flags, options).message(), "--ssh-identity-file: an empty file name");
+  flags = Given({}, {"--ssh-user"});
+  EXPECT_EQ(ResolvePlainValues(flags, options).message(), "--ssh-user '': an empty user name");
+  flags.ssh_user = "a b";
+  EXPECT_EQ(ResolvePlainValues(flags, options).message(),
+            "--ssh-user 'a b': user names may hold only letters, digits, '-', '.' and '_'");
+  flags.ssh_user = "-lroot";
+  EXPECT_EQ(ResolvePlainValues(flags, options).message(),
+            "--ssh-user '-lroot': a user name cannot start with '-'");
+  flags.ssh_user = "lab_user";
+  ASSERT_TRUE(ResolvePlainValues(flags, options).ok());
+  EXPECT_EQ(options.ssh.user, "lab_user");
+}
+
+TEST(LaunchFlags, AnEmptyHostListOrHostfileIsAnErrorNotLocalhost) {
+  // `-H ''` once ran the job on localhost, and `-H '' --hostfile f` skipped the "either" check.
+  const Variables none;
+  LaunchOptions options;
+  options.num_proc = 1;
+  EXPECT_EQ(ResolveHosts(Given({}, {"--hosts"}), LookupIn(none), options).message(),
+            "-H: empty host list (expected host[:slots],...)");
+  EXPECT_EQ(ResolveHosts(Given({}, {"--hostfile"}), LookupIn(none), options).message(),
+            "--hostfile: an empty file name");
+  LaunchFlags both = Given({}, {"--hosts"});
+  both.hostfile = "hosts.txt";
+  EXPECT_EQ(ResolveHosts(both, LookupIn(none), options).message(), "give either -H or --hostfile, not both");
+  EXPECT_EQ(ResolveHosts(Given({}, {"--hosts", "--hostfile"}), LookupIn(none), options).message(),
+            "give either -H or --hostfile, not both");
+}
+
 TEST(LaunchFlags, OneBackendAndItsOwnFlags) {
   LaunchFlags flags;
   flags.gloo = flags.mpi = true;

@@ -1,30 +1,39 @@
 #include "common/placement/host_spec.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
-#include <cstdint>
+#include <string>
+#include <utility>
 
 #include "common/whole_number.h"
 
 namespace hvdrun {
 namespace {
 
-// Largest slot count accepted from a user: far above any real host, small enough that sums of
-// slots cannot overflow an int.
-constexpr int kMaxSlots = 1 << 20;
+// RFC 1123's limits on a host name and on each of its dot-separated labels.
+constexpr size_t kMaxHostNameLength = 253;
+constexpr size_t kMaxLabelLength = 63;
 
-bool IsHostChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-         c == '_';
+bool IsLetterOrDigit(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-bool IsIpv6Char(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
-}
+// The characters of user names and of IPv6 zones (interface names): wider than a host label's.
+bool IsNameChar(char c) { return IsLetterOrDigit(c) || c == '-' || c == '.' || c == '_'; }
 
-// Parses a positive slot count; returns 0 when `text` is not one.
-int ParseSlots(std::string_view text) {
-  const ParsedWholeNumber slots = ParseWholeNumber(text, 1, kMaxSlots);
-  return slots.ok() ? static_cast<int>(slots.value) : 0;
+std::string CheckIpv6Address(std::string_view host) {
+  // A zone (fe80::1%eth0) is an interface name.
+  const size_t percent = host.find('%');
+  const std::string address(host.substr(0, percent));
+  const std::string_view zone = percent == std::string_view::npos ? "" : host.substr(percent + 1);
+  in6_addr parsed{};
+  if (::inet_pton(AF_INET6, address.c_str(), &parsed) != 1 ||
+      (percent != std::string_view::npos && zone.empty()) ||
+      !std::all_of(zone.begin(), zone.end(), IsNameChar)) {
+    return "not a valid IPv6 address";
+  }
+  return "";
 }
 
 Status TokenError(size_t position, std::string_view token, std::string_view problem) {
@@ -36,34 +45,52 @@ Status TokenError(size_t position, std::string_view token, std::string_view prob
 
 std::string CheckHostName(std::string_view host) {
   if (host.empty()) return "empty host name";
-  if (host.find(':') != std::string_view::npos) {
-    // An IPv6 address, perhaps with a zone (fe80::1%eth0), which is an interface name.
-    std::string_view address = host.substr(0, host.find('%'));
-    std::string_view zone = address.size() < host.size() ? host.substr(address.size() + 1) : "";
-    if (!std::all_of(address.begin(), address.end(), IsIpv6Char) ||
-        !std::all_of(zone.begin(), zone.end(), IsHostChar)) {
-      return "not a valid IPv6 address";
-    }
-    return "";
-  }
-  if (!std::all_of(host.begin(), host.end(), IsHostChar)) {
-    return "host names may hold only letters, digits, '-', '.' and '_'";
+  if (host.find(':') != std::string_view::npos) return CheckIpv6Address(host);
+  if (!std::all_of(host.begin(), host.end(),
+                   [](char c) { return IsLetterOrDigit(c) || c == '-' || c == '.'; })) {
+    return "host names may hold only letters, digits, '-' and '.'";
   }
   if (host.front() == '-') return "a host name cannot start with '-'";
-  return "";
+  if (host.size() > kMaxHostNameLength) {
+    return "a host name has at most " + std::to_string(kMaxHostNameLength) + " characters";
+  }
+  size_t start = 0;
+  while (true) {
+    const size_t dot = std::min(host.find('.', start), host.size());
+    const std::string_view label = host.substr(start, dot - start);
+    if (label.empty()) return "a '.' at the start or end, or two in a row";
+    if (label.front() == '-' || label.back() == '-') {
+      return "a part between dots cannot start or end with '-'";
+    }
+    if (label.size() > kMaxLabelLength) {
+      return "a part between dots has at most " + std::to_string(kMaxLabelLength) + " characters";
+    }
+    if (dot == host.size()) return "";
+    start = dot + 1;
+  }
 }
 
 std::string CheckUserName(std::string_view user) {
   if (user.empty()) return "empty user name before '@'";
-  if (!std::all_of(user.begin(), user.end(), IsHostChar)) {
+  if (!std::all_of(user.begin(), user.end(), IsNameChar)) {
     return "user names may hold only letters, digits, '-', '.' and '_'";
   }
   if (user.front() == '-') return "a user name cannot start with '-'";
   return "";
 }
 
+std::string ParseSlotCount(std::string_view key, std::string_view text, int* slots) {
+  const ParsedWholeNumber parsed = ParseWholeNumber(text, 1, kMaxSlots);
+  if (!parsed.ok()) {
+    return std::string(key) + " must be a whole number from 1 to " + std::to_string(kMaxSlots) + ", got '" +
+           std::string(text) + "'";
+  }
+  *slots = static_cast<int>(parsed.value);
+  return "";
+}
+
 StatusOr<std::vector<HostSlots>> ParseHostList(std::string_view spec) {
-  std::vector<HostSlots> hosts;
+  HostListBuilder hosts;
   if (spec.empty()) return Status::Error("-H: empty host list (expected host[:slots],...)");
   size_t position = 0;
   size_t start = 0;
@@ -115,33 +142,37 @@ StatusOr<std::vector<HostSlots>> ParseHostList(std::string_view spec) {
     }
     entry.host = std::string(host);
     if (has_slots) {
-      entry.slots = ParseSlots(slots_text);
-      if (entry.slots == 0) {
-        return TokenError(position, token,
-                          "slots must be a whole number from 1 to " + std::to_string(kMaxSlots));
+      if (std::string problem = ParseSlotCount("slots", slots_text, &entry.slots); !problem.empty()) {
+        return TokenError(position, token, problem);
       }
     }
-    if (std::string problem = MergeHost(hosts, std::move(entry)); !problem.empty()) {
+    if (std::string problem = hosts.Add(std::move(entry)); !problem.empty()) {
       return TokenError(position, token, problem);
     }
     if (comma == spec.size()) break;
   }
-  return hosts;
+  return std::move(hosts).Take();
 }
 
-std::string MergeHost(std::vector<HostSlots>& hosts, HostSlots entry) {
-  for (HostSlots& existing : hosts) {
-    if (existing.host == entry.host) {
-      if (!entry.user.empty() && !existing.user.empty() && entry.user != existing.user) {
-        return "host '" + entry.host + "' is already named with user '" + existing.user +
-               "' (one login per host)";
-      }
-      if (existing.user.empty()) existing.user = std::move(entry.user);
-      existing.slots = std::min(existing.slots + entry.slots, kMaxSlots);
-      return "";
-    }
+std::string HostListBuilder::Add(HostSlots entry) {
+  if (total_slots_ + entry.slots > kMaxSlots) {
+    return "the slots add up to " + std::to_string(total_slots_ + entry.slots) + ", more than " +
+           std::to_string(kMaxSlots) + " (the most ranks one job runs)";
   }
-  hosts.push_back(std::move(entry));
+  auto [found, added] = index_.try_emplace(entry.host, hosts_.size());
+  if (added) {
+    total_slots_ += entry.slots;
+    hosts_.push_back(std::move(entry));
+    return "";
+  }
+  HostSlots& existing = hosts_[found->second];
+  if (!entry.user.empty() && !existing.user.empty() && entry.user != existing.user) {
+    return "host '" + entry.host + "' is already named with user '" + existing.user +
+           "' (one login per host)";
+  }
+  if (existing.user.empty()) existing.user = std::move(entry.user);
+  existing.slots += entry.slots;
+  total_slots_ += entry.slots;
   return "";
 }
 

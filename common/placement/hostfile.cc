@@ -4,10 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <sstream>
-
-#include "common/whole_number.h"
 
 namespace hvdrun {
 namespace {
@@ -24,16 +21,10 @@ std::vector<std::string_view> SplitWords(std::string_view line) {
   return words;
 }
 
-// Parses the value of `key=value`; returns 0 when it is not a positive whole number.
-int ParseCount(std::string_view text) {
-  const ParsedWholeNumber count = ParseWholeNumber(text, 1, std::numeric_limits<int>::max());
-  return count.ok() ? static_cast<int>(count.value) : 0;
-}
-
 }  // namespace
 
 StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::string_view path) {
-  std::vector<HostSlots> hosts;
+  HostListBuilder hosts;
   size_t line_number = 0;
   size_t start = 0;
   while (start < contents.size()) {
@@ -70,16 +61,11 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
       size_t equals = word.find('=');
       std::string_view key = word.substr(0, equals);
       std::string_view value = equals == std::string_view::npos ? "" : word.substr(equals + 1);
-      if (key == "slots" && equals != std::string_view::npos) {
-        entry.slots = ParseCount(value);
-        has_slots = true;
-        if (entry.slots == 0) {
-          return error("slots must be a positive whole number, got '" + std::string(word) + "'");
-        }
-      } else if (key == "max_slots" && equals != std::string_view::npos) {
-        max_slots = ParseCount(value);
-        if (max_slots == 0) {
-          return error("max_slots must be a positive whole number, got '" + std::string(word) + "'");
+      if ((key == "slots" || key == "max_slots") && equals != std::string_view::npos) {
+        has_slots = has_slots || key == "slots";
+        if (std::string problem = ParseSlotCount(key, value, key == "slots" ? &entry.slots : &max_slots);
+            !problem.empty()) {
+          return error(problem);
         }
       } else {
         return error("unexpected '" + std::string(word) +
@@ -91,16 +77,17 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
                    " is below slots=" + std::to_string(entry.slots));
     }
     if (max_slots != 0 && !has_slots) entry.slots = 1;
-    if (std::string problem = MergeHost(hosts, std::move(entry)); !problem.empty()) return error(problem);
+    if (std::string problem = hosts.Add(std::move(entry)); !problem.empty()) return error(problem);
   }
-  if (hosts.empty()) {
+  if (hosts.hosts().empty()) {
     return Status::Error("--hostfile: " + std::string(path) +
                          " names no host (expected lines like 'server1 slots=4')");
   }
-  return hosts;
+  return std::move(hosts).Take();
 }
 
 StatusOr<std::vector<HostSlots>> ReadHostfile(const std::string& path) {
+  if (path.empty()) return Status::Error("--hostfile: an empty file name");
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     return Status::Error("--hostfile: cannot read '" + path + "': " + std::strerror(EISDIR));

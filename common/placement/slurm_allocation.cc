@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <unordered_set>
 
 #include "common/env_names.h"
 #include "common/whole_number.h"
@@ -9,8 +10,14 @@
 namespace hvdrun {
 namespace {
 
-// No allocation comes near this; a bound keeps a typo such as [1-1000000000] from exhausting memory.
-constexpr int64_t kMaxNames = 1 << 20;
+// Every node holds at least one task and a job runs at most kMaxSlots, so no allocation hvdrun
+// can use names more nodes; the bound keeps a typo such as [1-1000000000] from exhausting memory.
+constexpr int64_t kMaxNames = kMaxSlots;
+
+// The end of an error about a list of nodes too long: " more than 1048576 nodes (...)".
+std::string MoreNodesThanAllowed() {
+  return " more than " + std::to_string(kMaxNames) + " nodes (the most ranks one job runs)";
+}
 
 // The top-level entries of a host list: commas inside brackets do not split.
 StatusOr<std::vector<std::string_view>> SplitEntries(std::string_view text) {
@@ -31,9 +38,26 @@ StatusOr<std::vector<std::string_view>> SplitEntries(std::string_view text) {
   return entries;
 }
 
-// The names one bracket's text stands for: `01-04,07` is 01 02 03 04 07.
-StatusOr<std::vector<std::string>> ExpandBracket(std::string_view inside) {
-  std::vector<std::string> names;
+// Numbers low..high, each written with at least `width` digits (zeros in front).
+struct NumberRange {
+  int64_t low = 0;
+  int64_t high = 0;
+  size_t width = 0;
+};
+
+// One entry of a host list as literal text around bracket groups: literals[0] groups[0]
+// literals[1] ... groups[n-1] literals[n], and how many names it stands for.
+struct EntryPattern {
+  std::vector<std::string_view> literals;
+  std::vector<std::vector<NumberRange>> groups;
+  int64_t count = 1;
+};
+
+// The ranges of one bracket's text: `01-04,07` is 01-04 (width 2) and 07. Fails when they stand
+// for more than kMaxNames numbers together.
+StatusOr<std::vector<NumberRange>> ParseBracket(std::string_view inside, int64_t* count) {
+  std::vector<NumberRange> ranges;
+  *count = 0;
   size_t start = 0;
   while (start <= inside.size()) {
     size_t comma = inside.find(',', start);
@@ -52,44 +76,60 @@ StatusOr<std::vector<std::string>> ExpandBracket(std::string_view inside) {
       return Status::Error("'[" + std::string(inside) + "]': the range '" + std::string(range) +
                            "' runs backwards");
     }
-    if (high.value - low.value >= kMaxNames) {
-      return Status::Error("'[" + std::string(inside) + "]': the range '" + std::string(range) +
-                           "' is larger than any allocation");
+    if (high.value - low.value >= kMaxNames - *count) {
+      return Status::Error("'[" + std::string(inside) + "]' names" + MoreNodesThanAllowed());
     }
-    for (int64_t n = low.value; n <= high.value; ++n) {
-      std::string digits = std::to_string(n);
-      if (digits.size() < low_text.size()) digits.insert(0, low_text.size() - digits.size(), '0');
-      names.push_back(std::move(digits));
-    }
+    *count += high.value - low.value + 1;
+    ranges.push_back({low.value, high.value, low_text.size()});
     start = comma + 1;
   }
-  return names;
+  return ranges;
 }
 
-// The names one entry stands for: each bracket group multiplies, the first varying slowest.
-StatusOr<std::vector<std::string>> ExpandEntry(std::string_view entry) {
-  std::vector<std::string> names = {""};
+// An entry's literals and groups (its brackets balanced, none nested: SplitEntries checked).
+// Fails when it stands for more than kMaxNames names.
+StatusOr<EntryPattern> ParseEntry(std::string_view entry) {
+  EntryPattern pattern;
   size_t position = 0;
-  while (position < entry.size()) {
-    size_t open = entry.find('[', position);
-    std::string_view literal = entry.substr(position, open - position);
-    for (std::string& name : names) name.append(literal);
-    if (open == std::string_view::npos) break;
-    size_t close = entry.find(']', open);
-    StatusOr<std::vector<std::string>> numbers = ExpandBracket(entry.substr(open + 1, close - open - 1));
-    if (!numbers.ok()) return numbers.status();
-    if (static_cast<int64_t>(names.size() * numbers.value().size()) > kMaxNames) {
-      return Status::Error(std::string("'").append(entry).append("' names more hosts than any allocation"));
+  while (true) {
+    const size_t open = entry.find('[', position);
+    pattern.literals.push_back(entry.substr(position, open - position));
+    if (open == std::string_view::npos) return pattern;
+    const size_t close = entry.find(']', open);
+    int64_t count = 0;
+    StatusOr<std::vector<NumberRange>> ranges =
+        ParseBracket(entry.substr(open + 1, close - open - 1), &count);
+    if (!ranges.ok()) return ranges.status();
+    if (count > kMaxNames / pattern.count) {
+      return Status::Error("'" + std::string(entry) + "' names" + MoreNodesThanAllowed());
     }
-    std::vector<std::string> product;
-    product.reserve(names.size() * numbers.value().size());
-    for (const std::string& name : names) {
-      for (const std::string& number : numbers.value()) product.push_back(name + number);
-    }
-    names = std::move(product);
+    pattern.count *= count;
+    pattern.groups.push_back(std::move(ranges).value());
     position = close + 1;
   }
-  return names;
+}
+
+// Appends the names of `pattern` from group `group` on, each `name` followed by what the groups
+// from `group` on add, the first group varying slowest. `name` is left as it was given.
+void AppendNames(const EntryPattern& pattern, size_t group, std::string& name,
+                 std::vector<std::string>& out) {
+  const size_t given = name.size();
+  name.append(pattern.literals[group]);
+  if (group == pattern.groups.size()) {
+    out.push_back(name);
+  } else {
+    const size_t prefix = name.size();
+    for (const NumberRange& range : pattern.groups[group]) {
+      for (int64_t n = range.low; n <= range.high; ++n) {
+        const std::string digits = std::to_string(n);
+        if (digits.size() < range.width) name.append(range.width - digits.size(), '0');
+        name.append(digits);
+        AppendNames(pattern, group + 1, name, out);
+        name.resize(prefix);
+      }
+    }
+  }
+  name.resize(given);
 }
 
 }  // namespace
@@ -97,22 +137,37 @@ StatusOr<std::vector<std::string>> ExpandEntry(std::string_view entry) {
 StatusOr<std::vector<std::string>> ExpandSlurmHostList(std::string_view text) {
   StatusOr<std::vector<std::string_view>> entries = SplitEntries(text);
   if (!entries.ok()) return entries.status();
-  std::vector<std::string> hosts;
+  // Every entry is parsed and counted before any name is written, so that a list too long fails
+  // before it takes memory.
+  std::vector<EntryPattern> patterns;
+  int64_t total = 0;
   for (std::string_view entry : entries.value()) {
     if (entry.empty()) return Status::Error("an empty entry");
-    StatusOr<std::vector<std::string>> names = ExpandEntry(entry);
-    if (!names.ok()) return names.status();
-    for (std::string& name : names.value()) {
-      std::string problem = CheckHostName(name);
-      if (!problem.empty()) return Status::Error("'" + name + "': " + problem);
-      hosts.push_back(std::move(name));
+    StatusOr<EntryPattern> pattern = ParseEntry(entry);
+    if (!pattern.ok()) return pattern.status();
+    total += pattern.value().count;
+    if (total > kMaxNames) return Status::Error("the list names" + MoreNodesThanAllowed());
+    patterns.push_back(std::move(pattern).value());
+  }
+  std::vector<std::string> hosts;
+  hosts.reserve(static_cast<size_t>(total));
+  std::string name;
+  for (const EntryPattern& pattern : patterns) AppendNames(pattern, 0, name, hosts);
+  // Views into `hosts`, which no longer grows.
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(hosts.size());
+  for (const std::string& host : hosts) {
+    if (std::string problem = CheckHostName(host); !problem.empty()) {
+      return Status::Error("'" + host + "': " + problem);
     }
+    if (!seen.insert(host).second) return Status::Error("names node " + host + " twice");
   }
   return hosts;
 }
 
 StatusOr<std::vector<int>> ExpandSlurmTasksPerNode(std::string_view text) {
   std::vector<int> tasks;
+  int64_t total = 0;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
@@ -133,12 +188,18 @@ StatusOr<std::vector<int>> ExpandSlurmTasksPerNode(std::string_view text) {
       }
       repeat = parsed.value;
     }
-    ParsedWholeNumber count = ParseWholeNumber(count_text, 1, 1 << 20);
+    ParsedWholeNumber count = ParseWholeNumber(count_text, 1, kMaxSlots);
     if (!count.ok()) {
-      return Status::Error(std::string("'").append(item).append("' is not N or N(xK) with N a task count"));
+      return Status::Error("'" + std::string(item) + "' is not N or N(xK) with N a task count from 1 to " +
+                           std::to_string(kMaxSlots));
     }
     if (static_cast<int64_t>(tasks.size()) + repeat > kMaxNames) {
-      return Status::Error("more nodes than any allocation");
+      return Status::Error("gives" + MoreNodesThanAllowed());
+    }
+    total += count.value * repeat;
+    if (total > kMaxSlots) {
+      return Status::Error("adds up to more than " + std::to_string(kMaxSlots) +
+                           " tasks (the most ranks one job runs)");
     }
     tasks.insert(tasks.end(), static_cast<size_t>(repeat), static_cast<int>(count.value));
     start = comma + 1;
@@ -168,14 +229,6 @@ StatusOr<std::optional<SlurmAllocation>> ReadSlurmAllocation(
   if (!names.ok()) {
     return Status::Error(inside + list_name + "='" + allocation.node_list + "': " + names.status().message());
   }
-  for (size_t i = 0; i < names.value().size(); ++i) {
-    const std::string& name = names.value()[i];
-    if (std::find(names.value().begin(), names.value().begin() + static_cast<std::ptrdiff_t>(i), name) !=
-        names.value().begin() + static_cast<std::ptrdiff_t>(i)) {
-      return Status::Error(inside + list_name + "='" + allocation.node_list + "': names node " + name +
-                           " twice");
-    }
-  }
 
   const char* per_node = getenv(env::kSlurmTasksPerNode);
   if (per_node == nullptr || *per_node == '\0') {
@@ -201,10 +254,10 @@ StatusOr<std::optional<SlurmAllocation>> ReadSlurmAllocation(
   auto [ntasks_name, ntasks] = either(env::kSlurmNtasks, env::kSlurmNprocs);
   allocation.num_tasks = total;
   if (ntasks != nullptr) {
-    ParsedWholeNumber parsed = ParseWholeNumber(ntasks, 1, 1 << 20);
+    ParsedWholeNumber parsed = ParseWholeNumber(ntasks, 1, kMaxSlots);
     if (!parsed.ok()) {
       return Status::Error(inside + ntasks_name + "='" + ntasks + "' is not a task count from 1 to " +
-                           std::to_string(1 << 20));
+                           std::to_string(kMaxSlots));
     }
     allocation.num_tasks = static_cast<int>(parsed.value);
   }

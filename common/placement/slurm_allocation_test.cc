@@ -50,7 +50,15 @@ TEST(SlurmHostList, ErrorsNameTheTextAtFault) {
       {"n[1--2]", "'[1--2]': '1--2' is not a number or a range N-M"},
       {"a,,b", "an empty entry"},
       {"", "an empty entry"},
-      {"n[0-99999999]", "'[0-99999999]': the range '0-99999999' is larger than any allocation"},
+      {"n[0-99999999]", "'[0-99999999]' names more than 1048576 nodes (the most ranks one job runs)"},
+      // Ranges that each fit, and entries that each fit, are bounded together.
+      {"n[1-600000,1-600000]",
+       "'[1-600000,1-600000]' names more than 1048576 nodes (the most ranks one job runs)"},
+      {"a[1-1024][1-1025]",
+       "'a[1-1024][1-1025]' names more than 1048576 nodes (the most ranks one job runs)"},
+      {"a[1-600000],b[1-600000]", "the list names more than 1048576 nodes (the most ranks one job runs)"},
+      {"n[1-2],n2", "names node n2 twice"},
+      {"n_1", "'n_1': host names may hold only letters, digits, '-' and '.'"},
   };
   for (const auto& [text, expected] : table) {
     StatusOr<Names> names = ExpandSlurmHostList(text);
@@ -76,6 +84,24 @@ TEST(SlurmTasksPerNode, ErrorsNameTheItem) {
   }
   EXPECT_EQ(ExpandSlurmTasksPerNode("2,4(y2)").status().message(),
             "'4(y2)' is not N or N(xK) with K from 1 to 1048576");
+  // The sum is checked, not left to overflow an int.
+  EXPECT_EQ(ExpandSlurmTasksPerNode("1048576(x2048)").status().message(),
+            "adds up to more than 1048576 tasks (the most ranks one job runs)");
+  EXPECT_EQ(ExpandSlurmTasksPerNode("1048576,1").status().message(),
+            "adds up to more than 1048576 tasks (the most ranks one job runs)");
+  EXPECT_EQ(ExpandSlurmTasksPerNode("2097152").status().message(),
+            "'2097152' is not N or N(xK) with N a task count from 1 to 1048576");
+  EXPECT_EQ(ExpandSlurmTasksPerNode("1(x1048577)").status().message(),
+            "'1(x1048577)' is not N or N(xK) with K from 1 to 1048576");
+}
+
+TEST(SlurmHostList, TheLargestAllocationExpandsInLinearTime) {
+  // 2^20 nodes, every name checked for a duplicate: a quadratic check takes hours, a linear one
+  // well under a second.
+  StatusOr<Names> names = ExpandSlurmHostList("n[1-1048576]");
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  ASSERT_EQ(names.value().size(), 1048576u);
+  EXPECT_EQ(names.value().back(), "n1048576");
 }
 
 std::function<const char*(const char*)> Env(std::map<std::string, std::string> values) {
@@ -133,7 +159,15 @@ TEST(SlurmAllocation, ErrorsNameTheVariableAndItsText) {
        "inside Slurm job 9: SLURM_TASKS_PER_NODE='2(x3)' gives 3 nodes, but SLURM_JOB_NODELIST='n[1-2]' has "
        "2"},
       {{{"SLURM_JOB_ID", "9"}, {"SLURM_JOB_NODELIST", "n1"}, {"SLURM_TASKS_PER_NODE", "two"}},
-       "inside Slurm job 9: SLURM_TASKS_PER_NODE='two': 'two' is not N or N(xK) with N a task count"},
+       "inside Slurm job 9: SLURM_TASKS_PER_NODE='two': 'two' is not N or N(xK) with N a task count from 1 "
+       "to "
+       "1048576"},
+      {{{"SLURM_JOB_ID", "9"},
+        {"SLURM_JOB_NODELIST", "n[1-2048]"},
+        {"SLURM_TASKS_PER_NODE", "1048576(x2048)"}},
+       "inside Slurm job 9: SLURM_TASKS_PER_NODE='1048576(x2048)': adds up to more than 1048576 tasks (the "
+       "most "
+       "ranks one job runs)"},
       {{{"SLURM_JOB_ID", "9"},
         {"SLURM_JOB_NODELIST", "n1"},
         {"SLURM_TASKS_PER_NODE", "1"},

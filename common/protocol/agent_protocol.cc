@@ -67,14 +67,15 @@ struct AgentFields {
     });
   }
 
+  static void Write(ByteWriter& w, const RankLaunch& rank) {
+    w.I32(rank.rank);
+    w.BytesList(rank.argv);
+    w.BytesList(rank.env);
+    w.Bytes(rank.working_dir);
+  }
   static void Write(ByteWriter& w, const Launch& m) {
     w.U32(m.kill_grace_ms);
-    w.List(m.ranks, [](ByteWriter& out, const RankLaunch& rank) {
-      out.I32(rank.rank);
-      out.BytesList(rank.argv);
-      out.BytesList(rank.env);
-      out.Bytes(rank.working_dir);
-    });
+    w.List(m.ranks, [](ByteWriter& out, const RankLaunch& rank) { Write(out, rank); });
   }
   static bool Read(ByteReader& r, Launch& m) {
     // A rank takes at least 16 bytes (rank, two list counts, a string length).
@@ -154,6 +155,12 @@ constexpr framing::MessageCodec<Message, MessageType, AgentFields> kCodec({{
 std::string_view MessageName(const Message& message) { return kCodec.Name(message); }
 
 std::string EncodeFrame(const Message& message) { return kCodec.EncodeFrame(message); }
+
+size_t EncodedSize(const RankLaunch& rank) {
+  ByteWriter writer;
+  AgentFields::Write(writer, rank);
+  return writer.data().size();
+}
 
 StatusOr<Message> DecodeMessage(uint8_t type, std::string_view fields) { return kCodec.Decode(type, fields); }
 

@@ -164,6 +164,10 @@ std::string_view MessageName(const Message& message);
 // The whole frame: length, type and fields.
 std::string EncodeFrame(const Message& message);
 
+// The bytes `rank` takes in a Launch frame, so that a launcher can tell, rank by rank and before
+// it sends anything, whether a host's Launch stays within kMaxFrameBytes.
+size_t EncodedSize(const RankLaunch& rank);
+
 // Decodes one message from its type byte and fields.
 StatusOr<Message> DecodeMessage(uint8_t type, std::string_view fields);
 

@@ -147,6 +147,16 @@ TEST(AgentProtocol, FramesAreLimitedTo16MiB) {
   EXPECT_EQ(decoded.status().message(), "frame of 16777217 bytes exceeds the limit of 16777216");
 }
 
+TEST(AgentProtocol, EncodedSizeIsWhatEachRankAddsToALaunchFrame) {
+  // A launcher sums these to keep a host's Launch within kMaxFrameBytes before it sends it.
+  const RankLaunch first{3, {"python3", "-c", "print('a b')"}, {"HVDRUN_RANK=3", "EMPTY="}, "/tmp/work dir"};
+  const RankLaunch second{4, {"true"}, {}, ""};
+  const size_t empty = EncodeFrame(Launch{1000, {}}).size();
+  EXPECT_EQ(EncodeFrame(Launch{1000, {first}}).size(), empty + EncodedSize(first));
+  EXPECT_EQ(EncodeFrame(Launch{1000, {first, second}}).size(),
+            empty + EncodedSize(first) + EncodedSize(second));
+}
+
 TEST(AgentProtocol, HelloWithWrongMagicIsRefused) {
   ByteWriter fields;
   fields.Bytes("some-other-protocol");

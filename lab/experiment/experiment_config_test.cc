@@ -100,7 +100,7 @@ const BadExperiment kBadExperiments[] = {
     {"exclude not a list", "program: p\nexclude: {np: 1}\n",
      "exp.yaml:2:10: exclude must be a list of maps, as in [{backend: nccl, np: 1}]"},
     {"hosts spec", "program: p\nhosts: 'localhost:x'\n",
-     "exp.yaml:2:8: hosts: host 1 'localhost:x': slots must be a whole number from 1 to 1048576"},
+     "exp.yaml:2:8: hosts: host 1 'localhost:x': slots must be a whole number from 1 to 1048576, got 'x'"},
     {"hosts and hostfile", "program: p\nhosts: localhost:2\nhostfile: h.txt\n",
      "exp.yaml:3:1: give either hosts or hostfile, not both"},
     {"hostfile missing", "program: p\nhostfile: no-such-hosts.txt\n",
@@ -215,7 +215,7 @@ TEST(ExperimentConfig, HostfileIsReadRelativeToTheExperiment) {
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().message(),
             path + ":2:11: hostfile: " + dir.path() +
-                "/bad-hosts.txt:1: slots must be a positive whole number, got 'slots=x'");
+                "/bad-hosts.txt:1: slots must be a whole number from 1 to 1048576, got 'x'");
 }
 
 TEST(ExperimentConfig, HvdrunSectionBecomesHvdrunFlagsInItsOwnOrder) {

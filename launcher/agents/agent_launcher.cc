@@ -156,16 +156,31 @@ bool AgentLauncher::remote(int host_index) const {
 }
 
 Status AgentLauncher::Launch(const JobLaunch& launch) {
-  for (HostAgent& agent : agents_) {
-    protocol::Launch message;
-    message.kill_grace_ms = static_cast<uint32_t>(kKillGrace.count());
+  // Every host's Launch is built, and checked to fit one frame, before any is sent: a job too big
+  // for a host starts no rank anywhere. The check stops at the first rank that does not fit, so
+  // that a huge -np fails at once.
+  const size_t empty_frame = protocol::EncodeFrame(protocol::Launch{}).size();
+  std::vector<protocol::Launch> messages(agents_.size());
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    const HostAgent& agent = agents_[i];
+    messages[i].kill_grace_ms = static_cast<uint32_t>(kKillGrace.count());
+    size_t frame_bytes = empty_frame;
     for (int rank : agent.ranks) {
-      message.ranks.push_back(protocol::RankLaunch{
-          rank, launch.command, BuildRankEnvironment(assignment_, rank, launch.environment),
-          launch.working_dir});
+      protocol::RankLaunch rank_launch{rank, launch.command,
+                                       BuildRankEnvironment(assignment_, rank, launch.environment),
+                                       launch.working_dir};
+      frame_bytes += protocol::EncodedSize(rank_launch);
+      if (frame_bytes > protocol::kMaxFrameBytes) {
+        return Status::Error(
+            "host " + agent.host + ": its " + std::to_string(agent.ranks.size()) +
+            " ranks' commands and environments do not fit the " + std::to_string(protocol::kMaxFrameBytes) +
+            " bytes the agent protocol's Launch carries (full at rank " + std::to_string(rank) +
+            "); put fewer ranks on each host (more hosts, or a lower -np)");
+      }
+      messages[i].ranks.push_back(std::move(rank_launch));
     }
-    agent.connection->Send(message);
   }
+  for (size_t i = 0; i < agents_.size(); ++i) agents_[i].connection->Send(messages[i]);
   launched_ = true;
   return Status::Ok();
 }

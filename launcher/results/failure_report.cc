@@ -9,7 +9,8 @@
 namespace hvdrun {
 namespace {
 
-// Rows shown in the table; a bigger job lists its failed ranks and counts the rest.
+// Rows shown in the table; a bigger job shows its first failure, then failed ranks before the
+// others, up to this many, and counts the rest.
 constexpr size_t kMaxRows = 32;
 constexpr size_t kStderrColumnWidth = 60;
 
@@ -59,15 +60,23 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
 
   report << "  " << Pad("RANK", 6) << Pad("HOST", 18) << Pad("PID", 9) << Pad("STATUS", 12) << Pad("NOTE", 18)
          << "LAST STDERR LINE\n";
-  size_t shown = 0;
+  // Rows left for failed ranks and for the others once the first failure has its row.
+  const auto failed = [&](const RankOutcome& o) {
+    return o.rank != first_failure && o.Failed() && !o.stopped_by_hvdrun;
+  };
+  size_t failed_rows = std::min<size_t>(kMaxRows - 1, std::count_if(ranks.begin(), ranks.end(), failed));
+  size_t other_rows = kMaxRows - 1 - failed_rows;
+  size_t hidden_failed = 0;
   size_t hidden = 0;
   for (const RankOutcome& outcome : ranks) {
-    bool important = outcome.rank == first_failure || (outcome.Failed() && !outcome.stopped_by_hvdrun);
-    if (shown >= kMaxRows && !important) {
-      ++hidden;
-      continue;
+    if (outcome.rank != first_failure) {
+      size_t& rows = failed(outcome) ? failed_rows : other_rows;
+      if (rows == 0) {
+        ++(failed(outcome) ? hidden_failed : hidden);
+        continue;
+      }
+      --rows;
     }
-    ++shown;
     std::string note = outcome.rank == first_failure ? "first failure"
                        : outcome.stopped_by_hvdrun   ? "stopped by hvdrun"
                        : outcome.Failed()            ? "failed"
@@ -79,6 +88,9 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
                       Pad(StatusText(outcome), 12) + Pad(note, 18) + last;
     row.erase(row.find_last_not_of(' ') + 1);
     report << row << "\n";
+  }
+  if (hidden_failed > 0) {
+    report << "  ... and " << hidden_failed << " more ranks that failed (" << ranks.size() << " in all)\n";
   }
   if (hidden > 0) report << "  ... and " << hidden << " more ranks that exited normally or were stopped\n";
 

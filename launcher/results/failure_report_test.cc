@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+
 namespace hvdrun {
 namespace {
 
@@ -70,7 +72,29 @@ TEST(FailureReport, BigJobsListFailedRanksAndCountTheRest) {
   std::string report = FormatFailureReport(ranks, 77, output);
   std::fclose(null);
   EXPECT_NE(report.find("  77    localhost"), std::string::npos);
-  EXPECT_NE(report.find("... and 67 more ranks that exited normally or were stopped"), std::string::npos)
+  EXPECT_NE(report.find("... and 68 more ranks that exited normally or were stopped"), std::string::npos)
+      << report;
+}
+
+TEST(FailureReport, ManyFailedRanksAreSummarised) {
+  // 30,000 ranks lost with their agent: 32 rows and a count, not 30,000 rows.
+  std::FILE* null = std::fopen("/dev/null", "w");
+  OutputRouter output(null, null);
+  std::vector<RankOutcome> ranks(30000);
+  for (int rank = 0; rank < 30000; ++rank) {
+    ranks[rank].rank = rank;
+    ranks[rank].host = "localhost";
+    ranks[rank].lost_reason = "agent failed";
+  }
+  ranks.push_back(Exited(30000, 0, 0, false));
+  std::string report = FormatFailureReport(ranks, 5, output);
+  std::fclose(null);
+  EXPECT_EQ(std::count(report.begin(), report.end(), '\n'), 2 + 32 + 2) << report;
+  EXPECT_NE(report.find("  5     localhost         -        lost        first failure"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("... and 29968 more ranks that failed (30001 in all)\n"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("... and 1 more ranks that exited normally or were stopped\n"), std::string::npos)
       << report;
 }
 

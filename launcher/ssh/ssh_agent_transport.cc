@@ -78,19 +78,19 @@ void SshAgentTransport::Finish(std::string reason) {
 
 void SshAgentTransport::Run(const std::string& host, const SshOptions& options, const std::string& agent_path,
                             Clock::time_point deadline) {
-  StatusOr<std::unique_ptr<SshSession>> created = SshSession::Create(host, options);
-  if (!created.ok()) return Finish(created.status().message());
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    session_ = std::move(created).value();
-  }
-  SshSession& session = *session_;
   // Each stage's error already begins with the stage's name; strip it, end() carries the stage.
   auto fail = [this](const Status& status) {
     const std::string& message = status.message();
     std::string prefix = std::string(StageName(stage_.load())) + ": ";
     Finish(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message);
   };
+  StatusOr<std::unique_ptr<SshSession>> created = SshSession::Create(host, options);
+  if (!created.ok()) return fail(created.status());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    session_ = std::move(created).value();
+  }
+  SshSession& session = *session_;
   auto aborted = [this] {
     if (aborted_) Finish("stopped by hvdrun before the agent started");
     return aborted_.load();

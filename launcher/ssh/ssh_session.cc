@@ -79,7 +79,9 @@ StatusOr<std::unique_ptr<SshSession>> SshSession::Create(const std::string& host
   if (ssh->session_ == nullptr) return Status::Error("resolve: cannot create an SSH session (out of memory)");
   ssh_session s = ssh->session_;
   if (ssh_options_set(s, SSH_OPTIONS_HOST, host.c_str()) != SSH_OK) {
-    return Status::Error("resolve: '" + host + "' is not a host name libssh accepts: " + SshError(s));
+    const std::string reason = SshError(s);
+    return Status::Error("resolve: '" + host + "' is not a host name libssh accepts" +
+                         (reason.empty() ? "" : ": " + reason));
   }
   // ~/.ssh/config (and the system's) first: the flags below override what it says.
   if (ssh_options_parse_config(s, nullptr) != SSH_OK) {

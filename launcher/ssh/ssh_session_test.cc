@@ -82,5 +82,26 @@ TEST(SshAgentTransportTest, AFailedStartEndsTheStreamAndNamesTheStage) {
   EXPECT_NE(end.reason.find("Connection refused"), std::string::npos) << end.reason;
 }
 
+TEST(SshAgentTransportTest, AHostNameLibsshRefusesFailsAtResolveOnce) {
+  // `-H .` once gave "host .: resolve: resolve: '.' is not a host name libssh accepts: " (the
+  // stage twice, an empty reason). -H refuses such names now; the transport still says it once.
+  UniqueFd to_agent;
+  UniqueFd from_agent;
+  StatusOr<std::unique_ptr<SshAgentTransport>> transport = SshAgentTransport::Start(
+      ".", SshOptions{}, "hvdrun-agent", SshAgentTransport::Clock::now() + std::chrono::seconds(5), &to_agent,
+      &from_agent);
+  ASSERT_TRUE(transport.ok()) << transport.status().message();
+  char byte = 0;
+  ssize_t n = -1;
+  for (int i = 0; i < 500 && n != 0; ++i) {
+    n = ::read(from_agent.get(), &byte, 1);
+    if (n != 0) ::usleep(10'000);
+  }
+  ASSERT_EQ(n, 0);
+  SshAgentTransport::End end = transport.value()->end();
+  EXPECT_EQ(end.stage, SshStage::kResolve);
+  EXPECT_EQ(end.reason, "'.' is not a host name libssh accepts");
+}
+
 }  // namespace
 }  // namespace hvdrun

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -166,6 +167,25 @@ TEST(AgentFailureTest, FailureStopsEveryRankAndGrandchildWithinTwoSeconds) {
   EXPECT_TRUE(report.first_line.starts_with("hvdrun: rank 3 on host 127.0.0.1 failed first (exit code 5)"))
       << result;
   ExpectKilledAfterIgnoringSigterm(report, 0, 2, result);
+}
+
+TEST(AgentFailureTest, RanksTooManyForOneHostAreRefusedInOneLineBeforeAnyStarts) {
+  // -np 1048576 on one host once ran 39 s and printed a row per rank; 30,000 ended with the agent's
+  // "frame of 18473349 bytes exceeds the limit". Now the launcher sees the host's Launch message
+  // outgrow the protocol's frame and starts nothing.
+  ScratchDir dir;
+  JobMarker marker;
+  ProcessResult result =
+      RunHvdrun(Concat({{"-np", "1048576"}, RankCommand({"job", dir.path()})}), marker.Options({}));
+  EXPECT_TRUE(marker.WaitUntilNoneRuns(milliseconds(0)).empty()) << result;
+  EXPECT_EQ(result.exit_code, 3) << result;
+  EXPECT_EQ(result.stdout_text, "") << result;
+  ASSERT_EQ(std::count(result.stderr_text.begin(), result.stderr_text.end(), '\n'), 1) << result;
+  EXPECT_TRUE(
+      result.stderr_text.starts_with("hvdrun: host localhost: its 1048576 ranks' commands and "
+                                     "environments do not fit the 16777216 bytes"))
+      << result;
+  EXPECT_FALSE(WaitForRankRecords(dir.path(), 1, milliseconds(0)).has_value()) << "a rank started";
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ struct UsageCase {
   // Each must appear in the error line.
   std::vector<std::string> expected_words;
   std::string hostfile{};
+  // NAME=VALUE entries added to hvdrun's environment (Slurm's variables).
+  std::vector<std::string> env{};
 };
 
 // Names the case in gtest's messages instead of dumping its bytes.
@@ -56,6 +58,7 @@ TEST_P(UsageTest, ExitsWithOneErrorLine) {
   }
   ProcessOptions options;
   options.unset_env = {"HVDRUN_E2E_NEVER_SET"};
+  options.extra_env = param.env;
 
   ProcessResult result = RunHvdrun(args, options);
   EXPECT_EQ(result.exit_code, 2) << result;
@@ -89,8 +92,55 @@ INSTANTIATE_TEST_SUITE_P(
                   "# hosts\nlocalhost slots=2\n127.0.0.1 slotz=2\n"},
         UsageCase{"HostfileBadSlots",
                   {"--hostfile", kHostfile, kCommand},
-                  {std::string(kHostfile) + ":1:", "slots=-1"},
+                  {std::string(kHostfile) + ":1:", "slots", "got '-1'"},
                   "localhost slots=-1\n"},
+        // Slot counts: -H and hostfiles share one limit and one wording, and sums are checked.
+        UsageCase{
+            "SlotsAboveTheLimit", {"-H", "localhost:2000000", kCommand}, {"from 1 to 1048576", "'2000000'"}},
+        UsageCase{"HostfileSlotsAboveTheLimit",
+                  {"--hostfile", kHostfile, kCommand},
+                  {std::string(kHostfile) + ":1:", "from 1 to 1048576", "'2000000'"},
+                  "localhost slots=2000000\n"},
+        UsageCase{"HostfileSlotsOverflow",
+                  {"--hostfile", kHostfile, kCommand},
+                  {std::string(kHostfile) + ":2:", "from 1 to 1048576", "'2147483647'"},
+                  "localhost max_slots=2\nlocalhost slots=2147483647\n"},
+        UsageCase{"HostfileSlotsAddUpPastTheLimit",
+                  {"--hostfile", kHostfile, kCommand},
+                  {std::string(kHostfile) + ":2:", "add up to 1048577, more than 1048576"},
+                  "localhost max_slots=2\nlocalhost slots=1048576\n"},
+        // An empty value is an error naming its flag, never "not given".
+        UsageCase{"EmptyHostList", {"-np", "1", "-H", "", kCommand}, {"-H", "empty host list"}},
+        UsageCase{"EmptyHostListWithHostfile",
+                  {"-H", "", "--hostfile", kHostfile, kCommand},
+                  {"give either -H or --hostfile"},
+                  "localhost slots=1\n"},
+        UsageCase{"EmptyIdentityFile",
+                  {"-np", "1", "-i", "", kCommand},
+                  {"--ssh-identity-file", "empty file name"}},
+        UsageCase{"BadSshUser", {"--ssh-user", "a b", "-np", "1", kCommand}, {"--ssh-user 'a b'"}},
+        // Host names libssh would refuse are refused before anything starts, with the rule broken.
+        UsageCase{"HostNameDot", {"-H", ".", kCommand}, {"'.'", "two in a row"}},
+        UsageCase{"HostNameUnderscore", {"-H", "_", kCommand}, {"'_'", "letters, digits, '-' and '.'"}},
+        UsageCase{
+            "HostNameEndsWithDash", {"-H", "bad-", kCommand}, {"'bad-'", "cannot start or end with '-'"}},
+        UsageCase{"MpiDryRunBadIpv6", {"--mpi", "--dry-run", "-H", "[:]:1", kCommand}, {"'[:]:1'", "IPv6"}},
+        // Slurm's variables: sums checked, the longest list expanded in linear time.
+        UsageCase{"SlurmTasksOverflow",
+                  {"--mpi", "--dry-run", kCommand},
+                  {"SLURM_TASKS_PER_NODE='1048576(x2048)'", "more than 1048576 tasks"},
+                  "",
+                  {"SLURM_JOB_ID=1", "SLURM_JOB_NODELIST=n[1-2048]", "SLURM_TASKS_PER_NODE=1048576(x2048)"}},
+        UsageCase{"SlurmLongestNodeList",
+                  {"--mpi", "--dry-run", kCommand},
+                  {"gives 1048575 nodes", "has 1048576"},
+                  "",
+                  {"SLURM_JOB_ID=1", "SLURM_JOB_NODELIST=n[1-1048576]", "SLURM_TASKS_PER_NODE=1(x1048575)"}},
+        UsageCase{"SlurmNodeListTooLong",
+                  {"--mpi", "--dry-run", kCommand},
+                  {"names more than 1048576 nodes"},
+                  "",
+                  {"SLURM_JOB_ID=1", "SLURM_JOB_NODELIST=n[1-1048577]", "SLURM_TASKS_PER_NODE=1"}},
         UsageCase{"HostfileWithoutHosts",
                   {"--hostfile", kHostfile, kCommand},
                   {kHostfile, "names no host"},
