@@ -58,7 +58,9 @@ if [ -f "$bundle" ]; then
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' EXIT
   tar -C "$scratch" -xzf "$bundle" || { echo "symbol-versions: $bundle: not a readable tarball" >&2; exit 1; }
-  bundle=$scratch
+  # The bundle's tarball holds one directory (hvdrun-VERSION-linux-ARCH): paths below it, as in a directory.
+  mapfile -t top_entries < <(find "$scratch" -mindepth 1 -maxdepth 1)
+  if [ "${#top_entries[@]}" -eq 1 ] && [ -d "${top_entries[0]}" ]; then bundle=${top_entries[0]}; else bundle=$scratch; fi
 elif [ ! -d "$bundle" ]; then
   echo "symbol-versions: $bundle: no such directory or tarball" >&2
   exit 1

@@ -53,6 +53,8 @@ tar -C "$work" -czf "$work/bundle.tar.gz" bundle
 status=0
 bash "$check" --baseline "$work/below.env" "$work/bundle.tar.gz" >/dev/null 2>&1 || status=$?
 [ "$status" -eq 6 ] || fail "exit $status on the tarball, not 6"
+bash "$check" --baseline "$work/at.env" "$work/bundle.tar.gz" >"$work/tarball.out" || fail "exit $? on the tarball at the baseline"
+diff "$work/at.out" "$work/tarball.out" >&2 || fail "the tarball's table differs from its directory's"
 
 # Bad input: a baseline that is no version (1), no bundle (2).
 printf 'HVDRUN_BASELINE_GLIBC=new\n' >"$work/bad.env"
