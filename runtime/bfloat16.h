@@ -5,8 +5,9 @@
 #ifndef HVDRUN_RUNTIME_BFLOAT16_H_
 #define HVDRUN_RUNTIME_BFLOAT16_H_
 
-#include <bit>
 #include <cstdint>
+
+#include "runtime/bit_cast.h"
 
 namespace hvdrun {
 
@@ -14,8 +15,8 @@ struct BFloat16 {
   uint16_t bits = 0;
 
   // Rounds to nearest, ties to even. NaN stays NaN (quiet); infinities and signed zeros are kept.
-  static constexpr BFloat16 FromFloat(float value) {
-    const uint32_t word = std::bit_cast<uint32_t>(value);
+  static BFloat16 FromFloat(float value) {
+    const uint32_t word = BitCast<uint32_t>(value);
     if ((word & 0x7fffffffU) > 0x7f800000U) {  // NaN: keep the sign, force a quiet payload bit
       return BFloat16{static_cast<uint16_t>((word >> 16) | 0x0040U)};
     }
@@ -24,7 +25,7 @@ struct BFloat16 {
     return BFloat16{static_cast<uint16_t>(rounded >> 16)};
   }
 
-  constexpr float ToFloat() const { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+  float ToFloat() const { return BitCast<float>(static_cast<uint32_t>(bits) << 16); }
 };
 
 static_assert(sizeof(BFloat16) == 2);

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,9 +110,13 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   ::_exit(127);
 }
 
-// Marks every descriptor above 2 close-on-exec.
+// Marks every descriptor above 2 close-on-exec. close_range(2) through syscall(2) by the kernel's
+// own number (__NR_close_range: glibc 2.31's headers have no SYS_close_range): glibc wraps it only
+// from 2.34, and the relocatable bundle is to load with an older one (docs/bundle-baseline.md).
+// kCloseRangeCloexec is Linux's CLOSE_RANGE_CLOEXEC, which headers before Linux 5.11 lack.
 void CloseOthersOnExec() {
-  if (::close_range(kStdioCount, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  constexpr unsigned kCloseRangeCloexec = 1U << 2;
+  if (::syscall(__NR_close_range, kStdioCount, ~0U, kCloseRangeCloexec) == 0) return;
   // A kernel before 5.11.
   rlimit limit{};
   rlim_t last =

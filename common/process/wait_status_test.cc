@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <string.h>
+
+#include <string>
 
 namespace hvdrun {
 namespace {
@@ -17,6 +20,17 @@ TEST(WaitStatus, SignalNames) {
   EXPECT_EQ(SignalName(0), "signal 0");
   EXPECT_EQ(SignalName(99), "signal 99");
 }
+
+#if __GLIBC_PREREQ(2, 32)
+// SignalName's own table names every signal as the C library does, where it has sigabbrev_np.
+TEST(WaitStatus, SignalNamesAsTheCLibrarySays) {
+  for (int signal = 1; signal < SIGRTMIN; ++signal) {
+    const char* abbrev = ::sigabbrev_np(signal);
+    if (abbrev == nullptr) continue;
+    EXPECT_EQ(SignalName(signal), std::string("SIG") + abbrev) << "signal " << signal;
+  }
+}
+#endif
 
 TEST(WaitStatus, DescribesExitsAndSignals) {
   EXPECT_EQ(DescribeWaitStatus(Exited(0)), "exit code 0");

@@ -35,7 +35,9 @@
 # Exit status: 0 built; 1 a missing tool or a failed build; 3 a needed library not found here;
 # 4 a program in bin/ or a library in lib/ needs one of the machine's own libraries (Open MPI, NCCL,
 # the driver), which only a backend module (lib/hvdrun/) or a helper program that runs for one
-# backend alone (libexec/) may; 5 the tarball is not under the size limit (60 MB).
+# backend alone (libexec/) may; 5 the tarball is not under the size limit (60 MB); 6 a file needs a
+# newer glibc, libstdc++ or libgcc_s than the bundle's baseline (packaging/bundle/symbol-versions.sh;
+# OUT_DIR/symbol-versions.txt has the table of every file).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "${1:-$root/build/bundle}")
@@ -195,6 +197,14 @@ bundle_licenses "$out/libraries.txt" "$out/headers.txt" "$doc"
 # --- 6. checks ------------------------------------------------------------------------------------
 step "checks: every library found in the bundle or the base system"
 bundle_check_closure "$stage"
+step "checks: no file needs more of glibc and the GCC runtime than the baseline (packaging/bundle/baseline.env)"
+bash "$tree/packaging/bundle/symbol-versions.sh" --baseline "$tree/packaging/bundle/baseline.env" "$stage" \
+  >"$out/symbol-versions.txt" || {
+  status=$?
+  cat "$out/symbol-versions.txt"
+  exit "$status"
+}
+tail -n2 "$out/symbol-versions.txt"
 
 step "tarball"
 tar -C "$out/stage" --owner=0 --group=0 --numeric-owner -czf "$tarball" "$name"

@@ -25,8 +25,8 @@
 #       paths in HEADERS, one a line) comes from, the license files beside the others, and
 #       DOC/licenses/README with where each came from.
 
-# base: glibc's libraries, libstdc++ and libgcc_s, which every Linux machine has (a newer one than
-# the build machine's: glibc 2.36 and GCC 12's libstdc++ on bookworm). machine: the machine's own,
+# base: glibc's libraries, libstdc++ and libgcc_s, which every Linux machine has (with at least the
+# symbol versions of packaging/bundle/baseline.env, which symbol-versions.sh checks file by file). machine: the machine's own,
 # never carried: Open MPI's libraries (its mpirun and plugins must match them), NCCL (hvdrun-setup
 # links the one the machine's torch loads: two NCCLs in one process do not mix) and the driver's.
 bundle_library_class() {

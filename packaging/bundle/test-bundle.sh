@@ -5,6 +5,8 @@
 #
 # 1. builds the bundle (packaging/bundle/build-bundle.sh, which checks that every library a file
 #    needs is in it or the base system, and its size); HVDRUN_BUNDLE_TARBALL=FILE tests that one,
+#    every ELF file in it needs no newer glibc, libstdc++ or libgcc_s than the stated baseline
+#    (packaging/bundle/symbol-versions.sh prints the table, file by file),
 # 2. makes a clean root of this machine's Debian release (packaging/lib/clean-root.sh, shared with
 #    the package test: debootstrap minbase, or the day's tarball of one): no compiler, no Python,
 #    none of hvdrun's build dependencies,
@@ -41,6 +43,8 @@ if [ -z "$tarball" ]; then
   tarball=$(find "$work/bundle" -maxdepth 1 -name 'hvdrun-*-linux-*.tar.gz' | head -n1)
 fi
 name=$(basename "$tarball" .tar.gz)
+step "glibc and GCC runtime versions each file needs, against the baseline (packaging/bundle/baseline.env)"
+bash "$root_dir/packaging/bundle/symbol-versions.sh" "$tarball"
 
 # --- 2. a clean root --------------------------------------------------------------------------------
 step "a clean root: debootstrap --variant=minbase $codename, or the day's tarball of one"

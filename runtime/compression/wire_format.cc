@@ -1,11 +1,12 @@
 #include "runtime/compression/wire_format.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "runtime/bit_cast.h"
 
 // Each conversion is compiled twice, for x86-64's baseline (SSE2, 4 floats a step) and for AVX2 (8),
 // and the loader picks the one the processor runs (GCC's target_clones, an ifunc). Both round alike:
@@ -75,10 +76,10 @@ struct Float8E5M2Layout {
 template <typename Layout>
 inline uint32_t EncodeOne(float value) {
   constexpr int kDropped = 23 - Layout::kMantissa;
-  constexpr auto kMaxInputBits = std::bit_cast<int32_t>(Layout::kMaxInput);
-  constexpr auto kMinNormalBits = std::bit_cast<int32_t>(Layout::kMinNormal);
+  const auto kMaxInputBits = BitCast<int32_t>(Layout::kMaxInput);
+  const auto kMinNormalBits = BitCast<int32_t>(Layout::kMinNormal);
   constexpr auto kInfinityCode = static_cast<int32_t>(Layout::kInfinityCode);
-  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint32_t bits = BitCast<uint32_t>(value);
   const uint32_t sign = (bits >> 31) * Layout::kSignBit;
   const auto magnitude_bits = static_cast<int32_t>(bits & 0x7fffffffU);
   const bool nan = magnitude_bits > 0x7f800000;
@@ -87,8 +88,8 @@ inline uint32_t EncodeOne(float value) {
   int32_t normal = ((m + half_minus_one + ((m >> kDropped) & 1)) >> kDropped) -
                    static_cast<int32_t>(Layout::kRebias << Layout::kMantissa);
   normal = normal < kInfinityCode ? normal : kInfinityCode;
-  const int32_t subnormal = std::bit_cast<int32_t>(std::bit_cast<float>(m) + Layout::kSubnormalMagic) -
-                            std::bit_cast<int32_t>(Layout::kSubnormalMagic);
+  const int32_t subnormal = BitCast<int32_t>(BitCast<float>(m) + Layout::kSubnormalMagic) -
+                            BitCast<int32_t>(Layout::kSubnormalMagic);
   int32_t code = m < kMinNormalBits ? subnormal : normal;
   code = nan ? static_cast<int32_t>(Layout::kNanCode) : code;
   return static_cast<uint32_t>(code) | sign;
@@ -99,9 +100,9 @@ inline uint32_t EncodeOne(float value) {
 template <typename Layout>
 inline uint32_t EncodeOneNaive(float value) {
   constexpr int kDropped = 23 - Layout::kMantissa;
-  constexpr auto kMinNormalBits = std::bit_cast<int32_t>(Layout::kMinNormal);
+  const auto kMinNormalBits = BitCast<int32_t>(Layout::kMinNormal);
   constexpr auto kLargestCode = static_cast<int32_t>(Layout::kInfinityCode);
-  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint32_t bits = BitCast<uint32_t>(value);
   const uint32_t sign = (bits >> 31) * Layout::kSignBit;
   const auto m = static_cast<int32_t>(bits & 0x7fffffffU);
   const bool nan = m > 0x7f800000;
@@ -119,7 +120,7 @@ inline uint32_t EncodeOneNaive(float value) {
 // bfloat16 keeps float32's exponent: only the mantissa is rounded (an overflow carries into the
 // infinity code, as a cast does); a NaN keeps its upper bits with the quiet bit set.
 inline uint32_t EncodeBFloat16(float value) {
-  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint32_t bits = BitCast<uint32_t>(value);
   const uint32_t rounded = (bits + 0x7fffU + ((bits >> 16) & 1U)) >> 16;
   const bool nan = (bits & 0x7fffffffU) > 0x7f800000U;
   return nan ? ((bits >> 16) | 0x0040U) : rounded;
@@ -163,12 +164,12 @@ inline float DecodeOne(uint32_t code) {
   // infinity, else a NaN; E4M3's only such code, 0x7f, has the mantissa 0b111).
   const int32_t special = 0x7f800000 | ((magnitude << kShift) & 0x007fffff);
   const float subnormal = static_cast<float>(magnitude) * Decoding::kSubnormalUnit;
-  int32_t result = magnitude < (1 << Decoding::kMantissa) ? std::bit_cast<int32_t>(subnormal) : normal;
+  int32_t result = magnitude < (1 << Decoding::kMantissa) ? BitCast<int32_t>(subnormal) : normal;
   result = magnitude >= static_cast<int32_t>(Decoding::kFirstSpecial) ? special : result;
-  return std::bit_cast<float>(static_cast<uint32_t>(result) | sign);
+  return BitCast<float>(static_cast<uint32_t>(result) | sign);
 }
 
-inline float DecodeBFloat16(uint32_t code) { return std::bit_cast<float>(code << 16); }
+inline float DecodeBFloat16(uint32_t code) { return BitCast<float>(code << 16); }
 
 // The loops are inlined into each clone of the functions below, so that each is compiled for its
 // clone's instructions.
@@ -268,7 +269,7 @@ float WireFormatMax(WireFormat format) {
     case WireFormat::kFloat16:
       return 65504.0f;
     case WireFormat::kBFloat16:
-      return std::bit_cast<float>(0x7f7f0000U);
+      return BitCast<float>(0x7f7f0000U);
     case WireFormat::kFloat8E4M3:
       return Float8E4M3Layout::kMaxInput;
     case WireFormat::kFloat8E5M2:
@@ -340,11 +341,11 @@ float AbsoluteMax(const float* in, size_t count) {
   // infinity's, where the mask below drops them.
   int32_t largest = 0;
   for (size_t i = 0; i < count; ++i) {
-    int32_t magnitude = std::bit_cast<int32_t>(in[i]) & 0x7fffffff;
+    int32_t magnitude = BitCast<int32_t>(in[i]) & 0x7fffffff;
     magnitude = magnitude > 0x7f800000 ? 0 : magnitude;
     largest = magnitude > largest ? magnitude : largest;
   }
-  return std::bit_cast<float>(largest);
+  return BitCast<float>(largest);
 }
 
 float WireScaleFor(WireFormat format, float amax, float headroom) {
