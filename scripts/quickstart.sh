@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's two quick-start commands, on a fresh Debian bookworm machine (as root):
-#   bash scripts/quickstart.sh demo   install what is missing, build, run the main job on this machine
-#   bash scripts/quickstart.sh test   install what is missing, build, run the whole test suite
+#   bash scripts/quickstart.sh demo   install what the demo needs, build what it runs, run the main
+#                                     job on this machine
+#   bash scripts/quickstart.sh test   install what is missing, build everything, run the whole test suite
 # and the check that the demo's build is quiet:
 #   bash scripts/quickstart.sh release-check   the demo's Release build with warnings as errors
 #                                              (fails on any compiler warning the demo would print)
@@ -19,7 +20,12 @@ case "$mode" in
     ;;
 esac
 
-bash scripts/install-deps.sh
+# The demo and its build check install the demo's packages only; the tests every set.
+if [ "$mode" = test ]; then
+  bash scripts/install-deps.sh
+else
+  bash scripts/install-deps.sh demo
+fi
 jobs=${JOBS:-$(nproc)}
 
 # Each mode's compiler flags, cache settings and options: scripts/build-settings.sh.
