@@ -22,6 +22,7 @@ always checked and its result not kept. CACHE_DIR "off" checks every file and ke
 import hashlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -106,7 +107,8 @@ def plan(database, root, out_dir, clang_tidy, cache_dir, dirs):
         base = version
         for folder, _, names in sorted(os.walk(root)):
             if ".clang-tidy" in names and not os.path.relpath(folder, root).startswith(("build", ".git")):
-                base += open(os.path.join(folder, ".clang-tidy"), "rb").read()
+                config = open(os.path.join(folder, ".clang-tidy"), "rb").read()
+                base += config + root_matches_header_filter(config, root)
         build_dir = os.path.dirname(os.path.abspath(database))
         deps = ninja_deps(build_dir)
         deps["."] = build_dir
@@ -130,6 +132,15 @@ def plan(database, root, out_dir, clang_tidy, cache_dir, dirs):
             f.write(f"{path}\t{keys[path] or '-'}\t{checks_of(path)}\n")
     state = f"{cached} clean in the cache ({cache_dir})" if use_cache else "the cache off"
     print(f"clang-tidy: {len(chosen)} files, {len(todo)} to check, {state}")
+
+
+def root_matches_header_filter(config, root):
+    """Keys hold the tree's path replaced, but whether a header filter matches a header can depend
+    on that path (a tree under a folder named like one of the filter's): that answer is in the key."""
+    found = re.search(rb"^HeaderFilterRegex:\s*'(.*)'\s*$", config, re.MULTILINE)
+    if not found:
+        return b""
+    return b"\0root matches the header filter" if re.fullmatch(found.group(1).decode(), root + "/x.h") else b""
 
 
 def checks_of(path):
