@@ -44,9 +44,13 @@ def file_digest(path, digests):
 
 
 def ninja_deps(build_dir):
-    """{object path relative to build_dir: [dependency paths]} for the objects with VALID records."""
-    text = subprocess.run(["ninja", "-C", build_dir, "-t", "deps"], check=True, capture_output=True,
-                          text=True).stdout
+    """{object path relative to build_dir: [dependency paths]} for the objects with VALID records;
+    none where the build is not Ninja's (then every file is checked, as without a cache)."""
+    try:
+        text = subprocess.run(["ninja", "-C", build_dir, "-t", "deps"], check=True, capture_output=True,
+                              text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
     deps, current = {}, None
     for line in text.splitlines():
         if not line.strip():
