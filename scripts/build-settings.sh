@@ -9,10 +9,15 @@
 # arguments of the named build (without -S and -B):
 #   test           build type None, as Debian's, tests built, warnings as errors: CI's build
 #   demo           build type Release, no tests, warnings shown but not fatal: the README's demo,
-#                  which a newer compiler's new warning must not stop
-#   release-check  the demo's build with warnings as errors: what fails when the demo's build would
-#                  print a compiler warning. It compiles the demo's objects (the cache ignores
-#                  -Werror), so a machine that runs both compiles them once.
+#                  which a newer compiler's new warning must not stop. Only what the demo runs:
+#                  hvdrun, hvdrun-agent, hvdrun-lab, hvdrun-trainer, libhvdrun with its Gloo and MPI
+#                  backends (no hvdrun-bench, hvdrun.torch or NCCL backend), from what
+#                  `install-deps.sh demo` installs
+#   release-check  the demo's build with warnings as errors, and hvdrun-bench's and hvdrun.torch's
+#                  Release build (where their dependencies are installed): what fails when the
+#                  demo's build, or a Release build of the rest, would print a compiler warning. It
+#                  compiles the demo's objects (the cache ignores -Werror), so a machine that runs
+#                  both compiles them once.
 # Every build sets each option it depends on, so that another build's cached settings in the same
 # build directory (a Release build without tests, or warnings as errors) never carry over.
 #
@@ -39,9 +44,14 @@ hvdrun_build_settings() {
     -DCMAKE_EXE_LINKER_FLAGS="$ldflags" -DCMAKE_SHARED_LINKER_FLAGS="$ldflags"
     -DCMAKE_MODULE_LINKER_FLAGS="$ldflags")
   case "$build" in
-    test) hvdrun_cmake_args+=(-DCMAKE_BUILD_TYPE=None -DHVDRUN_BUILD_TESTS=ON -DHVDRUN_WERROR=ON) ;;
-    demo) hvdrun_cmake_args+=(-DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF -DHVDRUN_WERROR=OFF) ;;
-    release-check) hvdrun_cmake_args+=(-DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF -DHVDRUN_WERROR=ON) ;;
+    # -U: the option's default, a part built where its dependencies are (python/CMakeLists.txt,
+    # runtime/CMakeLists.txt).
+    test) hvdrun_cmake_args+=(-DCMAKE_BUILD_TYPE=None -DHVDRUN_BUILD_TESTS=ON -DHVDRUN_WERROR=ON
+      -DHVDRUN_WITH_BENCH=ON -UHVDRUN_PYTHON -UHVDRUN_WITH_NCCL) ;;
+    demo) hvdrun_cmake_args+=(-DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF -DHVDRUN_WERROR=OFF
+      -DHVDRUN_WITH_BENCH=OFF -DHVDRUN_PYTHON=OFF -DHVDRUN_WITH_NCCL=OFF) ;;
+    release-check) hvdrun_cmake_args+=(-DCMAKE_BUILD_TYPE=Release -DHVDRUN_BUILD_TESTS=OFF -DHVDRUN_WERROR=ON
+      -DHVDRUN_WITH_BENCH=ON -UHVDRUN_PYTHON -UHVDRUN_WITH_NCCL) ;;
     *)
       echo "hvdrun_build_settings: no build '$build' (test, demo or release-check)" >&2
       return 2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Lint checks registered with CTest (label "lint"); each exits non-zero on any finding.
 #   scripts/lint.sh tidy BUILD_DIR CLANG_TIDY   clang-tidy (.clang-tidy) over every source the build compiles
+#                                               that changed since it was last found clean
 #   scripts/lint.sh format CLANG_FORMAT                        clang-format (.clang-format), no changes made
 #   scripts/lint.sh release BUILD_DIR                           the README's demo build (Release) in BUILD_DIR
 #                                                               prints no compiler warning
@@ -19,33 +20,35 @@ case "${1:-}" in
     # Every source this build compiles (a backend that was not built, no CUDA or no MPI, has no
     # compile command and is not checked), each once: clang-tidy checks a file once per command
     # that compiles it, and some are compiled by several targets (the sanitizer tests, the
-    # end-to-end tests' helpers). The command kept is one without sanitizers.
-    python3 - "$build_dir/compile_commands.json" "$PWD" "$out_dir" "${source_dirs[@]}" <<'PYTHON'
-import json, os, sys
-database, root, out_dir, dirs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-chosen = {}
-for entry in json.load(open(database)):
-    path = os.path.relpath(os.path.join(entry["directory"], entry["file"]), root)
-    if path.split("/")[0] not in dirs or not path.endswith(".cc"):
-        continue
-    if path not in chosen or ("-fsanitize" in chosen[path]["command"] and "-fsanitize" not in entry["command"]):
-        chosen[path] = entry
-json.dump(list(chosen.values()), open(os.path.join(out_dir, "compile_commands.json"), "w"), indent=1)
-# Programs' code first, then tests (cheaper: no static analyzer), each in file order.
-with open(os.path.join(out_dir, "sources"), "w") as sources:
-    for path in sorted(chosen, key=lambda p: (p.endswith("_test.cc"), p)):
-        sources.write(path + "\n")
-PYTHON
+    # end-to-end tests' helpers). The command kept is one without sanitizers. A file is not checked
+    # again while nothing its result depends on changed: scripts/tidy_cache.py keeps the files
+    # found clean, keyed by clang-tidy's version, .clang-tidy, the compile command and every file
+    # the compiler read for it, in HVDRUN_TIDY_CACHE (default ~/.cache/hvdrun-clang-tidy, beside
+    # ccache's; "off" checks every file). The slowest files of the last run start first.
+    cache_dir=${HVDRUN_TIDY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hvdrun-clang-tidy}
+    python3 scripts/tidy_cache.py plan "$build_dir/compile_commands.json" "$PWD" "$out_dir" "$clang_tidy" \
+      "$cache_dir" "${source_dirs[@]}"
     # Each file's output is kept apart and only the failing files' findings are printed, together
     # at the end, where a CI log's tail shows them (the "N warnings generated" lines are dropped).
-    # The static analyzer runs on the programs' code; tests get every other check, at half the cost.
-    export clang_tidy out_dir
+    # A file found clean is kept in the cache at once (a run stopped halfway keeps what it checked);
+    # each file's time and result go to $out_dir/done, for the next run's order and the slowest.
+    export clang_tidy out_dir cache_dir
     # shellcheck disable=SC2016  # expanded by the bash that xargs starts
-    tidy_one='log="$out_dir/$(printf %s "$1" | tr / _).log"
-      checks=()
-      case "$1" in *_test.cc) checks=("--checks=-clang-analyzer-*") ;; esac
-      "$clang_tidy" --quiet -p "$out_dir" "${checks[@]}" "$1" >"$log" 2>&1 || echo "$1" >>"$out_dir/failed"'
-    xargs -r -P "$(nproc)" -I{} bash -c "$tidy_one" _ {} <"$out_dir/sources"
+    tidy_one='read -r file key checks <<<"$1"
+      log="$out_dir/$(printf %s "$file" | tr / _).log"
+      args=()
+      if [ "$checks" != - ]; then args=("$checks"); fi
+      start=$(date +%s%N) status=0
+      "$clang_tidy" --quiet -p "$out_dir" "${args[@]}" "$file" >"$log" 2>&1 || status=$?
+      if [ "$status" -ne 0 ]; then
+        echo "$file" >>"$out_dir/failed"
+      elif [ "$key" != - ] && [ "$cache_dir" != off ]; then
+        mkdir -p "$cache_dir/clean/${key:0:2}" && : >"$cache_dir/clean/${key:0:2}/$key"
+      fi
+      ms=$((($(date +%s%N) - start) / 1000000))
+      printf "%s\t%s\t%d.%03d\t%s\n" "$file" "$key" $((ms / 1000)) $((ms % 1000)) "$status" >>"$out_dir/done"'
+    xargs -r -d '\n' -P "$(nproc)" -I{} bash -c "$tidy_one" _ {} <"$out_dir/sources"
+    python3 scripts/tidy_cache.py record "$out_dir" "$cache_dir"
     if [ -s "$out_dir/failed" ]; then
       echo "clang-tidy: findings in $(wc -l <"$out_dir/failed") file(s):"
       sort "$out_dir/failed" | while read -r file; do
@@ -53,7 +56,7 @@ PYTHON
       done
       exit 1
     fi
-    echo "clang-tidy: no findings ($(wc -l <"$out_dir/sources") files)"
+    echo "clang-tidy: no findings ($(wc -l <"$out_dir/sources") files checked)"
     ;;
   format)
     clang_format=$2
