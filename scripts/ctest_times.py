@@ -5,8 +5,8 @@ log's tail says it.
   ctest_times.py BUILD_DIR JUNIT_XML
 
 JUNIT_XML is ctest --output-junit's file; the tests' labels come from ctest --show-only=json-v1.
-Prints each group's test time (clang-tidy, the package tests, the Release build's check, the rest)
-and the ten slowest tests. Tests run side by side (ctest -j), so the sums add up to more than the
+Prints each group's test time (clang-tidy, the package tests, the Release build's check, the rest),
+the ten slowest tests, and last the count of tests passed, failed and skipped. Tests run side by side (ctest -j), so the sums add up to more than the
 run's wall time; the longest single test bounds it from below.
 """
 import json
@@ -34,8 +34,15 @@ def main(build_dir, junit):
             if prop.get("name") == "LABELS":
                 labels[test["name"]] = prop.get("value", [])
     times = []
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
     for case in ElementTree.parse(junit).getroot().iter("testcase"):
         times.append((case.get("name"), float(case.get("time") or 0), case.get("status") or ""))
+        if case.find("failure") is not None:
+            counts["failed"] += 1
+        elif case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
+            counts["skipped"] += 1
+        else:
+            counts["passed"] += 1
     groups = {}
     for name, seconds, _ in times:
         group = groups.setdefault(group_of(name, labels.get(name, [])), [0, 0.0])
@@ -48,6 +55,8 @@ def main(build_dir, junit):
     print("ctest: the slowest tests:")
     for name, seconds, status in sorted(times, key=lambda t: -t[1])[:10]:
         print(f"  {seconds:7.1f} s  {name}{'' if status in ('run', '') else ' (' + status + ')'}")
+    # ctest's own closing count is above these lines; the log's last line says it again.
+    print(f"ctest: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
 
 
 if __name__ == "__main__":
