@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "hvdrun/runtime.h"
+#include "runtime/element_conversion.h"
 
 namespace hvdrun::testing {
 namespace {

@@ -10,8 +10,8 @@
 #include <memory>
 #include <mutex>
 
+#include "hvdrun/collective_handle.h"
 #include "hvdrun/export.h"
-#include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "hvdrun/runtime.h"
+#include "runtime/element_conversion.h"
 
 namespace hvdrun {
 namespace {

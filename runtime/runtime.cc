@@ -1,13 +1,16 @@
 #include "hvdrun/runtime.h"
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/protocol/rendezvous_client.h"
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
 #include "runtime/negotiation/tensor_request.h"
+#include "runtime/runtime_environment.h"
 #include "runtime/runtime_impl.h"
 
 namespace hvdrun {
@@ -146,19 +149,47 @@ Status ValidateCompression(const std::string& call, CompressionFormat format, Ba
   return Status::Ok();
 }
 
+// `lookup`, or std::getenv when it is null.
+Runtime::EnvironmentLookup OrGetenv(const Runtime::EnvironmentLookup& lookup) {
+  return lookup ? lookup : [](const char* name) { return std::getenv(name); };
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::Init(RuntimeOptions options) {
   Status valid = ValidateOptions(options);
   if (valid.ok()) valid = ValidateNegotiation(options);
   if (!valid.ok()) return valid;
-  auto impl = std::make_unique<Impl>(std::move(options));
+  auto impl = std::make_unique<RuntimeImpl>(std::move(options));
   Status started = impl->Start();
   if (!started.ok()) return started;
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
-Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+StatusOr<BackendKind> Runtime::BackendFromEnvironment(const EnvironmentLookup& lookup) {
+  return ReadBackendFromEnvironment(OrGetenv(lookup));
+}
+
+bool Runtime::LaunchedByHvdrun(const EnvironmentLookup& lookup) {
+  return hvdrun::LaunchedByHvdrun(OrGetenv(lookup));
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(
+    const EnvironmentLookup& lookup, CollectiveOrder order,
+    const std::function<void(RuntimeOptions&)>& adjust) {
+  StatusOr<RuntimeEnvironment> environment = ReadRuntimeEnvironment(OrGetenv(lookup));
+  if (!environment.ok()) return environment.status();
+  RuntimeEnvironment& settings = environment.value();
+  settings.options.order = order;
+  if (adjust) adjust(settings.options);
+  auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,
+                                          settings.secret_hex, settings.options.timeout);
+  if (!client.ok()) return client.status();
+  settings.options.store = std::shared_ptr<KeyValueStore>(std::move(client).value());
+  return Init(std::move(settings.options));
+}
+
+Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl) : impl_(std::move(impl)) {}
 
 Runtime::~Runtime() = default;
 
@@ -418,6 +449,6 @@ Status Runtime::BaselineAllreduce(void* buffer, size_t count, DataType type, Red
                             buffer);
 }
 
-void Runtime::SetCallerStream(void* cuda_stream) { Impl::CallerStream() = cuda_stream; }
+void Runtime::SetCallerStream(void* cuda_stream) { RuntimeImpl::CallerStream() = cuda_stream; }
 
 }  // namespace hvdrun

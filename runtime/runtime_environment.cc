@@ -9,7 +9,6 @@
 
 #include "common/env_names.h"
 #include "common/environment_reader.h"
-#include "common/protocol/rendezvous_client.h"
 #include "hvdrun/types.h"
 
 namespace hvdrun {
@@ -179,30 +178,12 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
   return result;
 }
 
-StatusOr<BackendKind> Runtime::BackendFromEnvironment(const EnvironmentLookup& lookup) {
-  const EnvironmentReader env(
-      lookup ? lookup : [](const char* name) { return std::getenv(name); }, "run this program under hvdrun");
-  return ReadBackend(env);
+StatusOr<BackendKind> ReadBackendFromEnvironment(const std::function<const char*(const char*)>& lookup) {
+  return ReadBackend(EnvironmentReader(lookup, "run this program under hvdrun"));
 }
 
-bool Runtime::LaunchedByHvdrun(const EnvironmentLookup& lookup) {
-  return (lookup ? lookup(env::kRank) : std::getenv(env::kRank)) != nullptr;
-}
-
-StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(
-    const EnvironmentLookup& lookup, CollectiveOrder order,
-    const std::function<void(RuntimeOptions&)>& adjust) {
-  StatusOr<RuntimeEnvironment> environment =
-      ReadRuntimeEnvironment(lookup ? lookup : [](const char* name) { return std::getenv(name); });
-  if (!environment.ok()) return environment.status();
-  RuntimeEnvironment& settings = environment.value();
-  settings.options.order = order;
-  if (adjust) adjust(settings.options);
-  auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,
-                                          settings.secret_hex, settings.options.timeout);
-  if (!client.ok()) return client.status();
-  settings.options.store = std::shared_ptr<KeyValueStore>(std::move(client).value());
-  return Init(std::move(settings.options));
+bool LaunchedByHvdrun(const std::function<const char*(const char*)>& lookup) {
+  return lookup(env::kRank) != nullptr;
 }
 
 }  // namespace hvdrun

@@ -1,5 +1,5 @@
 // Reading an hvdrun rank's environment (common/env_names.h) into RuntimeOptions, for
-// Runtime::InitFromEnvironment.
+// Runtime::InitFromEnvironment, BackendFromEnvironment and LaunchedByHvdrun.
 //
 // Every error names the variable and says what is wrong with it in one line
 // (common/environment_reader.h); a missing or empty variable says to run the program under hvdrun. The
@@ -11,8 +11,9 @@
 #include <functional>
 #include <string>
 
-#include "hvdrun/runtime.h"
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
+#include "hvdrun/types.h"
 
 namespace hvdrun {
 
@@ -23,8 +24,13 @@ struct RuntimeEnvironment {
   std::string secret_hex;
 };
 
-// `lookup(name)` returns the variable's value or nullptr when unset (std::getenv in production).
+// In each, `lookup(name)` returns the variable's value or nullptr when unset (std::getenv in
+// production).
 StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const char*(const char*)>& lookup);
+// HVDRUN_BACKEND alone; an error as ReadRuntimeEnvironment's.
+StatusOr<BackendKind> ReadBackendFromEnvironment(const std::function<const char*(const char*)>& lookup);
+// Whether hvdrun started this process: HVDRUN_RANK is set.
+bool LaunchedByHvdrun(const std::function<const char*(const char*)>& lookup);
 
 }  // namespace hvdrun
 

@@ -37,14 +37,14 @@ std::map<std::string, std::weak_ptr<Timeline>>& OpenTimelines() {
 
 }  // namespace
 
-Runtime::Impl::Impl(RuntimeOptions options)
+RuntimeImpl::RuntimeImpl(RuntimeOptions options)
     : options_(std::move(options)),
       compressed_(options_.rank, options_.size, options_.compression),
       stream_(options_.order == CollectiveOrder::kNegotiated
                   ? std::make_unique<NegotiatedStream>(options_, &compressed_)
                   : nullptr) {}
 
-Runtime::Impl::~Impl() {
+RuntimeImpl::~RuntimeImpl() {
   if (stream_ != nullptr) stream_->RequestStop();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -55,7 +55,7 @@ Runtime::Impl::~Impl() {
   CloseTimeline();
 }
 
-Status Runtime::Impl::OpenTimeline() {
+Status RuntimeImpl::OpenTimeline() {
   const TimelineSettings& settings = options_.timeline;
   if (settings.path.empty()) return Status::Ok();
   std::lock_guard<std::mutex> lock(TimelinesMutex());
@@ -88,7 +88,7 @@ Status Runtime::Impl::OpenTimeline() {
   return Status::Ok();
 }
 
-void Runtime::Impl::CloseTimeline() {
+void RuntimeImpl::CloseTimeline() {
   if (timeline_ == nullptr) return;
   std::lock_guard<std::mutex> lock(TimelinesMutex());
   if (timeline_.use_count() > 1) {  // another Runtime of this process still records in it
@@ -124,23 +124,23 @@ void Runtime::Impl::CloseTimeline() {
   if (!status.ok()) std::fprintf(stderr, "libhvdrun: timeline: %s\n", status.message().c_str());
 }
 
-Status Runtime::Impl::Start() {
+Status RuntimeImpl::Start() {
   thread_ = std::thread([this] { ThreadMain(); });
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [this] { return started_; });
   return broken_;
 }
 
-void*& Runtime::Impl::CallerStream() {
+void*& RuntimeImpl::CallerStream() {
   thread_local void* stream = nullptr;
   return stream;
 }
 
-StatusOr<BackendMemory::ReadyMark> Runtime::Impl::MarkReady() {
+StatusOr<BackendMemory::ReadyMark> RuntimeImpl::MarkReady() {
   return backend_->memory().MarkReady(CallerStream());
 }
 
-CollectiveHandle Runtime::Impl::Submit(TensorRequest request, const void* send, void* recv) {
+CollectiveHandle RuntimeImpl::Submit(TensorRequest request, const void* send, void* recv) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
@@ -158,7 +158,7 @@ CollectiveHandle Runtime::Impl::Submit(TensorRequest request, const void* send, 
   return CollectiveHandle(std::move(state));
 }
 
-StatusOr<int> Runtime::Impl::Join() {
+StatusOr<int> RuntimeImpl::Join() {
   uint64_t unnamed_calls = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -172,7 +172,7 @@ StatusOr<int> Runtime::Impl::Join() {
   return done.value().last_rank;
 }
 
-std::string Runtime::Impl::NextUnnamed(CollectiveKind kind) {
+std::string RuntimeImpl::NextUnnamed(CollectiveKind kind) {
   // By CollectiveKind's value.
   static constexpr const char* kNames[] = {"allreduce",          "broadcast", "allgather", "barrier",
                                            "baseline allreduce", "allgather", "alltoall",  "alltoall"};
@@ -191,11 +191,11 @@ std::string Runtime::Impl::NextUnnamed(CollectiveKind kind) {
   return name;
 }
 
-NegotiationCounters Runtime::Impl::negotiation_counters() const {
+NegotiationCounters RuntimeImpl::negotiation_counters() const {
   return stream_ != nullptr ? stream_->counters() : NegotiationCounters{};
 }
 
-nlohmann::json Runtime::Impl::LibraryReport() const {
+nlohmann::json RuntimeImpl::LibraryReport() const {
   nlohmann::json report = stream_ != nullptr ? stream_->ReportJson() : nlohmann::json();
   const CompressionOptions& compression = options_.compression;
   const CompressionCounters counters = compressed_.counters();
@@ -214,7 +214,7 @@ nlohmann::json Runtime::Impl::LibraryReport() const {
   return report;
 }
 
-Status Runtime::Impl::Run(TensorRequest request, const void* send, void* recv) {
+Status RuntimeImpl::Run(TensorRequest request, const void* send, void* recv) {
   if (stream_ != nullptr) return Submit(std::move(request), send, recv).Wait();
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
   if (!ready.ok()) return ready.status();
@@ -234,7 +234,7 @@ Status Runtime::Impl::Run(TensorRequest request, const void* send, void* recv) {
   return CollectiveHandle(std::move(pending.state)).Wait();
 }
 
-Status Runtime::Impl::RunBaseline(TensorRequest request, void* buffer) {
+Status RuntimeImpl::RunBaseline(TensorRequest request, void* buffer) {
   if (stream_ != nullptr) return Submit(std::move(request), buffer, buffer).Wait();
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
   if (!ready.ok()) return ready.status();
@@ -247,7 +247,7 @@ Status Runtime::Impl::RunBaseline(TensorRequest request, void* buffer) {
   return RunInline(Pending{std::move(request), buffer, buffer, std::move(ready).value(), nullptr});
 }
 
-Status Runtime::Impl::RunInline(const Pending& pending) {
+Status RuntimeImpl::RunInline(const Pending& pending) {
   Status status = RunGuarded(pending);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -258,7 +258,7 @@ Status Runtime::Impl::RunInline(const Pending& pending) {
   return status;
 }
 
-Status Runtime::Impl::Bootstrap() {
+Status RuntimeImpl::Bootstrap() {
   KeyValueStore& store = *options_.store;
   // Each Runtime a rank creates gets its own scope, so that a second Runtime over the same store
   // does not see the first one's arrivals. Every rank creates its Runtimes in the same order.
@@ -320,7 +320,7 @@ Status RunInCallOrder(Backend& backend, CompressedAllreduce& compressed, int ran
 
 }  // namespace
 
-Status Runtime::Impl::RunGuarded(const Pending& pending) {
+Status RuntimeImpl::RunGuarded(const Pending& pending) {
   std::lock_guard<std::mutex> lock(backend_mutex_);
   try {
     Status status = backend_->memory().WaitFor(pending.ready);
@@ -332,7 +332,7 @@ Status Runtime::Impl::RunGuarded(const Pending& pending) {
   }
 }
 
-void Runtime::Impl::ThreadMain() {
+void RuntimeImpl::ThreadMain() {
   Status bootstrapped;
   try {
     bootstrapped = Bootstrap();

@@ -1,4 +1,4 @@
-// Runtime::Impl: the collective thread behind a Runtime, and the one way its calls run.
+// RuntimeImpl: the collective thread behind a Runtime, and the one way its calls run.
 //
 // Every call of the public API becomes a TensorRequest: named by the caller, or by its place in the
 // sequence of this rank's unnamed calls (NextUnnamed), which every rank makes in the same order. A
@@ -42,8 +42,9 @@
 #include <string>
 #include <thread>
 
-#include "hvdrun/export.h"
-#include "hvdrun/runtime.h"
+#include "hvdrun/collective_handle.h"
+#include "hvdrun/counters.h"
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 #include "runtime/compression/compressed_allreduce.h"
@@ -53,13 +54,13 @@
 
 namespace hvdrun {
 
-class HVDRUN_NO_EXPORT Runtime::Impl {
+class RuntimeImpl {
  public:
-  explicit Impl(RuntimeOptions options);
+  explicit RuntimeImpl(RuntimeOptions options);
   // Runs what is queued, then stops the thread and destroys the backend.
-  ~Impl();
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
+  ~RuntimeImpl();
+  RuntimeImpl(const RuntimeImpl&) = delete;
+  RuntimeImpl& operator=(const RuntimeImpl&) = delete;
 
   // Starts the collective thread and waits until the backend is ready or bootstrapping failed.
   Status Start();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hvdrun/runtime.h"
+#include "runtime/element_conversion.h"
 #include "runtime/in_memory_store.h"
 
 namespace hvdrun::testing {

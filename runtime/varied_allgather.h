@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hvdrun/runtime.h"
+#include "hvdrun/collective_handle.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 

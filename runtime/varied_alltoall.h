@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hvdrun/runtime.h"
+#include "hvdrun/collective_handle.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "examples/bench/bench_buffer.h"
+#include "examples/bench/element_codec.h"
 #include "examples/bench/gradient_replay.h"
 #include "examples/bench/size_sweep.h"
 #include "examples/shared/atomic_file.h"
@@ -112,8 +113,7 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
   size_t count = bytes / DataTypeSize(type);
   std::vector<double> values(count);
   for (size_t i = 0; i < count; ++i) values[i] = Contribution(runtime.rank(), i);
-  std::vector<char> input(bytes);
-  ConvertFromDouble(type, values.data(), input.data(), count);
+  const std::vector<char> input = EncodeElements(type, values);
   const bool on_device = runtime.backend() == BackendKind::kNccl;
   StatusOr<std::unique_ptr<BenchBuffer>> buffer = BenchBuffer::Allocate(on_device, bytes);
   if (!buffer.ok()) return buffer.status();
@@ -152,8 +152,7 @@ StatusOr<SizeResult> MeasureSize(Runtime& runtime, const BenchOptions& options, 
   if (Status status = allreduce(); !status.ok()) return status;
   std::vector<char> output(bytes);
   if (Status status = buffer.value()->Download(output.data()); !status.ok()) return status;
-  std::vector<double> got(count);
-  ConvertToDouble(type, output.data(), got.data(), count);
+  const std::vector<double> got = DecodeElements(type, output.data(), count);
   for (size_t i = 0; i < count; ++i) {
     result.max_error = std::max(result.max_error, std::abs(got[i] - Expected(op, type, runtime.size(), i)));
   }

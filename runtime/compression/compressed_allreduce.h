@@ -54,7 +54,8 @@
 #include <string>
 #include <vector>
 
-#include "hvdrun/runtime.h"
+#include "hvdrun/counters.h"
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 #include "runtime/backend.h"

@@ -55,7 +55,9 @@
 #include <utility>
 #include <vector>
 
-#include "hvdrun/runtime.h"
+#include "hvdrun/collective_handle.h"
+#include "hvdrun/counters.h"
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"

@@ -1,6 +1,6 @@
 #include "runtime/negotiation/run_request.h"
 
-#include "hvdrun/runtime.h"
+#include "hvdrun/collective_handle.h"
 #include "runtime/varied_allgather.h"
 #include "runtime/varied_alltoall.h"
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "hvdrun/key_value_store.h"
-#include "hvdrun/runtime.h"
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 #include "runtime/shm/shm_allreduce.h"

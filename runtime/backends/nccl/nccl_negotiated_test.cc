@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hvdrun/runtime.h"
+#include "runtime/element_conversion.h"
 #include "runtime/in_memory_store.h"
 #include "runtime/test_job.h"
 

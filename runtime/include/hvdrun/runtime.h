@@ -27,10 +27,14 @@
 // library or whose module, hvdrun/backends/libhvdrun-<name>.so beside the library, cannot be
 // loaded; a missing environment variable; a rank that never arrived). A collective that fails
 // leaves the Runtime broken: every later call returns the same error.
+//
+// The types a Runtime's calls take and give have headers of their own, which this one includes:
+// hvdrun/options.h (RuntimeOptions), hvdrun/collective_handle.h (CollectiveHandle, AllgatherResult),
+// hvdrun/counters.h (NegotiationCounters, CompressionCounters); with the vocabulary's hvdrun/status.h,
+// hvdrun/types.h and hvdrun/key_value_store.h.
 #ifndef HVDRUN_RUNTIME_H_
 #define HVDRUN_RUNTIME_H_
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -38,149 +42,16 @@
 #include <string>
 #include <vector>
 
+#include "hvdrun/collective_handle.h"
+#include "hvdrun/counters.h"
 #include "hvdrun/export.h"
-#include "hvdrun/key_value_store.h"
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 
 namespace hvdrun {
 
-// How the ranks agree on which collective runs next. Every rank must choose the same.
-enum class CollectiveOrder : uint8_t {
-  kCallOrder = 0,   // in the order of the calls, the same on every rank; named calls are refused
-  kNegotiated = 1,  // named collectives, negotiated and fused (NegotiationOptions)
-};
-
-// Named negotiation, the response cache and tensor fusion (CollectiveOrder::kNegotiated). Every rank
-// must use the same settings. InitFromEnvironment reads them from Horovod's variables.
-struct NegotiationOptions {
-  // Ready allreduces of one element type and operation are packed into one buffer of at most this
-  // many bytes (rounded up to a multiple of local_size * 512 B) and reduced by one call; 0 turns
-  // fusion off. Horovod's HOROVOD_FUSION_THRESHOLD, with its current default.
-  size_t fusion_threshold_bytes = size_t{128} << 20;
-  // How often ranks agree on what is ready (HOROVOD_CYCLE_TIME).
-  std::chrono::microseconds cycle_time{1000};
-  // Negotiated requests remembered, so that later cycles agree on them with one small allreduce
-  // and no gather (HOROVOD_CACHE_CAPACITY); 0 turns the cache off.
-  size_t cache_capacity = 1024;
-  // A name some ranks submitted and others not for this long gets a warning naming it and the
-  // missing ranks, repeated each time it waits that much longer (Horovod: 60 s). A name still
-  // waiting at RuntimeOptions::timeout fails, and breaks the runtime.
-  std::chrono::milliseconds stall_warning{60000};
-  // Where warnings go, one line each; by default standard error (rank 0 warns for the job).
-  std::function<void(const std::string&)> warn;
-};
-
-// A Chrome-trace timeline of what this rank's runtime does, for chrome://tracing and Perfetto
-// (docs/timeline.md). hvdrun --timeline-filename gives every rank one and merges them into one file;
-// InitFromEnvironment reads these settings from the variables hvdrun sets (HVDRUN_TIMELINE: a
-// directory, for DIR/rank-R.json sent to hvdrun at the end; HOROVOD_TIMELINE_MARK_CYCLES), or from
-// HOROVOD_TIMELINE on rank 0 outside hvdrun, as Horovod.
-struct TimelineSettings {
-  // This rank's file, created (or truncated) when the runtime starts; empty: no timeline. Its
-  // directory is created if missing.
-  std::string path;
-  // Shown in the rank's name in the trace ("rank 1 (server2)"); may be empty.
-  std::string host;
-  // A CYCLE_START mark at each negotiation cycle that has work (Horovod's --timeline-mark-cycles).
-  bool mark_cycles = false;
-  // When the runtime ends, send the file to hvdrun (KeyValueStore::SendTimelinePiece) and delete it,
-  // and its directory once that is empty: hvdrun asks this of every rank it starts.
-  bool send_to_launcher = false;
-};
-
-// Gradient compression (docs/compression.md): every float32 sum and average this runtime reduces
-// travels in `format` (other types and operations travel as they are). fp16 and bf16 reduce as
-// Horovod's Compression.fp16 (an average divided before the sum); fp8 keeps accuracy with four
-// safeguards, each of which can be switched off to show what it guards against. Every rank must use
-// the same settings. InitFromEnvironment reads them from HVDRUN_COMPRESSION, HVDRUN_FP8_SCALING,
-// HVDRUN_FP8_SAFE_CAST, HVDRUN_FP8_FLOAT32_SUMS and HVDRUN_ERROR_FEEDBACK (hvdrun --compression and its
-// flags).
-struct CompressionOptions {
-  CompressionFormat format = CompressionFormat::kNone;
-  // fp8: blocks of values scaled by a power of two every rank agrees on, so that small gradients
-  // do not fall below fp8's smallest value.
-  bool scaling = true;
-  // fp8: values beyond the format's largest become its largest (never NaN or infinity), and values
-  // below its smallest normal keep their subnormal precision. Off: a naive cast, which makes them
-  // NaN (E4M3) or infinity (E5M2), and zero.
-  bool safe_cast = true;
-  // fp8: each rank sums its share of every rank's values in float32 (an alltoall, then an
-  // allgather of the encoded sums); off, the values are summed in fp8, rounded after each addition.
-  bool float32_sums = true;
-  // fp8: what encoding lost is added to the same tensor's values the next time they are reduced.
-  bool error_feedback = true;
-};
-
-// What compression did on this rank, for its report.
-struct CompressionCounters {
-  uint64_t compressed_bytes = 0;    // float32 bytes reduced through compression
-  uint64_t wire_bytes = 0;          // bytes this rank sent for them (as the collectives' algorithms send)
-  uint64_t float32_wire_bytes = 0;  // what a float32 ring allreduce of the same values would have sent
-};
-
-struct RuntimeOptions {
-  BackendKind backend = BackendKind::kGloo;
-  int rank = 0;
-  int size = 1;
-  int local_rank = 0;
-  int local_size = 1;
-  int cross_rank = 0;
-  int cross_size = 1;
-  // The job's key-value store, which the backend bootstraps through. InitFromEnvironment connects to hvdrun's
-  // rendezvous service; tests may pass any store shared by their ranks.
-  std::shared_ptr<KeyValueStore> store;
-  // Address this rank's backend listens on and advertises to the others (Gloo's TCP device).
-  std::string host_address = "127.0.0.1";
-  // Limit for bootstrapping (every rank must arrive within it) and for each collective.
-  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
-  CollectiveOrder order = CollectiveOrder::kCallOrder;
-  NegotiationOptions negotiation;
-  // The timeline records the negotiated path's responses, each with its negotiation, queue, copies
-  // and backend call (CollectiveOrder::kNegotiated); in call-order mode the file holds no response.
-  TimelineSettings timeline;
-  // Both collective orders; with negotiation, fused buffers are compressed whole.
-  CompressionOptions compression;
-  // Allreduces of a job whose ranks are all on one host go through a shared-memory segment of that
-  // host (each rank reduces its slice of every rank's values, synchronized by futexes), not through
-  // the backend, when the backend reduces host memory (Gloo, MPI). Every rank must choose the same.
-  // InitFromEnvironment reads it from HVDRUN_SHM (hvdrun --shared-memory on|off); on by default.
-  bool shared_memory = true;
-  // Jobs on several hosts with the same number of ranks each, over Gloo: each allreduce is reduced
-  // inside every host through its shared memory, each local rank's slice of the host's sum is
-  // allreduced over Gloo with the same local rank of the other hosts, and the hosts' ranks gather the
-  // slices through shared memory again, so that one copy of the buffer per host crosses the network
-  // (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE, which InitFromEnvironment reads; hvdrun
-  // --hierarchical-allreduce and --no-hierarchical-allreduce). On by default: it runs only where it
-  // applies (Gloo, shared_memory, several hosts of the same number of ranks, at least 2), and there it
-  // is faster than the flat ring (docs/benchmarks.md). Every rank must choose the same.
-  bool hierarchical_allreduce = true;
-};
-
-// What negotiation did on this rank, for its report.
-struct NegotiationCounters {
-  uint64_t cycles = 0;             // cycles that had something to run or agree on
-  uint64_t cache_only_cycles = 0;  // of those, agreed by the cache's allreduce alone, with no gather
-  uint64_t responses = 0;          // backend calls made for named collectives (one per fused buffer)
-  uint64_t tensors = 0;            // collectives they carried
-  uint64_t copied_bytes = 0;       // bytes of fused responses copied through the fusion buffer
-  uint64_t in_place_bytes = 0;     // bytes of fused responses whose tensors lay back to back in memory,
-                                   // reduced where they were (no copy)
-  uint64_t cache_evictions = 0;
-};
-
-class CollectiveHandle;
-
-// What an allgather whose ranks give different counts leaves on each rank: every rank's elements,
-// back to back in rank order, and how many came from each rank.
-struct AllgatherResult {
-  std::vector<std::byte> data;
-  std::vector<uint64_t> counts;
-};
-
-// What an alltoall leaves on each rank: the elements every rank sent this one, back to back in rank
-// order, and how many came from each rank.
-using AlltoallResult = AllgatherResult;
+class RuntimeImpl;  // libhvdrun's own
 
 class HVDRUN_EXPORT Runtime {
  public:
@@ -322,40 +193,10 @@ class HVDRUN_EXPORT Runtime {
   // A handle that has completed means the result is in place for any stream.
   static void SetCallerStream(void* cuda_stream);
 
-  class Impl;
-
  private:
-  explicit Runtime(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Runtime(std::unique_ptr<RuntimeImpl> impl);
+  std::unique_ptr<RuntimeImpl> impl_;
 };
-
-// The result of an asynchronous collective. Wait() blocks until it has run and returns its Status;
-// it may be called more than once. A handle must not outlive its Runtime.
-class HVDRUN_EXPORT CollectiveHandle {
- public:
-  CollectiveHandle() = default;
-  Status Wait();
-  // For device memory (NCCL, negotiated): returns once the collective is queued on the device and
-  // `cuda_stream` (a cudaStream_t; null: the default stream) has been made to wait for its end, so
-  // that work queued on that stream afterwards sees the result, while the host goes on at once (as
-  // Horovod's async completion). Other streams and the host see it after Wait(). A failure the device
-  // meets later breaks the Runtime: a later call returns it. Otherwise (host backends, call order, a
-  // collective that has already completed) the same as Wait().
-  Status WaitOnStream(void* cuda_stream);
-  bool Ready() const;
-
-  struct State;
-  explicit CollectiveHandle(std::shared_ptr<State> state) : state_(std::move(state)) {}
-
- private:
-  std::shared_ptr<State> state_;
-};
-
-// Converts `count` values between double and `type`'s representation (float16 and bfloat16 round
-// to nearest even; integers truncate toward zero), in the arithmetic of libhvdrun's reductions: for
-// filling buffers and checking results.
-HVDRUN_EXPORT void ConvertFromDouble(DataType type, const double* from, void* to, size_t count);
-HVDRUN_EXPORT void ConvertToDouble(DataType type, const void* from, double* to, size_t count);
 
 }  // namespace hvdrun
 

@@ -1,8 +1,7 @@
-// ConvertFromDouble and ConvertToDouble (hvdrun/runtime.h), in the element types' arithmetic of
-// runtime/reduction_kernels.h: float16 and bfloat16 through float, rounded to nearest-even.
+#include "runtime/element_conversion.h"
+
 #include <cstddef>
 
-#include "hvdrun/runtime.h"
 #include "hvdrun/types.h"
 #include "runtime/reduction_kernels.h"
 

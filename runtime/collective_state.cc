@@ -1,7 +1,8 @@
+#include "runtime/collective_state.h"
+
 #include <utility>
 
-#include "hvdrun/runtime.h"
-#include "runtime/collective_state.h"
+#include "hvdrun/collective_handle.h"
 
 namespace hvdrun {
 

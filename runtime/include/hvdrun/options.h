@@ -1,0 +1,135 @@
+// RuntimeOptions: what a Runtime is initialized with (Runtime::Init), and what InitFromEnvironment
+// reads from an hvdrun rank's environment (docs/environment.md), with its parts: the collective
+// order, negotiation and fusion, the timeline, compression.
+//
+// Plain values: Init copies them into the Runtime and checks them, failing with a one-line Status
+// that names the field that is wrong; changing them afterwards changes nothing. Every default is
+// documented where its field is declared, with its reason. Settings that every rank must choose
+// alike are the job's: ranks that differ in them fail, or wait until the runtime's timeout. Not
+// thread-safe, as any struct: fill one per Runtime.
+#ifndef HVDRUN_OPTIONS_H_
+#define HVDRUN_OPTIONS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "hvdrun/key_value_store.h"
+#include "hvdrun/types.h"
+
+namespace hvdrun {
+
+// How the ranks agree on which collective runs next. Every rank must choose the same.
+enum class CollectiveOrder : uint8_t {
+  kCallOrder = 0,   // in the order of the calls, the same on every rank; named calls are refused
+  kNegotiated = 1,  // named collectives, negotiated and fused (NegotiationOptions)
+};
+
+// Named negotiation, the response cache and tensor fusion (CollectiveOrder::kNegotiated). Every rank
+// must use the same settings. InitFromEnvironment reads them from Horovod's variables.
+struct NegotiationOptions {
+  // Ready allreduces of one element type and operation are packed into one buffer of at most this
+  // many bytes (rounded up to a multiple of local_size * 512 B) and reduced by one call; 0 turns
+  // fusion off. Horovod's HOROVOD_FUSION_THRESHOLD, with its current default.
+  size_t fusion_threshold_bytes = size_t{128} << 20;
+  // How often ranks agree on what is ready (HOROVOD_CYCLE_TIME).
+  std::chrono::microseconds cycle_time{1000};
+  // Negotiated requests remembered, so that later cycles agree on them with one small allreduce
+  // and no gather (HOROVOD_CACHE_CAPACITY); 0 turns the cache off.
+  size_t cache_capacity = 1024;
+  // A name some ranks submitted and others not for this long gets a warning naming it and the
+  // missing ranks, repeated each time it waits that much longer (Horovod: 60 s). A name still
+  // waiting at RuntimeOptions::timeout fails, and breaks the runtime.
+  std::chrono::milliseconds stall_warning{60000};
+  // Where warnings go, one line each; by default standard error (rank 0 warns for the job).
+  std::function<void(const std::string&)> warn;
+};
+
+// A Chrome-trace timeline of what this rank's runtime does, for chrome://tracing and Perfetto
+// (docs/timeline.md). hvdrun --timeline-filename gives every rank one and merges them into one file;
+// InitFromEnvironment reads these settings from the variables hvdrun sets (HVDRUN_TIMELINE: a
+// directory, for DIR/rank-R.json sent to hvdrun at the end; HOROVOD_TIMELINE_MARK_CYCLES), or from
+// HOROVOD_TIMELINE on rank 0 outside hvdrun, as Horovod.
+struct TimelineSettings {
+  // This rank's file, created (or truncated) when the runtime starts; empty: no timeline. Its
+  // directory is created if missing.
+  std::string path;
+  // Shown in the rank's name in the trace ("rank 1 (server2)"); may be empty.
+  std::string host;
+  // A CYCLE_START mark at each negotiation cycle that has work (Horovod's --timeline-mark-cycles).
+  bool mark_cycles = false;
+  // When the runtime ends, send the file to hvdrun (KeyValueStore::SendTimelinePiece) and delete it,
+  // and its directory once that is empty: hvdrun asks this of every rank it starts.
+  bool send_to_launcher = false;
+};
+
+// Gradient compression (docs/compression.md): every float32 sum and average this runtime reduces
+// travels in `format` (other types and operations travel as they are). fp16 and bf16 reduce as
+// Horovod's Compression.fp16 (an average divided before the sum); fp8 keeps accuracy with four
+// safeguards, each of which can be switched off to show what it guards against. Every rank must use
+// the same settings. InitFromEnvironment reads them from HVDRUN_COMPRESSION, HVDRUN_FP8_SCALING,
+// HVDRUN_FP8_SAFE_CAST, HVDRUN_FP8_FLOAT32_SUMS and HVDRUN_ERROR_FEEDBACK (hvdrun --compression and its
+// flags).
+struct CompressionOptions {
+  CompressionFormat format = CompressionFormat::kNone;
+  // fp8: blocks of values scaled by a power of two every rank agrees on, so that small gradients
+  // do not fall below fp8's smallest value.
+  bool scaling = true;
+  // fp8: values beyond the format's largest become its largest (never NaN or infinity), and values
+  // below its smallest normal keep their subnormal precision. Off: a naive cast, which makes them
+  // NaN (E4M3) or infinity (E5M2), and zero.
+  bool safe_cast = true;
+  // fp8: each rank sums its share of every rank's values in float32 (an alltoall, then an
+  // allgather of the encoded sums); off, the values are summed in fp8, rounded after each addition.
+  bool float32_sums = true;
+  // fp8: what encoding lost is added to the same tensor's values the next time they are reduced.
+  bool error_feedback = true;
+};
+
+// Everything Runtime::Init needs. The rank fields describe this rank's place in the job (ranks are
+// host-major, as hvdrun starts them: local_* within its host, cross_* among the hosts); the rest
+// are the job's, the same on every rank.
+struct RuntimeOptions {
+  BackendKind backend = BackendKind::kGloo;
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  int cross_rank = 0;
+  int cross_size = 1;
+  // The job's key-value store, which the backend bootstraps through. InitFromEnvironment connects to hvdrun's
+  // rendezvous service; tests may pass any store shared by their ranks.
+  std::shared_ptr<KeyValueStore> store;
+  // Address this rank's backend listens on and advertises to the others (Gloo's TCP device).
+  std::string host_address = "127.0.0.1";
+  // Limit for bootstrapping (every rank must arrive within it) and for each collective.
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+  CollectiveOrder order = CollectiveOrder::kCallOrder;
+  NegotiationOptions negotiation;
+  // The timeline records the negotiated path's responses, each with its negotiation, queue, copies
+  // and backend call (CollectiveOrder::kNegotiated); in call-order mode the file holds no response.
+  TimelineSettings timeline;
+  // Both collective orders; with negotiation, fused buffers are compressed whole.
+  CompressionOptions compression;
+  // Allreduces of a job whose ranks are all on one host go through a shared-memory segment of that
+  // host (each rank reduces its slice of every rank's values, synchronized by futexes), not through
+  // the backend, when the backend reduces host memory (Gloo, MPI). Every rank must choose the same.
+  // InitFromEnvironment reads it from HVDRUN_SHM (hvdrun --shared-memory on|off); on by default.
+  bool shared_memory = true;
+  // Jobs on several hosts with the same number of ranks each, over Gloo: each allreduce is reduced
+  // inside every host through its shared memory, each local rank's slice of the host's sum is
+  // allreduced over Gloo with the same local rank of the other hosts, and the hosts' ranks gather the
+  // slices through shared memory again, so that one copy of the buffer per host crosses the network
+  // (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE, which InitFromEnvironment reads; hvdrun
+  // --hierarchical-allreduce and --no-hierarchical-allreduce). On by default: it runs only where it
+  // applies (Gloo, shared_memory, several hosts of the same number of ranks, at least 2), and there it
+  // is faster than the flat ring (docs/benchmarks.md). Every rank must choose the same.
+  bool hierarchical_allreduce = true;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_OPTIONS_H_
