@@ -19,6 +19,8 @@ packages=(
   libyaml-cpp-dev chromium
   # tests and lint; python3-torch runs examples/torch_distributed (the env:// contract test)
   libgtest-dev clang-tidy clang-format python3-torch
+  # the fuzzers (tests/fuzz/, scripts/fuzz.sh, the test `fuzz`): clang and libFuzzer's runtime
+  clang-14 libclang-rt-14-dev
   # hvdrun.torch, the Python API (python/): built against Python's headers and pybind11, imported
   # with Debian's torch; cloudpickle serializes broadcast_object's objects
   python3-dev pybind11-dev python3-cloudpickle
