@@ -17,6 +17,11 @@ std::string DurationText(std::chrono::milliseconds duration);
 // longer than 80 bytes is cut there, followed by "...".
 std::string PrintableText(std::string_view text);
 
+// `text` kept whole but for the bytes that would break a one-line message or play tricks on a
+// terminal: control characters (C0, DEL, and C1 written as UTF-8) become '?'. Other bytes, UTF-8
+// text included, are kept, so that a name in any language reads as it was written.
+std::string OneLineText(std::string_view text);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_COMMON_ERROR_TEXT_H_

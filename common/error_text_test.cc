@@ -28,5 +28,13 @@ TEST(ErrorText, PrintableTextReplacesControlBytesAndCutsLongText) {
   EXPECT_EQ(PrintableText(std::string(81, 'x')), std::string(80, 'x') + "...");
 }
 
+TEST(ErrorText, OneLineTextReplacesControlCharactersAndKeepsTheRest) {
+  EXPECT_EQ(OneLineText("key\r: value\n\x1b[2J"), "key?: value??[2J");
+  EXPECT_EQ(OneLineText(std::string(200, 'x')), std::string(200, 'x'));
+  EXPECT_EQ(OneLineText("mod\xc3\xa8le \xc2\x9b"
+                        "1m \x7f"),
+            "mod\xc3\xa8le ?1m ?");
+}
+
 }  // namespace
 }  // namespace hvdrun

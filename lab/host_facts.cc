@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/host/host_facts.h"
+#include "lab/json_fields.h"
 
 namespace hvdrun::lab {
 
@@ -39,8 +40,14 @@ StatusOr<HostFacts> HostFactsFromJson(const nlohmann::json& json, const std::str
   if (!json.is_object()) return Status::Error("not a JSON object");
   HostFacts host;
   if (json.contains("host") && json["host"].is_string()) host.host = json["host"].get<std::string>();
-  if (json.contains("gpu_count") && json["gpu_count"].is_number_integer()) {
-    host.gpu_count = json["gpu_count"].get<int>();
+  if (json.contains("gpu_count") && json["gpu_count"].is_number()) {
+    constexpr int64_t kMaxGpus = 65536;
+    std::optional<int64_t> count = JsonWholeNumber(json["gpu_count"], 0, kMaxGpus);
+    if (!count) {
+      return Status::Error("\"gpu_count\" is " + JsonValueText(json["gpu_count"]) +
+                           "; expected a whole number from 0 to " + std::to_string(kMaxGpus));
+    }
+    host.gpu_count = static_cast<int>(*count);
   }
   // Facts under "facts", or at the top level (a flatter file from another tool).
   const nlohmann::json& facts = json.contains("facts") && json["facts"].is_object() ? json["facts"] : json;

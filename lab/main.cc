@@ -14,6 +14,8 @@
 #include <iostream>
 
 #include "common/env_names.h"
+#include "common/error_text.h"
+#include "common/shell_words.h"
 #include "common/version.h"
 #include "lab/experiment/experiment_config.h"
 #include "lab/experiment/matrix.h"
@@ -23,7 +25,6 @@
 #include "lab/run/interrupt_signals.h"
 #include "lab/run/slurm_job.h"
 #include "lab/store/experiment_results.h"
-#include "lab/whole_file.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -42,8 +43,10 @@ std::string HvdrunPath(const std::string& self_dir) {
   return "hvdrun";
 }
 
+// Every error of hvdrun-lab is one line: control characters of the values it quotes (a file's keys,
+// a flag's value) are shown as '?', never written to the terminal as they are.
 int Fail(int code, const std::string& message) {
-  std::cerr << "hvdrun-lab: " << message << "\n";
+  std::cerr << "hvdrun-lab: " << OneLineText(message) << "\n";
   return code;
 }
 
@@ -97,11 +100,12 @@ int Validate(const std::string& path, bool slurm) {
       std::cout << "    skipped: " << cell.skip_reason << "\n";
       continue;
     }
-    std::string line = "hvdrun";
+    std::vector<std::string> line = {"hvdrun"};
     for (const std::string& arg : HvdrunArguments(cell, program, "RUN_DIR/hvdrun", "RUN_DIR/logs")) {
-      line += " " + arg;
+      line.push_back(arg);
     }
-    std::cout << "    " << line << "\n";
+    // As sh reads it back, on one line.
+    std::cout << "    " << OneLineText(ShellJoin(line)) << "\n";
   }
   return kLabExitOk;
 }
@@ -114,15 +118,13 @@ int Run(const std::string& path, const std::string& results, bool force, bool sl
   auto prepared = Prepare(path, local, slurm);
   if (!prepared) return kLabExitUsage;
   const auto& [config, matrix] = *prepared;
-  StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return Fail(kLabExitUsage, text.status().message());
   const std::string self_dir = SelfDir();
   ExperimentRunOptions options;
   options.results_root = results;
   options.force = force;
   options.hvdrun = HvdrunPath(self_dir);
   options.program = ResolveProgram(config, self_dir);
-  options.experiment_text = text.value();
+  options.experiment_text = config.text;
   options.local_facts = local;
   const char* term = std::getenv("TERM");
   options.terminal = ::isatty(STDOUT_FILENO) == 1 && (term == nullptr || std::strcmp(term, "dumb") != 0);
@@ -159,7 +161,9 @@ int Sbatch(const std::string& path, SbatchOptions options) {
   options.lab_path = self_dir.empty() ? "hvdrun-lab" : self_dir + "/hvdrun-lab";
   options.experiment_path = Absolute(path);
   options.results = Absolute(options.results);
-  std::cout << BuildSbatchScript(config.value(), matrix.value(), options);
+  StatusOr<std::string> script = BuildSbatchScript(config.value(), matrix.value(), options);
+  if (!script.ok()) return Fail(kLabExitUsage, script.status().message());
+  std::cout << script.value();
   return kLabExitOk;
 }
 
@@ -175,7 +179,7 @@ int ReportOne(const std::string& dir, std::string out_dir) {
   std::cout << "hvdrun-lab: " << tables.speedup.size() << " cells in the speedup table; wrote " << names
             << " in " << out_dir << "\n";
   for (const std::string& problem : results->problems) {
-    std::cerr << "hvdrun-lab: could not read " << problem << "\n";
+    std::cerr << "hvdrun-lab: could not read " << OneLineText(problem) << "\n";
   }
   return kLabExitOk;
 }
@@ -216,64 +220,151 @@ int Report(const std::string& dir, const std::string& out_dir) {
   return code;
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app("hvdrun-lab: experiment matrices run through hvdrun, and their speedup reports (docs/lab.md)",
-               "hvdrun-lab");
-  app.set_version_flag("--version", std::string("hvdrun-lab ") + kVersion);
-  app.require_subcommand(1, 1);
+// A flag's value: never empty, and never one that looks like a flag, so that a flag whose value is
+// missing does not take the next flag as its value (`--results --force`).
+CLI::Validator FlagValue(const char* what) {
+  return CLI::Validator(
+      [what](std::string& value) -> std::string {
+        if (value.empty()) return std::string("the value is empty; give ") + what;
+        if (value[0] == '-') {
+          return "'" + value + "' looks like a flag, not " + what + " (write one that starts with '-' as ./" +
+                 value + ")";
+        }
+        return "";
+      },
+      "", "");
+}
+
+// The command line as parsed: the command chosen and every value.
+struct CommandLine {
+  CLI::App app{"hvdrun-lab: experiment matrices run through hvdrun, and their speedup reports (docs/lab.md)",
+               "hvdrun-lab"};
+  CLI::App* run = nullptr;
+  CLI::App* report = nullptr;
+  CLI::App* validate = nullptr;
+  CLI::App* sbatch = nullptr;
   std::string experiment;
   std::string results = "results";
   bool force = false;
-  CLI::App* run =
-      app.add_subcommand("run", "Run every cell of EXPERIMENT through hvdrun, keeping complete runs");
-  run->add_option("experiment", experiment, "The experiment file (YAML)")->required();
-  run->add_option("--results", results, "Where the experiment's directory goes (default: results)");
-  run->add_flag("--force", force, "Make every run again, even those complete from before");
+  bool slurm = false;
   std::string dir;
   std::string out_dir;
-  CLI::App* report =
-      app.add_subcommand("report", "Write report.md, report.html, CSV, JSON and SVG charts of DIR");
-  report
-      ->add_option(
-          "dir", dir,
-          "An experiment's results directory (RESULTS/<name>), or RESULTS itself: each experiment in it")
-      ->required();
-  report->add_option("--out", out_dir,
-                     "Where to write the report (default: DIR; OUT/<name> for each of several)");
-  bool slurm = false;
+  SbatchOptions sbatch_options;
+};
+
+void DeclareCommands(CommandLine& line) {
+  CLI::App& app = line.app;
+  app.set_version_flag("--version", std::string("hvdrun-lab ") + kVersion);
+  app.require_subcommand(0, 1);
+  app.allow_extras();
   const char* slurm_help =
       "Run the cells on the nodes of the Slurm allocation this runs in (the first S nodes for a cell on S "
       "servers), in place of the experiment's hosts; the default inside an allocation for an experiment "
       "that names no hosts";
-  run->add_flag("--slurm", slurm, slurm_help);
-  CLI::App* validate = app.add_subcommand("validate", "Check EXPERIMENT and list its cells and commands");
-  validate->add_option("experiment", experiment, "The experiment file (YAML)")->required();
-  validate->add_flag("--slurm", slurm, slurm_help);
-  SbatchOptions sbatch_options;
-  sbatch_options.results = results;
-  CLI::App* sbatch = app.add_subcommand(
+  line.run = app.add_subcommand("run", "Run every cell of EXPERIMENT through hvdrun, keeping complete runs");
+  line.run->add_option("experiment", line.experiment, "The experiment file (YAML)");
+  line.run->add_option("--results", line.results, "Where the experiment's directory goes (default: results)")
+      ->check(FlagValue("a directory"));
+  line.run->add_flag("--force", line.force, "Make every run again, even those complete from before");
+  line.run->add_flag("--slurm", line.slurm, slurm_help);
+  line.report = app.add_subcommand("report", "Write report.md, report.html, CSV, JSON and SVG charts of DIR");
+  line.report->add_option(
+      "dir", line.dir,
+      "An experiment's results directory (RESULTS/<name>), or RESULTS itself: each experiment in it");
+  line.report
+      ->add_option("--out", line.out_dir,
+                   "Where to write the report (default: DIR; OUT/<name> for each of several)")
+      ->check(FlagValue("a directory"));
+  line.validate = app.add_subcommand("validate", "Check EXPERIMENT and list its cells and commands");
+  line.validate->add_option("experiment", line.experiment, "The experiment file (YAML)");
+  line.validate->add_flag("--slurm", line.slurm, slurm_help);
+  SbatchOptions& sbatch = line.sbatch_options;
+  sbatch.results = line.results;
+  line.sbatch = app.add_subcommand(
       "sbatch", "Print an sbatch script that runs EXPERIMENT in one Slurm job (hvdrun-lab run --slurm)");
-  sbatch->add_option("experiment", experiment, "The experiment file (YAML)")->required();
-  sbatch->add_option("--time", sbatch_options.time_limit,
-                     "The job's time limit, as sbatch takes it (minutes, HH:MM:SS, D-HH:MM:SS); default: the "
-                     "partition's");
-  sbatch->add_option("--output", sbatch_options.output,
-                     "The job's output file (default: NAME-%j.out, in the directory sbatch is run in)");
-  sbatch->add_option("--partition", sbatch_options.partition, "The partition (default: the cluster's)");
-  sbatch->add_option("--results", sbatch_options.results,
-                     "Where `run` puts the experiment's directory (default: results, made absolute)");
-  sbatch->add_flag("--force", sbatch_options.force, "`run --force`: make every run again");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) return app.exit(error);
-    std::cerr << "hvdrun-lab: " << error.what() << " (see hvdrun-lab --help)\n";
-    return kLabExitUsage;
+  line.sbatch->add_option("experiment", line.experiment, "The experiment file (YAML)");
+  line.sbatch
+      ->add_option("--time", sbatch.time_limit,
+                   "The job's time limit, as sbatch takes it (minutes, HH:MM:SS, D-HH:MM:SS); default: the "
+                   "partition's")
+      ->check(FlagValue("a time limit"));
+  line.sbatch
+      ->add_option("--output", sbatch.output,
+                   "The job's output file (default: NAME-%j.out, in the directory sbatch is run in)")
+      ->check(FlagValue("a file"));
+  line.sbatch->add_option("--partition", sbatch.partition, "The partition (default: the cluster's)")
+      ->check(FlagValue("a partition"));
+  line.sbatch
+      ->add_option("--results", sbatch.results,
+                   "Where `run` puts the experiment's directory (default: results, made absolute)")
+      ->check(FlagValue("a directory"));
+  line.sbatch->add_flag("--force", sbatch.force, "`run --force`: make every run again");
+  for (CLI::App* command : {line.run, line.report, line.validate, line.sbatch}) command->allow_extras();
+}
+
+// What CLI11 found wrong with the command line, in hvdrun-lab's words: the flag, the value, what is
+// expected. `command` is the command being parsed ("" before one is named).
+std::string ParseErrorText(const CLI::ParseError& error, const std::string& command) {
+  const std::string what = error.what();
+  const std::string help = " (see hvdrun-lab " + (command.empty() ? "" : command + " ") + "--help)";
+  const size_t colon = what.find(": ");
+  const std::string flag = colon == std::string::npos ? "" : what.substr(0, colon);
+  if (dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) return what + help;
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr && !flag.empty()) {
+    if (what.find("missing") != std::string::npos) return flag + ": the value is missing" + help;
+    if (what.find("received") != std::string::npos) return flag + " is given more than once" + help;
   }
-  if (run->parsed()) return Run(experiment, results, force, slurm);
-  if (report->parsed()) return Report(dir, out_dir);
-  if (sbatch->parsed()) return Sbatch(experiment, sbatch_options);
-  return Validate(experiment, slurm);
+  return "the command line is not valid: " + what + help;
+}
+
+// The words left over once CLI11 has taken every flag and value it knows, and the experiment file
+// or directory each command needs, checked; "" when the command line is complete.
+std::string CheckCommandLine(const CommandLine& line) {
+  const CLI::App* chosen = nullptr;
+  for (const CLI::App* command : {line.run, line.report, line.validate, line.sbatch}) {
+    if (command->parsed()) chosen = command;
+  }
+  std::vector<std::string> extras = line.app.remaining();
+  if (chosen == nullptr) {
+    if (extras.empty()) return "give a command: run, report, validate or sbatch (see hvdrun-lab --help)";
+    return "'" + extras.front() +
+           "' is not a command (run, report, validate or sbatch; see hvdrun-lab --help)";
+  }
+  const std::string name = chosen->get_name();
+  for (const std::string& extra : chosen->remaining()) extras.push_back(extra);
+  if (!extras.empty()) {
+    const bool flag = extras.front().size() > 1 && extras.front()[0] == '-';
+    return name + ": " + (flag ? "unknown flag '" : "unexpected argument '") + extras.front() +
+           "' (see hvdrun-lab " + name + " --help)";
+  }
+  if (chosen == line.report && line.dir.empty()) {
+    return "report: give the results directory: hvdrun-lab report DIR (see hvdrun-lab report --help)";
+  }
+  if (chosen != line.report && line.experiment.empty()) {
+    return name + ": give the experiment file: hvdrun-lab " + name + " EXPERIMENT.yaml (see hvdrun-lab " +
+           name + " --help)";
+  }
+  return "";
+}
+
+int Main(int argc, char** argv) {
+  CommandLine line;
+  DeclareCommands(line);
+  try {
+    line.app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return line.app.exit(error);
+    std::string command;
+    for (const CLI::App* sub : {line.run, line.report, line.validate, line.sbatch}) {
+      if (sub->parsed()) command = sub->get_name();
+    }
+    return Fail(kLabExitUsage, ParseErrorText(error, command));
+  }
+  if (std::string problem = CheckCommandLine(line); !problem.empty()) return Fail(kLabExitUsage, problem);
+  if (line.run->parsed()) return Run(line.experiment, line.results, line.force, line.slurm);
+  if (line.report->parsed()) return Report(line.dir, line.out_dir);
+  if (line.sbatch->parsed()) return Sbatch(line.experiment, line.sbatch_options);
+  return Validate(line.experiment, line.slurm);
 }
 
 }  // namespace

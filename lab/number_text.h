@@ -8,8 +8,13 @@
 namespace hvdrun::lab {
 
 // `value` written by std::snprintf with `format`, which takes exactly one double and may hold other
-// text; at most 63 characters, the rest cut.
+// text; at most 63 characters, the rest cut. A value that is not finite (which the report's figures,
+// bounded where they are read and derived through Ratio, never are) is written "—", never as inf
+// or nan.
 std::string NumberText(const char* format, double value);
+
+// What NumberText writes for a value that is not finite; the report's "no figure" mark.
+inline constexpr const char* kNoNumber = "—";
 
 }  // namespace hvdrun::lab
 

@@ -292,7 +292,7 @@ int JobRun::Conclude() {
   }
 
   Status status = PublishResults(rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{},
-                                 assignment_, options_, job_id_);
+                                 assignment_, options_, job_id_, exit_code);
   // Each host's facts, as its agent gathered them (DIR/hosts/<host>.json).
   const int hosts = launcher_->Reached() && !options_.results_dir.empty()
                         ? static_cast<int>(assignment_.hosts().size())

@@ -26,6 +26,8 @@ demo_packages=(
 # test: the unit, end-to-end and Python tests, and what the test build builds beyond the demo.
 test_packages=(
   libgtest-dev
+  # the fuzzers (tests/fuzz/, scripts/fuzz.sh, the test `fuzz`): clang and libFuzzer's runtime
+  clang-14 libclang-rt-14-dev
   # hvdrun.torch, the Python API (python/): built against Python's headers and pybind11, imported
   # with Debian's torch; cloudpickle serializes broadcast_object's objects; python3-torch also
   # runs examples/torch_distributed (the env:// contract test)

@@ -57,6 +57,7 @@ double TickStep(double max) {
   if (!(max > 0) || !std::isfinite(max)) return 1;
   double raw = max / 5;
   double power = std::pow(10.0, std::floor(std::log10(raw)));
+  if (!std::isnormal(power)) return 1;  // a max too close to 0 for a power of ten under it
   for (double factor : {1.0, 2.0, 2.5, 5.0, 10.0}) {
     if (factor * power >= raw * (1 - 1e-9)) return factor * power;
   }
@@ -65,7 +66,10 @@ double TickStep(double max) {
 
 ValueAxis::ValueAxis(double max)
     : step(TickStep(max)),
-      end(std::max(step, std::ceil(max / step - 1e-9) * step)),
+      // A max that is not a finite number above 0, or one TickStep cannot divide (step 1 for a
+      // max of 1e-300), gives the axis of 0 to one step.
+      end(std::isfinite(max) && max / step <= 100 ? std::max(step, std::ceil(max / step - 1e-9) * step)
+                                                  : step),
       ticks(static_cast<int>(std::lround(end / step))) {}
 
 std::string SvgDocumentStart(int width, int height, const std::string& title) {

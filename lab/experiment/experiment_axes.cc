@@ -85,13 +85,20 @@ StatusOr<AxisValue> ExperimentParser::NewValue(const Axis& axis, const YAML::Nod
       break;
     }
     case AxisKind::kEnvironment:
-    case AxisKind::kProgramFlag:
+    case AxisKind::kProgramFlag: {
       if (value.text.empty() && !value.is_boolean) return fail("empty value");
+      auto named = std::find_if(std::begin(kNamedAxes), std::end(kNamedAxes),
+                                [&](const NamedAxis& n) { return axis.name == n.name; });
+      if (named != std::end(kNamedAxes) && named->whole_max > 0) {
+        StatusOr<int64_t> number = WholeNumber(node, axis.name, named->whole_min, named->whole_max);
+        if (!number.ok()) return number.status();
+        value.text = std::to_string(number.value());
+      }
       break;
+    }
     case AxisKind::kCompression:
       if (!CompressionSettingArguments(value.text)) {
-        return fail("unknown setting '" + value.text +
-                    "' (expected none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2 or fp8-naive)");
+        return fail("unknown setting '" + value.text + "' (expected " + CompressionSettingNames() + ")");
       }
       break;
     case AxisKind::kFusion: {
@@ -107,40 +114,40 @@ StatusOr<AxisValue> ExperimentParser::NewValue(const Axis& axis, const YAML::Nod
   return value;
 }
 
+Status ExperimentParser::AddAxis(const YAML::Node& key, const YAML::Node& values, bool from_matrix,
+                                 std::vector<Axis>& axes) const {
+  StatusOr<Axis> axis = NewAxis(key);
+  if (!axis.ok()) return axis.status();
+  axis.value().from_matrix = from_matrix;
+  std::vector<YAML::Node> nodes;
+  if (from_matrix && values.IsSequence()) {
+    if (values.size() == 0) {
+      return Status::Error(Where(values).Prefix() + axis->name + ": the list is empty");
+    }
+    for (const YAML::Node& value : values) nodes.push_back(value);
+  } else {
+    nodes.push_back(values);
+  }
+  std::set<std::pair<std::string, bool>> seen;
+  for (const YAML::Node& node : nodes) {
+    StatusOr<AxisValue> value = NewValue(axis.value(), node);
+    if (!value.ok()) return value.status();
+    if (!seen.insert({value->text, value->is_boolean}).second) {
+      return Status::Error(value->position.Prefix() + axis->name + ": '" + value->text + "' is listed twice");
+    }
+    axis.value().values.push_back(value.value());
+  }
+  auto existing = std::find_if(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == axis->name; });
+  if (existing != axes.end()) {
+    *existing = std::move(axis.value());
+  } else {
+    axes.push_back(std::move(axis.value()));
+  }
+  return Status::Ok();
+}
+
 Status ExperimentParser::ParseAxes(const std::map<std::string, std::pair<YAML::Node, YAML::Node>>& keys) {
   std::vector<Axis> axes;
-  auto add = [&](const YAML::Node& key, const YAML::Node& values, bool from_matrix) -> Status {
-    StatusOr<Axis> axis = NewAxis(key);
-    if (!axis.ok()) return axis.status();
-    axis.value().from_matrix = from_matrix;
-    std::vector<YAML::Node> nodes;
-    if (from_matrix && values.IsSequence()) {
-      if (values.size() == 0) {
-        return Status::Error(Where(values).Prefix() + axis->name + ": the list is empty");
-      }
-      for (const YAML::Node& value : values) nodes.push_back(value);
-    } else {
-      nodes.push_back(values);
-    }
-    std::set<std::pair<std::string, bool>> seen;
-    for (const YAML::Node& node : nodes) {
-      StatusOr<AxisValue> value = NewValue(axis.value(), node);
-      if (!value.ok()) return value.status();
-      if (!seen.insert({value->text, value->is_boolean}).second) {
-        return Status::Error(value->position.Prefix() + axis->name + ": '" + value->text +
-                             "' is listed twice");
-      }
-      axis.value().values.push_back(value.value());
-    }
-    auto existing =
-        std::find_if(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == axis->name; });
-    if (existing != axes.end()) {
-      *existing = std::move(axis.value());
-    } else {
-      axes.push_back(std::move(axis.value()));
-    }
-    return Status::Ok();
-  };
   for (const char* section : {"defaults", "matrix"}) {
     auto it = keys.find(section);
     if (it == keys.end()) continue;
@@ -152,7 +159,9 @@ Status ExperimentParser::ParseAxes(const std::map<std::string, std::pair<YAML::N
     StatusOr<std::vector<std::pair<YAML::Node, YAML::Node>>> entries = OrderedEntries(map, section);
     if (!entries.ok()) return entries.status();
     for (const auto& [key, values] : entries.value()) {
-      if (Status status = add(key, values, std::string(section) == "matrix"); !status.ok()) return status;
+      if (Status status = AddAxis(key, values, std::string(section) == "matrix", axes); !status.ok()) {
+        return status;
+      }
     }
   }
   auto find = [&](const char* name) {

@@ -3,24 +3,23 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <map>
 #include <optional>
-#include <set>
-#include <sstream>
-#include <tuple>
 
-#include "common/whole_number.h"
+#include "common/error_text.h"
+#include "hvdrun/types.h"
+#include "lab/experiment/experiment_limits.h"
 #include "lab/experiment/experiment_parser.h"
+#include "lab/whole_file.h"
 
 namespace hvdrun::lab {
+namespace {
+
+// The `compression` axis's name for fp8 with every safeguard off.
+constexpr const char* kNaiveFp8 = "fp8-naive";
+
+}  // namespace
+
 bool IsPlacementAxis(std::string_view name) {
   return name == "backend" || name == "np" || name == "processes_per_server" || name == "servers";
 }
@@ -46,31 +45,37 @@ std::optional<FusionSetting> ParseFusionSetting(std::string_view text) {
 }
 
 std::optional<std::vector<std::string>> CompressionSettingArguments(std::string_view text) {
-  if (text == "fp8-naive") {
+  if (text == kNaiveFp8) {
     return std::vector<std::string>{"--compression",    "fp8", "--fp8-scaling",      "off",
                                     "--fp8-safe-cast",  "off", "--fp8-float32-sums", "off",
                                     "--error-feedback", "off"};
   }
-  for (const char* format : {"none", "fp16", "bf16", "fp8", "fp8-e4m3", "fp8-e5m2"}) {
-    if (text == format) return std::vector<std::string>{"--compression", std::string(text)};
+  if (!ParseCompressionFormat(text)) return std::nullopt;
+  return std::vector<std::string>{"--compression", std::string(text)};
+}
+
+std::string CompressionSettingNames() {
+  std::string names;
+  for (CompressionFormat format :
+       {CompressionFormat::kNone, CompressionFormat::kFloat16, CompressionFormat::kBFloat16,
+        CompressionFormat::kFloat8E4M3, CompressionFormat::kFloat8E5M2}) {
+    names += std::string(CompressionFormatName(format)) + ", ";
   }
-  return std::nullopt;
+  return names + "fp8 (= fp8-e4m3) or " + kNaiveFp8;
 }
 
 StatusOr<ExperimentConfig> ParseExperiment(std::string_view text, const std::string& path) {
-  return experiment_file::ExperimentParser(path).Parse(text);
+  StatusOr<ExperimentConfig> config = experiment_file::ExperimentParser(path).Parse(text);
+  // Errors quote the file's keys and values; a control character in one stays out of the line.
+  if (!config.ok()) return Status::Error(OneLineText(config.status().message()));
+  config->text = std::string(text);
+  return config;
 }
 
 StatusOr<ExperimentConfig> LoadExperiment(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code error;
-  if (!in || std::filesystem::is_directory(path, error)) {
-    std::string reason = std::filesystem::is_directory(path, error) ? "Is a directory" : std::strerror(errno);
-    return Status::Error("cannot read experiment '" + path + "': " + reason);
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseExperiment(text.str(), path);
+  StatusOr<std::string> text = ReadWholeFile(path, kMaxExperimentFileBytes, "experiment");
+  if (!text.ok()) return text.status();
+  return ParseExperiment(text.value(), path);
 }
 
 std::vector<std::string> HvdrunOptionArguments(const ExperimentConfig& config) {

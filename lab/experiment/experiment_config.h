@@ -54,9 +54,12 @@ struct FusionSetting {
 std::optional<FusionSetting> ParseFusionSetting(std::string_view text);
 
 // hvdrun's words for a value of the `compression` axis: a format as hvdrun's --compression takes it
-// ("none", "fp16", "bf16", "fp8", "fp8-e4m3", "fp8-e5m2"), or "fp8-naive", fp8 with every safeguard
-// off (docs/compression.md); std::nullopt for anything else.
+// (vocabulary's ParseCompressionFormat: "none", "fp16", "bf16", "fp8", "fp8-e4m3", "fp8-e5m2"), or
+// "fp8-naive", fp8 with every safeguard off (docs/compression.md); std::nullopt for anything else.
 std::optional<std::vector<std::string>> CompressionSettingArguments(std::string_view text);
+
+// The values CompressionSettingArguments takes, for messages: "none, fp16, ... or fp8-naive".
+std::string CompressionSettingNames();
 
 struct AxisValue {
   std::string text;  // as written (a YAML boolean as "true"/"false")
@@ -132,6 +135,7 @@ struct HvdrunOption {
 
 struct ExperimentConfig {
   std::string path;  // the experiment file, as given
+  std::string text;  // the file's text as read once (`run` keeps it as experiment.yaml)
   std::string name;  // `name`, or the file's name without .yaml; names the results directory
   std::string description;
   // The hosts cells are placed on, in order (a cell with `servers: S` uses the first S). Empty: none
@@ -158,7 +162,8 @@ std::vector<std::string> HvdrunOptionArguments(const ExperimentConfig& config);
 // Parses experiment text; `path` names the file in errors and anchors its relative paths.
 StatusOr<ExperimentConfig> ParseExperiment(std::string_view text, const std::string& path);
 
-// Reads and parses the file at `path`.
+// Reads (at most kMaxExperimentFileBytes, lab/experiment/experiment_limits.h) and parses the file
+// at `path`; errors read "cannot read experiment 'PATH': REASON" or ParseExperiment's.
 StatusOr<ExperimentConfig> LoadExperiment(const std::string& path);
 
 // backend, np, processes_per_server and servers: the axes that place a cell's processes, as

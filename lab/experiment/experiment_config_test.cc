@@ -80,9 +80,8 @@ const BadExperiment kBadExperiments[] = {
      "exp.yaml:3:12: fusion: unknown setting '2.5/1' (expected off, on, horovod-0.19, horovod-0.20, or whole "
      "MiB/ms such as 64/5)"},
     {"unknown compression", "program: p\nmatrix:\n  compression: [none, fp4]\n",
-     "exp.yaml:3:23: compression: unknown setting 'fp4' (expected none, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2 "
-     "or "
-     "fp8-naive)"},
+     "exp.yaml:3:23: compression: unknown setting 'fp4' (expected none, fp16, bf16, fp8-e4m3, fp8-e5m2, fp8 "
+     "(= fp8-e4m3) or fp8-naive)"},
     {"empty axis", "program: p\nmatrix:\n  np: []\n", "exp.yaml:3:7: np: the list is empty"},
     {"value twice", "program: p\nmatrix:\n  model: [a, b, a]\n", "exp.yaml:3:17: model: 'a' is listed twice"},
     {"nested value", "program: p\nmatrix:\n  model: [[a]]\n",
@@ -109,6 +108,40 @@ const BadExperiment kBadExperiments[] = {
      "exp.yaml:2:7: name 'my lab' names the results directory: use only letters, digits, '-', '_' and '.'"},
     {"gpus_per_server", "program: p\ngpus_per_server: -1\n",
      "exp.yaml:2:18: gpus_per_server: '-1' is not a whole number from 0 to 1024"},
+    // Values every run would refuse are refused before any runs: hvdrun-trainer's --threads and
+    // --batch-size, libhvdrun's HOROVOD_FUSION_THRESHOLD, hvdrun's --network-interface.
+    {"threads 0", "program: p\nmatrix:\n  threads: [1, 0]\n",
+     "exp.yaml:3:16: threads: '0' is not a whole number from 1 to 4096"},
+    {"threads -1", "program: p\ndefaults:\n  threads: -1\n",
+     "exp.yaml:3:12: threads: '-1' is not a whole number from 1 to 4096"},
+    {"threads a switch", "program: p\nmatrix:\n  threads: [true]\n",
+     "exp.yaml:3:13: threads: 'true' is not a whole number from 1 to 4096"},
+    {"batch size 0", "program: p\nmatrix:\n  batch_size: [0]\n",
+     "exp.yaml:3:16: batch_size: '0' is not a whole number from 1 to 1048576"},
+    {"fusion threshold not a number", "program: p\nmatrix:\n  fusion_threshold: [x]\n",
+     "exp.yaml:3:22: fusion_threshold: 'x' is not a whole number from 0 to 1099511627776"},
+    {"fusion threshold 2^64", "program: p\nmatrix:\n  fusion_threshold: [18446744073709551616]\n",
+     "exp.yaml:3:22: fusion_threshold: '18446744073709551616' is not a whole number from 0 to 1099511627776"},
+    {"interface list ending in a comma", "program: p\nhvdrun:\n  network_interface: 'lo,'\n",
+     "exp.yaml:3:22: hvdrun.network_interface: 'lo,': an empty interface name"},
+    {"interface list with an empty name", "program: p\nhvdrun:\n  network_interface: [eth0, 'a,,b']\n",
+     "exp.yaml:3:29: hvdrun.network_interface: 'a,,b': an empty interface name"},
+    {"interface name too long", "program: p\nhvdrun:\n  network_interface: averyveryverylongname\n",
+     "exp.yaml:3:22: hvdrun.network_interface: 'averyveryverylongname': 'averyveryverylongname' is not an "
+     "interface name (1 to 15 characters, no '/', ':', ',' or spaces)"},
+    // The file's own text is quoted without its control characters.
+    {"carriage return in a key", "program: p\n\"hots\\r\": x\n",
+     "exp.yaml:2:1: unknown key 'hots?' in the experiment (expected one of: name, description, hosts, "
+     "hostfile, "
+     "program, args, env, figures, defaults, matrix, exclude, repeats, timeout, gpus_per_server, hvdrun)"},
+    // Found by the experiment fuzzer: bytes that are not UTF-8 once made `run` fail as it wrote
+    // experiment.json; YAML is Unicode text.
+    {"not UTF-8", "program: p\nname: caf\xe9\n",
+     "exp.yaml:2:10: byte 0xe9 is not UTF-8 text; an experiment file is UTF-8 (YAML's encoding)"},
+    {"a surrogate is not UTF-8", "program: p\ndescription: \xed\xa0\x80\n",
+     "exp.yaml:2:14: byte 0xed is not UTF-8 text; an experiment file is UTF-8 (YAML's encoding)"},
+    {"escape sequence in a value", "program: p\nmatrix:\n  backend: [\"\\e[2Jgloo\"]\n",
+     "exp.yaml:3:13: backend: unknown backend '?[2Jgloo' (expected gloo, mpi or nccl)"},
 };
 
 class BadExperimentTest : public testing::TestWithParam<BadExperiment> {};
@@ -264,6 +297,58 @@ TEST(ExperimentConfig, ThreadsIsAnAxisOfTheProgramsThreadsFlag) {
   ASSERT_NE(threads, nullptr);
   EXPECT_EQ(threads->target, "--threads");
   EXPECT_EQ(threads->values.size(), 2u);
+}
+
+// yaml-cpp's own parser recurses, and gives up at 500 levels as "bad file"; hvdrun-lab stops far
+// sooner, saying where and why.
+TEST(ExperimentConfig, NestingIsBoundedAndNamed) {
+  for (size_t depth : {33, 600, 200000}) {
+    std::string text =
+        "program: p\nmatrix:\n  model: " + std::string(depth, '[') + std::string(depth, ']') + "\n";
+    StatusOr<ExperimentConfig> config = ParseExperiment(text, "exp.yaml");
+    ASSERT_FALSE(config.ok()) << depth;
+    EXPECT_EQ(config.status().message(),
+              "exp.yaml:3:40: maps and lists nested deeper than 32 levels, the most hvdrun-lab reads")
+        << depth;
+  }
+  std::string block = "program: p\nargs:\n";
+  for (int level = 0; level < 40; ++level) block += std::string(2 * level + 2, ' ') + "- \n";
+  StatusOr<ExperimentConfig> config = ParseExperiment(block, "exp.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("nested deeper than 32 levels"), std::string::npos)
+      << config.status().message();
+  // 31 levels are read (and refused for what they are).
+  config = ParseExperiment(
+      "program: p\nmatrix:\n  model: " + std::string(30, '[') + std::string(30, ']') + "\n", "exp.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(), "exp.yaml:3:11: model: each value must be a single value, not a list");
+}
+
+TEST(ExperimentConfig, SizeIsBounded) {
+  const std::string text = "program: p\ndescription: '" + std::string(size_t{1} << 20, 'x') + "'\n";
+  StatusOr<ExperimentConfig> config = ParseExperiment(text, "exp.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "exp.yaml: the experiment is 1048603 bytes long, more than the 1048576 hvdrun-lab reads");
+  e2e::ScratchDir dir;
+  const std::string path = dir.WriteFile("big.yaml", text);
+  config = LoadExperiment(path);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "cannot read experiment '" + path +
+                "': it is larger than 1048576 bytes, the most hvdrun-lab reads of it");
+}
+
+// `run` reads the file once: the text it keeps as experiment.yaml is the text it parsed.
+TEST(ExperimentConfig, KeepsTheTextItParsed) {
+  e2e::ScratchDir dir;
+  const std::string text = "program: p  # the program\nmatrix: {np: [1, 2]}\n";
+  StatusOr<ExperimentConfig> config = LoadExperiment(dir.WriteFile("exp.yaml", text));
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->text, text);
+  config = LoadExperiment(dir.path());
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(), "cannot read experiment '" + dir.path() + "': Is a directory");
 }
 
 TEST(ExperimentConfig, UnreadableFile) {

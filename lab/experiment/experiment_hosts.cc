@@ -17,6 +17,7 @@
 
 #include "common/placement/hostfile.h"
 #include "common/whole_number.h"
+#include "lab/whole_file.h"
 
 namespace hvdrun::lab::experiment_file {
 
@@ -51,7 +52,12 @@ Status ExperimentParser::ParseHosts(const std::map<std::string, std::pair<YAML::
     const YAML::Node& node = hostfile->second.second;
     StatusOr<std::string> text = ScalarText(node, "hostfile");
     if (!text.ok()) return text.status();
-    StatusOr<std::vector<HostSlots>> parsed = ReadHostfile(Relative(text.value()));
+    // Read here, bounded, and parsed as hvdrun parses one (a hostfile named /dev/zero is refused).
+    const std::string path = Relative(text.value());
+    StatusOr<std::string> contents = ReadWholeFile(path, kMaxHostfileBytes);
+    if (!contents.ok())
+      return Status::Error(Where(node).Prefix() + "hostfile: " + contents.status().message());
+    StatusOr<std::vector<HostSlots>> parsed = ParseHostfile(contents.value(), path);
     if (!parsed.ok()) {
       return Status::Error(Where(node).Prefix() + "hostfile: " + WithoutFlag(parsed.status(), "--hostfile"));
     }

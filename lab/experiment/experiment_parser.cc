@@ -1,10 +1,13 @@
 #include "lab/experiment/experiment_parser.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +20,7 @@
 
 #include "common/placement/hostfile.h"
 #include "common/whole_number.h"
+#include "lab/experiment/experiment_limits.h"
 
 namespace hvdrun::lab::experiment_file {
 
@@ -65,13 +69,118 @@ std::optional<double> ParseNumber(const std::string& text) {
   return value;
 }
 
-StatusOr<ExperimentConfig> ExperimentParser::Parse(std::string_view text) {
-  YAML::Node root;
+namespace {
+
+// Where a map or list opens deeper than kMaxYamlDepth.
+struct TooDeep {
+  YAML::Mark mark;
+};
+
+// A first pass over the text that builds nothing: it counts how deeply maps and lists nest as
+// yaml-cpp reads them, and stops the parse past kMaxYamlDepth, before yaml-cpp's own (recursive)
+// parser and the document built from it go deeper.
+class DepthCheck : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& /*mark*/) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
+  void OnAlias(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
+  void OnScalar(const YAML::Mark& /*mark*/, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                const std::string& /*value*/) override {}
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                       YAML::EmitterStyle::value /*style*/) override {
+    Enter(mark);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                  YAML::EmitterStyle::value /*style*/) override {
+    Enter(mark);
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  void Enter(const YAML::Mark& mark) {
+    if (++depth_ > kMaxYamlDepth) throw TooDeep{mark};
+  }
+
+  int depth_ = 0;
+};
+
+// The offset of the first byte of `text` that is not part of well-formed UTF-8 (the Unicode
+// standard's table 3-7: no overlong form, no surrogate, nothing above U+10FFFF); npos when none is.
+size_t FirstNonUtf8Byte(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    size_t length = 1;
+    unsigned char low = 0x80;
+    unsigned char high = 0xbf;
+    if (byte < 0x80) {
+      ++i;
+      continue;
+    }
+    if (byte >= 0xc2 && byte <= 0xdf) {
+      length = 2;
+    } else if (byte >= 0xe0 && byte <= 0xef) {
+      length = 3;
+      low = byte == 0xe0 ? 0xa0 : 0x80;
+      high = byte == 0xed ? 0x9f : 0xbf;
+    } else if (byte >= 0xf0 && byte <= 0xf4) {
+      length = 4;
+      low = byte == 0xf0 ? 0x90 : 0x80;
+      high = byte == 0xf4 ? 0x8f : 0xbf;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xbf)) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+StatusOr<YAML::Node> ExperimentParser::LoadYaml(std::string_view text) const {
+  if (text.size() > kMaxExperimentFileBytes) {
+    return Status::Error(path_ + ": the experiment is " + std::to_string(text.size()) +
+                         " bytes long, more than the " + std::to_string(kMaxExperimentFileBytes) +
+                         " hvdrun-lab reads");
+  }
+  // YAML is Unicode text; every value becomes part of a command and of JSON files, which need UTF-8.
+  if (const size_t bad = FirstNonUtf8Byte(text); bad != std::string_view::npos) {
+    const std::string_view before = text.substr(0, bad);
+    const size_t line_start = before.rfind('\n');
+    SourcePosition position{
+        path_, 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n')),
+        static_cast<int>(line_start == std::string_view::npos ? bad + 1 : bad - line_start)};
+    char byte[8];
+    std::snprintf(byte, sizeof(byte), "0x%02x", static_cast<unsigned char>(text[bad]));
+    return Status::Error(position.Prefix() + "byte " + byte +
+                         " is not UTF-8 text; an experiment file is UTF-8 (YAML's encoding)");
+  }
+  const std::string copy(text);
   try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& error) {
+    std::istringstream in(copy);
+    YAML::Parser parser(in);
+    DepthCheck depth;
+    parser.HandleNextDocument(depth);
+    return YAML::Load(copy);
+  } catch (const TooDeep& deep) {
+    return Status::Error(At(deep.mark).Prefix() + "maps and lists nested deeper than " +
+                         std::to_string(kMaxYamlDepth) + " levels, the most hvdrun-lab reads");
+  } catch (const YAML::Exception& error) {
     return Status::Error(At(error.mark).Prefix() + "not valid YAML: " + error.msg);
   }
+}
+
+StatusOr<ExperimentConfig> ExperimentParser::Parse(std::string_view text) {
+  StatusOr<YAML::Node> loaded = LoadYaml(text);
+  if (!loaded.ok()) return loaded.status();
+  const YAML::Node& root = loaded.value();
   if (!root.IsMap()) {
     return Status::Error(Where(root).Prefix() +
                          "the experiment must be a map of keys (program, matrix, ...); see docs/lab.md");

@@ -18,14 +18,9 @@
 
 #include "hvdrun/status.h"
 #include "lab/experiment/experiment_config.h"
+#include "lab/experiment/experiment_limits.h"
 
 namespace hvdrun::lab::experiment_file {
-
-inline constexpr int kMaxRepeats = 1000;
-
-inline constexpr double kMaxTimeoutS = 7 * 24 * 3600;
-
-inline constexpr int kMaxProcesses = 1 << 20;  // hvdrun's own -np limit
 
 // The keys of an experiment file's top level, and of its figures section.
 const std::vector<std::string>& TopLevelKeys();
@@ -45,20 +40,24 @@ bool IsPlainBoolean(const YAML::Node& node);
 
 std::optional<double> ParseNumber(const std::string& text);
 
-// The well-known axes other than backend, np and servers, and what they set.
+// The well-known axes other than backend, np and servers, what they set, and the range of whole
+// numbers their values must be in when what reads them takes whole numbers only (whole_max 0: any
+// text), so that `validate` refuses a value every run would fail on.
 struct NamedAxis {
   const char* name;
   AxisKind kind;
   const char* target;
+  int64_t whole_min = 0;
+  int64_t whole_max = 0;
 };
 
 inline constexpr NamedAxis kNamedAxes[] = {
     {"model", AxisKind::kProgramFlag, "--model"},
-    {"batch_size", AxisKind::kProgramFlag, "--batch-size"},
+    {"batch_size", AxisKind::kProgramFlag, "--batch-size", 1, kMaxBatchSize},
     {"compression", AxisKind::kCompression, ""},
     {"device", AxisKind::kProgramFlag, "--device"},
-    {"threads", AxisKind::kProgramFlag, "--threads"},
-    {"fusion_threshold", AxisKind::kEnvironment, "HOROVOD_FUSION_THRESHOLD"},
+    {"threads", AxisKind::kProgramFlag, "--threads", 1, kMaxThreads},
+    {"fusion_threshold", AxisKind::kEnvironment, "HOROVOD_FUSION_THRESHOLD", 0, kMaxFusionThresholdBytes},
     {"fusion", AxisKind::kFusion, ""},
 };
 
@@ -72,6 +71,8 @@ class ExperimentParser {
   StatusOr<ExperimentConfig> Parse(std::string_view text);
 
  private:
+  // The text's first YAML document, within the limits of lab/experiment/experiment_limits.h.
+  StatusOr<YAML::Node> LoadYaml(std::string_view text) const;
   SourcePosition At(const YAML::Mark& mark) const;
   SourcePosition Where(const YAML::Node& node) const;
   std::string Relative(const std::string& path) const;
@@ -95,9 +96,15 @@ class ExperimentParser {
   // hvdrun runs in each run's own directory.
   std::string AbsolutePath(const std::string& path) const;
   Status ParseHvdrunOptions(const YAML::Node& node);
+  // A value of the hvdrun section's key `option`, checked as hvdrun checks it, in hvdrun's words.
+  StatusOr<std::string> HvdrunOptionValue(const HvdrunOptionKey& option, const YAML::Node& entry) const;
   // Names the axis `name` (as written at `key`) or says why it is not one.
   StatusOr<Axis> NewAxis(const YAML::Node& key) const;
   StatusOr<AxisValue> NewValue(const Axis& axis, const YAML::Node& node) const;
+  // Adds the axis `key` with its `values` (a list in `matrix`) to `axes`, in place of one of the same
+  // name (from `defaults`).
+  Status AddAxis(const YAML::Node& key, const YAML::Node& values, bool from_matrix,
+                 std::vector<Axis>& axes) const;
   // `defaults` (one value per axis) and `matrix` (a value or a list per axis); matrix wins.
   Status ParseAxes(const std::map<std::string, std::pair<YAML::Node, YAML::Node>>& keys);
   Status ParseExcludes(const YAML::Node& node);

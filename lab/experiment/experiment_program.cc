@@ -15,6 +15,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "common/host/network_interfaces.h"
 #include "common/placement/hostfile.h"
 #include "common/whole_number.h"
 
@@ -56,7 +57,7 @@ Status ExperimentParser::ParseFigures(const YAML::Node& node) {
   if (Status status = CollectKeys(node, "figures", FigureKeys(), keys); !status.ok()) return status;
   for (const auto& [key, nodes] : keys) {
     if (key == "step_time_scale") {
-      StatusOr<double> scale = PositiveNumber(nodes.second, "figures.step_time_scale", 1e9);
+      StatusOr<double> scale = PositiveNumber(nodes.second, "figures.step_time_scale", kMaxStepTimeScale);
       if (!scale.ok()) return scale.status();
       config_.figures.step_time_scale = scale.value();
       continue;
@@ -114,33 +115,9 @@ Status ExperimentParser::ParseHvdrunOptions(const YAML::Node& node) {
       nodes.push_back(value);
     }
     for (const YAML::Node& entry : nodes) {
-      StatusOr<std::string> text = ScalarText(entry, what);
+      StatusOr<std::string> text = HvdrunOptionValue(option, entry);
       if (!text.ok()) return text.status();
-      std::string word = text.value();
-      switch (option.kind) {
-        case HvdrunOptionKind::kPort:
-        case HvdrunOptionKind::kSeconds: {
-          const bool port = option.kind == HvdrunOptionKind::kPort;
-          StatusOr<int64_t> number = WholeNumber(entry, what, 1, port ? 65535 : 86400);
-          if (!number.ok()) return number.status();
-          word = std::to_string(number.value());
-          break;
-        }
-        case HvdrunOptionKind::kSwitch:
-          if (!IsPlainBoolean(entry)) {
-            return Status::Error(Where(entry).Prefix() + what + ": '" + word + "' is not true or false");
-          }
-          word = (word[0] == 't' || word[0] == 'T') ? "true" : "false";
-          break;
-        case HvdrunOptionKind::kPath:
-          if (word.empty()) return Status::Error(Where(entry).Prefix() + what + " is empty");
-          word = AbsolutePath(word);
-          break;
-        case HvdrunOptionKind::kText:
-        case HvdrunOptionKind::kInterfaces:
-          if (word.empty()) return Status::Error(Where(entry).Prefix() + what + " is empty");
-          break;
-      }
+      const std::string& word = text.value();
       parsed.values.push_back(word);
       if (option.kind == HvdrunOptionKind::kSwitch) {
         if (word == "true") parsed.arguments.emplace_back(option.flag);
@@ -151,6 +128,49 @@ Status ExperimentParser::ParseHvdrunOptions(const YAML::Node& node) {
     config_.hvdrun_options.push_back(std::move(parsed));
   }
   return Status::Ok();
+}
+
+StatusOr<std::string> ExperimentParser::HvdrunOptionValue(const HvdrunOptionKey& option,
+                                                          const YAML::Node& entry) const {
+  const std::string what = std::string("hvdrun.") + option.key;
+  StatusOr<std::string> text = ScalarText(entry, what);
+  if (!text.ok()) return text.status();
+  const std::string& word = text.value();
+  switch (option.kind) {
+    case HvdrunOptionKind::kPort:
+    case HvdrunOptionKind::kSeconds: {
+      const bool port = option.kind == HvdrunOptionKind::kPort;
+      StatusOr<int64_t> number = WholeNumber(entry, what, 1, port ? 65535 : 86400);
+      if (!number.ok()) return number.status();
+      return std::to_string(number.value());
+    }
+    case HvdrunOptionKind::kSwitch:
+      if (!IsPlainBoolean(entry)) {
+        return Status::Error(Where(entry).Prefix() + what + ": '" + word + "' is not true or false");
+      }
+      return std::string((word[0] == 't' || word[0] == 'T') ? "true" : "false");
+    case HvdrunOptionKind::kPath:
+      if (word.empty()) return Status::Error(Where(entry).Prefix() + what + " is empty");
+      return AbsolutePath(word);
+    case HvdrunOptionKind::kInterfaces: {
+      // hvdrun takes a name, or names joined by commas (launcher/launch_flags.cc).
+      const std::string place = Where(entry).Prefix() + what + ": '" + word + "': ";
+      if (word.empty() || word.back() == ',') return Status::Error(place + "an empty interface name");
+      std::stringstream names(word);
+      for (std::string name; std::getline(names, name, ',');) {
+        if (name.empty()) return Status::Error(place + "an empty interface name");
+        if (!IsValidInterfaceName(name)) {
+          return Status::Error(place + "'" + name +
+                               "' is not an interface name (1 to 15 characters, no '/', ':', ',' or spaces)");
+        }
+      }
+      return word;
+    }
+    case HvdrunOptionKind::kText:
+      if (word.empty()) return Status::Error(Where(entry).Prefix() + what + " is empty");
+      return word;
+  }
+  return word;
 }
 
 }  // namespace hvdrun::lab::experiment_file

@@ -10,6 +10,8 @@
 #include <map>
 
 #include "common/env_names.h"
+#include "common/error_text.h"
+#include "lab/experiment/experiment_limits.h"
 #include "lab/number_text.h"
 
 namespace hvdrun::lab {
@@ -17,8 +19,6 @@ namespace {
 
 // Longest directory name a cell gets before its id is shortened and given a hash.
 constexpr size_t kMaxIdLength = 160;
-// A bound on the matrix, far above any lab's, so that a typo cannot ask for millions of runs.
-constexpr size_t kMaxCombinations = 100000;
 
 // A number as hvdrun's flags take it: "64", "2.5".
 std::string FormatSettingNumber(double value) { return NumberText("%g", value); }
@@ -180,7 +180,17 @@ Status PlaceCell(const ExperimentConfig& config, const MachineFacts& machine, co
 Status BuildCell(const ExperimentConfig& config, const MachineFacts& machine,
                  const std::vector<const AxisValue*>& picked, Cell& cell) {
   const PlacementValues picks = ApplyAxisValues(config, picked, cell);
-  if (picks.per_server > 0) cell.num_proc = picks.per_server * cell.servers;
+  if (picks.per_server > 0) {
+    // Both at most kMaxProcesses, so their product fits in 64 bits.
+    const int64_t num_proc = int64_t{picks.per_server} * cell.servers;
+    if (num_proc > kMaxProcesses) {
+      return Status::Error(picks.count->position.Prefix() + "processes_per_server " +
+                           std::to_string(picks.per_server) + " on " + std::to_string(cell.servers) +
+                           " servers makes " + std::to_string(num_proc) + " processes, more than hvdrun's " +
+                           std::to_string(kMaxProcesses) + " (cell " + DescribeCell(cell) + ")");
+    }
+    cell.num_proc = static_cast<int>(num_proc);
+  }
   if (Status placed = PlaceCell(config, machine, picks, cell); !placed.ok()) return placed;
   const std::string where = " (cell " + DescribeCell(cell) + ")";
   if (machine.slurm) {
@@ -255,8 +265,18 @@ StatusOr<Matrix> ExpandMatrix(const ExperimentConfig& config, const MachineFacts
       continue;
     }
     Cell built;
-    if (Status status = BuildCell(config, machine, picked, built); !status.ok()) return status;
+    if (Status status = BuildCell(config, machine, picked, built); !status.ok()) {
+      // Errors quote the file's values; a control character in one stays out of the line.
+      return Status::Error(OneLineText(status.message()));
+    }
     matrix.cells.push_back(std::move(built));
+  }
+  const int64_t runs = static_cast<int64_t>(matrix.cells.size()) * config.repeats;
+  if (runs > kMaxRuns) {
+    return Status::Error(SourcePosition{config.path, 0, 0}.Prefix() + std::to_string(matrix.cells.size()) +
+                         " cells of " + std::to_string(config.repeats) + " runs each make " +
+                         std::to_string(runs) + " runs, more than the " + std::to_string(kMaxRuns) +
+                         " hvdrun-lab makes of one experiment; exclude cells or lower repeats");
   }
   AssignIds(matrix.cells);
   return matrix;

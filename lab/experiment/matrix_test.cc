@@ -202,6 +202,42 @@ TEST_P(ImpossibleCellTest, IsAnErrorAtTheValue) {
 
 INSTANTIATE_TEST_SUITE_P(Table, ImpossibleCellTest, testing::ValuesIn(kImpossibleCells));
 
+// processes_per_server × servers is counted in 64 bits and held to hvdrun's -np limit: it never
+// wraps to a negative or zero -np (or to --ntasks-per-node=1 in an sbatch script).
+TEST(Matrix, ProcessesPerServerTimesServersIsHeldToHvdrunsLimit) {
+  for (const char* servers : {"2048", "4096"}) {
+    const std::string text =
+        std::string("program: p\nmatrix:\n  processes_per_server: [1048576]\n  servers: [") + servers + "]\n";
+    StatusOr<Matrix> matrix = ExpandMatrix(Parse(text), NoGpus());
+    ASSERT_FALSE(matrix.ok()) << servers;
+    EXPECT_EQ(matrix.status().message(), "exp.yaml:3:26: processes_per_server 1048576 on " +
+                                             std::string(servers) + " servers makes " +
+                                             std::to_string(int64_t{1048576} * std::stoi(servers)) +
+                                             " processes, more than hvdrun's 1048576 (cell backend=gloo "
+                                             "processes_per_server=1048576 servers=" +
+                                             servers + ")");
+  }
+  ExperimentConfig config = Parse("program: p\nmatrix:\n  processes_per_server: [1048576]\n  servers: [1]\n");
+  StatusOr<Matrix> matrix = ExpandMatrix(config, NoGpus());
+  ASSERT_TRUE(matrix.ok()) << matrix.status().message();
+  EXPECT_EQ(matrix->cells[0].num_proc, 1048576);
+}
+
+// `report` lists every run, made or not: an experiment is held to what a report can list.
+TEST(Matrix, RunsOfAnExperimentAreBounded) {
+  std::string values;
+  for (int i = 0; i < 1000; ++i) values += (i == 0 ? "" : ", ") + std::to_string(i);
+  StatusOr<Matrix> matrix =
+      ExpandMatrix(Parse("program: p\nrepeats: 101\nmatrix:\n  --seed: [" + values + "]\n"), NoGpus());
+  ASSERT_FALSE(matrix.ok());
+  EXPECT_EQ(
+      matrix.status().message(),
+      "exp.yaml: 1000 cells of 101 runs each make 101000 runs, more than the 100000 hvdrun-lab makes of one "
+      "experiment; exclude cells or lower repeats");
+  matrix = ExpandMatrix(Parse("program: p\nrepeats: 100\nmatrix:\n  --seed: [" + values + "]\n"), NoGpus());
+  ASSERT_TRUE(matrix.ok()) << matrix.status().message();
+}
+
 TEST(Matrix, ExcludingAnImpossibleCellMakesTheMatrixValid) {
   ExperimentConfig config =
       Parse("program: p\nhosts: localhost:2\nmatrix:\n  np: [1, 2, 4]\nexclude:\n  - {np: 4}\n");

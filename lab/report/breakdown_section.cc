@@ -88,7 +88,7 @@ DisplayTable BreakdownDisplay(const BreakdownTable& table) {
   display.text[0] = true;
   for (const BreakdownRow& row : table.rows) {
     const SpeedupRow& s = row.row;
-    const double share = s.step_time_s.mean > 0 ? row.comm_wait_s.mean / s.step_time_s.mean : 0;
+    const double share = Ratio(row.comm_wait_s.mean, s.step_time_s.mean).value_or(0);
     Spread megabytes = row.bytes_per_step;
     megabytes.mean /= 1e6;
     megabytes.sd /= 1e6;

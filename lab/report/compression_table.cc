@@ -75,9 +75,8 @@ std::vector<CompressionRow> BuildCompressionTable(const ExperimentResults& resul
       if (uncompressed != members.end() && member->has_accuracy && (*uncompressed)->has_accuracy) {
         row.accuracy_change_points = 100 * (member->accuracy.mean - (*uncompressed)->accuracy.mean);
       }
-      if (alone != nullptr && alone->has_training_time && member->has_training_time &&
-          member->training_time_s.mean > 0) {
-        row.training_speedup = alone->training_time_s.mean / member->training_time_s.mean;
+      if (alone != nullptr && alone->has_training_time && member->has_training_time) {
+        row.training_speedup = Ratio(alone->training_time_s.mean, member->training_time_s.mean);
       }
       out.push_back(std::move(row));
     }

@@ -24,6 +24,7 @@ constexpr int kSpreadDigits = 2;
 
 // `value` with `decimals` digits after the point.
 std::string Fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return NumberText("%f", value);  // kNoNumber
   char text[64];
   std::snprintf(text, sizeof(text), "%.*f", decimals, value);
   return text;
@@ -43,9 +44,9 @@ int DecimalsFor(double value, int digits) {
 }  // namespace
 
 std::string FormatFigure(double value) {
-  if (!std::isfinite(value) || std::fabs(value) >= 999.5) return Fixed(value, 0);
+  if (!std::isfinite(value) || std::fabs(value) >= 999.5) return Fixed(value, 0);  // "—" when not finite
   char text[40];
-  std::snprintf(text, sizeof(text), "%.*g", kFigureDigits, value);
+  std::snprintf(text, sizeof(text), "%.*g", kFigureDigits, value);  // finite: checked above
   return text;
 }
 
@@ -54,9 +55,7 @@ std::string Raw(double value) { return NumberText("%.10g", value); }
 std::string MeanSd(const Spread& spread) {
   if (spread.n == 0) return "";
   if (spread.n < 2) return FormatFigure(spread.mean);
-  if (!std::isfinite(spread.mean) || !std::isfinite(spread.sd)) {
-    return FormatFigure(spread.mean) + " ± " + FormatFigure(spread.sd);
-  }
+  if (!std::isfinite(spread.mean) || !std::isfinite(spread.sd)) return Fixed(spread.mean + spread.sd, 0);
   if (spread.sd == 0) return FormatFigure(spread.mean) + " ± 0";
   const int sd_decimals = DecimalsFor(spread.sd, kSpreadDigits);
   const int mean_decimals =

@@ -1,8 +1,8 @@
 #include "lab/report/fusion_tables.h"
 
-#include <cstdio>
 #include <map>
 #include <utility>
+#include "lab/number_text.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -15,9 +15,7 @@ std::string DecimalSize(double bytes) {
     bytes /= 1000;
     ++unit;
   }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g %s", bytes, units[unit]);
-  return text;
+  return NumberText("%g ", bytes) + units[unit];
 }
 
 // Sums of one bin over the ranks of a run, or over runs.
@@ -76,12 +74,11 @@ std::vector<ResponseSizeTable> BuildResponseSizeTables(const ExperimentResults& 
       row.count = sums.responses / table.runs;
       const double bytes = sums.bytes / table.runs;
       row.total_time_s = sums.seconds / table.runs;
-      if (row.count > 0) {
-        row.mean_size_mb = bytes / row.count / 1e6;
-        row.mean_time_ms = row.total_time_s / row.count * 1e3;
-      }
-      if (row.total_time_s > 0) row.rate_mbps = bytes * 8 / row.total_time_s / 1e6;
-      if (all_seconds > 0) row.share_of_time = row.total_time_s / all_seconds;
+      // 0 where a figure cannot be given (no responses, no time), as the table shows it.
+      row.mean_size_mb = Ratio(bytes / 1e6, row.count).value_or(0);
+      row.mean_time_ms = Ratio(row.total_time_s * 1e3, row.count).value_or(0);
+      row.rate_mbps = Ratio(bytes * 8 / 1e6, row.total_time_s).value_or(0);
+      row.share_of_time = Ratio(row.total_time_s, all_seconds).value_or(0);
       table.rows.push_back(row);
     }
     tables.push_back(std::move(table));
@@ -103,12 +100,10 @@ std::vector<FusionRow> BuildFusionTable(const ExperimentResults& results,
     fusion.group = comparison.group;
     fusion.value = comparison.value;
     fusion.row = comparison.row;
-    if (first.has_training_time && fusion.row.has_training_time && fusion.row.training_time_s.mean > 0) {
-      fusion.training_ratio = first.training_time_s.mean / fusion.row.training_time_s.mean;
+    if (first.has_training_time && fusion.row.has_training_time) {
+      fusion.training_ratio = Ratio(first.training_time_s.mean, fusion.row.training_time_s.mean);
     }
-    if (fusion.row.step_time_s.mean > 0) {
-      fusion.step_time_ratio = first.step_time_s.mean / fusion.row.step_time_s.mean;
-    }
+    fusion.step_time_ratio = Ratio(first.step_time_s.mean, fusion.row.step_time_s.mean);
     out.push_back(std::move(fusion));
   }
   return out;

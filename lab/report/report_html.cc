@@ -13,9 +13,10 @@
 
 namespace hvdrun::lab {
 
-std::string RenderHtml(const ExperimentResults& results, const ReportTables& tables) {
-  std::vector<RunLine> runs = ListRuns(results);
-  RunCounts counts = CountRuns(runs, results);
+namespace {
+
+// The document's opening, styles, title and the line that says what the report covers.
+std::string HtmlStart(const ExperimentResults& results, const RunCounts& counts) {
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
       EscapeXml(results.name) +
@@ -39,6 +40,12 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
     html +=
         "<p class=\"note\">hvdrun options of every run: " + EscapeXml(HvdrunOptionsLine(results)) + ".</p>\n";
   }
+  return html;
+}
+
+// The speedup table and its notes, the charts, and where a step's time goes.
+std::string SpeedupHtml(const ExperimentResults& results, const ReportTables& tables) {
+  std::string html;
   html += "<h2>Speedup</h2>\n";
   if (std::string constant = ConstantAxes(results); !constant.empty()) {
     html += "<p>Every cell: " + EscapeXml(constant) + ".</p>\n";
@@ -66,10 +73,13 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
       html += "<p class=\"explanation\">" + EscapeXml(table.explanation) + "</p>\n";
     }
   }
-  html += "<h2>Environment</h2>\n" + ToHtml(EnvironmentDisplay(tables), "environment-table");
-  if (!tables.environment.note.empty()) {
-    html += "<p class=\"note\">" + EscapeXml(tables.environment.note) + "</p>\n";
-  }
+  return html;
+}
+
+// The sections that exist when the results hold their data: allreduce sizes, fusion, response
+// sizes, compression, and each compared axis.
+std::string OptionalSectionsHtml(const ExperimentResults& results, const ReportTables& tables) {
+  std::string html;
   if (!tables.sizes.empty()) {
     html +=
         "<h2>Allreduce by message size</h2>\n<p class=\"note\">Mean ± standard deviation over ranks and ok "
@@ -98,6 +108,13 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
             EscapeXml(axis) + " in the same cells.</p>\n" +
             ToHtml(ComparisonDisplay(results, axis, rows), axis + "-table");
   }
+  return html;
+}
+
+// Skipped cells, failed runs, runs not made yet, and the files that could not be read.
+std::string RunsHtml(const ExperimentResults& results, const std::vector<RunLine>& runs,
+                     const RunCounts& counts) {
+  std::string html;
   if (counts.skipped > 0) {
     html += "<h2>Skipped cells</h2>\n" + ToHtml(RunsDisplay(runs, {"skipped"}), "skipped-table");
   }
@@ -113,6 +130,21 @@ std::string RenderHtml(const ExperimentResults& results, const ReportTables& tab
     for (const std::string& problem : results.problems) html += "<li>" + EscapeXml(problem) + "</li>\n";
     html += "</ul>\n";
   }
+  return html;
+}
+
+}  // namespace
+
+std::string RenderHtml(const ExperimentResults& results, const ReportTables& tables) {
+  std::vector<RunLine> runs = ListRuns(results);
+  RunCounts counts = CountRuns(runs, results);
+  std::string html = HtmlStart(results, counts) + SpeedupHtml(results, tables);
+  html += "<h2>Environment</h2>\n" + ToHtml(EnvironmentDisplay(tables), "environment-table");
+  if (!tables.environment.note.empty()) {
+    html += "<p class=\"note\">" + EscapeXml(tables.environment.note) + "</p>\n";
+  }
+  html += OptionalSectionsHtml(results, tables);
+  html += RunsHtml(results, runs, counts);
   return html + "</body>\n</html>\n";
 }
 

@@ -11,13 +11,9 @@
 
 namespace hvdrun::lab {
 
-nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& tables) {
-  nlohmann::json speedup = nlohmann::json::array();
-  for (const SpeedupRow& row : tables.speedup) speedup.push_back(SpeedupRowJson(row));
-  nlohmann::json environment = nlohmann::json::array();
-  for (const EnvironmentRow& row : tables.environment.rows) {
-    environment.push_back({{"item", row.item}, {"value", row.value}, {"source", row.source}});
-  }
+namespace {
+
+nlohmann::json SizesJson(const ReportTables& tables) {
   nlohmann::json sizes = nlohmann::json::array();
   for (const SizeRow& row : tables.sizes) {
     sizes.push_back({{"cell", row.cell_id},
@@ -27,6 +23,10 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
                      {"time_us", SpreadJson(row.time_us)},
                      {"busbw_gbps", SpreadJson(row.busbw_gbps)}});
   }
+  return sizes;
+}
+
+nlohmann::json ComparisonsJson(const ReportTables& tables) {
   nlohmann::json comparisons = nlohmann::json::object();
   for (const auto& [axis, rows] : tables.comparisons) {
     nlohmann::json list = nlohmann::json::array();
@@ -39,6 +39,11 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
     }
     comparisons[axis] = list;
   }
+  return comparisons;
+}
+
+// The compression and fusion tables: rows of the speedup table with what each compares.
+nlohmann::json CompressionJson(const ReportTables& tables) {
   nlohmann::json compression = nlohmann::json::array();
   for (const CompressionRow& row : tables.compression) {
     compression.push_back(
@@ -49,6 +54,10 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
          {"accuracy_change_points", OptionalJson(row.accuracy_change_points)},
          {"training_speedup", OptionalJson(row.training_speedup)}});
   }
+  return compression;
+}
+
+nlohmann::json FusionJson(const ReportTables& tables) {
   nlohmann::json fusion = nlohmann::json::array();
   for (const FusionRow& row : tables.fusion) {
     fusion.push_back(
@@ -59,6 +68,10 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
          {"training_ratio", OptionalJson(row.training_ratio)},
          {"step_time_ratio", OptionalJson(row.step_time_ratio)}});
   }
+  return fusion;
+}
+
+nlohmann::json ResponseSizesJson(const ReportTables& tables) {
   nlohmann::json response_sizes = nlohmann::json::array();
   for (const ResponseSizeTable& table : tables.response_sizes) {
     nlohmann::json bins = nlohmann::json::array();
@@ -76,6 +89,11 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
     response_sizes.push_back(
         {{"cell", table.cell_id}, {"values", table.cell}, {"runs", table.runs}, {"bins", bins}});
   }
+  return response_sizes;
+}
+
+// Every run's line, and the charts' files with their titles.
+nlohmann::json RunsJson(const ExperimentResults& results) {
   nlohmann::json runs = nlohmann::json::array();
   for (const RunLine& line : ListRuns(results)) {
     runs.push_back({{"cell", line.cell_id},
@@ -84,6 +102,10 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
                     {"duration_s", line.duration_s},
                     {"reason", line.error}});
   }
+  return runs;
+}
+
+nlohmann::json ChartsJson(const ReportTables& tables) {
   nlohmann::json charts = nlohmann::json::array();
   for (const NamedChart& chart : tables.charts) {
     charts.push_back({{"file", chart.file}, {"title", chart.chart.title}});
@@ -91,30 +113,45 @@ nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& 
   for (const BreakdownTable& table : tables.breakdown) {
     charts.push_back({{"file", table.chart_file}, {"title", table.chart.title}});
   }
+  return charts;
+}
+
+nlohmann::json ExperimentJson(const ExperimentResults& results) {
+  const FigureNames& figures = results.figures;
+  return {{"name", results.name},
+          {"description", results.description},
+          {"results_dir", results.dir},
+          {"repeats", results.repeats},
+          {"excluded", results.excluded},
+          {"figures",
+           {{"step_time", figures.step_time},
+            {"step_time_scale", figures.step_time_scale},
+            {"throughput", figures.throughput},
+            {"throughput_unit", figures.throughput_unit},
+            {"accuracy", figures.accuracy}}}};
+}
+
+}  // namespace
+
+nlohmann::json RenderJson(const ExperimentResults& results, const ReportTables& tables) {
+  nlohmann::json speedup = nlohmann::json::array();
+  for (const SpeedupRow& row : tables.speedup) speedup.push_back(SpeedupRowJson(row));
+  nlohmann::json environment = nlohmann::json::array();
+  for (const EnvironmentRow& row : tables.environment.rows) {
+    environment.push_back({{"item", row.item}, {"value", row.value}, {"source", row.source}});
+  }
   nlohmann::json hvdrun_options = nlohmann::json::object();
   for (const auto& [key, value] : results.hvdrun_options) hvdrun_options[key] = value;
-  const FigureNames& figures = results.figures;
-  return {{"experiment",
-           {{"name", results.name},
-            {"description", results.description},
-            {"results_dir", results.dir},
-            {"repeats", results.repeats},
-            {"excluded", results.excluded},
-            {"figures",
-             {{"step_time", figures.step_time},
-              {"step_time_scale", figures.step_time_scale},
-              {"throughput", figures.throughput},
-              {"throughput_unit", figures.throughput_unit},
-              {"accuracy", figures.accuracy}}}}},
+  return {{"experiment", ExperimentJson(results)},
           {"speedup", speedup},
           {"environment", environment},
-          {"sizes", sizes},
-          {"comparisons", comparisons},
-          {"fusion", fusion},
-          {"compression", compression},
-          {"response_sizes", response_sizes},
-          {"runs", runs},
-          {"charts", charts},
+          {"sizes", SizesJson(tables)},
+          {"comparisons", ComparisonsJson(tables)},
+          {"fusion", FusionJson(tables)},
+          {"compression", CompressionJson(tables)},
+          {"response_sizes", ResponseSizesJson(tables)},
+          {"runs", RunsJson(results)},
+          {"charts", ChartsJson(tables)},
           {"breakdown", BreakdownJson(tables.breakdown)},
           {"hvdrun_options", hvdrun_options},
           {"problems", results.problems}};

@@ -97,7 +97,7 @@ DisplayTable SpeedupDisplay(const ExperimentResults& results, const ReportTables
     cells.push_back(std::to_string(row.procs_per_server));
     if (threads) {
       cells.push_back(row.threads > 0 ? std::to_string(row.threads) : "—");
-      cells.push_back(row.threads > 0 ? std::to_string(row.workers * row.threads) : "—");
+      cells.push_back(row.threads > 0 ? std::to_string(int64_t{row.workers} * row.threads) : "—");
     }
     cells.push_back(MeanSd(row.step_time_s));
     cells.push_back(Range(row.step_time_ranks_s));

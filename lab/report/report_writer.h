@@ -29,6 +29,10 @@
 
 namespace hvdrun::lab {
 
+// Every file of the report: (name, contents), in the order they are written. Pure.
+std::vector<std::pair<std::string, std::string>> RenderReportFiles(const ExperimentResults& results,
+                                                                   const ReportTables& tables);
+
 // Writes every file of the report into `out_dir` (created if needed); returns their names.
 StatusOr<std::vector<std::string>> WriteReport(const ExperimentResults& results, const ReportTables& tables,
                                                const std::string& out_dir);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 
@@ -257,6 +258,48 @@ TEST(ReportWriter, WritesEveryFile) {
     EXPECT_TRUE(std::filesystem::exists(scratch.path() + "/out/" + name)) << name;
   }
   EXPECT_EQ(written->size(), 12u);
+}
+
+// Whether `text` holds "inf" or "nan" (any case) as a word of its own: how a non-finite number prints.
+bool HasNonFiniteNumber(const std::string& text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const std::string word : {"inf", "nan"}) {
+    for (size_t at = lower.find(word); at != std::string::npos; at = lower.find(word, at + 1)) {
+      const bool letter_before = at > 0 && std::isalpha(static_cast<unsigned char>(lower[at - 1])) != 0;
+      const size_t after = at + word.size();
+      const bool letter_after =
+          after < lower.size() && std::isalpha(static_cast<unsigned char>(lower[after])) != 0;
+      if (!letter_before && !letter_after) return true;
+    }
+  }
+  return false;
+}
+
+// Figures in range whose ratios are not (a step time of 1e-300 s against one of 1e15 s, a zero step
+// time, a zero step-time scale's effect): every file of the report is written without an infinite or
+// not-a-number value, the figures it cannot give shown as "—".
+TEST(ReportWriter, NeverPrintsANonFiniteNumber) {
+  ExperimentResults results;
+  results.dir = "results/extreme";
+  results.name = "extreme";
+  results.repeats = 1;
+  results.axes = {{"backend", {"gloo"}}, {"np", {"1", "2", "4"}}, {"servers", {"1"}}, {"model", {"a"}}};
+  StoredCell one = NewCell("gloo", 1, "a");
+  AddRun(one, 1, {1e15}, {1e-300});
+  StoredCell two = NewCell("gloo", 2, "a");
+  AddRun(two, 1, {1e-300, 1e-300}, {1e15, 1e15});
+  StoredCell four = NewCell("gloo", 4, "a");
+  AddRun(four, 1, {0, 0, 0, 0}, {0, 0, 0, 0});
+  results.cells = {one, two, four};
+  const ReportTables tables = Tables(results);
+  ASSERT_EQ(tables.speedup.size(), 3u);
+  EXPECT_FALSE(tables.speedup[1].speedup) << *tables.speedup[1].speedup;
+  for (const auto& [name, contents] : RenderReportFiles(results, tables)) {
+    EXPECT_FALSE(HasNonFiniteNumber(contents)) << name << ":\n" << contents;
+  }
+  EXPECT_FALSE(HasNonFiniteNumber("information, nancy")) << "the check itself";
+  EXPECT_TRUE(HasNonFiniteNumber("cy=\"-inf\"") && HasNonFiniteNumber("(NaN%)")) << "the check itself";
 }
 
 }  // namespace

@@ -28,6 +28,13 @@ std::vector<size_t> SortKey(const ExperimentResults& results, const SpeedupRow& 
 
 }  // namespace
 
+std::optional<double> Ratio(double numerator, double denominator) {
+  if (!(denominator > 0)) return std::nullopt;
+  const double quotient = numerator / denominator;
+  if (!std::isfinite(quotient)) return std::nullopt;
+  return quotient;
+}
+
 Spread SpreadOf(const std::vector<double>& values) {
   Spread spread;
   spread.n = static_cast<int>(values.size());
@@ -55,83 +62,98 @@ std::string DescribeAllreducePaths(const SpeedupRow& row) {
   return out;
 }
 
-std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
-  const FigureNames& figures = results.figures;
-  std::vector<SpeedupRow> rows;
-  for (const StoredCell& stored : results.cells) {
-    SpeedupRow row;
-    row.cell_id = stored.cell.id;
-    row.backend = stored.cell.backend;
-    row.servers = stored.cell.servers;
-    row.procs_per_server = stored.cell.procs_per_server;
-    row.workers = stored.cell.num_proc;
-    for (const auto& [name, value] : stored.cell.values) {
-      if (!IsPlacementAxis(name)) row.group.emplace_back(name, value);
+namespace {
+
+// A cell's figures gathered over its ok runs: each run's mean (or sum) over ranks, and every rank's.
+struct CellFigures {
+  std::vector<double> step_by_run, step_by_rank, per_worker_by_run, per_worker_by_rank, total_by_run,
+      accuracy_by_run, training_by_run;
+  bool throughput_everywhere = true;
+  std::vector<int> threads;
+};
+
+// Adds one ok run of `row`'s cell to `gathered`; a run whose ranks report no step time is left out.
+void GatherRun(const StoredRun& run, const FigureNames& figures, SpeedupRow& row, CellFigures& gathered) {
+  std::vector<double> steps, throughputs, accuracies, trainings;
+  std::vector<std::string> paths;
+  for (const RankReport& rank : run.ranks) {
+    gathered.threads.push_back(rank.threads);
+    if (!rank.allreduce_path.empty()) paths.push_back(rank.allreduce_path);
+    auto step = rank.figures.find(figures.step_time);
+    if (step != rank.figures.end()) steps.push_back(step->second * figures.step_time_scale);
+    auto throughput = rank.figures.find(figures.throughput);
+    if (throughput != rank.figures.end()) {
+      throughputs.push_back(throughput->second);
+    } else {
+      gathered.throughput_everywhere = false;
     }
-    std::vector<double> step_by_run, step_by_rank, per_worker_by_run, per_worker_by_rank, total_by_run,
-        accuracy_by_run, training_by_run;
-    bool throughput_everywhere = true;
-    std::vector<int> threads;
-    for (const StoredRun& run : stored.runs) {
-      if (!run.record.ok) {
-        ++row.runs_failed;
-        continue;
-      }
-      std::vector<double> steps, throughputs, accuracies, trainings;
-      std::vector<std::string> paths;
-      for (const RankReport& rank : run.ranks) {
-        threads.push_back(rank.threads);
-        if (!rank.allreduce_path.empty()) paths.push_back(rank.allreduce_path);
-        auto step = rank.figures.find(figures.step_time);
-        if (step != rank.figures.end()) steps.push_back(step->second * figures.step_time_scale);
-        auto throughput = rank.figures.find(figures.throughput);
-        if (throughput != rank.figures.end()) {
-          throughputs.push_back(throughput->second);
-        } else {
-          throughput_everywhere = false;
-        }
-        auto accuracy = rank.figures.find(figures.accuracy);
-        if (accuracy != rank.figures.end()) accuracies.push_back(accuracy->second);
-        auto training = rank.figures.find(figures.training_time);
-        if (training != rank.figures.end()) trainings.push_back(training->second);
-      }
-      if (steps.empty()) continue;
-      ++row.runs_ok;
-      for (const std::string& path : paths) {
-        if (std::find(row.allreduce_paths.begin(), row.allreduce_paths.end(), path) ==
-            row.allreduce_paths.end()) {
-          row.allreduce_paths.push_back(path);
-        }
-      }
-      step_by_run.push_back(SpreadOf(steps).mean);
-      step_by_rank.insert(step_by_rank.end(), steps.begin(), steps.end());
-      if (!throughputs.empty()) {
-        per_worker_by_run.push_back(SpreadOf(throughputs).mean);
-        per_worker_by_rank.insert(per_worker_by_rank.end(), throughputs.begin(), throughputs.end());
-        total_by_run.push_back(std::accumulate(throughputs.begin(), throughputs.end(), 0.0));
-      }
-      if (!accuracies.empty()) accuracy_by_run.push_back(SpreadOf(accuracies).mean);
-      if (!trainings.empty()) training_by_run.push_back(SpreadOf(trainings).mean);
-    }
-    if (row.runs_ok == 0) continue;
-    if (!threads.empty() &&
-        std::all_of(threads.begin(), threads.end(), [&](int t) { return t == threads[0]; })) {
-      row.threads = threads[0];
-    }
-    row.step_time_s = SpreadOf(step_by_run);
-    row.step_time_ranks_s = SpreadOf(step_by_rank);
-    row.has_throughput = throughput_everywhere && !per_worker_by_run.empty();
-    if (row.has_throughput) {
-      row.throughput_per_worker = SpreadOf(per_worker_by_run);
-      row.throughput_per_worker_ranks = SpreadOf(per_worker_by_rank);
-      row.total_throughput = SpreadOf(total_by_run);
-    }
-    row.has_accuracy = !accuracy_by_run.empty();
-    if (row.has_accuracy) row.accuracy = SpreadOf(accuracy_by_run);
-    row.has_training_time = !training_by_run.empty();
-    if (row.has_training_time) row.training_time_s = SpreadOf(training_by_run);
-    rows.push_back(std::move(row));
+    auto accuracy = rank.figures.find(figures.accuracy);
+    if (accuracy != rank.figures.end()) accuracies.push_back(accuracy->second);
+    auto training = rank.figures.find(figures.training_time);
+    if (training != rank.figures.end()) trainings.push_back(training->second);
   }
+  if (steps.empty()) return;
+  ++row.runs_ok;
+  for (const std::string& path : paths) {
+    if (std::find(row.allreduce_paths.begin(), row.allreduce_paths.end(), path) ==
+        row.allreduce_paths.end()) {
+      row.allreduce_paths.push_back(path);
+    }
+  }
+  gathered.step_by_run.push_back(SpreadOf(steps).mean);
+  gathered.step_by_rank.insert(gathered.step_by_rank.end(), steps.begin(), steps.end());
+  if (!throughputs.empty()) {
+    gathered.per_worker_by_run.push_back(SpreadOf(throughputs).mean);
+    gathered.per_worker_by_rank.insert(gathered.per_worker_by_rank.end(), throughputs.begin(),
+                                       throughputs.end());
+    gathered.total_by_run.push_back(std::accumulate(throughputs.begin(), throughputs.end(), 0.0));
+  }
+  if (!accuracies.empty()) gathered.accuracy_by_run.push_back(SpreadOf(accuracies).mean);
+  if (!trainings.empty()) gathered.training_by_run.push_back(SpreadOf(trainings).mean);
+}
+
+// The cell's row, without its speedup; nullopt when it has no ok run with a step time.
+std::optional<SpeedupRow> CellRow(const StoredCell& stored, const FigureNames& figures) {
+  SpeedupRow row;
+  row.cell_id = stored.cell.id;
+  row.backend = stored.cell.backend;
+  row.servers = stored.cell.servers;
+  row.procs_per_server = stored.cell.procs_per_server;
+  row.workers = stored.cell.num_proc;
+  for (const auto& [name, value] : stored.cell.values) {
+    if (!IsPlacementAxis(name)) row.group.emplace_back(name, value);
+  }
+  CellFigures gathered;
+  for (const StoredRun& run : stored.runs) {
+    if (run.record.ok) {
+      GatherRun(run, figures, row, gathered);
+    } else {
+      ++row.runs_failed;
+    }
+  }
+  if (row.runs_ok == 0) return std::nullopt;
+  const std::vector<int>& threads = gathered.threads;
+  if (!threads.empty() &&
+      std::all_of(threads.begin(), threads.end(), [&](int t) { return t == threads[0]; })) {
+    row.threads = threads[0];
+  }
+  row.step_time_s = SpreadOf(gathered.step_by_run);
+  row.step_time_ranks_s = SpreadOf(gathered.step_by_rank);
+  row.has_throughput = gathered.throughput_everywhere && !gathered.per_worker_by_run.empty();
+  if (row.has_throughput) {
+    row.throughput_per_worker = SpreadOf(gathered.per_worker_by_run);
+    row.throughput_per_worker_ranks = SpreadOf(gathered.per_worker_by_rank);
+    row.total_throughput = SpreadOf(gathered.total_by_run);
+  }
+  row.has_accuracy = !gathered.accuracy_by_run.empty();
+  if (row.has_accuracy) row.accuracy = SpreadOf(gathered.accuracy_by_run);
+  row.has_training_time = !gathered.training_by_run.empty();
+  if (row.has_training_time) row.training_time_s = SpreadOf(gathered.training_by_run);
+  return row;
+}
+
+// Each row's speedup and efficiency against the 1-worker row of its backend and group.
+void AddSpeedups(std::vector<SpeedupRow>& rows) {
   std::map<std::string, const SpeedupRow*> baselines;
   auto group_key = [](const SpeedupRow& row) { return row.backend + '\0' + DescribeGroup(row.group); };
   for (const SpeedupRow& row : rows) {
@@ -141,16 +163,31 @@ std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
     auto it = baselines.find(group_key(row));
     if (it == baselines.end()) continue;
     const SpeedupRow& base = *it->second;
-    if (row.has_throughput && base.has_throughput && base.total_throughput.mean > 0) {
-      row.speedup = row.total_throughput.mean / base.total_throughput.mean;
+    const std::optional<double> by_throughput =
+        row.has_throughput && base.has_throughput
+            ? Ratio(row.total_throughput.mean, base.total_throughput.mean)
+            : std::nullopt;
+    if (by_throughput) {
+      row.speedup = by_throughput;
       row.speedup_basis = "throughput";
-    } else if (row.step_time_s.mean > 0) {
-      row.speedup = row.workers * base.step_time_s.mean / row.step_time_s.mean;
+    } else if (std::optional<double> by_step =
+                   Ratio(row.workers * base.step_time_s.mean, row.step_time_s.mean)) {
+      row.speedup = by_step;
       row.speedup_basis = "step time";
     }
-    if (row.speedup) row.efficiency = *row.speedup / row.workers;
+    if (row.speedup) row.efficiency = Ratio(*row.speedup, row.workers);
     row.baseline_cell = base.cell_id;
   }
+}
+
+}  // namespace
+
+std::vector<SpeedupRow> BuildSpeedupTable(const ExperimentResults& results) {
+  std::vector<SpeedupRow> rows;
+  for (const StoredCell& stored : results.cells) {
+    if (std::optional<SpeedupRow> row = CellRow(stored, results.figures)) rows.push_back(std::move(*row));
+  }
+  AddSpeedups(rows);
   std::stable_sort(rows.begin(), rows.end(), [&](const SpeedupRow& a, const SpeedupRow& b) {
     return SortKey(results, a) < SortKey(results, b);
   });
@@ -220,12 +257,11 @@ std::vector<ComparisonRow> BuildComparison(const ExperimentResults& results,
     });
     const SpeedupRow& first = members.front().row;
     for (ComparisonRow& member : members) {
-      if (member.row.has_throughput && first.has_throughput && first.throughput_per_worker.mean > 0) {
-        member.relative_throughput = member.row.throughput_per_worker.mean / first.throughput_per_worker.mean;
+      if (member.row.has_throughput && first.has_throughput) {
+        member.relative_throughput =
+            Ratio(member.row.throughput_per_worker.mean, first.throughput_per_worker.mean);
       }
-      if (first.step_time_s.mean > 0) {
-        member.relative_step_time = member.row.step_time_s.mean / first.step_time_s.mean;
-      }
+      member.relative_step_time = Ratio(member.row.step_time_s.mean, first.step_time_s.mean);
       out.push_back(std::move(member));
     }
   }

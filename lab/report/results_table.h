@@ -31,6 +31,11 @@ struct Spread {
 
 Spread SpreadOf(const std::vector<double>& values);
 
+// numerator / denominator when the denominator is above 0 and the quotient finite; nullopt
+// otherwise. Every figure the report derives by division goes through it, so that the report
+// leaves out a figure it cannot give rather than print inf or nan.
+std::optional<double> Ratio(double numerator, double denominator);
+
 struct SpeedupRow {
   std::string cell_id;
   std::string backend;

@@ -16,6 +16,12 @@ std::string Percent(double fraction) { return NumberText("%.0f%%", fraction * 10
 
 std::string Number(double value) { return NumberText("%.3g", value); }
 
+// "12%": `part` of `whole`; "an unknown share" when there is none to give.
+std::string ShareText(double part, double whole) {
+  std::optional<double> share = Ratio(part, whole);
+  return share ? Percent(*share) : "an unknown share";
+}
+
 std::string Plural(int count, const std::string& word) {
   if (count == 1) return "1 " + word;
   return std::to_string(count) + " " + word + (word.back() == 's' ? "es" : "s");
@@ -82,10 +88,9 @@ std::vector<BreakdownRow> BuildStepBreakdown(const ExperimentResults& results,
       bytes.push_back(run_bytes / ranks);
       const double comm_s = (run_overlapped + run_wait) / ranks;
       const int n = speedup.workers;
-      if (n > 1 && comm_s > 0 && run_bytes > 0) {
-        const double alg = run_bytes / ranks / comm_s / 1e9;
-        algbw.push_back(alg);
-        busbw.push_back(alg * 2.0 * (n - 1) / n);
+      if (std::optional<double> alg = Ratio(run_bytes / ranks / 1e9, comm_s); n > 1 && alg && run_bytes > 0) {
+        algbw.push_back(*alg);
+        busbw.push_back(*alg * 2.0 * (n - 1) / n);
       }
     }
     if (missing || compute.empty()) continue;
@@ -119,10 +124,11 @@ std::string ExplainLargestLoss(const std::vector<BreakdownRow>& group_rows) {
     if (row.row.workers == 1) continue;
     if (longest_wait == nullptr || row.comm_wait_s.mean > longest_wait->comm_wait_s.mean) longest_wait = &row;
     auto base = baselines.find(row.row.backend);
-    if (base == baselines.end() || row.row.step_time_s.mean <= 0) continue;
-    const double efficiency = base->second->row.step_time_s.mean / row.row.step_time_s.mean;
-    if (efficiency < worst_efficiency) {
-      worst_efficiency = efficiency;
+    if (base == baselines.end()) continue;
+    const std::optional<double> efficiency =
+        Ratio(base->second->row.step_time_s.mean, row.row.step_time_s.mean);
+    if (efficiency && *efficiency < worst_efficiency) {
+      worst_efficiency = *efficiency;
       worst = &row;
       worst_base = base->second;
     }
@@ -135,7 +141,7 @@ std::string ExplainLargestLoss(const std::vector<BreakdownRow>& group_rows) {
     return "No one-process cell of the same backend to compare with. The longest wait on communication: " +
            DescribeCellInProse(row.row) + ", " + Seconds(row.comm_wait_s.mean) + " of each " +
            Seconds(row.row.step_time_s.mean) + " step (" +
-           Percent(row.comm_wait_s.mean / row.row.step_time_s.mean) + ").";
+           ShareText(row.comm_wait_s.mean, row.row.step_time_s.mean) + ").";
   }
   const BreakdownRow& row = *worst;
   const BreakdownRow& base = *worst_base;
@@ -151,14 +157,14 @@ std::string ExplainLargestLoss(const std::vector<BreakdownRow>& group_rows) {
     return text + "Its steps are no slower than one process's: no efficiency is lost to communication.";
   }
   text += Seconds(row.comm_wait_s.mean) + " of each " + Seconds(step) + " step waits on " + backend +
-          " after backward (" + Percent(row.comm_wait_s.mean / step) + ")";
+          " after backward (" + ShareText(row.comm_wait_s.mean, step) + ")";
   if (row.comm_overlapped_s.mean > 0) {
     text +=
         ", and communication was in flight during " + Seconds(row.comm_overlapped_s.mean) + " of backward";
   }
   text += "; the compute itself takes " + Seconds(row.compute_s.mean) + ", ";
-  if (base.compute_s.mean > 0) {
-    const double change = row.compute_s.mean / base.compute_s.mean - 1;
+  if (std::optional<double> ratio = Ratio(row.compute_s.mean, base.compute_s.mean)) {
+    const double change = *ratio - 1;
     text += Percent(std::fabs(change)) + (change >= 0 ? " slower" : " faster") + " than on one process";
   } else {
     text += "against " + Seconds(base.compute_s.mean) + " on one process";

@@ -11,6 +11,8 @@
 #include "common/process/process_spawner.h"
 #include "common/process/wait_status.h"
 #include "common/shell_words.h"
+#include "lab/json_file.h"
+#include "lab/store/rank_report.h"
 #include "lab/utc_time.h"
 #include "lab/whole_file.h"
 
@@ -21,10 +23,12 @@ constexpr std::chrono::milliseconds kPollInterval{100};
 // Where, inside a run's directory, hvdrun writes (relative: hvdrun runs in the run's directory).
 constexpr const char* kHvdrunResults = "hvdrun";
 constexpr const char* kRankLogs = "logs";
+// The most of hvdrun's stderr.log read for its last `hvdrun:` line.
+constexpr size_t kMaxLogBytes = size_t{64} << 20;
 
 // hvdrun's line that says why it failed: its last `hvdrun:` line other than the figures' heading.
 std::string HvdrunErrorLine(const std::string& stderr_path) {
-  StatusOr<std::string> text = ReadWholeFile(stderr_path);
+  StatusOr<std::string> text = ReadWholeFile(stderr_path, kMaxLogBytes);
   if (!text.ok()) return "";
   std::istringstream lines(text.value());
   std::string line;
@@ -45,15 +49,22 @@ std::string CheckReports(const std::string& hvdrun_results_dir, int num_proc, co
   std::vector<int> missing;
   for (int rank = 0; rank < num_proc; ++rank) {
     std::string path = hvdrun_results_dir + "/ranks/rank-" + std::to_string(rank) + ".json";
-    StatusOr<std::string> text = ReadWholeFile(path);
+    StatusOr<std::string> text = ReadWholeFile(path, kMaxJsonFileBytes);
     if (!text.ok()) {
       missing.push_back(rank);
       continue;
     }
-    nlohmann::json report = nlohmann::json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+    StatusOr<nlohmann::json> parsed = ParseJson(text.value(), path);
+    if (!parsed.ok())
+      return "rank " + std::to_string(rank) + "'s report cannot be read: " + parsed.status().message();
+    // What the report reads of it must be in range, or the run would count and its report not.
+    if (StatusOr<RankReport> read = RankReportFromJson(rank, parsed.value(), path); !read.ok()) {
+      return "rank " + std::to_string(rank) + "'s report cannot be read: " + read.status().message();
+    }
+    const nlohmann::json& report = parsed.value();
     const nlohmann::json* summary = nullptr;
-    if (report.is_object() && report.contains("summary") && report["summary"].is_object()) {
-      summary = &report["summary"];
+    if (report.is_object() && report.contains("summary") && report.at("summary").is_object()) {
+      summary = &report.at("summary");
     }
     if (summary == nullptr) {
       return "rank " + std::to_string(rank) + "'s report has no \"summary\" object of figures";
@@ -79,40 +90,60 @@ std::string CheckReports(const std::string& hvdrun_results_dir, int num_proc, co
 StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
   StatusOr<std::string> run_dir = store_.BeginRun(cell.id, repeat);
   if (!run_dir.ok()) return run_dir.status();
-  std::vector<std::string> args = RunArguments(cell, options_.program);
+  RunRecord record;
+  record.started_at = UtcNow(UtcFormat::kIso8601);
+  record.command = RunArguments(cell, options_.program);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<ChildProcess> hvdrun = StartHvdrun(cell, run_dir.value(), record.command);
+  if (!hvdrun.ok()) {
+    store_.DiscardRun(cell.id, repeat);
+    return hvdrun.status();
+  }
+  const HvdrunEnding ending = WaitForHvdrun(hvdrun.value(), start);
+  record.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (ending.interrupted_by != 0) {
+    store_.DiscardRun(cell.id, repeat);
+    RunOutcome outcome;
+    outcome.interrupted = true;
+    outcome.signal = ending.interrupted_by;
+    return outcome;
+  }
+  record.timed_out = ending.timed_out;
+  record.exit_code = WIFEXITED(ending.wait_status) ? WEXITSTATUS(ending.wait_status) : -1;
+  record.error = RunError(cell, run_dir.value(), record, ending.wait_status);
+  record.ok = record.error.empty();
+  if (Status status = store_.CommitRun(cell.id, repeat, record); !status.ok()) return status;
+  RunOutcome outcome;
+  outcome.record = record;
+  return outcome;
+}
+
+StatusOr<ChildProcess> CellRunner::StartHvdrun(const Cell& cell, const std::string& run_dir,
+                                               const std::vector<std::string>& args) const {
   std::vector<std::string> argv = {options_.hvdrun};
   argv.insert(argv.end(), args.begin(), args.end());
   nlohmann::json values = nlohmann::json::object();
   for (const auto& [name, value] : cell.values) values[name] = value;
-  const std::string line = ShellJoin(argv);
   nlohmann::json command = {
-      {"argv", argv}, {"working_dir", "the run's directory"}, {"shell", line}, {"cell", values}};
-  if (Status status = WriteFileAtomically(run_dir.value() + "/command.json", command.dump(2) + "\n");
-      !status.ok()) {
+      {"argv", argv}, {"working_dir", "the run's directory"}, {"shell", ShellJoin(argv)}, {"cell", values}};
+  if (Status status = WriteFileAtomically(run_dir + "/command.json", JsonFileText(command)); !status.ok()) {
     return status;
   }
-
-  RunRecord record;
-  record.started_at = UtcNow(UtcFormat::kIso8601);
-  record.command = args;
   // hvdrun leads a process group of its own, so that a Ctrl-C at the terminal reaches only
   // hvdrun-lab, which passes it on; it gets SIGTERM when hvdrun-lab dies (and stops its ranks).
-  const std::string stderr_path = run_dir.value() + "/stderr.log";
   SpawnOptions child_options;
   child_options.argv = argv;
-  child_options.working_dir = run_dir.value();
-  child_options.stdout_spec = StdioSpec::File(run_dir.value() + "/stdout.log");
-  child_options.stderr_spec = StdioSpec::File(stderr_path);
+  child_options.working_dir = run_dir;
+  child_options.stdout_spec = StdioSpec::File(run_dir + "/stdout.log");
+  child_options.stderr_spec = StdioSpec::File(run_dir + "/stderr.log");
   child_options.own_process_group = true;
   child_options.parent_death_signal = SIGTERM;
-  const auto start = std::chrono::steady_clock::now();
-  StatusOr<ChildProcess> started = SpawnProcess(child_options);
-  if (!started.ok()) {
-    store_.DiscardRun(cell.id, repeat);
-    return started.status();
-  }
-  ChildProcess hvdrun = std::move(started).value();
+  return SpawnProcess(child_options);
+}
 
+CellRunner::HvdrunEnding CellRunner::WaitForHvdrun(ChildProcess& hvdrun,
+                                                   std::chrono::steady_clock::time_point start) const {
+  HvdrunEnding ending;
   int forwarded = 0;  // interrupts passed on to hvdrun
   InterruptRequest interrupt;
   std::optional<std::chrono::steady_clock::time_point> stop_began;
@@ -127,8 +158,8 @@ StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
       forwarded = interrupt.count;
       if (!stop_began) stop_began = now;
     }
-    if (!record.timed_out && !stop_began && now - start >= options_.timeout) {
-      record.timed_out = true;
+    if (!ending.timed_out && !stop_began && now - start >= options_.timeout) {
+      ending.timed_out = true;
       hvdrun.Signal(SIGTERM);
       stop_began = now;
     }
@@ -139,32 +170,23 @@ StatusOr<RunOutcome> CellRunner::Run(const Cell& cell, int repeat) {
     options_.on_tick();
     ::usleep(static_cast<useconds_t>(std::chrono::microseconds(kPollInterval).count()));
   }
-  record.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ending.wait_status = *wait_status;
+  if (forwarded > 0) ending.interrupted_by = interrupt.signal;
+  return ending;
+}
 
-  if (forwarded > 0) {
-    store_.DiscardRun(cell.id, repeat);
-    RunOutcome outcome;
-    outcome.interrupted = true;
-    outcome.signal = interrupt.signal;
-    return outcome;
-  }
-  record.exit_code = WIFEXITED(*wait_status) ? WEXITSTATUS(*wait_status) : -1;
+std::string CellRunner::RunError(const Cell& cell, const std::string& run_dir, const RunRecord& record,
+                                 int wait_status) const {
   if (record.timed_out) {
     std::ostringstream seconds;
     seconds << std::chrono::duration<double>(options_.timeout).count();
-    record.error = "timed out after " + seconds.str() + " s (the experiment's timeout); hvdrun was stopped";
-  } else if (record.exit_code != 0) {
-    std::string why = HvdrunErrorLine(stderr_path);
-    record.error = "hvdrun ended with " + DescribeWaitStatus(*wait_status) + (why.empty() ? "" : ": " + why);
-  } else {
-    record.error =
-        CheckReports(run_dir.value() + "/" + kHvdrunResults, cell.num_proc, options_.figures.step_time);
+    return "timed out after " + seconds.str() + " s (the experiment's timeout); hvdrun was stopped";
   }
-  record.ok = record.error.empty();
-  if (Status status = store_.CommitRun(cell.id, repeat, record); !status.ok()) return status;
-  RunOutcome outcome;
-  outcome.record = record;
-  return outcome;
+  if (record.exit_code != 0) {
+    std::string why = HvdrunErrorLine(run_dir + "/stderr.log");
+    return "hvdrun ended with " + DescribeWaitStatus(wait_status) + (why.empty() ? "" : ": " + why);
+  }
+  return CheckReports(run_dir + "/" + kHvdrunResults, cell.num_proc, options_.figures.step_time);
 }
 
 }  // namespace hvdrun::lab

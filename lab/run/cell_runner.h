@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/process/process_spawner.h"
 #include "hvdrun/status.h"
 #include "lab/experiment/experiment_config.h"
 #include "lab/experiment/matrix.h"
@@ -55,6 +56,23 @@ class CellRunner {
   StatusOr<RunOutcome> Run(const Cell& cell, int repeat);
 
  private:
+  // How hvdrun ended: its wait status, whether its timeout stopped it, and the signal (0: none)
+  // that interrupted hvdrun-lab meanwhile.
+  struct HvdrunEnding {
+    int wait_status = 0;
+    bool timed_out = false;
+    int interrupted_by = 0;
+  };
+
+  // Writes the run's command.json and starts hvdrun with `args` in `run_dir`.
+  StatusOr<ChildProcess> StartHvdrun(const Cell& cell, const std::string& run_dir,
+                                     const std::vector<std::string>& args) const;
+  // Waits for hvdrun, passing interrupts on and stopping it at the timeout.
+  HvdrunEnding WaitForHvdrun(ChildProcess& hvdrun, std::chrono::steady_clock::time_point start) const;
+  // Why the run does not count ("" when it does), as run.json says it.
+  std::string RunError(const Cell& cell, const std::string& run_dir, const RunRecord& record,
+                       int wait_status) const;
+
   const RunStore& store_;
   CellRunnerOptions options_;
 };

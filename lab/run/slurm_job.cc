@@ -1,9 +1,14 @@
 #include "lab/run/slurm_job.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
+#include <utility>
 
 #include "common/env_names.h"
+#include "common/error_text.h"
 #include "common/shell_words.h"
+#include "lab/experiment/experiment_limits.h"
 
 namespace hvdrun::lab {
 namespace {
@@ -55,7 +60,7 @@ SlurmAllocation AllocationForSubmission(const ExperimentConfig& config) {
   SlurmAllocation allocation;
   allocation.job_id = "to be submitted";
   for (int i = 1; i <= nodes; ++i) allocation.nodes.push_back(HostSlots{"node" + std::to_string(i), tasks});
-  allocation.num_tasks = nodes * tasks;
+  allocation.num_tasks = static_cast<int>(std::min<int64_t>(int64_t{nodes} * tasks, kMaxProcesses));
   return allocation;
 }
 
@@ -74,8 +79,33 @@ Status CheckSlurmTimeLimit(const std::string& text) {
   return Status::Ok();
 }
 
-std::string BuildSbatchScript(const ExperimentConfig& config, const Matrix& matrix,
-                              const SbatchOptions& options) {
+std::string SbatchDirectiveQuote(std::string_view value) {
+  const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_-+=/.,:@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return std::string(value);
+  std::string quoted = "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+StatusOr<std::string> BuildSbatchScript(const ExperimentConfig& config, const Matrix& matrix,
+                                        const SbatchOptions& options) {
+  // Each #SBATCH line is one line of the script: a value that would break it is refused.
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--output", options.output},
+                                    {"--partition", options.partition},
+                                    {"--time", options.time_limit}}) {
+    if (std::any_of(value.begin(), value.end(),
+                    [](char c) { return std::iscntrl(static_cast<unsigned char>(c)) != 0; })) {
+      return Status::Error(
+          std::string(flag) + " '" + OneLineText(value) +
+          "': holds a control character (a line break, a tab ...), which an #SBATCH line cannot hold");
+    }
+  }
   int nodes = 1;
   int tasks_per_node = 1;
   for (const Cell& cell : matrix.cells) {
@@ -87,13 +117,17 @@ std::string BuildSbatchScript(const ExperimentConfig& config, const Matrix& matr
   if (options.force) run.emplace_back("--force");
   const std::string output = options.output.empty() ? config.name + "-%j.out" : options.output;
   std::string script = "#!/bin/sh\n";
-  script += "#SBATCH --job-name=" + ShellQuote(config.name) + "\n";
+  script += "#SBATCH --job-name=" + SbatchDirectiveQuote(config.name) + "\n";
   script += "#SBATCH --nodes=" + std::to_string(nodes) + "\n";
   script += "#SBATCH --ntasks-per-node=" + std::to_string(tasks_per_node) + "\n";
-  if (!options.time_limit.empty()) script += "#SBATCH --time=" + options.time_limit + "\n";
-  script += "#SBATCH --output=" + ShellQuote(output) + "\n";
-  if (!options.partition.empty()) script += "#SBATCH --partition=" + ShellQuote(options.partition) + "\n";
-  script += "# Written by hvdrun-lab sbatch from " + config.path + ": " +
+  if (!options.time_limit.empty())
+    script += "#SBATCH --time=" + SbatchDirectiveQuote(options.time_limit) + "\n";
+  script += "#SBATCH --output=" + SbatchDirectiveQuote(output) + "\n";
+  if (!options.partition.empty()) {
+    script += "#SBATCH --partition=" + SbatchDirectiveQuote(options.partition) + "\n";
+  }
+  // A comment: the path as a reader sees it, on its one line (the command below has it exactly).
+  script += "# Written by hvdrun-lab sbatch from " + OneLineText(config.path) + ": " +
             std::to_string(matrix.cells.size()) + (matrix.cells.size() == 1 ? " cell" : " cells") +
             ", the largest on " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") + " with " +
             std::to_string(tasks_per_node) + (tasks_per_node == 1 ? " process" : " processes") +

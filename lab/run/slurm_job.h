@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/placement/slurm_allocation.h"
 #include "hvdrun/status.h"
@@ -46,14 +47,21 @@ struct SbatchOptions {
 // (each field digits). The error names the value.
 Status CheckSlurmTimeLimit(const std::string& text);
 
+// `value` as sbatch reads an #SBATCH line's value back (Slurm's sbatch/opt.c): unchanged when it
+// holds only letters, digits and `_-+=/.,:@%`, otherwise in double quotes, with '"' and '\'
+// escaped by a '\'. The value must hold no control character (a line break ends the line).
+std::string SbatchDirectiveQuote(std::string_view value);
+
 // The script: `#!/bin/sh`, #SBATCH lines for the job's name, nodes (the most servers of any cell),
-// tasks per node (the most processes per server of any cell), time, output and partition, then
+// tasks per node (the most processes per server of any cell), time, output and partition (each
+// value quoted by SbatchDirectiveQuote), a comment naming the experiment file, then
 // `exec hvdrun-lab run EXPERIMENT --slurm --results RESULTS` with every word quoted for sh
-// (common/shell_words.h).
+// (common/shell_words.h), so that no value, whatever it holds, adds a line or a command of its own.
 // `matrix` is the experiment expanded against AllocationForSubmission(config); skipped cells
-// count, since the nodes may have what this machine lacks.
-std::string BuildSbatchScript(const ExperimentConfig& config, const Matrix& matrix,
-                              const SbatchOptions& options);
+// count, since the nodes may have what this machine lacks. Errors: --output, --partition or --time
+// holds a control character, which an #SBATCH line cannot hold (the message names the flag).
+StatusOr<std::string> BuildSbatchScript(const ExperimentConfig& config, const Matrix& matrix,
+                                        const SbatchOptions& options);
 
 }  // namespace hvdrun::lab
 

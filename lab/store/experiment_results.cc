@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <limits>
 #include <string_view>
 
 #include "common/version.h"
 #include "common/whole_number.h"
+#include "lab/experiment/experiment_limits.h"
+#include "lab/json_fields.h"
+#include "lab/json_file.h"
 #include "lab/whole_file.h"
 
 namespace hvdrun::lab {
@@ -36,77 +38,82 @@ const char* AxisKindName(AxisKind kind) {
   return "";
 }
 
-// Parses the JSON file at `path`; a problem is added and null returned when it cannot be.
+// The JSON file at `path` (lab/json_file.h); a problem is added and null returned when it cannot
+// be read.
 nlohmann::json ReadJson(const std::string& path, std::vector<std::string>& problems) {
-  StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) {
-    problems.push_back(text.status().message());
+  StatusOr<nlohmann::json> json = ReadJsonFile(path);
+  if (!json.ok()) {
+    problems.push_back(json.status().message());
     return nullptr;
   }
-  nlohmann::json json = nlohmann::json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) {
-    problems.push_back(path + ": not valid JSON");
-    return nullptr;
-  }
-  return json;
+  return std::move(json).value();
 }
 
-template <typename T>
-T Member(const nlohmann::json& json, const char* key, T fallback) {
-  if (!json.is_object()) return fallback;
-  auto it = json.find(key);
-  if (it == json.end() || it->is_null()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
+// hvdrun's plan.json: the hosts, in order.
+std::vector<std::string> ReadPlanHosts(const std::string& path, std::vector<std::string>& problems) {
+  std::vector<std::string> hosts;
+  const nlohmann::json plan = ReadJson(path, problems);
+  if (!plan.is_object() || !plan.contains("hosts") || !plan["hosts"].is_array()) return hosts;
+  for (const nlohmann::json& host : plan["hosts"]) {
+    if (host.is_object() && host.contains("host") && host["host"].is_string()) {
+      const std::string name = host["host"].get<std::string>();
+      if (!name.empty()) hosts.push_back(name);
+    }
   }
+  return hosts;
 }
 
-std::optional<double> NumberMember(const nlohmann::json& json, const char* key) {
-  if (!json.is_object() || !json.contains(key) || !json[key].is_number()) return std::nullopt;
-  return json[key].get<double>();
+// Every rank's report of hvdrun's results directory `hvdrun_dir`, in rank order.
+std::vector<RankReport> ReadRankReports(const std::string& hvdrun_dir, std::vector<std::string>& problems) {
+  std::vector<std::pair<int, std::string>> rank_files;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(hvdrun_dir + "/ranks", error)) {
+    const std::string name = entry.path().filename().string();
+    const std::string_view file = name;
+    constexpr std::string_view kPrefix = "rank-";
+    constexpr std::string_view kSuffix = ".json";
+    if (!file.starts_with(kPrefix) || !file.ends_with(kSuffix)) continue;
+    const ParsedWholeNumber rank = ParseWholeNumber(
+        file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()), 0, kMaxProcesses - 1);
+    if (rank.ok()) rank_files.emplace_back(static_cast<int>(rank.value), entry.path().string());
+  }
+  std::sort(rank_files.begin(), rank_files.end());
+  std::vector<RankReport> ranks;
+  for (const auto& [rank, path] : rank_files) {
+    nlohmann::json json = ReadJson(path, problems);
+    if (json.is_null()) continue;
+    StatusOr<RankReport> report = RankReportFromJson(rank, json, path);
+    if (!report.ok()) {
+      problems.push_back(report.status().message());
+      continue;
+    }
+    ranks.push_back(std::move(report).value());
+  }
+  return ranks;
 }
 
-RankReport ReadRankReport(int rank, const nlohmann::json& report) {
-  RankReport read;
-  read.rank = rank;
-  const nlohmann::json summary = Member<nlohmann::json>(report, "summary", nlohmann::json::object());
-  for (const auto& item : summary.items()) {
-    if (item.value().is_number()) read.figures[item.key()] = item.value().get<double>();
+// hvdrun's hosts/*.json, by file name.
+std::vector<std::pair<std::string, HostFacts>> ReadHostFacts(const std::string& run_dir,
+                                                             std::vector<std::string>& problems) {
+  std::vector<std::string> host_files;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(run_dir + "/hvdrun/hosts", error)) {
+    if (entry.path().extension() == ".json") host_files.push_back(entry.path().string());
   }
-  if (std::optional<double> threads = NumberMember(report, "threads"); threads && *threads >= 1) {
-    read.threads = static_cast<int>(*threads);
+  std::sort(host_files.begin(), host_files.end());
+  std::vector<std::pair<std::string, HostFacts>> hosts;
+  for (const std::string& path : host_files) {
+    nlohmann::json json = ReadJson(path, problems);
+    if (json.is_null()) continue;
+    std::string label = fs::relative(path, run_dir, error).string();
+    StatusOr<HostFacts> facts = HostFactsFromJson(json, label);
+    if (!facts.ok()) {
+      problems.push_back(path + ": " + facts.status().message());
+      continue;
+    }
+    hosts.emplace_back(path, facts.value());
   }
-  read.framework = Member<std::string>(report, "framework", "");
-  std::string version = Member<std::string>(report, "framework_version", "");
-  if (!read.framework.empty() && !version.empty()) read.framework += " " + version;
-  const nlohmann::json results_list = Member<nlohmann::json>(report, "results", nlohmann::json::array());
-  for (const nlohmann::json& entry : results_list) {
-    std::optional<double> bytes = NumberMember(entry, "bytes");
-    std::optional<double> time_us = NumberMember(entry, "time_us");
-    if (!bytes || !time_us) continue;
-    AllreduceSize size;
-    size.bytes = *bytes;
-    size.time_us = *time_us;
-    size.busbw_gbps = NumberMember(entry, "busbw_gbps");
-    read.sizes.push_back(size);
-  }
-  const nlohmann::json libhvdrun = Member<nlohmann::json>(report, "libhvdrun", nlohmann::json::object());
-  read.allreduce_path = Member<std::string>(report, "allreduce_path", "");
-  if (read.allreduce_path.empty()) read.allreduce_path = Member<std::string>(libhvdrun, "allreduce_path", "");
-  const nlohmann::json responses = Member<nlohmann::json>(libhvdrun, "responses", nlohmann::json::object());
-  for (const nlohmann::json& entry : Member<nlohmann::json>(responses, "bins", nlohmann::json::array())) {
-    std::optional<double> lower = NumberMember(entry, "lower_bytes");
-    std::optional<double> upper = NumberMember(entry, "upper_bytes");
-    std::optional<double> count = NumberMember(entry, "responses");
-    std::optional<double> bytes = NumberMember(entry, "bytes");
-    std::optional<double> seconds = NumberMember(entry, "seconds");
-    if (!lower || !upper || !count || !bytes || !seconds) continue;
-    read.responses.push_back(
-        ResponseBin{*lower, *upper, *count, NumberMember(entry, "tensors").value_or(0), *bytes, *seconds});
-  }
-  return read;
+  return hosts;
 }
 
 StoredRun ReadRun(const std::string& run_dir, int repeat, const RunRecord& record,
@@ -117,49 +124,83 @@ StoredRun ReadRun(const std::string& run_dir, int repeat, const RunRecord& recor
   run.record = record;
   const std::string hvdrun_dir = run_dir + "/hvdrun";
   std::error_code error;
-  if (fs::exists(hvdrun_dir + "/plan.json", error)) {
-    nlohmann::json plan = ReadJson(hvdrun_dir + "/plan.json", problems);
-    const nlohmann::json hosts = Member<nlohmann::json>(plan, "hosts", nlohmann::json::array());
-    for (const nlohmann::json& host : hosts) {
-      std::string name = Member<std::string>(host, "host", "");
-      if (!name.empty()) run.plan_hosts.push_back(name);
-    }
-  }
-  std::vector<std::pair<int, std::string>> rank_files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(hvdrun_dir + "/ranks", error)) {
-    const std::string name = entry.path().filename().string();
-    const std::string_view file = name;
-    constexpr std::string_view kPrefix = "rank-";
-    constexpr std::string_view kSuffix = ".json";
-    if (!file.starts_with(kPrefix) || !file.ends_with(kSuffix)) continue;
-    const ParsedWholeNumber rank =
-        ParseWholeNumber(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()), 0,
-                         std::numeric_limits<int>::max());
-    if (rank.ok()) rank_files.emplace_back(static_cast<int>(rank.value), entry.path().string());
-  }
-  std::sort(rank_files.begin(), rank_files.end());
-  for (const auto& [rank, path] : rank_files) {
-    nlohmann::json report = ReadJson(path, problems);
-    if (report.is_null()) continue;
-    run.ranks.push_back(ReadRankReport(rank, report));
-  }
-  std::vector<std::string> host_files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(hvdrun_dir + "/hosts", error)) {
-    if (entry.path().extension() == ".json") host_files.push_back(entry.path().string());
-  }
-  std::sort(host_files.begin(), host_files.end());
-  for (const std::string& path : host_files) {
-    nlohmann::json json = ReadJson(path, problems);
-    if (json.is_null()) continue;
-    std::string label = fs::relative(path, run_dir, error).string();
-    StatusOr<HostFacts> facts = HostFactsFromJson(json, label);
-    if (!facts.ok()) {
-      problems.push_back(path + ": " + facts.status().message());
-      continue;
-    }
-    run.host_facts.emplace_back(path, facts.value());
-  }
+  if (fs::exists(hvdrun_dir + "/plan.json", error))
+    run.plan_hosts = ReadPlanHosts(hvdrun_dir + "/plan.json", problems);
+  run.ranks = ReadRankReports(hvdrun_dir, problems);
+  run.host_facts = ReadHostFacts(run_dir, problems);
   return run;
+}
+
+// experiment.json's figure names and the experiment's `hvdrun` section.
+void ReadFiguresAndOptions(JsonFields& experiment, ExperimentResults& results) {
+  JsonFields figures = experiment.Object("figures");
+  FigureNames& names = results.figures;
+  names.step_time = figures.Text("step_time", names.step_time);
+  names.step_time_scale = figures.Positive("step_time_scale", kMaxStepTimeScale, names.step_time_scale);
+  names.throughput = figures.Text("throughput", names.throughput);
+  names.throughput_unit = figures.Text("throughput_unit", names.throughput_unit);
+  names.accuracy = figures.Text("accuracy", names.accuracy);
+  names.training_time = figures.Text("training_time", names.training_time);
+  const nlohmann::json& options = experiment.Object("hvdrun_options").json();
+  for (const auto& item : options.items()) {
+    std::string value;
+    if (item.value().is_array()) {
+      for (const nlohmann::json& entry : item.value()) {
+        value += (value.empty() ? "" : ", ") + (entry.is_string() ? entry.get<std::string>() : entry.dump());
+      }
+    } else {
+      value = item.value().is_string() ? item.value().get<std::string>() : item.value().dump();
+    }
+    results.hvdrun_options.emplace_back(item.key(), value);
+  }
+}
+
+// One of experiment.json's "cells"; nullopt (with a problem) for one without a usable id.
+std::optional<Cell> ReadCell(JsonFields& json, const std::string& experiment_path,
+                             std::vector<std::string>& problems) {
+  Cell cell;
+  cell.id = json.Text("id", "");
+  if (cell.id.empty() || cell.id.find('/') != std::string::npos || cell.id[0] == '.') {
+    problems.push_back(experiment_path + ": a cell without a valid id");
+    return std::nullopt;
+  }
+  for (const nlohmann::json& pair : json.List("values")) {
+    if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
+      cell.values.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+    }
+  }
+  cell.backend = json.Text("backend", "");
+  cell.num_proc = static_cast<int>(json.Whole("np", 1, kMaxProcesses, 1));
+  cell.servers = static_cast<int>(json.Whole("servers", 1, kMaxProcesses, 1));
+  cell.procs_per_server = static_cast<int>(json.Whole("procs_per_server", 1, kMaxProcesses, cell.num_proc));
+  cell.skip_reason = json.Text("skip_reason", "");
+  return cell;
+}
+
+// environment.json: the machine `run` ran on, and the Slurm job it ran in.
+void ReadEnvironment(const std::string& dir, ExperimentResults& results) {
+  std::error_code error;
+  if (!fs::exists(dir + "/environment.json", error)) return;
+  const std::string path = dir + "/environment.json";
+  nlohmann::json environment = ReadJson(path, results.problems);
+  if (environment.is_null()) return;
+  JsonFields fields(environment, path);
+  const std::string probed_at = fields.Text("probed_at", "");
+  const std::string host = fields.Text("host", "this machine");
+  JsonFields slurm = fields.Object("slurm");
+  results.slurm.job_id = slurm.Text("job_id", "");
+  results.slurm.node_list = slurm.Text("node_list", "");
+  results.slurm.tasks_per_node = slurm.Text("tasks_per_node", "");
+  StatusOr<HostFacts> facts = HostFactsFromJson(environment, "environment.json");
+  if (!fields.ok() || !facts.ok()) {
+    results.problems.push_back(fields.ok() ? path + ": " + facts.status().message()
+                                           : fields.status().message());
+    results.slurm = SlurmAllocation();
+    return;
+  }
+  results.environment_note = "environment.json: read by hvdrun-lab run on " + host +
+                             (probed_at.empty() ? "" : " at " + probed_at) + ".";
+  results.environment = facts.value();
 }
 
 }  // namespace
@@ -235,93 +276,62 @@ std::vector<std::string> FindExperimentDirs(const std::string& dir) {
   return found;
 }
 
-StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir) {
+StatusOr<ExperimentResults> ExperimentResultsFromJson(const nlohmann::json& json, const std::string& dir) {
+  const std::string path = dir + "/experiment.json";
+  if (!json.is_object() || !json.contains("cells") || !json["cells"].is_array()) {
+    return Status::Error(path + ": not an experiment written by hvdrun-lab run (no list of \"cells\")");
+  }
   ExperimentResults results;
   results.dir = dir;
+  JsonFields experiment(json, path);
+  results.name = experiment.Text("name", fs::path(dir).filename().string());
+  results.description = experiment.Text("description", "");
+  results.experiment_file = experiment.Text("experiment_file", "");
+  results.repeats = static_cast<int>(experiment.Whole("repeats", 1, kMaxRepeats, 1));
+  results.excluded = static_cast<int>(experiment.Whole("excluded", 0, kMaxCombinations, 0));
+  ReadFiguresAndOptions(experiment, results);
+  const nlohmann::json& axes = experiment.List("axes");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    JsonFields axis = experiment.Element("axes", axes[i], i);
+    results.axes.push_back(StoredAxis{axis.Text("name", ""), axis.TextList("values")});
+  }
+  const nlohmann::json& cells = experiment.List("cells");
+  if (cells.size() > kMaxCombinations || static_cast<int64_t>(cells.size()) * results.repeats > kMaxRuns) {
+    experiment.Fail(experiment.Name("cells"),
+                    "lists " + std::to_string(cells.size()) + " cells of " + std::to_string(results.repeats) +
+                        " runs each; hvdrun-lab run makes at most " + std::to_string(kMaxCombinations) +
+                        " cells and " + std::to_string(kMaxRuns) + " runs");
+  }
+  for (size_t i = 0; i < cells.size() && experiment.ok(); ++i) {
+    JsonFields cell = experiment.Element("cells", cells[i], i);
+    std::optional<Cell> read = ReadCell(cell, path, results.problems);
+    if (read) results.cells.push_back(StoredCell{std::move(*read), {}});
+  }
+  if (!experiment.ok()) return experiment.status();
+  return results;
+}
+
+StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir) {
   const std::string experiment_path = dir + "/experiment.json";
-  StatusOr<std::string> text = ReadWholeFile(experiment_path);
+  StatusOr<std::string> text = ReadWholeFile(experiment_path, kMaxJsonFileBytes);
   if (!text.ok()) {
     return Status::Error(text.status().message() + " (is '" + dir +
                          "' a directory that hvdrun-lab run wrote?)");
   }
-  nlohmann::json experiment = nlohmann::json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
-  if (!experiment.is_object() || !experiment.contains("cells") || !experiment["cells"].is_array()) {
-    return Status::Error(experiment_path + ": not an experiment written by hvdrun-lab run");
-  }
-  results.name = Member<std::string>(experiment, "name", fs::path(dir).filename().string());
-  results.description = Member<std::string>(experiment, "description", "");
-  results.experiment_file = Member<std::string>(experiment, "experiment_file", "");
-  results.repeats = Member<int>(experiment, "repeats", 1);
-  results.excluded = Member<int>(experiment, "excluded", 0);
-  const nlohmann::json figures = Member<nlohmann::json>(experiment, "figures", nlohmann::json::object());
-  FigureNames& names = results.figures;
-  names.step_time = Member<std::string>(figures, "step_time", names.step_time);
-  names.step_time_scale = Member<double>(figures, "step_time_scale", names.step_time_scale);
-  names.throughput = Member<std::string>(figures, "throughput", names.throughput);
-  names.throughput_unit = Member<std::string>(figures, "throughput_unit", names.throughput_unit);
-  names.accuracy = Member<std::string>(figures, "accuracy", names.accuracy);
-  names.training_time = Member<std::string>(figures, "training_time", names.training_time);
-  const nlohmann::json hvdrun_options =
-      Member<nlohmann::json>(experiment, "hvdrun_options", nlohmann::json::object());
-  for (const auto& item : hvdrun_options.items()) {
-    std::string value;
-    if (item.value().is_array()) {
-      for (const nlohmann::json& entry : item.value()) {
-        value += (value.empty() ? "" : ", ") + (entry.is_string() ? entry.get<std::string>() : entry.dump());
-      }
-    } else {
-      value = item.value().is_string() ? item.value().get<std::string>() : item.value().dump();
-    }
-    results.hvdrun_options.emplace_back(item.key(), value);
-  }
-  const nlohmann::json axes = Member<nlohmann::json>(experiment, "axes", nlohmann::json::array());
-  for (const nlohmann::json& axis : axes) {
-    StoredAxis stored;
-    stored.name = Member<std::string>(axis, "name", "");
-    stored.values = Member<std::vector<std::string>>(axis, "values", {});
-    results.axes.push_back(stored);
-  }
+  StatusOr<nlohmann::json> json = ParseJson(text.value(), experiment_path);
+  if (!json.ok()) return json.status();
+  StatusOr<ExperimentResults> results = ExperimentResultsFromJson(json.value(), dir);
+  if (!results.ok()) return results.status();
   RunStore store(dir);
-  for (const nlohmann::json& json : experiment["cells"]) {
-    StoredCell stored;
-    Cell& cell = stored.cell;
-    cell.id = Member<std::string>(json, "id", "");
-    if (cell.id.empty() || cell.id.find('/') != std::string::npos || cell.id[0] == '.') {
-      results.problems.push_back(experiment_path + ": a cell without a valid id");
-      continue;
-    }
-    const nlohmann::json values = Member<nlohmann::json>(json, "values", nlohmann::json::array());
-    for (const nlohmann::json& pair : values) {
-      if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
-        cell.values.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
-      }
-    }
-    cell.backend = Member<std::string>(json, "backend", "");
-    cell.num_proc = Member<int>(json, "np", 1);
-    cell.servers = Member<int>(json, "servers", 1);
-    cell.procs_per_server = Member<int>(json, "procs_per_server", cell.num_proc);
-    cell.skip_reason = Member<std::string>(json, "skip_reason", "");
-    for (int repeat = 1; repeat <= results.repeats; ++repeat) {
-      std::optional<RunRecord> record = store.FindRun(cell.id, repeat);
+  for (StoredCell& stored : results->cells) {
+    for (int repeat = 1; repeat <= results->repeats; ++repeat) {
+      std::optional<RunRecord> record = store.FindRun(stored.cell.id, repeat);
       if (!record) continue;
-      stored.runs.push_back(ReadRun(store.RunDir(cell.id, repeat), repeat, *record, results.problems));
+      stored.runs.push_back(
+          ReadRun(store.RunDir(stored.cell.id, repeat), repeat, *record, results->problems));
     }
-    results.cells.push_back(std::move(stored));
   }
-  std::error_code error;
-  if (fs::exists(dir + "/environment.json", error)) {
-    nlohmann::json environment = ReadJson(dir + "/environment.json", results.problems);
-    std::string probed_at = Member<std::string>(environment, "probed_at", "");
-    std::string host = Member<std::string>(environment, "host", "this machine");
-    results.environment_note = "environment.json: read by hvdrun-lab run on " + host +
-                               (probed_at.empty() ? "" : " at " + probed_at) + ".";
-    const nlohmann::json slurm = Member<nlohmann::json>(environment, "slurm", nlohmann::json::object());
-    results.slurm.job_id = Member<std::string>(slurm, "job_id", "");
-    results.slurm.node_list = Member<std::string>(slurm, "node_list", "");
-    results.slurm.tasks_per_node = Member<std::string>(slurm, "tasks_per_node", "");
-    StatusOr<HostFacts> facts = HostFactsFromJson(environment, "environment.json");
-    if (facts.ok()) results.environment = facts.value();
-  }
+  ReadEnvironment(dir, results.value());
   return results;
 }
 

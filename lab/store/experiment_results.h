@@ -3,8 +3,11 @@
 // with every rank's report and the host facts hvdrun wrote, and the facts of the machine the
 // matrix ran on (environment.json).
 //
-// Runs that are not complete (no run.json) are not read. A file that cannot be read or parsed is
-// named in `problems` and skipped, so that one damaged run does not hide the others.
+// Runs that are not complete (no run.json) are not read. A file of a run that cannot be read or
+// parsed, or that holds a number out of range (lab/store/rank_report.h), is named in `problems` and
+// skipped, so that one damaged run does not hide the others. experiment.json itself must be whole:
+// its numbers within the bounds `run` keeps (lab/experiment/experiment_limits.h), or the results
+// are not read at all.
 #ifndef HVDRUN_LAB_STORE_EXPERIMENT_RESULTS_H_
 #define HVDRUN_LAB_STORE_EXPERIMENT_RESULTS_H_
 
@@ -20,43 +23,10 @@
 #include "lab/experiment/experiment_config.h"
 #include "lab/experiment/matrix.h"
 #include "lab/host_facts.h"
+#include "lab/store/rank_report.h"
 #include "lab/store/run_store.h"
 
 namespace hvdrun::lab {
-
-// One size of hvdrun-bench's "results" list.
-struct AllreduceSize {
-  double bytes = 0;
-  double time_us = 0;
-  std::optional<double> busbw_gbps;
-};
-
-// One size bin of libhvdrun's response statistics (the report's libhvdrun.responses.bins,
-// docs/results.md): the backend calls of the negotiated path whose bytes fall in (lower, upper].
-struct ResponseBin {
-  double lower_bytes = 0;
-  double upper_bytes = 0;
-  double responses = 0;
-  double tensors = 0;
-  double bytes = 0;
-  double seconds = 0;
-};
-
-// What the report uses of a rank's report.
-struct RankReport {
-  int rank = 0;
-  std::map<std::string, double> figures;  // the numbers of the report's "summary"
-  // "threads" (hvdrun-trainer's): the threads the rank computed with; 0: not said.
-  int threads = 0;
-  std::string framework;               // "framework" and "framework_version", when the report names them
-  std::vector<AllreduceSize> sizes;    // hvdrun-bench's "results": one entry per message size
-  std::vector<ResponseBin> responses;  // libhvdrun's response statistics, bins in order; empty without
-  // What carried the rank's allreduces ("shm", "shm+gloo", "gloo", "mpi", "nccl"): the report's own
-  // "allreduce_path" (hvdrun-bench's, of the Runtime it measured), else libhvdrun's
-  // ("libhvdrun.allreduce_path", docs/results.md); empty when the report says neither (results
-  // written before libhvdrun named it, or a call-order Runtime that does not compress).
-  std::string allreduce_path;
-};
 
 struct StoredRun {
   int repeat = 0;
@@ -105,8 +75,14 @@ nlohmann::json ExperimentToJson(const ExperimentConfig& config, const Matrix& ma
 // cannot be read.
 std::vector<std::string> FindExperimentDirs(const std::string& dir);
 
+// The experiment and its cells, without their runs, from experiment.json's contents (`dir`: the
+// results directory, whose experiment.json errors name). Errors: not an experiment that `run`
+// writes, or a member of the wrong type or out of range, named.
+StatusOr<ExperimentResults> ExperimentResultsFromJson(const nlohmann::json& experiment,
+                                                      const std::string& dir);
+
 // Reads DIR (a results directory that `hvdrun-lab run` wrote). Errors: DIR has no readable
-// experiment.json.
+// experiment.json, or ExperimentResultsFromJson's.
 StatusOr<ExperimentResults> LoadExperimentResults(const std::string& dir);
 
 }  // namespace hvdrun::lab

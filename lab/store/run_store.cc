@@ -10,11 +10,20 @@
 #include <filesystem>
 
 #include "common/atomic_file.h"
-#include "lab/whole_file.h"
+#include "lab/json_fields.h"
+#include "lab/json_file.h"
 
 namespace hvdrun::lab {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The longest run.json's duration may say: far beyond any timeout (a week), so a damaged record
+// is not shown as a run of ages.
+constexpr double kMaxRunSeconds = 1e9;
+
+}  // namespace
 
 nlohmann::json RunRecordToJson(const RunRecord& record) {
   return {{"status", record.ok ? "ok" : "failed"},
@@ -46,15 +55,17 @@ StatusOr<RunRecord> RunRecordFromJson(const nlohmann::json& json) {
   if (!string_member("error", record.error)) return missing("error", "a string");
   if (!string_member("started_at", record.started_at)) return missing("started_at", "a string");
   auto exit_code = json.find("exit_code");
-  if (exit_code == json.end() || !exit_code->is_number_integer()) {
-    return missing("exit_code", "a whole number");
-  }
-  record.exit_code = exit_code->get<int>();
+  std::optional<int64_t> code = exit_code == json.end() ? std::nullopt : JsonWholeNumber(*exit_code, -1, 255);
+  if (!code) return missing("exit_code", "a whole number from -1 to 255");
+  record.exit_code = static_cast<int>(*code);
   auto timed_out = json.find("timed_out");
   if (timed_out == json.end() || !timed_out->is_boolean()) return missing("timed_out", "true or false");
   record.timed_out = timed_out->get<bool>();
   auto duration = json.find("duration_s");
-  if (duration == json.end() || !duration->is_number()) return missing("duration_s", "a number");
+  if (duration == json.end() || !duration->is_number() || !(duration->get<double>() >= 0) ||
+      duration->get<double>() > kMaxRunSeconds) {
+    return missing("duration_s", "a number of seconds from 0 to 1e+09");
+  }
   record.duration_s = duration->get<double>();
   auto command = json.find("command");
   if (command == json.end() || !command->is_array()) return missing("command", "a list");
@@ -92,10 +103,9 @@ StatusOr<UniqueFd> RunStore::Lock() const {
 }
 
 std::optional<RunRecord> RunStore::FindRun(const std::string& cell_id, int repeat) const {
-  StatusOr<std::string> text = ReadWholeFile(RunDir(cell_id, repeat) + "/" + kRunRecordFile);
-  if (!text.ok()) return std::nullopt;
-  nlohmann::json json = nlohmann::json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
-  StatusOr<RunRecord> record = RunRecordFromJson(json);
+  StatusOr<nlohmann::json> json = ReadJsonFile(RunDir(cell_id, repeat) + "/" + kRunRecordFile);
+  if (!json.ok()) return std::nullopt;
+  StatusOr<RunRecord> record = RunRecordFromJson(json.value());
   if (!record.ok()) return std::nullopt;
   return record.value();
 }
@@ -114,7 +124,7 @@ Status RunStore::CommitRun(const std::string& cell_id, int repeat, const RunReco
   std::string partial = PartialDir(cell_id, repeat);
   std::string final_dir = RunDir(cell_id, repeat);
   if (Status status =
-          WriteFileAtomically(partial + "/" + kRunRecordFile, RunRecordToJson(record).dump(2) + "\n");
+          WriteFileAtomically(partial + "/" + kRunRecordFile, JsonFileText(RunRecordToJson(record)));
       !status.ok()) {
     return status;
   }

@@ -56,6 +56,18 @@ TEST(RunStore, ARunCountsOnlyOnceCommitted) {
   EXPECT_FALSE(fs::exists(partial.value()));
 }
 
+// The reason a run failed quotes hvdrun's last line, which may quote a rank's output: bytes that are
+// not UTF-8 in it are written as U+FFFD, never fail the write.
+TEST(RunStore, AReasonThatIsNotUtf8IsRecorded) {
+  e2e::ScratchDir scratch;
+  RunStore store(scratch.path() + "/exp");
+  ASSERT_TRUE(store.BeginRun("cell-a", 1).ok());
+  ASSERT_TRUE(store.CommitRun("cell-a", 1, Record(false, "rank 0: \xff\xfe garbage")).ok());
+  std::optional<RunRecord> found = store.FindRun("cell-a", 1);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->error, "rank 0: \xef\xbf\xbd\xef\xbf\xbd garbage");
+}
+
 TEST(RunStore, AnInterruptedRunLeavesNothingThatCounts) {
   e2e::ScratchDir scratch;
   RunStore store(scratch.path());
@@ -102,8 +114,18 @@ TEST(RunRecord, JsonRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(back->duration_s, 1.5);
   nlohmann::json json = RunRecordToJson(record);
   json.erase("duration_s");
-  EXPECT_EQ(RunRecordFromJson(json).status().message(), "\"duration_s\" is missing or not a number");
+  EXPECT_EQ(RunRecordFromJson(json).status().message(),
+            "\"duration_s\" is missing or not a number of seconds from 0 to 1e+09");
   EXPECT_EQ(RunRecordFromJson(nlohmann::json::array()).status().message(), "not a JSON object");
+  // Out of range: never shown as a wrapped whole number or a run of ages.
+  json = RunRecordToJson(record);
+  json["exit_code"] = 1e12;
+  EXPECT_EQ(RunRecordFromJson(json).status().message(),
+            "\"exit_code\" is missing or not a whole number from -1 to 255");
+  json = RunRecordToJson(record);
+  json["duration_s"] = -1;
+  EXPECT_EQ(RunRecordFromJson(json).status().message(),
+            "\"duration_s\" is missing or not a number of seconds from 0 to 1e+09");
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
 }
 
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
-                      const LaunchOptions& options, const std::string& job_id) {
+                      const LaunchOptions& options, const std::string& job_id, int exit_code) {
   RunSummary summary = SummarizeReports(reports);
   for (const std::string& problem : summary.problems) {
     std::fprintf(stderr, "hvdrun: report of %s\n", problem.c_str());
@@ -71,8 +71,10 @@ Status PublishResults(const std::map<int, std::string>& reports, const RankAssig
   std::fputs(FormatRunSummary(summary).c_str(), stdout);
   std::fflush(stdout);
   if (options.results_dir.empty()) return Status::Ok();
-  return WriteResults(options.results_dir, PlanToJson(assignment, options, job_id), reports,
-                      RunSummaryToJson(summary));
+  nlohmann::json summary_json = RunSummaryToJson(summary);
+  summary_json["status"] = exit_code == 0 ? "ok" : "failed";
+  summary_json["exit_code"] = exit_code;
+  return WriteResults(options.results_dir, PlanToJson(assignment, options, job_id), reports, summary_json);
 }
 
 }  // namespace hvdrun

@@ -29,9 +29,11 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
                     const std::map<int, std::string>& reports, const nlohmann::json& summary);
 
 // The end of every job: prints the summary of the ranks' reports (and a line per report that
-// makes no sense) and, with --results, writes the results directory. The error names the file.
+// makes no sense) and, with --results, writes the results directory, its summary.json saying how
+// the job ended (`exit_code`: hvdrun's; "status" "ok" for 0, else "failed"), so that a failed job's
+// summary never reads as a good one's. The error names the file.
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
-                      const LaunchOptions& options, const std::string& job_id);
+                      const LaunchOptions& options, const std::string& job_id, int exit_code);
 
 }  // namespace hvdrun
 

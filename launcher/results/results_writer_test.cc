@@ -47,6 +47,28 @@ TEST_F(ResultsWriterTest, WritesPlanReportsAndSummary) {
   }
 }
 
+// summary.json says how the job ended, so that a failed job's (exit code 127: the program was not
+// found) never reads as a good one, also where it replaces a good job's in the same directory.
+TEST_F(ResultsWriterTest, TheSummarySaysHowTheJobEnded) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"localhost", 1}}, 1);
+  ASSERT_TRUE(assignment.ok());
+  LaunchOptions options;
+  options.results_dir = dir_.string();
+  ASSERT_TRUE(
+      PublishResults({{0, R"({"summary": {"step_time_s": 0.5}})"}}, assignment.value(), options, "job1", 0)
+          .ok());
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(dir_ / "summary.json"));
+  EXPECT_EQ(summary["status"], "ok");
+  EXPECT_EQ(summary["exit_code"], 0);
+  EXPECT_EQ(summary["ranks_reporting"], 1);
+
+  ASSERT_TRUE(PublishResults({}, assignment.value(), options, "job2", 127).ok());
+  summary = nlohmann::json::parse(ReadFile(dir_ / "summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(summary["exit_code"], 127);
+  EXPECT_EQ(summary["ranks_reporting"], 0);
+}
+
 TEST_F(ResultsWriterTest, AFileThatCannotBeWrittenIsNamedAsAResultsFile) {
   std::filesystem::create_directories(dir_);
   std::string path = (dir_ / "f.json").string();
