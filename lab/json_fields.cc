@@ -55,8 +55,9 @@ std::string JsonValueText(const nlohmann::json& value) {
 
 JsonFields::JsonFields(const nlohmann::json& json, std::string file)
     : JsonFields(json, std::move(file), "", std::make_shared<Status>(Status::Ok())) {
-  if (!json.is_object() && !json.is_null())
+  if (!json.is_object() && !json.is_null()) {
     Fail("", "the file holds " + JsonValueText(json) + ", not an object");
+  }
 }
 
 JsonFields::JsonFields(const nlohmann::json& json, std::string file, std::string path,

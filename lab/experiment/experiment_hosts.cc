@@ -55,8 +55,9 @@ Status ExperimentParser::ParseHosts(const std::map<std::string, std::pair<YAML::
     // Read here, bounded, and parsed as hvdrun parses one (a hostfile named /dev/zero is refused).
     const std::string path = Relative(text.value());
     StatusOr<std::string> contents = ReadWholeFile(path, kMaxHostfileBytes);
-    if (!contents.ok())
+    if (!contents.ok()) {
       return Status::Error(Where(node).Prefix() + "hostfile: " + contents.status().message());
+    }
     StatusOr<std::vector<HostSlots>> parsed = ParseHostfile(contents.value(), path);
     if (!parsed.ok()) {
       return Status::Error(Where(node).Prefix() + "hostfile: " + WithoutFlag(parsed.status(), "--hostfile"));

@@ -55,8 +55,9 @@ std::string CheckReports(const std::string& hvdrun_results_dir, int num_proc, co
       continue;
     }
     StatusOr<nlohmann::json> parsed = ParseJson(text.value(), path);
-    if (!parsed.ok())
+    if (!parsed.ok()) {
       return "rank " + std::to_string(rank) + "'s report cannot be read: " + parsed.status().message();
+    }
     // What the report reads of it must be in range, or the run would count and its report not.
     if (StatusOr<RankReport> read = RankReportFromJson(rank, parsed.value(), path); !read.ok()) {
       return "rank " + std::to_string(rank) + "'s report cannot be read: " + read.status().message();

@@ -120,8 +120,9 @@ StatusOr<std::string> BuildSbatchScript(const ExperimentConfig& config, const Ma
   script += "#SBATCH --job-name=" + SbatchDirectiveQuote(config.name) + "\n";
   script += "#SBATCH --nodes=" + std::to_string(nodes) + "\n";
   script += "#SBATCH --ntasks-per-node=" + std::to_string(tasks_per_node) + "\n";
-  if (!options.time_limit.empty())
+  if (!options.time_limit.empty()) {
     script += "#SBATCH --time=" + SbatchDirectiveQuote(options.time_limit) + "\n";
+  }
   script += "#SBATCH --output=" + SbatchDirectiveQuote(output) + "\n";
   if (!options.partition.empty()) {
     script += "#SBATCH --partition=" + SbatchDirectiveQuote(options.partition) + "\n";

@@ -124,8 +124,9 @@ StoredRun ReadRun(const std::string& run_dir, int repeat, const RunRecord& recor
   run.record = record;
   const std::string hvdrun_dir = run_dir + "/hvdrun";
   std::error_code error;
-  if (fs::exists(hvdrun_dir + "/plan.json", error))
+  if (fs::exists(hvdrun_dir + "/plan.json", error)) {
     run.plan_hosts = ReadPlanHosts(hvdrun_dir + "/plan.json", problems);
+  }
   run.ranks = ReadRankReports(hvdrun_dir, problems);
   run.host_facts = ReadHostFacts(run_dir, problems);
   return run;
