@@ -9,7 +9,7 @@
 #include "common/protocol/rendezvous_client.h"
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
-#include "runtime/negotiation/tensor_request.h"
+#include "runtime/request/tensor_request.h"
 #include "runtime/runtime_environment.h"
 #include "runtime/runtime_impl.h"
 

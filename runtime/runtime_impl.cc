@@ -19,7 +19,7 @@
 
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"
-#include "runtime/negotiation/run_request.h"
+#include "runtime/request/run_request.h"
 #include "runtime/shm/shm_backend.h"
 
 namespace hvdrun {

@@ -2,7 +2,7 @@
 //
 // Every call of the public API becomes a TensorRequest: named by the caller, or by its place in the
 // sequence of this rank's unnamed calls (NextUnnamed), which every rank makes in the same order. A
-// request runs by RunRequest (runtime/negotiation/run_request.h) on its own, or fused with others;
+// request runs by RunRequest (runtime/request/run_request.h) on its own, or fused with others;
 // the two collective orders differ only in how the ranks agree on what runs next:
 // - CollectiveOrder::kNegotiated: the thread runs a NegotiatedStream, which agrees on ready names
 //   every cycle, caches, and fuses (runtime/negotiation/negotiated_stream.h);
@@ -49,7 +49,7 @@
 #include "runtime/backend.h"
 #include "runtime/compression/compressed_allreduce.h"
 #include "runtime/negotiation/negotiated_stream.h"
-#include "runtime/negotiation/tensor_request.h"
+#include "runtime/request/tensor_request.h"
 #include "runtime/timeline/timeline.h"
 
 namespace hvdrun {

@@ -14,10 +14,9 @@
 //     that every rank shares (from a MAX allreduce of the blocks' absolute maxima) and that brings
 //     the block's largest value near the format's largest, so that small gradients do not vanish
 //     below fp8's smallest subnormal (2^-9 for E4M3). Off: the values are encoded as they are.
-//   - a safe cast: saturating, with subnormals (runtime/compression/wire_format.h). Off: the naive cast,
-//   which
-//     flushes values below the smallest normal (2^-6 for E4M3) to zero and makes those beyond the
-//     largest NaN (E4M3) or infinity (E5M2).
+//   - a safe cast: saturating, with subnormals (runtime/compression/wire_format.h). Off: the naive
+//     cast, which flushes values below the smallest normal (2^-6 for E4M3) to zero and makes
+//     those beyond the largest NaN (E4M3) or infinity (E5M2).
 //   - float32 sums: an alltoall hands each rank its 1/N of every rank's encoded values; it sums
 //     them in float32, encodes its chunk of the sum again (with block scales of its own, sent with
 //     it), and an allgather gives every rank every chunk. No value is summed in fp8, and each rank

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "hvdrun/types.h"
-#include "runtime/negotiation/tensor_request.h"
+#include "runtime/request/tensor_request.h"
 
 namespace hvdrun {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "hvdrun/status.h"
-#include "runtime/negotiation/tensor_request.h"
+#include "runtime/request/tensor_request.h"
 
 namespace hvdrun {
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "runtime/negotiation/negotiation_message.h"
-#include "runtime/negotiation/tensor_request.h"
+#include "runtime/request/tensor_request.h"
 
 namespace hvdrun {
 

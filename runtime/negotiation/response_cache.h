@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/negotiation/tensor_request.h"
+#include "runtime/request/tensor_request.h"
 
 namespace hvdrun {
 

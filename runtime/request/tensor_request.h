@@ -3,8 +3,8 @@
 //
 // Two ranks' requests for the same name must be equal (Matches) for the collective to run; a
 // mismatch is an error that names the tensor and both descriptions.
-#ifndef HVDRUN_RUNTIME_NEGOTIATION_TENSOR_REQUEST_H_
-#define HVDRUN_RUNTIME_NEGOTIATION_TENSOR_REQUEST_H_
+#ifndef HVDRUN_RUNTIME_REQUEST_TENSOR_REQUEST_H_
+#define HVDRUN_RUNTIME_REQUEST_TENSOR_REQUEST_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -56,4 +56,4 @@ struct TensorRequest {
 
 }  // namespace hvdrun
 
-#endif  // HVDRUN_RUNTIME_NEGOTIATION_TENSOR_REQUEST_H_
+#endif  // HVDRUN_RUNTIME_REQUEST_TENSOR_REQUEST_H_

@@ -1,8 +1,8 @@
-#include "runtime/negotiation/run_request.h"
+#include "runtime/request/run_request.h"
 
 #include "hvdrun/collective_handle.h"
-#include "runtime/varied_allgather.h"
-#include "runtime/varied_alltoall.h"
+#include "runtime/request/varied_allgather.h"
+#include "runtime/request/varied_alltoall.h"
 
 namespace hvdrun {
 

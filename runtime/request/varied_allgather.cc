@@ -1,4 +1,4 @@
-#include "runtime/varied_allgather.h"
+#include "runtime/request/varied_allgather.h"
 
 #include <algorithm>
 #include <cstddef>

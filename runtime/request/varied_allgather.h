@@ -4,8 +4,8 @@
 // Every rank knows every rank's count beforehand (negotiation agreed them, or a first allgather of
 // the counts did). Each rank's elements are padded to the largest count, gathered in one backend
 // call, and packed back to back in rank order into the result.
-#ifndef HVDRUN_RUNTIME_VARIED_ALLGATHER_H_
-#define HVDRUN_RUNTIME_VARIED_ALLGATHER_H_
+#ifndef HVDRUN_RUNTIME_REQUEST_VARIED_ALLGATHER_H_
+#define HVDRUN_RUNTIME_REQUEST_VARIED_ALLGATHER_H_
 
 #include <cstdint>
 #include <vector>
@@ -22,4 +22,4 @@ Status VariedAllgather(Backend& backend, const void* send, DataType type, const 
 
 }  // namespace hvdrun
 
-#endif  // HVDRUN_RUNTIME_VARIED_ALLGATHER_H_
+#endif  // HVDRUN_RUNTIME_REQUEST_VARIED_ALLGATHER_H_

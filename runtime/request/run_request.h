@@ -1,15 +1,15 @@
 // RunRequest: what each kind of collective does when it runs by itself, on one backend; the one
 // definition that both collective orders use (a negotiated request that was not fused, and every
 // call-order call, whose name is its place in the sequence of calls).
-#ifndef HVDRUN_RUNTIME_NEGOTIATION_RUN_REQUEST_H_
-#define HVDRUN_RUNTIME_NEGOTIATION_RUN_REQUEST_H_
+#ifndef HVDRUN_RUNTIME_REQUEST_RUN_REQUEST_H_
+#define HVDRUN_RUNTIME_REQUEST_RUN_REQUEST_H_
 
 #include <string>
 
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
 #include "runtime/compression/compressed_allreduce.h"
-#include "runtime/negotiation/tensor_request.h"
+#include "runtime/request/tensor_request.h"
 
 namespace hvdrun {
 
@@ -27,4 +27,4 @@ bool RunsAsOneCall(const TensorRequest& request);
 
 }  // namespace hvdrun
 
-#endif  // HVDRUN_RUNTIME_NEGOTIATION_RUN_REQUEST_H_
+#endif  // HVDRUN_RUNTIME_REQUEST_RUN_REQUEST_H_

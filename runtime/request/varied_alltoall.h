@@ -5,8 +5,8 @@
 // whole matrix, so that each knows what it receives from every rank; then one backend alltoallv
 // (Gloo's alltoallv, MPI_Alltoallv, NCCL's grouped sends and receives) exchanges the elements into
 // the result, back to back in rank order.
-#ifndef HVDRUN_RUNTIME_VARIED_ALLTOALL_H_
-#define HVDRUN_RUNTIME_VARIED_ALLTOALL_H_
+#ifndef HVDRUN_RUNTIME_REQUEST_VARIED_ALLTOALL_H_
+#define HVDRUN_RUNTIME_REQUEST_VARIED_ALLTOALL_H_
 
 #include <cstdint>
 #include <vector>
@@ -25,4 +25,4 @@ Status VariedAlltoall(Backend& backend, const void* send, DataType type, const s
 
 }  // namespace hvdrun
 
-#endif  // HVDRUN_RUNTIME_VARIED_ALLTOALL_H_
+#endif  // HVDRUN_RUNTIME_REQUEST_VARIED_ALLTOALL_H_

@@ -1,6 +1,6 @@
 // Allgathers whose ranks give different numbers of rows (Runtime::AllgatherAsync with a result), on
 // 1-4 ranks as threads over real TCP (Gloo), in both collective orders.
-#include "runtime/varied_allgather.h"
+#include "runtime/request/varied_allgather.h"
 
 #include <gtest/gtest.h>
 

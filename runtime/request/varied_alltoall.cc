@@ -1,4 +1,4 @@
-#include "runtime/varied_alltoall.h"
+#include "runtime/request/varied_alltoall.h"
 
 #include <algorithm>
 #include <cstddef>

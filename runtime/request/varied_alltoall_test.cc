@@ -1,6 +1,6 @@
 // Alltoalls whose ranks send different numbers of rows to each other (Runtime::AlltoallAsync), on 1-4
 // ranks as threads over real TCP (Gloo), in both collective orders.
-#include "runtime/varied_alltoall.h"
+#include "runtime/request/varied_alltoall.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,30 @@
+// CycleSettings: the negotiated engine's tuning that takes effect per cycle (NegotiationOptions'
+// cycle_time and fusion_threshold_bytes). The engine reads them once at the start of each cycle
+// (NegotiatedStream::Run) and uses that copy throughout it: how long until the next cycle, how much
+// fusion packs into one buffer. Every rank must use the same settings in the same cycle, since the
+// ranks' fusion plans must agree.
+#ifndef HVDRUN_RUNTIME_NEGOTIATION_CYCLE_SETTINGS_H_
+#define HVDRUN_RUNTIME_NEGOTIATION_CYCLE_SETTINGS_H_
+
+#include <chrono>
+#include <cstddef>
+
+#include "hvdrun/options.h"
+#include "runtime/negotiation/fusion_plan.h"
+
+namespace hvdrun {
+
+struct CycleSettings {
+  std::chrono::microseconds cycle_time{0};
+  size_t fusion_threshold_bytes = 0;  // as used: EffectiveFusionThreshold's
+
+  // The settings `options` start a runtime with.
+  static CycleSettings From(const RuntimeOptions& options) {
+    return {options.negotiation.cycle_time,
+            EffectiveFusionThreshold(options.negotiation.fusion_threshold_bytes, options.local_size)};
+  }
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_RUNTIME_NEGOTIATION_CYCLE_SETTINGS_H_

@@ -1,0 +1,66 @@
+#include "runtime/negotiation/stall_tracker.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+namespace hvdrun {
+namespace {
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  return out;
+}
+
+// "60 s", or "1500 ms" for a duration that is not whole seconds.
+std::string DurationText(std::chrono::milliseconds duration) {
+  return duration.count() % 1000 == 0 ? std::to_string(duration.count() / 1000) + " s"
+                                      : std::to_string(duration.count()) + " ms";
+}
+
+}  // namespace
+
+StallTracker::StallTracker(std::chrono::milliseconds stall_warning, std::chrono::milliseconds timeout,
+                           std::function<void(const std::string&)> warn)
+    : stall_warning_(stall_warning), timeout_(timeout), warn_(std::move(warn)) {}
+
+Status StallTracker::TimedOut(const PendingEntry& entry, Clock::time_point now) const {
+  if (now - entry.submitted < timeout_) return Status::Ok();
+  return Status::Error("'" + entry.request.name + "' was not submitted by every rank within the runtime's " +
+                       DurationText(timeout_) + " timeout");
+}
+
+bool StallTracker::CensusDue(PendingEntry& entry, Clock::time_point now) const {
+  if (now < entry.next_census) return false;
+  entry.next_census = now + stall_warning_;
+  return true;
+}
+
+void StallTracker::Warn(const std::vector<ReadinessTable::Waiting>& stalled,
+                        const std::vector<TensorRequest>& ready, Clock::time_point now) {
+  std::unordered_map<std::string, Clock::time_point> still_stalled;
+  for (const ReadinessTable::Waiting& waiting : stalled) {
+    const bool runs_now = std::any_of(ready.begin(), ready.end(), [&](const TensorRequest& request) {
+      return request.name == waiting.name;
+    });
+    if (waiting.missing.empty() || runs_now) continue;
+    auto warned = next_warning_.find(waiting.name);
+    if (warned != next_warning_.end() && now < warned->second) {
+      still_stalled.insert(*warned);
+      continue;
+    }
+    const std::string line = "stall: '" + waiting.name + "' was submitted by " + RankList(waiting.submitted) +
+                             " and waits for " + RankList(waiting.missing) + "; it fails after the " +
+                             DurationText(timeout_) + " timeout";
+    if (warn_) {
+      warn_(line);
+    } else {
+      std::fprintf(stderr, "libhvdrun: %s\n", line.c_str());
+    }
+    still_stalled[waiting.name] = now + stall_warning_;
+  }
+  next_warning_ = std::move(still_stalled);
+}
+
+}  // namespace hvdrun
