@@ -3,12 +3,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "common/env_names.h"
 #include "common/environment_reader.h"
+#include "common/error_text.h"
+#include "common/horovod_variables.h"
 #include "common/protocol/rendezvous_client.h"
 #include "hvdrun/types.h"
 
@@ -53,13 +56,10 @@ Status ReadNegotiation(const EnvironmentReader& env, NegotiationOptions& negotia
     negotiation.fusion_threshold_bytes = static_cast<size_t>(bytes.value());
   }
   if (const char* text = env.Find(env::kHorovodCycleTime); text != nullptr) {
-    char* end = nullptr;
-    const double ms = std::strtod(text, &end);
-    if (*text == '\0' || end == nullptr || *end != '\0' || !(ms >= 0 && ms <= 60000)) {
-      return Status::Error(std::string(env::kHorovodCycleTime) + "='" + text +
-                           "' is not a number of milliseconds from 0 to 60000");
-    }
-    negotiation.cycle_time = std::chrono::microseconds(std::llround(ms * 1000));
+    const std::optional<double> ms = ParseCycleTime(text);
+    if (!ms)
+      return Status::Error(std::string(env::kHorovodCycleTime) + "='" + text + "' is not " + kCycleTimeForm);
+    negotiation.cycle_time = std::chrono::microseconds(std::llround(*ms * 1000));
   }
   if (env.Find(env::kHorovodCacheCapacity) != nullptr) {
     StatusOr<int64_t> capacity = env.RequiredWholeNumber(env::kHorovodCacheCapacity, 0, int64_t{1} << 20);
@@ -124,7 +124,7 @@ Status ReadTimeline(const EnvironmentReader& env, int rank, TimelineSettings& ti
 
 }  // namespace
 
-StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const char*(const char*)>& lookup) {
+StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const EnvironmentLookup& lookup) {
   const EnvironmentReader env(lookup, "run this program under hvdrun");
   RuntimeEnvironment result;
   RuntimeOptions& options = result.options;
@@ -176,6 +176,9 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
     status = hierarchical.status();
   }
   if (!status.ok()) return status;
+  StatusOr<HorovodSettings> horovod = ReadHorovodSettings(env, options);
+  if (!horovod.ok()) return horovod.status();
+  result.horovod = std::move(horovod).value();
   return result;
 }
 
@@ -198,11 +201,33 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(
   RuntimeEnvironment& settings = environment.value();
   settings.options.order = order;
   if (adjust) adjust(settings.options);
+  // Once per process (a --nccl job's Python rank makes two runtimes), by rank 0 for the job.
+  static std::once_flag notes_shown;
+  if (settings.options.rank == 0) {
+    std::call_once(notes_shown, [&settings] {
+      for (const std::string& note : settings.horovod.notes)
+        settings.horovod.messages.Print(LogLevel::kWarning, note);
+    });
+  }
+  const std::chrono::milliseconds connect_timeout =
+      settings.horovod.start_timeout ? std::chrono::milliseconds(*settings.horovod.start_timeout)
+                                     : settings.options.timeout;
   auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,
-                                          settings.secret_hex, settings.options.timeout);
+                                          settings.secret_hex, connect_timeout);
   if (!client.ok()) return client.status();
   settings.options.store = std::shared_ptr<KeyValueStore>(std::move(client).value());
-  return Init(std::move(settings.options));
+  const RuntimeOptions& options = settings.options;
+  const std::string described =
+      "rank " + std::to_string(options.rank) + " of " + std::to_string(options.size) + ": " +
+      std::string(BackendName(options.backend)) + " backend, " +
+      (options.order == CollectiveOrder::kNegotiated ? "negotiated" : "call order") + ", timeout " +
+      DurationText(options.timeout);
+  StatusOr<std::unique_ptr<Runtime>> runtime = Init(std::move(settings.options));
+  if (runtime.ok()) {
+    settings.horovod.messages.Print(LogLevel::kInfo,
+                                    described + ", allreduces over " + runtime.value()->allreduce_path());
+  }
+  return runtime;
 }
 
 }  // namespace hvdrun

@@ -1,5 +1,5 @@
 // Reading an hvdrun rank's environment (common/env_names.h) into RuntimeOptions, for
-// Runtime::InitFromEnvironment.
+// Runtime::InitFromEnvironment; Horovod's variables beyond its tuning in runtime/horovod_environment.h.
 //
 // Every error names the variable and says what is wrong with it in one line
 // (common/environment_reader.h); a missing or empty variable says to run the program under hvdrun. The
@@ -8,11 +8,11 @@
 #define HVDRUN_RUNTIME_RUNTIME_ENVIRONMENT_H_
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
+#include "runtime/horovod_environment.h"
 
 namespace hvdrun {
 
@@ -21,10 +21,12 @@ struct RuntimeEnvironment {
   std::string rendezvous_address;
   uint16_t rendezvous_port = 0;
   std::string secret_hex;
+  // Horovod's other variables: messages, notes, the start timeout (runtime/horovod_environment.h).
+  HorovodSettings horovod;
 };
 
 // `lookup(name)` returns the variable's value or nullptr when unset (std::getenv in production).
-StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const char*(const char*)>& lookup);
+StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const EnvironmentLookup& lookup);
 
 }  // namespace hvdrun
 

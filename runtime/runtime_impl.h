@@ -102,6 +102,8 @@ class HVDRUN_NO_EXPORT Runtime::Impl {
     std::shared_ptr<CollectiveHandle::State> state;
   };
 
+  // Pins the calling thread to RuntimeOptions::collective_thread_cpu, where one is given.
+  Status PinThread() const;
   void ThreadMain();
   Status Bootstrap();
   // Where the caller's stream stands, for a request's buffers (BackendMemory::MarkReady).

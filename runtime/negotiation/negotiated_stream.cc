@@ -238,7 +238,7 @@ bool NegotiatedStream::Cycle(Backend& control, Backend& data) {
   std::optional<ReadinessTable::JoinDone> join_done;
   if (gathered && !GatherAnnouncements(control, now, ballot, &ready, &join_done)) return false;
 
-  if (options_.rank == 0) WarnOfStalls(now, ready);
+  if (options_.rank == 0 && options_.negotiation.stall_check) WarnOfStalls(now, ready);
   Status status = table_.joined(options_.rank) ? AddStandIns(data.memory(), ready) : Status::Ok();
   if (status.ok()) status = Execute(data, ready, Clock::now());
   {
@@ -271,10 +271,12 @@ NegotiatedStream::Ballot NegotiatedStream::MakeBallot(Clock::time_point now, con
   Ballot ballot(CountedFields(kFirstSlot + cache_.bit_count(), options_.size));
   for (auto& [order, entry] : pending_.InOrder()) {
     const std::string& name = entry.request.name;
-    if (now - entry.submitted >= options_.timeout && ballot.timed_out.ok()) {
-      ballot.timed_out =
-          Status::Error("'" + name + "' was not submitted by every rank within the runtime's " +
-                        DurationText(options_.timeout) + " timeout");
+    const std::chrono::milliseconds shutdown = options_.negotiation.stall_shutdown;
+    if (options_.negotiation.stall_check && shutdown.count() > 0 && now - entry.submitted >= shutdown &&
+        ballot.timed_out.ok()) {
+      ballot.timed_out = Status::Error(
+          "stall: '" + name + "' was not submitted by every rank within the stall " + "shutdown time (" +
+          DurationText(shutdown) + ", HOROVOD_STALL_SHUTDOWN_TIME_SECONDS); the collective fails");
     }
     if (entry.announced) continue;
     uint32_t bit = 0;
@@ -286,7 +288,7 @@ NegotiatedStream::Ballot NegotiatedStream::MakeBallot(Clock::time_point now, con
     if (lookup == ResponseCache::Lookup::kHit && !joined_ranks_refuse) {
       ballot.fields.Set(kFirstSlot + bit);
       ballot.cached.push_back(&entry);
-      if (now >= entry.next_stall_warning) {
+      if (options_.negotiation.stall_check && now >= entry.next_stall_warning) {
         ballot.census = true;
         entry.next_stall_warning = now + options_.negotiation.stall_warning;
       }
@@ -422,8 +424,12 @@ void NegotiatedStream::WarnOfStalls(std::chrono::steady_clock::time_point now,
       still_stalled.insert(*warned);
       continue;
     }
+    const std::chrono::milliseconds shutdown = options_.negotiation.stall_shutdown;
     Warn("stall: '" + waiting.name + "' was submitted by " + RankList(waiting.submitted) + " and waits for " +
-         RankList(waiting.missing) + "; it fails after the " + DurationText(options_.timeout) + " timeout");
+         RankList(waiting.missing) +
+         (shutdown.count() > 0
+              ? "; it fails after " + DurationText(shutdown) + " (the stall shutdown time)"
+              : "; no stall shutdown time is set (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS), so it waits"));
     still_stalled[waiting.name] = now + options_.negotiation.stall_warning;
   }
   next_stall_warning_ = std::move(still_stalled);

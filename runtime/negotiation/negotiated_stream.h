@@ -17,8 +17,9 @@
 // Broadcasts and allgathers are agreed as allreduces are and run alone; an allgather whose ranks give
 // different counts (kAllgatherv) is never cached, since its counts travel in its announcements.
 // A name waiting past the stall limit is reported by rank 0 with the ranks that have not submitted
-// it; past the runtime's timeout it fails and the runtime breaks, and so it does on every rank (a
-// stopping rank tells the others through the status flags). A rank with nothing pending cycles every
+// it (unless the stall check is off); past the stall shutdown time, when one is set, it fails and the
+// runtime breaks, and so it does on every rank (a stopping rank tells the others through the status
+// flags). A rank with nothing pending cycles every
 // kIdleCycleTime instead of every cycle time (a submission wakes it at once), so an idle runtime costs
 // next to nothing, and the others wait for it only while it has nothing they could agree on.
 //
@@ -169,7 +170,7 @@ class NegotiatedStream {
     CountedFields fields;
     std::vector<Announcement> mine;
     std::vector<const Entry*> cached;  // pending entries found in the cache, for a census
-    Status timed_out;                  // the first pending entry past the runtime's timeout
+    Status timed_out;                  // the first pending entry past the stall shutdown time
     bool census = false;               // an entry waited past the stall limit: every rank probes
   };
 
