@@ -95,8 +95,9 @@ StatusOr<std::optional<HostLibrary>> ReadHostLibrary(const EnvironmentReader& en
     return Status::Error(Setting(name, text) + ": oneCCL is not a library libhvdrun has (" +
                          kHostLibraryForm + ")");
   }
-  if (!library)
+  if (!library) {
     return Status::Error(std::string(name) + "='" + PrintableText(text) + "' is not " + kHostLibraryForm);
+  }
   return library;
 }
 
@@ -121,8 +122,9 @@ Status ReadHostBackend(const EnvironmentReader& env, RuntimeOptions& options, Ho
                          ": MPI needs ranks that mpirun started, and hvdrun started " + "this one for " +
                          std::string(BackendName(options.backend)) + "; run hvdrun --mpi");
   }
-  if (*chosen == HostLibrary::kGloo && options.backend == BackendKind::kMpi)
+  if (*chosen == HostLibrary::kGloo && options.backend == BackendKind::kMpi) {
     options.backend = BackendKind::kGloo;
+  }
   return Status::Ok();
 }
 
@@ -142,8 +144,9 @@ Status ReadGlooIface(const EnvironmentReader& env, RuntimeOptions& options, Horo
   const char* host = env.Find(env::kHostname);
   StatusOr<HostNetwork> network =
       ChooseHostNetwork(ListInterfaceAddresses(), {iface}, "", host != nullptr ? host : "");
-  if (!network.ok())
+  if (!network.ok()) {
     return Status::Error(Setting(env::kHorovodGlooIface, iface) + ": " + network.status().message());
+  }
   options.host_address = network.value().address;
   return Status::Ok();
 }
