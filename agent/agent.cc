@@ -3,7 +3,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "common/host/free_port.h"
 #include "common/host/host_facts.h"
 #include "common/host/network_interfaces.h"
+#include "common/process/signal_watch.h"
 #include "common/process/wait_status.h"
 #include "common/version.h"
 
@@ -51,98 +51,103 @@ Agent::Agent(UniqueFd control_in, UniqueFd control_out)
     : control_in_(std::move(control_in)), control_out_(std::move(control_out)) {}
 
 int Agent::Run() {
-  sigset_t child_set;
-  sigemptyset(&child_set);
-  sigaddset(&child_set, SIGCHLD);
-  for (int stop : {SIGTERM, SIGHUP, SIGINT}) sigaddset(&child_set, stop);
-  ::sigprocmask(SIG_BLOCK, &child_set, nullptr);
-  child_signals_.Reset(::signalfd(-1, &child_set, SFD_NONBLOCK | SFD_CLOEXEC));
-  ::signal(SIGPIPE, SIG_IGN);
+  StatusOr<std::unique_ptr<SignalWatch>> signals = WatchProcessSignals();
   // Orphaned descendants of the ranks become the agent's children, so that it can reap them and
   // knows when the last one is gone.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  if (!child_signals_.valid()) {
-    Fail(std::string("cannot watch child processes: ") + std::strerror(errno));
+  if (!signals.ok()) {
+    Fail(signals.status().message());
     Flush();
     return exit_code_;
   }
+  signals_ = std::move(signals).value();
   SetNonBlocking(control_in_.get());
   last_heard_ = last_sent_ = Clock::now();
 
   while (!((launcher_gone_ || stop_signal_ != 0) && RunningRanks() == 0)) {
+    std::vector<PolledFd> polled = PolledFds();
     std::vector<pollfd> fds;
-    std::vector<std::pair<Rank*, protocol::OutputStream>> fd_owner;
-    fds.push_back({child_signals_.get(), POLLIN, 0});
-    fd_owner.emplace_back(nullptr, protocol::OutputStream::kStdout);
-    if (!launcher_gone_) {
-      fds.push_back({control_in_.get(), POLLIN, 0});
-      fd_owner.emplace_back(nullptr, protocol::OutputStream::kStdout);
-    }
-    for (auto& rank : ranks_) {
-      if (rank->out_fd.valid()) {
-        fds.push_back({rank->out_fd.get(), POLLIN, 0});
-        fd_owner.emplace_back(rank.get(), protocol::OutputStream::kStdout);
-      }
-      if (rank->err_fd.valid()) {
-        fds.push_back({rank->err_fd.get(), POLLIN, 0});
-        fd_owner.emplace_back(rank.get(), protocol::OutputStream::kStderr);
-      }
-    }
-
-    Clock::time_point now = Clock::now();
-    int timeout = 60'000;
-    if (terminating_ && !killed_) timeout = std::min(timeout, MillisUntil(now, kill_deadline_));
-    if (!launcher_gone_ && hello_done_ && heartbeat_interval_.count() > 0) {
-      timeout = std::min(timeout, MillisUntil(now, last_sent_ + heartbeat_interval_));
-    }
-    if (!launcher_gone_ && heartbeat_timeout_.count() > 0) {
-      timeout = std::min(timeout, MillisUntil(now, last_heard_ + heartbeat_timeout_));
-    }
-    int ready = ::poll(fds.data(), fds.size(), timeout);
+    for (const PolledFd& entry : polled) fds.push_back({entry.fd, POLLIN, 0});
+    const int ready = ::poll(fds.data(), fds.size(), PollTimeoutMs());
     if (ready < 0 && errno != EINTR) {
       Fail(std::string("poll failed: ") + std::strerror(errno));
       break;
     }
-
     for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      Rank* owner = fd_owner[i].first;
-      if (owner != nullptr) {
-        DrainOutput(*owner, fd_owner[i].second);
-      } else if (fds[i].fd == control_in_.get()) {
-        HandleControlInput();
-      } else {
-        signalfd_siginfo info;
-        while (::read(child_signals_.get(), &info, sizeof(info)) == sizeof(info)) {
-          if (info.ssi_signo == SIGCHLD || stop_signal_ != 0) continue;
-          stop_signal_ = static_cast<int>(info.ssi_signo);
-          std::fprintf(stderr, "hvdrun-agent: %s received; stopping all ranks\n",
-                       SignalName(stop_signal_).c_str());
-          exit_code_ = 128 + stop_signal_;
-          StartTermination();
-        }
-        ReapChildren();
-      }
+      if (fds[i].revents != 0) HandleReady(polled[i]);
     }
-
-    now = Clock::now();
-    if (terminating_ && !killed_ && now >= kill_deadline_) KillRemaining();
-    if (!launcher_gone_ && heartbeat_timeout_.count() > 0 && now - last_heard_ >= heartbeat_timeout_) {
-      std::fprintf(stderr, "hvdrun-agent: the launcher sent nothing for %lld ms; stopping all ranks\n",
-                   static_cast<long long>(heartbeat_timeout_.count()));
-      exit_code_ = kExitLaunchFailure;
-      launcher_gone_ = true;
-      StartTermination();
-    }
-    if (!launcher_gone_ && hello_done_ && heartbeat_interval_.count() > 0 &&
-        now - last_sent_ >= heartbeat_interval_) {
-      Send(protocol::Heartbeat{});
-    }
+    KeepDeadlines();
     Flush();
   }
   Flush();
   KillAndReapDescendants(kDescendantsWait, "hvdrun-agent");
   return exit_code_;
+}
+
+std::vector<Agent::PolledFd> Agent::PolledFds() const {
+  std::vector<PolledFd> polled;
+  polled.reserve(2 + 2 * ranks_.size());
+  polled.push_back({signals_->fd(), nullptr, protocol::OutputStream::kStdout});
+  if (!launcher_gone_) polled.push_back({control_in_.get(), nullptr, protocol::OutputStream::kStdout});
+  for (const auto& rank : ranks_) {
+    if (rank->out_fd.valid()) {
+      polled.push_back({rank->out_fd.get(), rank.get(), protocol::OutputStream::kStdout});
+    }
+    if (rank->err_fd.valid()) {
+      polled.push_back({rank->err_fd.get(), rank.get(), protocol::OutputStream::kStderr});
+    }
+  }
+  return polled;
+}
+
+int Agent::PollTimeoutMs() const {
+  const Clock::time_point now = Clock::now();
+  int timeout = 60'000;
+  if (terminating_ && !killed_) timeout = std::min(timeout, MillisUntil(now, kill_deadline_));
+  if (!launcher_gone_ && hello_done_ && heartbeat_interval_.count() > 0) {
+    timeout = std::min(timeout, MillisUntil(now, last_sent_ + heartbeat_interval_));
+  }
+  if (!launcher_gone_ && heartbeat_timeout_.count() > 0) {
+    timeout = std::min(timeout, MillisUntil(now, last_heard_ + heartbeat_timeout_));
+  }
+  return timeout;
+}
+
+void Agent::HandleReady(const PolledFd& polled) {
+  if (polled.rank != nullptr) {
+    DrainOutput(*polled.rank, polled.stream);
+  } else if (polled.fd == control_in_.get()) {
+    HandleControlInput();
+  } else {
+    HandleSignals();
+  }
+}
+
+void Agent::HandleSignals() {
+  for (const ReceivedSignal& received : signals_->Take()) {
+    if (received.number == SIGCHLD || stop_signal_ != 0) continue;
+    stop_signal_ = received.number;
+    std::fprintf(stderr, "hvdrun-agent: %s received; stopping all ranks\n", SignalName(stop_signal_).c_str());
+    exit_code_ = 128 + stop_signal_;
+    StartTermination();
+  }
+  ReapChildren();
+}
+
+void Agent::KeepDeadlines() {
+  const Clock::time_point now = Clock::now();
+  if (terminating_ && !killed_ && now >= kill_deadline_) KillRemaining();
+  if (!launcher_gone_ && heartbeat_timeout_.count() > 0 && now - last_heard_ >= heartbeat_timeout_) {
+    std::fprintf(stderr, "hvdrun-agent: the launcher sent nothing for %lld ms; stopping all ranks\n",
+                 static_cast<long long>(heartbeat_timeout_.count()));
+    exit_code_ = kExitLaunchFailure;
+    launcher_gone_ = true;
+    StartTermination();
+  }
+  if (!launcher_gone_ && hello_done_ && heartbeat_interval_.count() > 0 &&
+      now - last_sent_ >= heartbeat_interval_) {
+    Send(protocol::Heartbeat{});
+  }
 }
 
 void Agent::HandleControlInput() {

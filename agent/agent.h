@@ -28,6 +28,7 @@
 
 #include "common/process/file_descriptor.h"
 #include "common/process/line_splitter.h"
+#include "common/process/signal_watch.h"
 #include "common/protocol/agent_protocol.h"
 
 namespace hvdrun {
@@ -55,6 +56,23 @@ class Agent {
     LineSplitter err_lines;
   };
 
+  // A descriptor the event loop polls: a rank's stream (`rank` set), the control stream or the signals.
+  struct PolledFd {
+    int fd = -1;
+    Rank* rank = nullptr;
+    protocol::OutputStream stream = protocol::OutputStream::kStdout;
+  };
+
+  // The steps of one round of Run's event loop.
+  std::vector<PolledFd> PolledFds() const;
+  // Until the next heartbeat to send or expect, or the kill deadline; at most a minute.
+  int PollTimeoutMs() const;
+  void HandleReady(const PolledFd& polled);
+  // A stop signal stops every rank (once); SIGCHLD reaps.
+  void HandleSignals();
+  // Kills what outlived the grace period, notices a silent launcher, sends a heartbeat when due.
+  void KeepDeadlines();
+
   void HandleControlInput();
   void HandleMessage(protocol::Message message);
   void HandleHello(const protocol::Hello& hello);
@@ -71,7 +89,7 @@ class Agent {
 
   UniqueFd control_in_;
   UniqueFd control_out_;
-  UniqueFd child_signals_;  // signalfd for SIGCHLD
+  std::unique_ptr<SignalWatch> signals_;  // SIGCHLD and the stop signals
   protocol::FrameDecoder decoder_;
   std::string outgoing_;
 

@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +24,7 @@
 #include "common/placement/host_spec.h"
 #include "common/process/file_descriptor.h"
 #include "common/process/rank_exit_record.h"
+#include "common/process/signal_watch.h"
 #include "common/process/wait_status.h"
 #include "common/protocol/job_secret.h"
 #include "common/protocol/mpi_job_values.h"
@@ -93,7 +93,7 @@ class MpiRankRunner {
   Status SetUpSignals();
   // Waits until the rank's main process has ended, handling signals meanwhile; fills record_.
   void WaitForRank();
-  void HandleSignal(const signalfd_siginfo& info);
+  void HandleSignal(const ReceivedSignal& received);
   void RecordEnd(int wait_status);
   void SendExitRecord(std::unique_ptr<RendezvousClient> client);
   // Places this host on the job's network (job_.host_networks) by the rule hvdrun applies to the
@@ -109,7 +109,7 @@ class MpiRankRunner {
   int rank_ = -1;
   pid_t parent_ = 0;
   pid_t rank_pid_ = -1;
-  UniqueFd signals_;
+  std::unique_ptr<SignalWatch> signals_;
   JobEnvironment job_;
   std::chrono::milliseconds sigkill_timeout_{kDefaultSigkillTimeout};
   std::chrono::milliseconds grace_{kMaxKillGrace};
@@ -130,13 +130,9 @@ int MpiRankRunner::SetupFailed(const std::string& message) {
 
 Status MpiRankRunner::SetUpSignals() {
   // Before anything is started, so that no stop request can be missed; the rank gets an empty mask.
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
-  ::sigprocmask(SIG_BLOCK, &set, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  signals_.Reset(::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
-  if (!signals_.valid()) return Status::Error(std::string("cannot watch signals: ") + std::strerror(errno));
+  StatusOr<std::unique_ptr<SignalWatch>> signals = WatchProcessSignals();
+  if (!signals.ok()) return signals.status();
+  signals_ = std::move(signals).value();
   // Orphans of the rank become the agent's children, so that it can kill and reap them.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   // mpirun's death reaches the agent as SIGTERM while its parent is no longer mpirun.
@@ -217,7 +213,7 @@ void MpiRankRunner::WaitForRank() {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_deadline_ - Clock::now());
       timeout = static_cast<int>(std::max<int64_t>(left.count(), 0));
     }
-    pollfd fd{signals_.get(), POLLIN, 0};
+    pollfd fd{signals_->fd(), POLLIN, 0};
     if (::poll(&fd, 1, timeout) < 0 && errno != EINTR) {
       // Signals can no longer be watched: end the rank rather than leave it unwatched.
       ::kill(rank_pid_, SIGKILL);
@@ -227,8 +223,7 @@ void MpiRankRunner::WaitForRank() {
       RecordEnd(status);
       return;
     }
-    signalfd_siginfo info;
-    while (::read(signals_.get(), &info, sizeof(info)) == sizeof(info)) HandleSignal(info);
+    for (const ReceivedSignal& received : signals_->Take()) HandleSignal(received);
     if (!rank_ended_ && record_.stop_requested && !killed_ && Clock::now() >= kill_deadline_) {
       // The rest of its process group follows once it has ended (KillAndReapDescendants).
       ::kill(rank_pid_, SIGKILL);
@@ -245,8 +240,8 @@ void MpiRankRunner::RecordEnd(int wait_status) {
   record_.end_unix_ns = UnixNanos();
 }
 
-void MpiRankRunner::HandleSignal(const signalfd_siginfo& info) {
-  int sig = static_cast<int>(info.ssi_signo);
+void MpiRankRunner::HandleSignal(const ReceivedSignal& received) {
+  const int sig = received.number;
   if (sig == SIGCHLD) {
     int status = 0;
     pid_t pid;
@@ -257,7 +252,7 @@ void MpiRankRunner::HandleSignal(const signalfd_siginfo& info) {
     return;
   }
   // The copy of a signal the agent passed on to its own group.
-  if (static_cast<pid_t>(info.ssi_pid) == ::getpid()) return;
+  if (received.sender == ::getpid()) return;
   if (rank_ended_) return;
   if (!record_.stop_requested) {
     record_.stop_requested = true;
@@ -270,20 +265,18 @@ void MpiRankRunner::HandleSignal(const signalfd_siginfo& info) {
     return;
   }
   // mpirun signals the whole group, the rank included; anyone else's signal is passed on.
-  if (static_cast<pid_t>(info.ssi_pid) != parent_) ::kill(0, sig);
+  if (received.sender != parent_) ::kill(0, sig);
 }
 
 void MpiRankRunner::AwaitMpirunsKill() {
   Clock::time_point deadline = Clock::now() + sigkill_timeout_ + kMpirunKillSlack;
   while (!MpirunGone() && Clock::now() < deadline) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    pollfd fd{signals_.get(), POLLIN, 0};
+    pollfd fd{signals_->fd(), POLLIN, 0};
     ::poll(&fd, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
-    signalfd_siginfo info;
-    while (::read(signals_.get(), &info, sizeof(info)) == sizeof(info)) {
-      if (info.ssi_signo == SIGCHLD) {
-        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-        }
+    for (const ReceivedSignal& received : signals_->Take()) {
+      if (received.number != SIGCHLD) continue;
+      while (::waitpid(-1, nullptr, WNOHANG) > 0) {
       }
     }
   }
@@ -340,7 +333,7 @@ void MpiRankRunner::SendExitRecord(std::unique_ptr<RendezvousClient> client) {
 
 }  // namespace
 
-StatusOr<MpiPlacement> ReadMpiPlacement(const EnvLookup& lookup) {
+StatusOr<MpiPlacement> ReadMpiPlacement(const EnvironmentLookup& lookup) {
   const EnvironmentReader env(lookup, kMissingHint);
   constexpr int kMaxRanks = 1 << 20;
   MpiPlacement placement;

@@ -55,7 +55,7 @@ struct MpiPlacement {
 };
 
 // Reads OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK and _LOCAL_SIZE. The error names the variable.
-StatusOr<MpiPlacement> ReadMpiPlacement(const EnvLookup& lookup);
+StatusOr<MpiPlacement> ReadMpiPlacement(const EnvironmentLookup& lookup);
 
 // The job's layout as `layout` (HVDRUN_MPI_LAYOUT's value) gives it, after checking that mpirun
 // placed this process where the layout puts its rank: the same job size, local rank and local

@@ -93,6 +93,38 @@ inline constexpr const char* kSharedMemory = "HVDRUN_SHM";
 // default, where it applies) or "0", from hvdrun --hierarchical-allreduce / --no-hierarchical-allreduce.
 inline constexpr const char* kHorovodHierarchicalAllreduce = "HOROVOD_HIERARCHICAL_ALLREDUCE";
 
+// The rest of Horovod's runtime variables, which libhvdrun reads at init (when exported, given with -x
+// or set by the program before hvd.init()) and hvdrun's flags of horovodrun's names set: what each
+// does in hvdrun is in docs/horovodrun.md; their values' forms in common/horovod_variables.h.
+// Hierarchical allgather and NCCL's 2D torus allreduce: "1" or "0".
+inline constexpr const char* kHorovodHierarchicalAllgather = "HOROVOD_HIERARCHICAL_ALLGATHER";
+inline constexpr const char* kHorovodTorusAllreduce = "HOROVOD_TORUS_ALLREDUCE";
+// The stall check: "1" turns it off; seconds before a named collective that some ranks have not
+// submitted fails (0, the default: never).
+inline constexpr const char* kHorovodStallCheckDisable = "HOROVOD_STALL_CHECK_DISABLE";
+inline constexpr const char* kHorovodStallShutdownTime = "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS";
+// "1": MPI is not initialised with MPI_THREAD_MULTIPLE.
+inline constexpr const char* kHorovodMpiThreadsDisable = "HOROVOD_MPI_THREADS_DISABLE";
+inline constexpr const char* kHorovodNumNcclStreams = "HOROVOD_NUM_NCCL_STREAMS";
+// Core ids, comma-separated, one per local rank: the CPU of each rank's collective thread.
+inline constexpr const char* kHorovodThreadAffinity = "HOROVOD_THREAD_AFFINITY";
+// Seconds: libhvdrun's bootstrap and each backend operation's wait for the other ranks (default 30).
+inline constexpr const char* kHorovodGlooTimeout = "HOROVOD_GLOO_TIMEOUT_SECONDS";
+// TRACE, DEBUG, INFO, WARNING (the default), ERROR or FATAL; "1" in LOG_HIDE_TIME: no time stamps.
+inline constexpr const char* kHorovodLogLevel = "HOROVOD_LOG_LEVEL";
+inline constexpr const char* kHorovodLogHideTime = "HOROVOD_LOG_HIDE_TIME";
+// The controller and the library of host-memory collectives: "gloo" or "mpi" (any case). hvdrun reads
+// them, with no controller flag, to choose the job's controller; libhvdrun, to choose its backend.
+inline constexpr const char* kHorovodController = "HOROVOD_CONTROLLER";
+inline constexpr const char* kHorovodCpuOperations = "HOROVOD_CPU_OPERATIONS";
+// The network interface whose address a rank's Gloo listens on.
+inline constexpr const char* kHorovodGlooIface = "HOROVOD_GLOO_IFACE";
+// Seconds: hvdrun's --start-timeout when the flag is not given; in a rank, how long its runtime
+// tries to reach hvdrun's rendezvous service.
+inline constexpr const char* kHorovodStartTimeout = "HOROVOD_START_TIMEOUT";
+// NCCL's switch for InfiniBand; hvdrun --tcp sets it to 1, as horovodrun does.
+inline constexpr const char* kNcclIbDisable = "NCCL_IB_DISABLE";
+
 // PyTorch's names (torchrun's set), for torch.distributed's env:// initialisation.
 inline constexpr const char* kTorchRank = "RANK";
 inline constexpr const char* kTorchWorldSize = "WORLD_SIZE";

@@ -4,7 +4,7 @@
 
 namespace hvdrun {
 
-EnvLookup LookupIn(const std::map<std::string, std::string>& variables) {
+EnvironmentLookup LookupIn(const std::map<std::string, std::string>& variables) {
   return [&variables](const char* name) -> const char* {
     auto it = variables.find(name);
     return it == variables.end() ? nullptr : it->second.c_str();

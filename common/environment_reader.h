@@ -21,14 +21,14 @@
 namespace hvdrun {
 
 // Looks a variable up: its value, or nullptr when unset (std::getenv in production).
-using EnvLookup = std::function<const char*(const char*)>;
+using EnvironmentLookup = std::function<const char*(const char*)>;
 
 // A lookup in `variables`, which must outlive it: an environment that a test writes as a map.
-EnvLookup LookupIn(const std::map<std::string, std::string>& variables);
+EnvironmentLookup LookupIn(const std::map<std::string, std::string>& variables);
 
 class EnvironmentReader {
  public:
-  EnvironmentReader(EnvLookup lookup, std::string missing_hint)
+  EnvironmentReader(EnvironmentLookup lookup, std::string missing_hint)
       : lookup_(std::move(lookup)), missing_hint_(std::move(missing_hint)) {}
 
   // The value, or nullptr when unset: for variables that may be absent.
@@ -41,7 +41,7 @@ class EnvironmentReader {
   StatusOr<int64_t> RequiredWholeNumber(const char* name, int64_t min, int64_t max) const;
 
  private:
-  EnvLookup lookup_;
+  EnvironmentLookup lookup_;
   std::string missing_hint_;
 };
 

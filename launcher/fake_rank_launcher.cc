@@ -111,7 +111,7 @@ void FakeRankLauncher::End(RankEvents& events, int rank, int exit_code, int sign
   events.RankEnded(end);
 }
 
-FakeJobSignals::FakeJobSignals() {
+FakeSignalWatch::FakeSignalWatch() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
     read_ = UniqueFd(fds[0]);
@@ -119,14 +119,14 @@ FakeJobSignals::FakeJobSignals() {
   }
 }
 
-std::vector<int> FakeJobSignals::Take() {
-  std::vector<int> taken;
+std::vector<ReceivedSignal> FakeSignalWatch::Take() {
+  std::vector<ReceivedSignal> taken;
   int signal = 0;
-  while (::read(read_.get(), &signal, sizeof(signal)) == sizeof(signal)) taken.push_back(signal);
+  while (::read(read_.get(), &signal, sizeof(signal)) == sizeof(signal)) taken.push_back({signal, 0});
   return taken;
 }
 
-void FakeJobSignals::Raise(int signal) {
+void FakeSignalWatch::Raise(int signal) {
   ASSERT_EQ(::write(write_.get(), &signal, sizeof(signal)), static_cast<ssize_t>(sizeof(signal)));
 }
 

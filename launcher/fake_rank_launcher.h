@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "launcher/job_signals.h"
+#include "common/process/file_descriptor.h"
+#include "common/process/signal_watch.h"
 #include "launcher/rank_launcher.h"
 
 namespace hvdrun {
@@ -95,12 +96,12 @@ class FakeRankLauncher : public RankLauncher {
   int idle_rounds_ = 0;
 };
 
-// JobSignals that a test raises by hand.
-class FakeJobSignals : public JobSignals {
+// SignalWatch that a test raises by hand.
+class FakeSignalWatch : public SignalWatch {
  public:
-  FakeJobSignals();
+  FakeSignalWatch();
   int fd() const override { return read_.get(); }
-  std::vector<int> Take() override;
+  std::vector<ReceivedSignal> Take() override;
   void Raise(int signal);
 
  private:

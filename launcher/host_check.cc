@@ -144,6 +144,10 @@ int RunHostCheck(const LaunchOptions& options, const std::string& local_agent_pa
     }
     results.push_back(std::move(result));
   }
+  if (options.backend) {
+    std::printf("a job with these options would use the %s controller (%s)\n",
+                std::string(BackendName(*options.backend)).c_str(), options.backend_reason.c_str());
+  }
   std::fflush(stdout);
   if (!options.results_dir.empty()) {
     for (const HostCheckResult& result : results) {

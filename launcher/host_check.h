@@ -1,5 +1,6 @@
 // HostCheck: `hvdrun --check`. Starts every host's agent (locally or over SSH, as a job would),
-// asks it for its host's facts (common/host/host_facts.h), prints a table per host, and starts no rank.
+// asks it for its host's facts (common/host/host_facts.h), prints a table per host and the
+// controller a job with the same options would use (and why), and starts no rank.
 //
 // Exit code: 0 when every host answered with the same versions (hvdrun-agent, MPI, Gloo, NCCL,
 // CUDA); kExitLaunchFailure when a host could not be reached or its agent did not answer within

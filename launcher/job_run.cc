@@ -59,11 +59,13 @@ std::vector<std::string> UserSetVariables() {
 }  // namespace
 
 JobRun::JobRun(LaunchOptions options, std::unique_ptr<RankLauncher> launcher,
-               std::unique_ptr<JobSignals> signals)
+               std::unique_ptr<SignalWatch> signals)
     : options_(std::move(options)),
       launcher_(std::move(launcher)),
       signals_(std::move(signals)),
-      output_(stdout, stderr) {}
+      output_(stdout, stderr) {
+  output_.StampLines(options_.prefix_timestamp);
+}
 
 JobRun::~JobRun() = default;
 
@@ -115,7 +117,7 @@ bool JobRun::Prepare() {
   start_failure_code_ = kExitLaunchFailure;
   // Before the rendezvous service's thread starts, which inherits the blocked signals.
   if (signals_ == nullptr) {
-    StatusOr<std::unique_ptr<JobSignals>> signals = WatchProcessSignals();
+    StatusOr<std::unique_ptr<SignalWatch>> signals = WatchProcessSignals();
     if (!signals.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", signals.status().message().c_str());
       return false;
@@ -244,7 +246,8 @@ void JobRun::PollOnce() {
 }
 
 void JobRun::HandleSignals() {
-  for (int sig : signals_->Take()) {
+  for (const ReceivedSignal& received : signals_->Take()) {
+    const int sig = received.number;
     if (sig == SIGCHLD) {
       launcher_->ChildExited();
       continue;

@@ -3,7 +3,7 @@
 //
 // Run():
 //  - places the ranks (a plan that cannot be placed is exit 2), opens --output-filename's files,
-//    takes over the signals (JobSignals), and makes the job's identity and secret;
+//    takes over the signals (SignalWatch), and makes the job's identity and secret;
 //  - has the launcher reach every host. A host that fails gets its one line, the others are still
 //    waited for (each launcher bounds that by --start-timeout), and the job ends with the code of
 //    the first such failure;
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "common/placement/rank_assignment.h"
-#include "launcher/job_signals.h"
+#include "common/process/signal_watch.h"
 #include "launcher/launch_options.h"
 #include "launcher/output_router.h"
 #include "launcher/rank_launcher.h"
@@ -45,9 +45,9 @@ namespace hvdrun {
 
 class JobRun : private RankEvents {
  public:
-  // `signals`: the signals the job reacts to; nullptr takes over the process's own (JobSignals).
+  // `signals`: the signals the job reacts to; nullptr takes over the process's own (SignalWatch).
   JobRun(LaunchOptions options, std::unique_ptr<RankLauncher> launcher,
-         std::unique_ptr<JobSignals> signals = nullptr);
+         std::unique_ptr<SignalWatch> signals = nullptr);
   ~JobRun() override;
   JobRun(const JobRun&) = delete;
   JobRun& operator=(const JobRun&) = delete;
@@ -78,7 +78,7 @@ class JobRun : private RankEvents {
 
   LaunchOptions options_;
   std::unique_ptr<RankLauncher> launcher_;
-  std::unique_ptr<JobSignals> signals_;
+  std::unique_ptr<SignalWatch> signals_;
   RankAssignment assignment_;
   OutputRouter output_;
   std::string job_id_;

@@ -39,9 +39,9 @@ std::map<std::string, std::string> EnvOf(const JobLaunch& launch, const RankAssi
 class TestJob {
  public:
   explicit TestJob(LaunchOptions options, std::vector<ReachedHost> hosts = {})
-      : fake(new FakeRankLauncher(std::move(hosts))), signals(new FakeJobSignals()) {
+      : fake(new FakeRankLauncher(std::move(hosts))), signals(new FakeSignalWatch()) {
     job_ = std::make_unique<JobRun>(std::move(options), std::unique_ptr<RankLauncher>(fake),
-                                    std::unique_ptr<JobSignals>(signals));
+                                    std::unique_ptr<SignalWatch>(signals));
   }
   // Runs the job, capturing hvdrun's stderr; returns the exit code.
   int Run() {
@@ -52,7 +52,7 @@ class TestJob {
   }
 
   FakeRankLauncher* fake;
-  FakeJobSignals* signals;
+  FakeSignalWatch* signals;
   int exit_code = -1;
   std::string err;
 
@@ -127,7 +127,7 @@ TEST(JobRun, ALostHostsRanksFailTheJobAndTheOthersAreStopped) {
 
 TEST(JobRun, ASignalStopsEveryRankAndASecondInterruptKillsThem) {
   TestJob t(Options({{"localhost", 2}}));
-  FakeJobSignals* signals = t.signals;
+  FakeSignalWatch* signals = t.signals;
   t.fake->IgnoreGracefulStop()
       .Then([signals](FakeRankLauncher& /*f*/, RankEvents& /*events*/) { signals->Raise(SIGINT); })
       .Then([signals](FakeRankLauncher& /*f*/, RankEvents& /*events*/) { signals->Raise(SIGINT); });
@@ -140,7 +140,7 @@ TEST(JobRun, ASignalStopsEveryRankAndASecondInterruptKillsThem) {
 
 TEST(JobRun, RepeatedSigtermsStopTheJobOnce) {
   TestJob t(Options({{"localhost", 2}}));
-  FakeJobSignals* signals = t.signals;
+  FakeSignalWatch* signals = t.signals;
   t.fake->Then([signals](FakeRankLauncher& /*f*/, RankEvents& /*events*/) {
     signals->Raise(SIGTERM);
     signals->Raise(SIGTERM);
@@ -151,7 +151,7 @@ TEST(JobRun, RepeatedSigtermsStopTheJobOnce) {
 
 TEST(JobRun, AnInterruptWhileReachingHostsLaunchesNothing) {
   TestJob t(Options({{"localhost", 1}}));
-  FakeJobSignals* signals = t.signals;
+  FakeSignalWatch* signals = t.signals;
   t.fake
       ->WhileReaching([signals](FakeRankLauncher& /*f*/, RankEvents& /*events*/) { signals->Raise(SIGHUP); })
       .WhileReaching([](FakeRankLauncher& /*f*/, RankEvents& /*events*/) {});

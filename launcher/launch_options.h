@@ -1,13 +1,9 @@
-// LaunchOptions: what the user asked hvdrun to do, from its command line.
-//
-// The flags keep horovodrun's names and meanings (-np, -H, --hostfile, -x, ...), so that a
-// horovodrun command line works after changing the program's name. Parsing stops at the first
-// word that is not an option or an option's value (or after `--`); that word and everything after
-// it is the command, passed to the ranks exactly as typed.
+// LaunchOptions: what the user asked hvdrun to do, checked and complete: what a job (JobRun), the
+// mpirun command and --check run with. ParseCommandLine (launcher/command_line/command_line.h)
+// makes it from hvdrun's command line, whose options keep horovodrun's names and meanings.
 #ifndef HVDRUN_LAUNCHER_LAUNCH_OPTIONS_H_
 #define HVDRUN_LAUNCHER_LAUNCH_OPTIONS_H_
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,15 +50,25 @@ struct LaunchOptions {
   // --cwd: the ranks' working directory on every host; empty: hvdrun's own.
   std::string working_dir;
   bool verbose = false;
-  // The collective backend the ranks use (--gloo, --mpi, --nccl); hvdrun then runs its rendezvous
-  // service. With kMpi, mpirun starts the ranks instead of hvdrun's agents
-  // (launcher/mpirun/mpirun_launcher.h).
-  std::optional<BackendKind> backend;
+  // -prefix-timestamp: every output line of the ranks is stamped with the local time.
+  bool prefix_timestamp = false;
   // --dry-run, with --mpi only: print the mpirun command and start nothing.
   bool dry_run = false;
+  // The job's controller: the collective backend the ranks use (--gloo, --mpi, --nccl, else chosen:
+  // launcher/command_line/controller_choice.h), for which hvdrun runs its rendezvous service. With
+  // kMpi, mpirun starts the ranks instead of hvdrun's agents (launcher/mpirun/mpirun_launcher.h).
+  std::optional<BackendKind> backend;
+  // Why that controller, in words, for --verbose, plan.json and --check.
+  std::string backend_reason;
   // --mpi-args, with --mpi only: the string split into words (common/shell_words.h), added to
   // mpirun's arguments before the program.
   std::vector<std::string> mpi_args;
+  // --binding-args, with --mpi only: mpirun's binding arguments, split as --mpi-args, in place of
+  // "-bind-to none -map-by slot"; nullopt: those.
+  std::optional<std::vector<std::string>> binding_args;
+  // One line each, printed before the job starts: a setting that does not apply as given, and what
+  // hvdrun does instead.
+  std::vector<std::string> notices;
   std::string results_dir;  // --results; empty: no results directory
   // --check: start every host's agent, print its facts and start no rank (launcher/host_check.h).
   bool check = false;
@@ -83,21 +89,9 @@ struct LaunchOptions {
   std::optional<SlurmAllocation> slurm;
 };
 
-// The outcome of parsing: run with `options`, or exit at once with `exit_code` after --help or
-// --version (already printed) or a usage error (`error` holds its one line).
-struct ParsedCommandLine {
-  std::optional<LaunchOptions> options;
-  int exit_code = 0;
-  std::string error;
-};
-
 // The launcher chosen and, inside an allocation whose hosts hvdrun uses, the allocation, for
 // --verbose: "slurm (Slurm job 42: SLURM_JOB_NODELIST='n[1-2]', SLURM_TASKS_PER_NODE='2(x2)')".
 std::string DescribeAgentStart(const LaunchOptions& options);
-
-// Parses hvdrun's argv. `getenv` looks up variables named by a bare `-x NAME`.
-ParsedCommandLine ParseCommandLine(int argc, const char* const* argv,
-                                   const std::function<const char*(const char*)>& getenv);
 
 }  // namespace hvdrun
 

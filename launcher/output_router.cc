@@ -1,7 +1,9 @@
 #include "launcher/output_router.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 namespace hvdrun {
@@ -10,13 +12,30 @@ namespace {
 // A kept stderr line is cut to this many bytes: enough to read an error, short enough for a table.
 constexpr size_t kTailLineBytes = 400;
 
+// The local time as asctime writes it: "Sat Nov  1 09:02:11 2025".
+std::string LocalTimeStamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char text[64];
+  const size_t length = std::strftime(text, sizeof(text), "%a %b %e %H:%M:%S %Y", &local);
+  return std::string(text, length);
+}
+
 }  // namespace
+
+std::string RankDirName(int rank, int num_ranks) {
+  const std::string largest = std::to_string(std::max(num_ranks - 1, 0));
+  std::string number = std::to_string(rank);
+  if (number.size() < largest.size()) number.insert(0, largest.size() - number.size(), '0');
+  return "rank." + number;
+}
 
 Status OutputRouter::OpenRankFiles(const std::string& dir, int num_ranks) {
   files_.clear();
   files_.resize(num_ranks);
   for (int rank = 0; rank < num_ranks; ++rank) {
-    std::filesystem::path rank_dir = std::filesystem::path(dir) / ("rank." + std::to_string(rank));
+    std::filesystem::path rank_dir = std::filesystem::path(dir) / RankDirName(rank, num_ranks);
     std::error_code error;
     std::filesystem::create_directories(rank_dir, error);
     if (error) {
@@ -38,6 +57,7 @@ Status OutputRouter::OpenRankFiles(const std::string& dir, int num_ranks) {
 void OutputRouter::Write(const protocol::RankOutput& output) {
   bool is_stdout = output.stream == protocol::OutputStream::kStdout;
   std::FILE* console = is_stdout ? out_ : err_;
+  if (stamp_lines_) std::fputs(LocalTimeStamp().c_str(), console);
   std::fprintf(console, "[%d]<%s>:", output.rank, is_stdout ? "stdout" : "stderr");
   std::fwrite(output.data.data(), 1, output.data.size(), console);
   std::fputc('\n', console);

@@ -1,8 +1,10 @@
 // OutputRouter: where the ranks' output lines go in the launcher.
 //
 // Every line is printed tagged, horovodrun's way: `[3]<stdout>:text` on hvdrun's stdout and
-// `[3]<stderr>:text` on its stderr. With an output directory, each rank's bytes are also written,
-// exactly as the rank wrote them, to DIR/rank.N/stdout and DIR/rank.N/stderr. The last few stderr
+// `[3]<stderr>:text` on its stderr; with StampLines, each first stamped with the local time as
+// horovodrun's -prefix-timestamp stamps it (`Sat Nov  1 09:02:11 2025[3]<stdout>:text`). With an
+// output directory, each rank's bytes are also written, exactly as the rank wrote them, to
+// DIR/rank.N/stdout and DIR/rank.N/stderr, N padded as horovodrun pads it. The last few stderr
 // lines of each rank are kept for the failure report. Console output is buffered and written by
 // Flush(), which the launcher calls once per event-loop round. Not thread-safe.
 #ifndef HVDRUN_LAUNCHER_OUTPUT_ROUTER_H_
@@ -20,6 +22,10 @@
 
 namespace hvdrun {
 
+// "rank.07": the directory of `rank`'s files in a job of `num_ranks`, the number padded with zeros to
+// the width of the largest rank's (horovodrun's _pad_rank), so that the names sort in rank order.
+std::string RankDirName(int rank, int num_ranks);
+
 class OutputRouter {
  public:
   // Lines of stderr kept per rank for the failure report.
@@ -30,6 +36,8 @@ class OutputRouter {
 
   // Creates DIR/rank.N/ for every rank of the job. Fails naming the directory that cannot be made.
   Status OpenRankFiles(const std::string& dir, int num_ranks);
+  // Console lines from now on start with the local time (asctime's form).
+  void StampLines(bool stamp) { stamp_lines_ = stamp; }
 
   void Write(const protocol::RankOutput& output);
   void Flush();
@@ -45,6 +53,7 @@ class OutputRouter {
 
   std::FILE* out_;
   std::FILE* err_;
+  bool stamp_lines_ = false;
   std::vector<RankFiles> files_;
   std::map<int, std::deque<std::string>> stderr_tail_;
   std::map<int, std::string> stderr_partial_;  // pieces of a long stderr line not yet complete

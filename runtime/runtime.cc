@@ -1,11 +1,15 @@
 #include "hvdrun/runtime.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/error_text.h"
+#include "common/horovod_variables.h"
 #include "common/protocol/rendezvous_client.h"
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
@@ -182,11 +186,34 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(
   RuntimeEnvironment& settings = environment.value();
   settings.options.order = order;
   if (adjust) adjust(settings.options);
+  // Once per process (a --nccl job's Python rank makes two runtimes), by rank 0 for the job.
+  static std::once_flag notes_shown;
+  if (settings.options.rank == 0) {
+    std::call_once(notes_shown, [&settings] {
+      for (const std::string& note : settings.horovod.notes) {
+        settings.horovod.messages.Print(LogLevel::kWarning, note);
+      }
+    });
+  }
+  const std::chrono::milliseconds connect_timeout =
+      settings.horovod.start_timeout ? std::chrono::milliseconds(*settings.horovod.start_timeout)
+                                     : settings.options.timeout;
   auto client = RendezvousClient::Connect(settings.rendezvous_address, settings.rendezvous_port,
-                                          settings.secret_hex, settings.options.timeout);
+                                          settings.secret_hex, connect_timeout);
   if (!client.ok()) return client.status();
   settings.options.store = std::shared_ptr<KeyValueStore>(std::move(client).value());
-  return Init(std::move(settings.options));
+  const RuntimeOptions& options = settings.options;
+  const std::string described =
+      "rank " + std::to_string(options.rank) + " of " + std::to_string(options.size) + ": " +
+      std::string(BackendName(options.backend)) + " backend, " +
+      (options.order == CollectiveOrder::kNegotiated ? "negotiated" : "call order") + ", timeout " +
+      DurationText(options.timeout);
+  StatusOr<std::unique_ptr<Runtime>> runtime = Init(std::move(settings.options));
+  if (runtime.ok()) {
+    settings.horovod.messages.Print(LogLevel::kInfo,
+                                    described + ", allreduces over " + runtime.value()->allreduce_path());
+  }
+  return runtime;
 }
 
 Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl) : impl_(std::move(impl)) {}

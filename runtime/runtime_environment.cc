@@ -9,6 +9,7 @@
 
 #include "common/env_names.h"
 #include "common/environment_reader.h"
+#include "common/horovod_variables.h"
 #include "hvdrun/types.h"
 
 namespace hvdrun {
@@ -52,13 +53,10 @@ Status ReadNegotiation(const EnvironmentReader& env, NegotiationOptions& negotia
     negotiation.fusion_threshold_bytes = static_cast<size_t>(bytes.value());
   }
   if (const char* text = env.Find(env::kHorovodCycleTime); text != nullptr) {
-    char* end = nullptr;
-    const double ms = std::strtod(text, &end);
-    if (*text == '\0' || end == nullptr || *end != '\0' || !(ms >= 0 && ms <= 60000)) {
-      return Status::Error(std::string(env::kHorovodCycleTime) + "='" + text +
-                           "' is not a number of milliseconds from 0 to 60000");
-    }
-    negotiation.cycle_time = std::chrono::microseconds(std::llround(ms * 1000));
+    const std::optional<double> ms = ParseCycleTime(text);
+    if (!ms)
+      return Status::Error(std::string(env::kHorovodCycleTime) + "='" + text + "' is not " + kCycleTimeForm);
+    negotiation.cycle_time = std::chrono::microseconds(std::llround(*ms * 1000));
   }
   if (env.Find(env::kHorovodCacheCapacity) != nullptr) {
     StatusOr<int64_t> capacity = env.RequiredWholeNumber(env::kHorovodCacheCapacity, 0, int64_t{1} << 20);
@@ -123,7 +121,7 @@ Status ReadTimeline(const EnvironmentReader& env, int rank, TimelineSettings& ti
 
 }  // namespace
 
-StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const char*(const char*)>& lookup) {
+StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const EnvironmentLookup& lookup) {
   const EnvironmentReader env(lookup, "run this program under hvdrun");
   RuntimeEnvironment result;
   RuntimeOptions& options = result.options;
@@ -175,6 +173,9 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const std::function<const ch
     status = hierarchical.status();
   }
   if (!status.ok()) return status;
+  StatusOr<HorovodSettings> horovod = ReadHorovodSettings(env, options);
+  if (!horovod.ok()) return horovod.status();
+  result.horovod = std::move(horovod).value();
   return result;
 }
 

@@ -1,5 +1,6 @@
 // Reading an hvdrun rank's environment (common/env_names.h) into RuntimeOptions, for
-// Runtime::InitFromEnvironment, BackendFromEnvironment and LaunchedByHvdrun.
+// Runtime::InitFromEnvironment, BackendFromEnvironment and LaunchedByHvdrun; Horovod's variables
+// beyond its tuning in runtime/horovod_environment.h.
 //
 // Every error names the variable and says what is wrong with it in one line
 // (common/environment_reader.h); a missing or empty variable says to run the program under hvdrun. The
@@ -8,12 +9,12 @@
 #define HVDRUN_RUNTIME_RUNTIME_ENVIRONMENT_H_
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
+#include "runtime/horovod_environment.h"
 
 namespace hvdrun {
 
@@ -22,6 +23,8 @@ struct RuntimeEnvironment {
   std::string rendezvous_address;
   uint16_t rendezvous_port = 0;
   std::string secret_hex;
+  // Horovod's other variables: messages, notes, the start timeout (runtime/horovod_environment.h).
+  HorovodSettings horovod;
 };
 
 // In each, `lookup(name)` returns the variable's value or nullptr when unset (std::getenv in

@@ -1,6 +1,8 @@
 #include "runtime/runtime_impl.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -122,6 +124,19 @@ void RuntimeImpl::CloseTimeline() {
     }
   }
   if (!status.ok()) std::fprintf(stderr, "libhvdrun: timeline: %s\n", status.message().c_str());
+}
+
+Status RuntimeImpl::PinThread() const {
+  if (options_.collective_thread_cpu < 0) return Status::Ok();
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  CPU_SET(options_.collective_thread_cpu, &cpus);
+  if (const int error = ::pthread_setaffinity_np(::pthread_self(), sizeof(cpus), &cpus); error != 0) {
+    return Status::Error("cannot pin the collective thread to core " +
+                         std::to_string(options_.collective_thread_cpu) +
+                         " (HOROVOD_THREAD_AFFINITY): " + std::strerror(error));
+  }
+  return Status::Ok();
 }
 
 Status RuntimeImpl::Start() {
@@ -333,9 +348,9 @@ Status RuntimeImpl::RunGuarded(const Pending& pending) {
 }
 
 void RuntimeImpl::ThreadMain() {
-  Status bootstrapped;
+  Status bootstrapped = PinThread();
   try {
-    bootstrapped = Bootstrap();
+    if (bootstrapped.ok()) bootstrapped = Bootstrap();
   } catch (const std::exception& e) {
     bootstrapped = Status::Error(std::string("bootstrap failed: ") + e.what());
   }

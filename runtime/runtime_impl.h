@@ -103,6 +103,8 @@ class RuntimeImpl {
     std::shared_ptr<CollectiveHandle::State> state;
   };
 
+  // Pins the calling thread to RuntimeOptions::collective_thread_cpu, where one is given.
+  Status PinThread() const;
   void ThreadMain();
   Status Bootstrap();
   // Where the caller's stream stands, for a request's buffers (BackendMemory::MarkReady).

@@ -21,6 +21,18 @@ std::vector<std::string_view> SplitWords(std::string_view line) {
   return words;
 }
 
+// The N of a word written as -H writes a host ("server1:4": a name, one ':' and digits); empty for
+// anything else (an IPv6 address has more than one ':').
+std::string SlotsOfHostSpec(std::string_view word) {
+  const size_t colon = word.find(':');
+  if (colon == std::string_view::npos || colon == 0 || word.find(':', colon + 1) != std::string_view::npos) {
+    return "";
+  }
+  std::string_view digits = word.substr(colon + 1);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return "";
+  return std::string(digits);
+}
+
 }  // namespace
 
 StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::string_view path) {
@@ -49,7 +61,13 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
       entry.user = std::string(host.substr(0, at));
       host = host.substr(at + 1);
     }
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    } else if (std::string slots = SlotsOfHostSpec(host); !slots.empty()) {
+      return error("'" + std::string(words[0]) +
+                   "' is -H's form; a hostfile line is 'host slots=N' (write '" +
+                   std::string(words[0].substr(0, words[0].rfind(':'))) + " slots=" + slots + "')");
+    }
     if (std::string problem = CheckHostName(host); !problem.empty()) {
       return error("host '" + std::string(words[0]) + "': " + problem);
     }

@@ -72,6 +72,12 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"\n\na slot=4",
                     "hosts.txt:3: unexpected 'slot=4' (expected slots=N or max_slots=N after the host)"},
         InvalidCase{"a 4", "hosts.txt:1: unexpected '4' (expected slots=N or max_slots=N after the host)"},
+        InvalidCase{"localhost:2",
+                    "hosts.txt:1: 'localhost:2' is -H's form; a hostfile line is 'host slots=N' (write "
+                    "'localhost slots=2')"},
+        InvalidCase{"# hosts\nalice@server1:4 max_slots=4",
+                    "hosts.txt:2: 'alice@server1:4' is -H's form; a hostfile line is 'host slots=N' (write "
+                    "'alice@server1 slots=4')"},
         InvalidCase{"a slots=4 max_slots=2", "hosts.txt:1: max_slots=2 is below slots=4"},
         InvalidCase{"a max_slots=-1",
                     "hosts.txt:1: max_slots must be a whole number from 1 to 1048576, got '-1'"},

@@ -24,6 +24,138 @@ constexpr PlaceNames kHorovodPlaceNames = {
     env::kHorovodRank,      env::kHorovodSize,      env::kHorovodLocalRank, env::kHorovodLocalSize,
     env::kHorovodCrossRank, env::kHorovodCrossSize, env::kHorovodHostname};
 
+// The entries of one rank's environment, added in BuildRankEnvironment's order.
+class RankEnvironmentBuilder {
+ public:
+  RankEnvironmentBuilder(const RankAssignment& assignment, int rank, const JobEnvironment& job)
+      : assignment_(assignment),
+        job_(job),
+        place_(assignment.placement(rank)),
+        host_(assignment.hosts().at(place_.host_index).host),
+        num_hosts_(static_cast<int>(assignment.hosts().size())),
+        network_(place_.host_index < static_cast<int>(job.host_networks.size())
+                     ? &job.host_networks[place_.host_index]
+                     : nullptr) {}
+
+  // The rank's place under one convention's names.
+  void SetPlace(const PlaceNames& names) {
+    SetInt(names.rank, place_.rank);
+    SetInt(names.size, assignment_.size());
+    SetInt(names.local_rank, place_.local_rank);
+    SetInt(names.local_size, place_.local_size);
+    SetInt(names.cross_rank, place_.cross_rank);
+    SetInt(names.cross_size, place_.cross_size);
+    Set(names.hostname, host_);
+  }
+
+  // The job's identity, the host's address, the backend and its rendezvous.
+  void SetJobValues() {
+    Set(env::kJobId, job_.job_id);
+    Set(env::kHostAddr,
+        network_ != nullptr && !network_->address.empty() ? network_->address : HostAddress(host_));
+    if (!job_.backend.empty()) {
+      Set(env::kBackend, job_.backend);
+      Set(env::kRendezvousAddr, job_.rendezvous_addr);
+      SetInt(env::kRendezvousPort, job_.rendezvous_port);
+      Set(env::kSecret, job_.secret);
+    }
+  }
+
+  // The directory of the rank's timeline, with --timeline-filename.
+  void SetTimeline() {
+    if (job_.timeline_dir.empty()) return;
+    Set(env::kTimeline, job_.timeline_dir);
+    if (job_.timeline_mark_cycles) Set(env::kHorovodTimelineMarkCycles, "1");
+  }
+
+  // --network-interface's names, else, on several hosts, the host's job interface for NCCL and
+  // torch's Gloo unless the user set them.
+  void SetNetwork() {
+    if (!job_.network_interfaces.empty()) {
+      const std::string names = JoinInterfaceNames(job_.network_interfaces);
+      for (const char* name : {env::kNetworkInterfaces, env::kNcclSocketIfname, env::kGlooSocketIfname}) {
+        Set(name, names);
+      }
+      return;
+    }
+    if (num_hosts_ < 2 || network_ == nullptr || network_->interface.empty()) return;
+    for (const char* name : {env::kNcclSocketIfname, env::kGlooSocketIfname}) {
+      const std::vector<std::string>& user = job_.user_variables;
+      if (std::find(user.begin(), user.end(), name) == user.end()) Set(name, network_->interface);
+    }
+  }
+
+  // torchrun's names.
+  void SetTorchValues() {
+    SetInt(env::kTorchRank, place_.rank);
+    SetInt(env::kTorchWorldSize, assignment_.size());
+    SetInt(env::kTorchLocalRank, place_.local_rank);
+    SetInt(env::kTorchLocalWorldSize, place_.local_size);
+    SetInt(env::kTorchGroupRank, place_.host_index);
+    SetInt(env::kTorchGroupWorldSize, num_hosts_);
+    Set(env::kTorchMasterAddr, job_.master_addr);
+    SetInt(env::kTorchMasterPort, job_.master_port);
+  }
+
+  // The rank's place under Slurm's task variables, as srun gives them to one step of the job.
+  void SetSlurmValues() {
+    const std::vector<HostRanks>& hosts = assignment_.hosts();
+    std::string gtids;
+    for (int other : hosts.at(place_.host_index).ranks) {
+      gtids += (gtids.empty() ? "" : ",") + std::to_string(other);
+    }
+    std::string node_list;
+    for (const HostRanks& other : hosts) node_list += (node_list.empty() ? "" : ",") + other.host;
+    const std::string tasks_per_node = SlurmTasksPerNode(hosts);
+    SetInt(env::kSlurmProcId, place_.rank);
+    SetInt(env::kSlurmLocalId, place_.local_rank);
+    SetInt(env::kSlurmNodeId, place_.host_index);
+    Set(env::kSlurmGtids, gtids);
+    for (const char* name : {env::kSlurmNtasks, env::kSlurmNprocs, env::kSlurmStepNumTasks}) {
+      SetInt(name, assignment_.size());
+    }
+    SetInt(env::kSlurmNnodes, num_hosts_);
+    SetInt(env::kSlurmStepNumNodes, num_hosts_);
+    Set(env::kSlurmTasksPerNode, tasks_per_node);
+    Set(env::kSlurmStepTasksPerNode, tasks_per_node);
+    Set(env::kSlurmStepNodeList, node_list);
+    if (!job_.slurm_job_name.empty()) Set(env::kSlurmJobName, job_.slurm_job_name);
+    env_.emplace_back(env::kSlurmTaskPid);  // no '=': removed
+  }
+
+  // The entries, with the user's -x exports last so that they win.
+  std::vector<std::string> Finish() {
+    env_.insert(env_.end(), job_.exports.begin(), job_.exports.end());
+    return std::move(env_);
+  }
+
+ private:
+  void Set(const char* name, const std::string& value) { env_.push_back(std::string(name) + "=" + value); }
+  void SetInt(const char* name, int value) { Set(name, std::to_string(value)); }
+
+  // Slurm's form of the ranks per host: "2(x3),1".
+  static std::string SlurmTasksPerNode(const std::vector<HostRanks>& hosts) {
+    std::string text;
+    for (size_t h = 0; h < hosts.size();) {
+      size_t run = 1;
+      while (h + run < hosts.size() && hosts[h + run].ranks.size() == hosts[h].ranks.size()) ++run;
+      if (!text.empty()) text += ',';
+      text += std::to_string(hosts[h].ranks.size());
+      if (run > 1) text.append("(x").append(std::to_string(run)).append(")");
+      h += run;
+    }
+    return text;
+  }
+
+  const RankAssignment& assignment_;
+  const JobEnvironment& job_;
+  const RankPlacement& place_;
+  const std::string& host_;
+  const int num_hosts_;
+  const HostNetwork* network_;
+  std::vector<std::string> env_;
+};
+
 }  // namespace
 
 std::string HostAddress(const std::string& host) { return host == "localhost" ? "127.0.0.1" : host; }
@@ -41,102 +173,15 @@ void SetEnvironmentValue(std::vector<std::string>& env, const char* name, const 
 
 std::vector<std::string> BuildRankEnvironment(const RankAssignment& assignment, int rank,
                                               const JobEnvironment& job) {
-  const RankPlacement& place = assignment.placement(rank);
-  const std::string& host = assignment.hosts().at(place.host_index).host;
-  const int num_hosts = static_cast<int>(assignment.hosts().size());
-  std::vector<std::string> env;
-  auto set = [&env](const char* name, const std::string& value) {
-    env.push_back(std::string(name) + "=" + value);
-  };
-  auto set_int = [&set](const char* name, int value) { set(name, std::to_string(value)); };
-  auto set_place = [&](const PlaceNames& names) {
-    set_int(names.rank, place.rank);
-    set_int(names.size, assignment.size());
-    set_int(names.local_rank, place.local_rank);
-    set_int(names.local_size, place.local_size);
-    set_int(names.cross_rank, place.cross_rank);
-    set_int(names.cross_size, place.cross_size);
-    set(names.hostname, host);
-  };
-
-  set_place(kHvdrunPlaceNames);
-  set(env::kJobId, job.job_id);
-  const HostNetwork* network = place.host_index < static_cast<int>(job.host_networks.size())
-                                   ? &job.host_networks[place.host_index]
-                                   : nullptr;
-  set(env::kHostAddr, network != nullptr && !network->address.empty() ? network->address : HostAddress(host));
-  if (!job.backend.empty()) {
-    set(env::kBackend, job.backend);
-    set(env::kRendezvousAddr, job.rendezvous_addr);
-    set_int(env::kRendezvousPort, job.rendezvous_port);
-    set(env::kSecret, job.secret);
-  }
-  if (!job.network_interfaces.empty()) {
-    std::string names = JoinInterfaceNames(job.network_interfaces);
-    set(env::kNetworkInterfaces, names);
-    set(env::kNcclSocketIfname, names);
-    set(env::kGlooSocketIfname, names);
-  } else if (num_hosts > 1 && network != nullptr && !network->interface.empty()) {
-    for (const char* name : {env::kNcclSocketIfname, env::kGlooSocketIfname}) {
-      if (std::find(job.user_variables.begin(), job.user_variables.end(), name) == job.user_variables.end()) {
-        set(name, network->interface);
-      }
-    }
-  }
-
-  if (!job.timeline_dir.empty()) {
-    set(env::kTimeline, job.timeline_dir);
-    if (job.timeline_mark_cycles) set(env::kHorovodTimelineMarkCycles, "1");
-  }
-
-  set_place(kHorovodPlaceNames);
-
-  set_int(env::kTorchRank, place.rank);
-  set_int(env::kTorchWorldSize, assignment.size());
-  set_int(env::kTorchLocalRank, place.local_rank);
-  set_int(env::kTorchLocalWorldSize, place.local_size);
-  set_int(env::kTorchGroupRank, place.host_index);
-  set_int(env::kTorchGroupWorldSize, num_hosts);
-  set(env::kTorchMasterAddr, job.master_addr);
-  set_int(env::kTorchMasterPort, job.master_port);
-
-  if (job.slurm) {
-    const HostRanks& node = assignment.hosts().at(place.host_index);
-    std::string gtids;
-    for (int other : node.ranks) {
-      if (!gtids.empty()) gtids += ',';
-      gtids += std::to_string(other);
-    }
-    std::string node_list;
-    std::string tasks_per_node;  // Slurm's form: 2(x3),1
-    const std::vector<HostRanks>& hosts = assignment.hosts();
-    for (size_t h = 0; h < hosts.size();) {
-      size_t run = 1;
-      while (h + run < hosts.size() && hosts[h + run].ranks.size() == hosts[h].ranks.size()) ++run;
-      if (!tasks_per_node.empty()) tasks_per_node += ',';
-      tasks_per_node += std::to_string(hosts[h].ranks.size());
-      if (run > 1) tasks_per_node.append("(x").append(std::to_string(run)).append(")");
-      h += run;
-    }
-    for (const HostRanks& other : hosts) node_list += (node_list.empty() ? "" : ",") + other.host;
-    set_int(env::kSlurmProcId, place.rank);
-    set_int(env::kSlurmLocalId, place.local_rank);
-    set_int(env::kSlurmNodeId, place.host_index);
-    set(env::kSlurmGtids, gtids);
-    for (const char* name : {env::kSlurmNtasks, env::kSlurmNprocs, env::kSlurmStepNumTasks}) {
-      set_int(name, assignment.size());
-    }
-    set_int(env::kSlurmNnodes, num_hosts);
-    set_int(env::kSlurmStepNumNodes, num_hosts);
-    set(env::kSlurmTasksPerNode, tasks_per_node);
-    set(env::kSlurmStepTasksPerNode, tasks_per_node);
-    set(env::kSlurmStepNodeList, node_list);
-    if (!job.slurm_job_name.empty()) set(env::kSlurmJobName, job.slurm_job_name);
-    env.emplace_back(env::kSlurmTaskPid);  // no '=': removed
-  }
-
-  env.insert(env.end(), job.exports.begin(), job.exports.end());
-  return env;
+  RankEnvironmentBuilder builder(assignment, rank, job);
+  builder.SetPlace(kHvdrunPlaceNames);
+  builder.SetJobValues();
+  builder.SetNetwork();
+  builder.SetTimeline();
+  builder.SetPlace(kHorovodPlaceNames);
+  builder.SetTorchValues();
+  if (job.slurm) builder.SetSlurmValues();
+  return builder.Finish();
 }
 
 }  // namespace hvdrun

@@ -28,6 +28,8 @@ constexpr const char* kShell = "/bin/sh";
 // What the child uses between fork and exec, all of it prepared before the fork.
 struct ChildPlan {
   std::vector<std::string> candidates;  // the paths tried in turn, as execvp would
+  std::vector<std::string> argv_storage;
+  std::vector<std::string> shell_storage;
   std::vector<char*> argv;
   std::vector<char*> shell_argv;  // /bin/sh, a candidate (set in the child), argv[1..]
   std::vector<std::string> env_storage;
@@ -229,6 +231,63 @@ const char* StepName(SpawnStep step) {
   return "?";
 }
 
+// The command's argv, its /bin/sh fallback (for a script without #!), the paths to try and the
+// environment, as the child will exec them.
+void PlanCommand(const SpawnOptions& options, ChildPlan& plan) {
+  plan.argv_storage = options.argv;
+  plan.argv = CStrings(plan.argv_storage);
+  plan.shell_storage = {kShell, ""};
+  plan.shell_storage.insert(plan.shell_storage.end(), options.argv.begin() + 1, options.argv.end());
+  plan.shell_argv = CStrings(plan.shell_storage);
+  std::optional<std::vector<std::string>> env = ChildEnvironment(options);
+  plan.candidates = Candidates(options.argv[0], PathVariable(env));
+  if (env) {
+    plan.env_storage = std::move(*env);
+    plan.env = CStrings(plan.env_storage);
+  }
+}
+
+// Each stream as its StdioSpec says, making the pipes it asks for; false (errno set) when a pipe
+// cannot be made.
+bool PlanStdio(const SpawnOptions& options, ChildPlan& plan, Pipe (&pipes)[kStdioCount]) {
+  const StdioSpec* specs[kStdioCount] = {&options.stdin_spec, &options.stdout_spec, &options.stderr_spec};
+  for (int i = 0; i < kStdioCount; ++i) {
+    plan.kinds[i] = specs[i]->kind;
+    switch (specs[i]->kind) {
+      case StdioSpec::Kind::kInherit:
+        break;
+      case StdioSpec::Kind::kNull:
+        plan.paths[i] = "/dev/null";
+        break;
+      case StdioSpec::Kind::kFile:
+        plan.paths[i] = specs[i]->path.c_str();
+        break;
+      case StdioSpec::Kind::kFd:
+        plan.fds[i] = specs[i]->fd;
+        break;
+      case StdioSpec::Kind::kPipe:
+        if (!MakePipe(&pipes[i])) return false;
+        plan.fds[i] = i == 0 ? pipes[i].read.get() : pipes[i].write.get();
+        break;
+    }
+  }
+  return true;
+}
+
+// Waits for the child's exec: the report pipe closes on success (close-on-exec), or carries the
+// step that failed, when the child has then exited and is reaped here.
+std::optional<SpawnFailure> AwaitExec(Pipe& report, pid_t pid) {
+  SpawnFailure reported{};
+  ssize_t n = 0;
+  do {
+    n = ::read(report.read.get(), &reported, sizeof(reported));
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof(reported))) return std::nullopt;
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return reported;
+}
+
 }  // namespace
 
 std::string DescribeSpawnFailure(const SpawnFailure& failure, const SpawnOptions& options) {
@@ -278,44 +337,13 @@ StatusOr<ChildProcess> SpawnProcess(const SpawnOptions& options, SpawnFailure* f
   if (options.argv.empty() || options.argv[0].empty()) {
     return Fail(options, failure, SpawnStep::kEmptyCommand, 0);
   }
-
   ChildPlan plan;
-  std::vector<std::string> argv = options.argv;
-  plan.argv = CStrings(argv);
-  std::vector<std::string> shell_words = {kShell, ""};
-  shell_words.insert(shell_words.end(), options.argv.begin() + 1, options.argv.end());
-  plan.shell_argv = CStrings(shell_words);
-  std::optional<std::vector<std::string>> env = ChildEnvironment(options);
-  plan.candidates = Candidates(options.argv[0], PathVariable(env));
-  if (env) {
-    plan.env_storage = std::move(*env);
-    plan.env = CStrings(plan.env_storage);
-  }
-
+  PlanCommand(options, plan);
   // The parent's end of each pipe goes to the ChildProcess; the child's end to the plan.
   Pipe report;
   Pipe pipes[kStdioCount];
-  const StdioSpec* specs[kStdioCount] = {&options.stdin_spec, &options.stdout_spec, &options.stderr_spec};
-  if (!MakePipe(&report)) return Fail(options, failure, SpawnStep::kPipe, errno);
-  for (int i = 0; i < kStdioCount; ++i) {
-    plan.kinds[i] = specs[i]->kind;
-    switch (specs[i]->kind) {
-      case StdioSpec::Kind::kInherit:
-        break;
-      case StdioSpec::Kind::kNull:
-        plan.paths[i] = "/dev/null";
-        break;
-      case StdioSpec::Kind::kFile:
-        plan.paths[i] = specs[i]->path.c_str();
-        break;
-      case StdioSpec::Kind::kFd:
-        plan.fds[i] = specs[i]->fd;
-        break;
-      case StdioSpec::Kind::kPipe:
-        if (!MakePipe(&pipes[i])) return Fail(options, failure, SpawnStep::kPipe, errno);
-        plan.fds[i] = i == 0 ? pipes[i].read.get() : pipes[i].write.get();
-        break;
-    }
+  if (!MakePipe(&report) || !PlanStdio(options, plan, pipes)) {
+    return Fail(options, failure, SpawnStep::kPipe, errno);
   }
 
   // No handler of the parent may run in the child before the child resets them.
@@ -334,17 +362,9 @@ StatusOr<ChildProcess> SpawnProcess(const SpawnOptions& options, SpawnFailure* f
   // exec'd, by when it has set the group itself).
   if (options.own_process_group) ::setpgid(pid, pid);
   report.write.Reset();
-  SpawnFailure reported{};
-  ssize_t n = 0;
-  do {
-    n = ::read(report.read.get(), &reported, sizeof(reported));
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(reported))) {
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    return Fail(options, failure, reported.step, reported.error_number);
+  if (std::optional<SpawnFailure> reported = AwaitExec(report, pid)) {
+    return Fail(options, failure, reported->step, reported->error_number);
   }
-
   ChildProcess child;
   child.pid_ = pid;
   child.own_process_group_ = options.own_process_group;

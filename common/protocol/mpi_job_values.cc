@@ -79,11 +79,11 @@ bool IsMpiAgentVariable(std::string_view name) {
   return false;
 }
 
-StatusOr<std::string> DecodeMpiLayout(const EnvLookup& lookup) {
+StatusOr<std::string> DecodeMpiLayout(const EnvironmentLookup& lookup) {
   return EnvironmentReader(lookup, kMissingHint).Required(env::kMpiLayout);
 }
 
-StatusOr<JobEnvironment> DecodeMpiJobEnvironment(const EnvLookup& lookup) {
+StatusOr<JobEnvironment> DecodeMpiJobEnvironment(const EnvironmentLookup& lookup) {
   const EnvironmentReader env(lookup, kMissingHint);
   JobEnvironment job;
   for (auto [name, field] :

@@ -41,9 +41,9 @@ MpiJobVariables EncodeMpiJobValues(const JobEnvironment& job, const std::string&
 bool IsMpiAgentVariable(std::string_view name);
 
 // HVDRUN_MPI_LAYOUT's value (not checked here: CheckMpiPlacement, agent/mpi_rank.h, parses it).
-StatusOr<std::string> DecodeMpiLayout(const EnvLookup& lookup);
+StatusOr<std::string> DecodeMpiLayout(const EnvironmentLookup& lookup);
 // The job: every value above but the layout and the user's variables (`exports` stays empty).
-StatusOr<JobEnvironment> DecodeMpiJobEnvironment(const EnvLookup& lookup);
+StatusOr<JobEnvironment> DecodeMpiJobEnvironment(const EnvironmentLookup& lookup);
 
 }  // namespace hvdrun
 

@@ -138,6 +138,7 @@ MpirunSettings MpirunSettingsOf(const LaunchOptions& options) {
   settings.ssh = options.ssh;
   settings.connect_timeout_s = options.start_timeout_s;
   settings.mpi_args = options.mpi_args;
+  settings.binding_args = options.binding_args;
   settings.in_slurm_allocation = options.agent_start == AgentStart::kSlurm && options.slurm.has_value();
   settings.hosts_chosen_in_allocation = settings.in_slurm_allocation && options.hosts != options.slurm->nodes;
   return settings;
@@ -161,10 +162,12 @@ MpiCommand BuildMpiCommand(const RankAssignment& assignment, const JobLaunch& la
     argv.emplace_back("-H");
     argv.push_back(layout);
   }
-  for (const char* word :
-       {"-bind-to", "none", "-map-by", "slot", "-mca", "pml", "ob1", "-mca", "btl", "^openib"}) {
-    argv.emplace_back(word);
+  if (settings.binding_args) {
+    argv.insert(argv.end(), settings.binding_args->begin(), settings.binding_args->end());
+  } else {
+    for (const char* word : {"-bind-to", "none", "-map-by", "slot"}) argv.emplace_back(word);
   }
+  for (const char* word : {"-mca", "pml", "ob1", "-mca", "btl", "^openib"}) argv.emplace_back(word);
   if (host.remote_hosts && !slurm) {
     for (const char* word : {"-mca", "plm_rsh_no_tree_spawn", "1", "-mca", "plm_rsh_args"}) {
       argv.emplace_back(word);

@@ -1,8 +1,9 @@
 // The mpirun command line of `hvdrun --mpi`, built as horovodrun builds its own: a pure function of
 // the job's layout, the options, the job's values and the machine hvdrun runs on.
 //
-//   mpirun [--allow-run-as-root] --tag-output -np N -H host:ranks,... -bind-to none -map-by slot
-//          -mca pml ob1 -mca btl ^openib [<ssh settings>]
+//   mpirun [--allow-run-as-root] --tag-output -np N -H host:ranks,...
+//          (-bind-to none -map-by slot | <--binding-args words>) -mca pml ob1 -mca btl ^openib [<ssh
+//          settings>]
 //          (-mca btl_tcp_if_include I -mca oob_tcp_if_include I | -mca btl_tcp_if_include lo)
 //          [-mca mpi_yield_when_idle 1] -x NAME ... [--mpi-args words] <hvdrun-agent> --mpi-rank --
 //          command...
@@ -41,6 +42,7 @@
 #define HVDRUN_LAUNCHER_MPIRUN_MPI_COMMAND_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +83,8 @@ struct MpirunSettings {
   SshOptions ssh;                     // --ssh-*: ssh's settings for hosts that are not this machine
   int connect_timeout_s = 0;          // --start-timeout: ssh's ConnectTimeout (0: none)
   std::vector<std::string> mpi_args;  // --mpi-args, before the agent's words
+  // --binding-args, in place of "-bind-to none -map-by slot" (horovodrun's); nullopt: those.
+  std::optional<std::vector<std::string>> binding_args;
   // --launcher slurm inside an allocation: mpirun reads the nodes and starts its daemons with srun.
   bool in_slurm_allocation = false;
   // With in_slurm_allocation: -H or --hostfile chose some of the allocation's nodes (hvdrun-lab's

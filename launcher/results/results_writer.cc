@@ -37,6 +37,7 @@ nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions&
           {"launcher", AgentStartName(options.agent_start)},
           {"slurm_job_id", options.slurm ? nlohmann::json(options.slurm->job_id) : nullptr},
           {"backend", options.backend ? nlohmann::json(std::string(BackendName(*options.backend))) : nullptr},
+          {"backend_chosen_by", options.backend_reason},
           {"num_proc", assignment.size()},
           {"command", options.command},
           {"exported_variables", exported},

@@ -48,7 +48,7 @@ class CycleAgreement {
   // marks announced, and whose census timers it runs on `stalls`), with `join`, this rank's join
   // announcement if it joins now. `stopping`: this rank stops and has nothing pending. A name whose
   // ranks disagree fails on its own here (PendingEntries::Complete). An error breaks the runtime: the
-  // control backend's, the first pending entry past the runtime's timeout, or another rank's stop
+  // control backend's, the first pending entry past the stall shutdown time, or another rank's stop
   // while this rank has work.
   StatusOr<Result> Agree(Backend& control, Clock::time_point now, bool stopping,
                          const std::optional<Announcement>& join, PendingEntries& pending,
@@ -70,7 +70,7 @@ class CycleAgreement {
     CountedFields fields;
     std::vector<Announcement> mine;
     std::vector<const PendingEntry*> cached;  // pending entries found in the cache, for a census
-    Status timed_out;                         // the first pending entry past the runtime's timeout
+    Status timed_out;                         // the first pending entry past the stall shutdown time
   };
 
   Ballot Cast(Clock::time_point now, bool stopping, const std::optional<Announcement>& join,

@@ -19,7 +19,7 @@ NegotiatedStream::NegotiatedStream(const RuntimeOptions& options, CompressedAllr
         queue_.Release(name, state);
       }),
       agreement_(options.rank, options.size, options.negotiation.cache_capacity),
-      stalls_(options.negotiation.stall_warning, options.timeout, options.negotiation.warn),
+      stalls_(options.negotiation),
       timeline_(options.backend),
       execution_(options.rank, compressed, &report_, &timeline_) {}
 

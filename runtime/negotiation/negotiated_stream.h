@@ -4,7 +4,7 @@
 //   PendingEntries    the requests taken in and not yet complete, in submission order
 //   CycleAgreement    how the ranks agree on what is ready: the ballot, the response cache, the
 //                     announcements' gather and the readiness table
-//   StallTracker      the runtime's timeout, stall censuses, and rank 0's stall warnings
+//   StallTracker      the stall shutdown time, stall censuses, and rank 0's stall warnings
 //   RankJoin          this rank's join: its announcement and its stand-ins
 //   FusedExecution    running what is ready: alone, or fused in place or through the fusion buffer
 //   NegotiationReport the counters and response statistics for the rank's report
@@ -28,8 +28,9 @@
 // Broadcasts and allgathers are agreed as allreduces are and run alone; an allgather whose ranks give
 // different counts (kAllgatherv) is never cached, since its counts travel in its announcements.
 // A name waiting past the stall limit is reported by rank 0 with the ranks that have not submitted
-// it; past the runtime's timeout it fails and the runtime breaks, and so it does on every rank (a
-// stopping rank tells the others through the status flags). A rank with nothing pending cycles every
+// it (unless the stall check is off); past the stall shutdown time, when one is set, it fails and the
+// runtime breaks, and so it does on every rank (a stopping rank tells the others through the status
+// flags). A rank with nothing pending cycles every
 // kIdleCycleTime instead of every cycle time (a submission wakes it at once), so an idle runtime costs
 // next to nothing, and the others wait for it only while it has nothing they could agree on.
 //

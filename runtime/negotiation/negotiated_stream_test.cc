@@ -474,37 +474,56 @@ TEST(NamedCollectives, ANameMissingOnOneRankGetsAStallWarningNamingIt) {
     });
     std::lock_guard<std::mutex> lock(mutex);
     const std::string expected =
-        "stall: 'late' was submitted by ranks 0, 1 and waits for rank 2; it fails after the 30 s timeout";
+        "stall: 'late' was submitted by ranks 0, 1 and waits for rank 2; no stall shutdown time is set "
+        "(HOROVOD_STALL_SHUTDOWN_TIME_SECONDS), so it waits";
     EXPECT_NE(std::find(warnings.begin(), warnings.end(), expected), warnings.end())
         << (cached ? "cached" : "uncached") << ": " << warnings.size() << " warnings"
         << (warnings.empty() ? "" : ", the first: " + warnings.front());
   }
 }
 
-TEST(NamedCollectives, ANameNeverSubmittedEverywhereFailsAtTheTimeoutOnEveryRank) {
+TEST(NamedCollectives, WithTheStallCheckOffNoWarningComes) {
+  std::atomic<int> warnings{0};
+  NegotiationOptions negotiation = Negotiation();
+  negotiation.stall_warning = milliseconds(200);
+  negotiation.stall_shutdown = milliseconds(300);  // off with the check, as in Horovod
+  negotiation.stall_check = false;
+  negotiation.warn = [&](const std::string&) { ++warnings; };
+  RunNegotiatedRanks(2, negotiation, [&](Runtime& runtime) {
+    float value = 1;
+    if (runtime.rank() == 1) std::this_thread::sleep_for(milliseconds(800));
+    Status status = runtime.Allreduce("late", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
+    EXPECT_TRUE(status.ok()) << status.message();
+  });
+  EXPECT_EQ(warnings, 0);
+}
+
+TEST(NamedCollectives, ANameNeverSubmittedEverywhereFailsAtTheStallShutdownOnEveryRank) {
   std::atomic<int> failed{0};
-  RunNegotiatedRanks(
-      2, Negotiation(),
-      [&](Runtime& runtime) {
-        float value = 1;
-        if (runtime.rank() == 0) {
-          Status status = runtime.Allreduce("orphan", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
-          ASSERT_FALSE(status.ok());
-          EXPECT_EQ(status.message(),
-                    "'orphan' was not submitted by every rank within the runtime's 1 s timeout");
-          ++failed;
-        } else {
-          std::this_thread::sleep_for(milliseconds(1500));
-          Status status = runtime.Allreduce("next", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
-          ASSERT_FALSE(status.ok());
-          EXPECT_EQ(
-              status.message(),
-              "another rank's runtime stopped (closed, timed out or failed) while this rank had collectives "
-              "pending");
-          ++failed;
-        }
-      },
-      milliseconds(1000));
+  NegotiationOptions negotiation = Negotiation();
+  negotiation.stall_warning = milliseconds(500);
+  negotiation.stall_shutdown = milliseconds(1000);
+  negotiation.warn = [](const std::string&) {};
+  RunNegotiatedRanks(2, negotiation, [&](Runtime& runtime) {
+    float value = 1;
+    if (runtime.rank() == 0) {
+      Status status = runtime.Allreduce("orphan", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
+      ASSERT_FALSE(status.ok());
+      EXPECT_EQ(status.message(),
+                "stall: 'orphan' was not submitted by every rank within the stall shutdown time (1 s, "
+                "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS); the collective fails");
+      ++failed;
+    } else {
+      std::this_thread::sleep_for(milliseconds(1500));
+      Status status = runtime.Allreduce("next", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum);
+      ASSERT_FALSE(status.ok());
+      EXPECT_EQ(
+          status.message(),
+          "another rank's runtime stopped (closed, timed out or failed) while this rank had collectives "
+          "pending");
+      ++failed;
+    }
+  });
   EXPECT_EQ(failed, 2);
 }
 

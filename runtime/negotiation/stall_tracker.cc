@@ -21,24 +21,28 @@ std::string DurationText(std::chrono::milliseconds duration) {
 
 }  // namespace
 
-StallTracker::StallTracker(std::chrono::milliseconds stall_warning, std::chrono::milliseconds timeout,
-                           std::function<void(const std::string&)> warn)
-    : stall_warning_(stall_warning), timeout_(timeout), warn_(std::move(warn)) {}
+StallTracker::StallTracker(const NegotiationOptions& negotiation)
+    : check_(negotiation.stall_check),
+      stall_warning_(negotiation.stall_warning),
+      shutdown_(negotiation.stall_shutdown),
+      warn_(negotiation.warn) {}
 
 Status StallTracker::TimedOut(const PendingEntry& entry, Clock::time_point now) const {
-  if (now - entry.submitted < timeout_) return Status::Ok();
-  return Status::Error("'" + entry.request.name + "' was not submitted by every rank within the runtime's " +
-                       DurationText(timeout_) + " timeout");
+  if (!check_ || shutdown_.count() <= 0 || now - entry.submitted < shutdown_) return Status::Ok();
+  return Status::Error("stall: '" + entry.request.name +
+                       "' was not submitted by every rank within the stall shutdown time (" +
+                       DurationText(shutdown_) + ", HOROVOD_STALL_SHUTDOWN_TIME_SECONDS); the collective fails");
 }
 
 bool StallTracker::CensusDue(PendingEntry& entry, Clock::time_point now) const {
-  if (now < entry.next_census) return false;
+  if (!check_ || now < entry.next_census) return false;
   entry.next_census = now + stall_warning_;
   return true;
 }
 
 void StallTracker::Warn(const std::vector<ReadinessTable::Waiting>& stalled,
                         const std::vector<TensorRequest>& ready, Clock::time_point now) {
+  if (!check_) return;
   std::unordered_map<std::string, Clock::time_point> still_stalled;
   for (const ReadinessTable::Waiting& waiting : stalled) {
     const bool runs_now = std::any_of(ready.begin(), ready.end(), [&](const TensorRequest& request) {
@@ -50,9 +54,12 @@ void StallTracker::Warn(const std::vector<ReadinessTable::Waiting>& stalled,
       still_stalled.insert(*warned);
       continue;
     }
-    const std::string line = "stall: '" + waiting.name + "' was submitted by " + RankList(waiting.submitted) +
-                             " and waits for " + RankList(waiting.missing) + "; it fails after the " +
-                             DurationText(timeout_) + " timeout";
+    const std::string line =
+        "stall: '" + waiting.name + "' was submitted by " + RankList(waiting.submitted) + " and waits for " +
+        RankList(waiting.missing) +
+        (shutdown_.count() > 0
+             ? "; it fails after " + DurationText(shutdown_) + " (the stall shutdown time)"
+             : "; no stall shutdown time is set (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS), so it waits");
     if (warn_) {
       warn_(line);
     } else {

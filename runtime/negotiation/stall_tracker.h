@@ -1,9 +1,10 @@
-// StallTracker: the negotiated engine's watch on names that wait for other ranks (NegotiationOptions::
-// stall_warning, RuntimeOptions::timeout).
+// StallTracker: the negotiated engine's watch on names that wait for other ranks (Horovod's stall
+// check: NegotiationOptions::stall_check, stall_warning and stall_shutdown).
 //
-// Three timers, each with its own input:
-//   - the runtime's timeout, per pending entry from its submission (TimedOut): a name not submitted
-//     by every rank within it fails, and breaks the runtime on every rank;
+// Three timers, each with its own input, none of them running while the stall check is off:
+//   - the stall shutdown time, per pending entry from its submission (TimedOut), when one is set
+//     (Horovod's default is none: a name waits as long as its ranks take): a name not submitted by
+//     every rank within it fails, and breaks the runtime on every rank;
 //   - a census, per pending entry that the response cache vouches for (CensusDue): once such an entry
 //     has waited the stall limit, and again each time it waits that much longer, this rank asks every
 //     rank to probe its cached requests, so that the readiness table learns who lacks it;
@@ -20,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "runtime/negotiation/pending_entries.h"
 #include "runtime/negotiation/readiness_table.h"
@@ -31,12 +33,12 @@ class StallTracker {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `warn` gets each warning, one line; by default (null) standard error, as "libhvdrun: LINE".
-  StallTracker(std::chrono::milliseconds stall_warning, std::chrono::milliseconds timeout,
-               std::function<void(const std::string&)> warn);
+  // `negotiation`'s stall settings; its `warn` gets each warning, one line, by default (null) standard
+  // error, as "libhvdrun: LINE".
+  explicit StallTracker(const NegotiationOptions& negotiation);
 
   std::chrono::milliseconds stall_warning() const { return stall_warning_; }
-  // The error of an entry that has waited past the runtime's timeout at `now`, or OK.
+  // The error of an entry that has waited past the stall shutdown time at `now`, or OK.
   Status TimedOut(const PendingEntry& entry, Clock::time_point now) const;
   // Whether the cached `entry` is due for a census at `now`; if so, its next census is a stall
   // limit later.
@@ -47,8 +49,9 @@ class StallTracker {
             Clock::time_point now);
 
  private:
+  const bool check_;
   const std::chrono::milliseconds stall_warning_;
-  const std::chrono::milliseconds timeout_;
+  const std::chrono::milliseconds shutdown_;  // 0: none
   const std::function<void(const std::string&)> warn_;
   // Rank 0: each stalled name warned of, with when it is warned of again if it still waits.
   std::unordered_map<std::string, Clock::time_point> next_warning_;

@@ -287,8 +287,8 @@ TEST(LaunchTest, HelpPrintsUsage) {
   ProcessResult result = RunHvdrun({"--help"});
   EXPECT_EQ(result.exit_code, 0) << result;
   EXPECT_EQ(result.stderr_text, "");
-  for (const char* expected : {"Usage", "-np", "-H", "--hostfile", "--output-filename", "--start-timeout",
-                               "--verbose", "-x", "HVDRUN_RANK"}) {
+  for (const char* expected : {"usage: hvdrun", "-np", "-H", "--hostfile", "--output-filename",
+                               "--start-timeout", "--verbose", "-x", "HVDRUN_RANK"}) {
     EXPECT_NE(result.stdout_text.find(expected), std::string::npos) << "missing " << expected << result;
   }
 }

@@ -397,7 +397,7 @@ TEST(MpiDryRunTest, OnlyWithMpi) {
 TEST(MpiLaunchTest, MpirunRefusingItsArgumentsIsALaunchFailure) {
   ScratchDir dir;
   ProcessResult result = RunMpiJob(
-      Concat({{"-np", "2", "--mpi-args", "--no-such-mpirun-option"}, RankCommand({"job", dir.path()})}));
+      Concat({{"-np", "2", "--mpi-args=--no-such-mpirun-option"}, RankCommand({"job", dir.path()})}));
   EXPECT_EQ(result.exit_code, 3) << result;
   EXPECT_TRUE(Contains(result.stderr_text, "--no-such-mpirun-option")) << "mpirun's own message" << result;
   std::vector<std::string> lines = SplitLines(result.stderr_text);

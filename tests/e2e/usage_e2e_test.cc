@@ -171,7 +171,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {"--network-interface", "no network interface named hvdrun-none0"}},
         UsageCase{"NetworkInterfaceNotOnTheRanksHost",
                   {"--network-interface", "hvdrun-none0", "-np", "2", kCommand},
-                  {"--network-interface", "host localhost", "no network interface named hvdrun-none0"}}),
+                  {"--network-interface", "no network interface named hvdrun-none0"}}),
     [](const testing::TestParamInfo<UsageCase>& test_info) { return test_info.param.name; });
 
 }  // namespace

@@ -41,9 +41,13 @@ struct NegotiationOptions {
   // and no gather (HOROVOD_CACHE_CAPACITY); 0 turns the cache off.
   size_t cache_capacity = 1024;
   // A name some ranks submitted and others not for this long gets a warning naming it and the
-  // missing ranks, repeated each time it waits that much longer (Horovod: 60 s). A name still
-  // waiting at RuntimeOptions::timeout fails, and breaks the runtime.
+  // missing ranks, repeated each time it waits that much longer (Horovod: 60 s).
   std::chrono::milliseconds stall_warning{60000};
+  // Horovod's stall check on (HOROVOD_STALL_CHECK_DISABLE=1: off, with neither warning nor shutdown).
+  bool stall_check = true;
+  // A name still waiting this long fails, and breaks the runtime (Horovod's
+  // HOROVOD_STALL_SHUTDOWN_TIME_SECONDS); 0, Horovod's default: it waits on.
+  std::chrono::milliseconds stall_shutdown{0};
   // Where warnings go, one line each; by default standard error (rank 0 warns for the job).
   std::function<void(const std::string&)> warn;
 };
@@ -105,8 +109,11 @@ struct RuntimeOptions {
   std::shared_ptr<KeyValueStore> store;
   // Address this rank's backend listens on and advertises to the others (Gloo's TCP device).
   std::string host_address = "127.0.0.1";
-  // Limit for bootstrapping (every rank must arrive within it) and for each collective.
+  // Limit for bootstrapping (every rank must arrive within it) and for each backend operation's
+  // wait for the other ranks. InitFromEnvironment reads HOROVOD_GLOO_TIMEOUT_SECONDS (default 30 s).
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+  // The CPU the runtime's collective thread is pinned to (Horovod's HOROVOD_THREAD_AFFINITY); -1: none.
+  int collective_thread_cpu = -1;
   CollectiveOrder order = CollectiveOrder::kCallOrder;
   NegotiationOptions negotiation;
   // The timeline records the negotiated path's responses, each with its negotiation, queue, copies

@@ -1,4 +1,4 @@
-#include "launcher/launch_flags.h"
+#include "launcher/command_line/launch_flags.h"
 
 #include <gtest/gtest.h>
 
@@ -6,6 +6,9 @@
 #include <string>
 
 #include "common/environment_reader.h"
+#include "launcher/command_line/controller_choice.h"
+#include "launcher/command_line/host_flags.h"
+#include "launcher/command_line/tuning_flags.h"
 
 namespace hvdrun {
 namespace {
@@ -27,18 +30,19 @@ TEST(LaunchFlags, NumbersApplyOnlyWhereGiven) {
   LaunchFlags flags;
   flags.start_timeout = "not looked at";
   LaunchOptions options;
-  ASSERT_TRUE(ResolveNumbers(flags, options).ok());
+  ASSERT_TRUE(ResolveNumbers(flags, LookupIn({}), options).ok());
   EXPECT_EQ(options.start_timeout_s, 30);
   flags = Given(flags, {"--start-timeout"});
   flags.start_timeout = "5";
   flags.ssh_port = "2222";
   flags.given.insert("--ssh-port");
-  ASSERT_TRUE(ResolveNumbers(flags, options).ok());
+  ASSERT_TRUE(ResolveNumbers(flags, LookupIn({{"HOROVOD_START_TIMEOUT", "7"}}), options).ok());
   EXPECT_EQ(options.start_timeout_s, 5);
   EXPECT_EQ(options.ssh.port, 2222);
   flags.num_proc = "0";
   flags.given.insert("--num-proc");
-  EXPECT_EQ(ResolveNumbers(flags, options).message(), "-np: 0 is out of range (1 to 1048576)");
+  flags.shown["--num-proc"] = "-np";
+  EXPECT_EQ(ResolveNumbers(flags, LookupIn({}), options).message(), "-np: 0 is out of range (1 to 1048576)");
 }
 
 TEST(LaunchFlags, TheAgentPathDefaultStaysUnlessGiven) {
@@ -89,33 +93,63 @@ TEST(LaunchFlags, AnEmptyHostListOrHostfileIsAnErrorNotLocalhost) {
             "give either -H or --hostfile, not both");
 }
 
-TEST(LaunchFlags, OneBackendAndItsOwnFlags) {
-  LaunchFlags flags;
-  flags.gloo = flags.mpi = true;
-  LaunchOptions options;
-  EXPECT_EQ(ResolveBackend(flags, options).message(), "give at most one of --gloo, --mpi and --nccl");
-  flags.gloo = false;
+TEST(LaunchFlags, TheControllerAndItsOwnFlags) {
+  LaunchFlags flags = Given({}, {"--mpi-args"});
   flags.mpi_args = "-mca btl '^openib'";
-  flags.given.insert("--mpi-args");
-  ASSERT_TRUE(ResolveBackend(flags, options).ok());
+  LaunchOptions options;
+  std::vector<RankSetting> settings;
+  ASSERT_TRUE(ResolveController(flags, LookupIn({}), options, settings).ok());
   EXPECT_EQ(options.backend, BackendKind::kMpi);
+  EXPECT_EQ(options.backend_reason, "--mpi-args, which are mpirun's");
   EXPECT_EQ(options.mpi_args, (std::vector<std::string>{"-mca", "btl", "^openib"}));
-  flags.mpi = false;
+  EXPECT_TRUE(settings.empty());
+  flags = Given(flags, {"--nccl"});
   flags.nccl = true;
-  EXPECT_EQ(ResolveBackend(flags, options).message(),
-            "--mpi-args: only with --mpi (they are mpirun's arguments)");
+  EXPECT_EQ(ResolveController(flags, LookupIn({}), options, settings).message(),
+            "--mpi-args: only with --mpi (they are mpirun's arguments; the controller is nccl: --nccl)");
+  flags = Given({}, {"--dry-run"});
   flags.dry_run = true;
-  EXPECT_EQ(ResolveBackend(flags, options).message().rfind("--dry-run: only with --mpi", 0), 0u);
+  EXPECT_EQ(ResolveController(flags, LookupIn({}), options, settings)
+                .message()
+                .rfind("--dry-run: only with --mpi", 0),
+            0u);
+  flags.jsrun = true;
+  EXPECT_EQ(ResolveController(flags, LookupIn({}), options, settings)
+                .message()
+                .rfind("--jsrun: IBM LSF's jsrun", 0),
+            0u);
+}
+
+TEST(LaunchFlags, ChooseControllerRuleByRule) {
+  LaunchFlags flags;
+  EXPECT_EQ(ChooseController(flags, LookupIn({})).value().backend, BackendKind::kGloo);
+  EXPECT_EQ(ChooseController(flags, LookupIn({{"HOROVOD_CPU_OPERATIONS", "mpi"}})).value().backend,
+            BackendKind::kMpi);
+  EXPECT_EQ(
+      ChooseController(flags, LookupIn({{"HOROVOD_CONTROLLER", "gloo"}, {"HOROVOD_CPU_OPERATIONS", "mpi"}}))
+          .value()
+          .backend,
+      BackendKind::kGloo);
+  flags.exports = {"HOROVOD_CONTROLLER"};  // a bare -x NAME: hvdrun's value
+  StatusOr<ControllerChoice> choice = ChooseController(flags, LookupIn({{"HOROVOD_CONTROLLER", "MPI"}}));
+  ASSERT_TRUE(choice.ok()) << choice.status().message();
+  EXPECT_EQ(choice.value().backend, BackendKind::kMpi);
+  EXPECT_EQ(choice.value().reason, "-x HOROVOD_CONTROLLER=MPI");
+  flags = Given({}, {"--nccl", "--binding-args"});
+  flags.nccl = true;
+  EXPECT_EQ(ChooseController(flags, LookupIn({{"HOROVOD_CONTROLLER", "mpi"}})).value().backend,
+            BackendKind::kNccl);
 }
 
 TEST(LaunchFlags, CheckRunsNoCommandAndAnythingElseNeedsOne) {
   LaunchOptions options;
-  EXPECT_EQ(ResolveCommand(options).message(),
+  EXPECT_EQ(ResolveCommand(LaunchFlags{}, options).message(),
             "no command given (usage: hvdrun [options] command [args...])");
   options.check = true;
-  EXPECT_TRUE(ResolveCommand(options).ok());
-  options.backend = BackendKind::kGloo;
-  EXPECT_EQ(ResolveCommand(options).message(), "--check: starts no rank, so takes no backend");
+  EXPECT_TRUE(ResolveCommand(LaunchFlags{}, options).ok());
+  options.command = {"true"};
+  EXPECT_EQ(ResolveCommand(LaunchFlags{}, options).message(),
+            "--check runs no command, but 'true' was given");
 }
 
 TEST(LaunchFlags, HostsFromTheFlagsOrLocalhostWithNpSlots) {
@@ -177,21 +211,17 @@ TEST(LaunchFlags, ExportsTakeHvdrunsValueForABareName) {
   EXPECT_FALSE(ResolveExports({"HVDRUN_SECRET=x"}, true, LookupIn(environment)).ok());
 }
 
-TEST(LaunchFlags, TuningFlagsBecomeHorovodsVariables) {
-  LaunchFlags flags = Given({}, {"--fusion-threshold-mb", "--cycle-time-ms", "--cache-capacity"});
-  flags.fusion_threshold_mb = "64";
-  flags.cycle_time_ms = "2.5";
-  flags.cache_capacity = "0";
-  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, std::nullopt);
+TEST(LaunchFlags, TheOptionTablesSettingsFollowLibhvdrunsOwn) {
+  LaunchFlags flags = Given({}, {"--compression"});
+  flags.compression = "fp16";
+  flags.rank_settings = {{"--cycle-time-ms", "HOROVOD_CYCLE_TIME", "2.5"}};
+  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, BackendKind::kGloo);
   ASSERT_TRUE(tuning.ok()) << tuning.status().message();
-  ASSERT_EQ(tuning->size(), 3u);
-  EXPECT_EQ((*tuning)[0].name, "HOROVOD_FUSION_THRESHOLD");
-  EXPECT_EQ((*tuning)[0].value, "67108864");
-  EXPECT_EQ((*tuning)[1].value, "2.5");
-  EXPECT_EQ((*tuning)[2].value, "0");
-  flags.cycle_time_ms = "-1";
-  EXPECT_EQ(ResolveTuning(flags, std::nullopt).status().message(),
-            "--cycle-time-ms: '-1' is not a number of milliseconds from 0 to 60000");
+  ASSERT_EQ(tuning->size(), 2u);
+  EXPECT_EQ((*tuning)[0].name, "HVDRUN_COMPRESSION");
+  EXPECT_EQ((*tuning)[1].name, "HOROVOD_CYCLE_TIME");
+  EXPECT_EQ(flags.RankSettingOf("HOROVOD_CYCLE_TIME")->value, "2.5");
+  EXPECT_EQ(flags.RankSettingOf("HOROVOD_CACHE_CAPACITY"), nullptr);
 }
 
 TEST(LaunchFlags, SharedMemoryIsOnOrOffForAHostMemoryBackend) {
@@ -209,44 +239,24 @@ TEST(LaunchFlags, SharedMemoryIsOnOrOffForAHostMemoryBackend) {
   EXPECT_EQ(tuning->back().value, "0");
 }
 
-TEST(LaunchFlags, HierarchicalAllreduceIsGloosWithSharedMemory) {
+TEST(LaunchFlags, HierarchicalAllreduceNeedsSharedMemory) {
   LaunchFlags flags;
-  flags.hierarchical_allreduce = true;
-  EXPECT_EQ(ResolveTuning(flags, BackendKind::kMpi).status().message(),
-            "--hierarchical-allreduce: libhvdrun's over --gloo only (hosts through Gloo)");
-  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, BackendKind::kGloo);
-  ASSERT_TRUE(tuning.ok()) << tuning.status().message();
+  flags.rank_settings = {{"--hierarchical-allreduce", "HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}};
+  StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, BackendKind::kMpi);
+  ASSERT_TRUE(tuning.ok()) << tuning.status().message();  // libhvdrun says where it cannot apply
   ASSERT_EQ(tuning->size(), 1U);
-  EXPECT_EQ(tuning->back().name, "HOROVOD_HIERARCHICAL_ALLREDUCE");
-  EXPECT_EQ(tuning->back().value, "1");
   flags = Given(flags, {"--shared-memory"});
   flags.shared_memory = "off";
   EXPECT_EQ(ResolveTuning(flags, BackendKind::kGloo).status().message(),
             "--hierarchical-allreduce: reduces inside each host through shared memory, which --shared-memory "
             "off turns off");
-}
-
-TEST(LaunchFlags, NoHierarchicalAllreduceTellsTheRanksZeroAndExcludesItsOpposite) {
-  LaunchFlags flags;
-  EXPECT_TRUE(ResolveTuning(flags, BackendKind::kGloo)->empty());  // the ranks' default: on where it applies
-  flags.no_hierarchical_allreduce = true;
-  for (BackendKind backend : {BackendKind::kGloo, BackendKind::kMpi}) {
-    StatusOr<std::vector<RankSetting>> tuning = ResolveTuning(flags, backend);
-    ASSERT_TRUE(tuning.ok()) << tuning.status().message();
-    ASSERT_EQ(tuning->size(), 1U);
-    EXPECT_EQ(tuning->back().name, "HOROVOD_HIERARCHICAL_ALLREDUCE");
-    EXPECT_EQ(tuning->back().value, "0");
-  }
-  flags.hierarchical_allreduce = true;
-  EXPECT_EQ(ResolveTuning(flags, BackendKind::kGloo).status().message(),
-            "--hierarchical-allreduce and --no-hierarchical-allreduce: give one of them");
+  flags.rank_settings = {{"--no-hierarchical-allreduce", "HOROVOD_HIERARCHICAL_ALLREDUCE", "0"}};
+  EXPECT_TRUE(ResolveTuning(flags, BackendKind::kGloo).ok());
 }
 
 TEST(LaunchFlags, CompressionNeedsAHostMemoryBackendAndSafeguardsNeedFp8) {
   LaunchFlags flags = Given({}, {"--compression"});
   flags.compression = "fp16";
-  EXPECT_EQ(ResolveTuning(flags, std::nullopt).status().message(),
-            "--compression: compression is libhvdrun's; give --gloo or --mpi");
   EXPECT_FALSE(ResolveTuning(flags, BackendKind::kNccl).ok());
   flags = Given(flags, {"--fp8-scaling"});
   flags.fp8_scaling = "off";
@@ -273,18 +283,23 @@ TEST(LaunchFlags, TheTimelineFromTheFlagTheExportsOrTheEnvironment) {
   ASSERT_TRUE(ResolveTimeline(LaunchFlags{}, LookupIn(environment), inherited).ok());
   EXPECT_EQ(inherited.timeline_file, "/tmp/inherited.json");
 
-  LaunchOptions no_backend;
-  no_backend.timeline_mark_cycles = true;
-  EXPECT_EQ(ResolveTimeline(LaunchFlags{}, LookupIn({}), no_backend).message(),
+  LaunchOptions check;
+  check.check = true;
+  ASSERT_TRUE(ResolveTimeline(LaunchFlags{}, LookupIn(environment), check).ok());
+  EXPECT_EQ(check.timeline_file, "");
+
+  LaunchOptions marks_only;
+  marks_only.timeline_mark_cycles = true;
+  EXPECT_EQ(ResolveTimeline(LaunchFlags{}, LookupIn({}), marks_only).message(),
             "--timeline-mark-cycles: give --timeline-filename too");
 }
 
-TEST(LaunchFlags, TuningJoinsTheExportsUnlessMinusXSetsItToo) {
+TEST(LaunchFlags, RankSettingsJoinTheExportsUnlessMinusXSetsThemToo) {
   LaunchOptions options;
   options.exports = {"A=1"};
-  ASSERT_TRUE(AddTuningExports({{"--cache-capacity", "HOROVOD_CACHE_CAPACITY", "0"}}, options).ok());
+  ASSERT_TRUE(AddRankSettings({{"--cache-capacity", "HOROVOD_CACHE_CAPACITY", "0"}}, options).ok());
   EXPECT_EQ(options.exports, (std::vector<std::string>{"A=1", "HOROVOD_CACHE_CAPACITY=0"}));
-  EXPECT_EQ(AddTuningExports({{"--cache-capacity", "HOROVOD_CACHE_CAPACITY", "8"}}, options).message(),
+  EXPECT_EQ(AddRankSettings({{"--cache-capacity", "HOROVOD_CACHE_CAPACITY", "8"}}, options).message(),
             "-x HOROVOD_CACHE_CAPACITY: --cache-capacity sets it too; give one of them");
 }
 

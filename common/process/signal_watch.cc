@@ -1,4 +1,4 @@
-#include "launcher/job_signals.h"
+#include "common/process/signal_watch.h"
 
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -8,18 +8,20 @@
 #include <cstring>
 #include <string>
 
+#include "common/process/file_descriptor.h"
+
 namespace hvdrun {
 namespace {
 
-class ProcessSignals : public JobSignals {
+class ProcessSignals : public SignalWatch {
  public:
   explicit ProcessSignals(UniqueFd fd) : fd_(std::move(fd)) {}
   int fd() const override { return fd_.get(); }
-  std::vector<int> Take() override {
-    std::vector<int> taken;
+  std::vector<ReceivedSignal> Take() override {
+    std::vector<ReceivedSignal> taken;
     signalfd_siginfo info;
     while (::read(fd_.get(), &info, sizeof(info)) == sizeof(info)) {
-      taken.push_back(static_cast<int>(info.ssi_signo));
+      taken.push_back(ReceivedSignal{static_cast<int>(info.ssi_signo), static_cast<pid_t>(info.ssi_pid)});
     }
     return taken;
   }
@@ -30,7 +32,7 @@ class ProcessSignals : public JobSignals {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<JobSignals>> WatchProcessSignals() {
+StatusOr<std::unique_ptr<SignalWatch>> WatchProcessSignals() {
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
@@ -38,7 +40,7 @@ StatusOr<std::unique_ptr<JobSignals>> WatchProcessSignals() {
   ::signal(SIGPIPE, SIG_IGN);
   UniqueFd fd(::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
   if (!fd.valid()) return Status::Error(std::string("cannot watch signals: ") + std::strerror(errno));
-  return std::unique_ptr<JobSignals>(std::make_unique<ProcessSignals>(std::move(fd)));
+  return std::unique_ptr<SignalWatch>(std::make_unique<ProcessSignals>(std::move(fd)));
 }
 
 }  // namespace hvdrun

@@ -1,0 +1,103 @@
+// hvdrun-test-horovod-rank: a rank program for the tests of Horovod's variables in libhvdrun
+// (tests/e2e/horovodrun_e2e_test.cc). It sets what its --set NAME=VALUE arguments say, as a
+// Horovod script sets os.environ before hvd.init(), initialises its runtime from the environment
+// with negotiation (as hvdrun.torch does), then:
+//
+//   allreduce          one named allreduce "x"; prints "rank R: backend B: sum S" on stdout
+//   late SECONDS       the same, rank 1 submitting "x" SECONDS late (a stall)
+//   late-init SECONDS  the same, rank 1 initialising SECONDS late (the bootstrap's timeout)
+//   affinity           prints "rank R: collective thread on core C" for the thread of this process
+//                      pinned to one core other than the main thread ("none" when there is none)
+//
+// An init or collective error is printed as "rank R: ERROR" on stderr, and the exit code is 1.
+#include <dirent.h>
+#include <sched.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hvdrun/runtime.h"
+
+namespace {
+
+int OwnRank() {
+  const char* rank = std::getenv("HVDRUN_RANK");
+  return rank != nullptr ? std::atoi(rank) : -1;
+}
+
+void SleepSeconds(double seconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+}
+
+// The one core a thread of this process (not the main one) is pinned to, or -1.
+int PinnedThreadCore() {
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return -1;
+  int core = -1;
+  while (dirent* entry = ::readdir(tasks)) {
+    const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (tid <= 0 || tid == ::getpid()) continue;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (::sched_getaffinity(tid, sizeof(cpus), &cpus) != 0 || CPU_COUNT(&cpus) != 1) continue;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &cpus)) core = cpu;
+    }
+  }
+  ::closedir(tasks);
+  return core;
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "rank %d: %s\n", OwnRank(), message.c_str());
+  return 1;
+}
+
+int Run(const std::string& mode, double seconds) {
+  if (mode == "late-init" && OwnRank() == 1) SleepSeconds(seconds);
+  hvdrun::StatusOr<std::unique_ptr<hvdrun::Runtime>> runtime =
+      hvdrun::Runtime::InitFromEnvironment(nullptr, hvdrun::CollectiveOrder::kNegotiated);
+  if (!runtime.ok()) return Fail(runtime.status().message());
+  hvdrun::Runtime& rt = *runtime.value();
+  if (mode == "affinity") {
+    const int core = PinnedThreadCore();
+    std::printf("rank %d: collective thread on core %s\n", rt.rank(),
+                core < 0 ? "none" : std::to_string(core).c_str());
+    return 0;
+  }
+  if (mode == "late" && rt.rank() == 1) SleepSeconds(seconds);
+  float value = static_cast<float>(rt.rank() + 1);
+  hvdrun::Status status =
+      rt.Allreduce("x", &value, &value, 1, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kSum);
+  if (!status.ok()) return Fail(status.message());
+  std::printf("rank %d: backend %s: sum %g\n", rt.rank(),
+              std::string(hvdrun::BackendName(rt.backend())).c_str(), static_cast<double>(value));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  size_t i = 0;
+  for (; i + 1 < args.size() && args[i] == "--set"; i += 2) {
+    const size_t equals = args[i + 1].find('=');
+    if (equals == std::string::npos) return Fail("--set " + args[i + 1] + ": expected NAME=VALUE");
+    ::setenv(args[i + 1].substr(0, equals).c_str(), args[i + 1].substr(equals + 1).c_str(), 1);
+  }
+  if (i == args.size()) return Fail("usage: hvdrun-test-horovod-rank [--set NAME=VALUE]... MODE [SECONDS]");
+  const std::string mode = args[i];
+  const double seconds = i + 1 < args.size() ? std::atof(args[i + 1].c_str()) : 0;
+  if (mode != "allreduce" && mode != "late" && mode != "late-init" && mode != "affinity") {
+    return Fail("unknown mode '" + mode + "'");
+  }
+  return Run(mode, seconds);
+}
