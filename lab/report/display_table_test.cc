@@ -57,9 +57,12 @@ TEST(Figures, OneRunEqualRunsAndNone) {
   EXPECT_EQ(MeanSd(Spread{}), "");
 }
 
-TEST(Figures, NotANumberIsWrittenAsSuch) {
+TEST(Figures, NotANumberIsWrittenAsADashWithoutItsSpread) {
+  // A report never prints a non-finite number: a mean that is not one is the dash alone.
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_EQ(MeanSd(MeanAndSd(nan, 0.1)), FormatFigure(nan) + " ± 0.1");
+  EXPECT_EQ(FormatFigure(nan), "—");
+  EXPECT_EQ(MeanSd(MeanAndSd(nan, 0.1)), "—");
+  EXPECT_EQ(MeanSd(MeanAndSd(0.5, std::numeric_limits<double>::infinity())), "—");
 }
 
 TEST(Figures, RangeIsLowestToHighest) {
