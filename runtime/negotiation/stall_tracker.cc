@@ -29,9 +29,9 @@ StallTracker::StallTracker(const NegotiationOptions& negotiation)
 
 Status StallTracker::TimedOut(const PendingEntry& entry, Clock::time_point now) const {
   if (!check_ || shutdown_.count() <= 0 || now - entry.submitted < shutdown_) return Status::Ok();
-  return Status::Error("stall: '" + entry.request.name +
-                       "' was not submitted by every rank within the stall shutdown time (" +
-                       DurationText(shutdown_) + ", HOROVOD_STALL_SHUTDOWN_TIME_SECONDS); the collective fails");
+  return Status::Error(
+      "stall: '" + entry.request.name + "' was not submitted by every rank within the stall shutdown time (" +
+      DurationText(shutdown_) + ", HOROVOD_STALL_SHUTDOWN_TIME_SECONDS); the collective fails");
 }
 
 bool StallTracker::CensusDue(PendingEntry& entry, Clock::time_point now) const {
