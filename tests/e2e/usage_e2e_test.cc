@@ -110,14 +110,16 @@ INSTANTIATE_TEST_SUITE_P(
                   {std::string(kHostfile) + ":2:", "add up to 1048577, more than 1048576"},
                   "localhost max_slots=2\nlocalhost slots=1048576\n"},
         // An empty value is an error naming its flag, never "not given".
-        UsageCase{"EmptyHostList", {"-np", "1", "-H", "", kCommand}, {"-H", "empty host list"}},
+        UsageCase{
+            "EmptyHostList", {"-np", "1", "-H", "", kCommand}, {"-H: the value is empty; expected HOSTS"}},
         UsageCase{"EmptyHostListWithHostfile",
                   {"-H", "", "--hostfile", kHostfile, kCommand},
-                  {"give either -H or --hostfile"},
+                  {"-H: the value is empty"},
                   "localhost slots=1\n"},
-        UsageCase{"EmptyIdentityFile",
-                  {"-np", "1", "-i", "", kCommand},
-                  {"--ssh-identity-file", "empty file name"}},
+        UsageCase{
+            "EmptyHostfile", {"-np", "1", "--hostfile", "", kCommand}, {"--hostfile: the value is empty"}},
+        UsageCase{
+            "EmptyIdentityFile", {"-np", "1", "-i", "", kCommand}, {"-i: the value is empty; expected FILE"}},
         UsageCase{"BadSshUser", {"--ssh-user", "a b", "-np", "1", kCommand}, {"--ssh-user 'a b'"}},
         // Host names libssh would refuse are refused before anything starts, with the rule broken.
         UsageCase{"HostNameDot", {"-H", ".", kCommand}, {"'.'", "two in a row"}},
