@@ -78,8 +78,7 @@ std::vector<std::string> FindExperimentDirs(const std::string& dir);
 // The experiment and its cells, without their runs, from experiment.json's contents (`dir`: the
 // results directory, whose experiment.json errors name). Errors: not an experiment that `run`
 // writes, or a member of the wrong type or out of range, named.
-StatusOr<ExperimentResults> ExperimentResultsFromJson(const nlohmann::json& experiment,
-                                                      const std::string& dir);
+StatusOr<ExperimentResults> ExperimentResultsFromJson(const nlohmann::json& json, const std::string& dir);
 
 // Reads DIR (a results directory that `hvdrun-lab run` wrote). Errors: DIR has no readable
 // experiment.json, or ExperimentResultsFromJson's.

@@ -63,6 +63,7 @@ class OneRunResults {
  private:
   static std::vector<std::string> Texts(const std::vector<nlohmann::json>& reports) {
     std::vector<std::string> texts;
+    texts.reserve(reports.size());
     for (const nlohmann::json& report : reports) texts.push_back(report.dump());
     return texts;
   }
