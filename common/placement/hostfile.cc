@@ -40,10 +40,12 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
   size_t line_number = 0;
   size_t start = 0;
   while (start < contents.size()) {
-    size_t end = contents.find('\n', start);
+    // A line ends at LF, CR LF or a lone CR (a file saved with old Mac line ends is still one host
+    // a line, and a '#' comments out the rest of its own line only).
+    size_t end = contents.find_first_of("\r\n", start);
     if (end == std::string_view::npos) end = contents.size();
     std::string_view line = contents.substr(start, end - start);
-    start = end + 1;
+    start = end + (contents.substr(end, 2) == "\r\n" ? 2 : 1);
     ++line_number;
     if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     std::vector<std::string_view> words = SplitWords(line);

@@ -24,6 +24,21 @@ TEST(Hostfile, ParsesLinesCommentsAndBlankLines) {
             (std::vector<HostSlots>{{"server1", 5}, {"server2", 2}, {"server3", 1}, {"::1", 2}}));
 }
 
+// A file with CR line ends (old Mac) once read as one line, so that its first '#' hid every later host.
+TEST(Hostfile, CarriageReturnsEndLinesAsNewlinesDo) {
+  StatusOr<std::vector<HostSlots>> hosts =
+      ParseHostfile("a slots=1\r# the next host\rb slots=2 # two\rc slots=3", "h");
+  ASSERT_TRUE(hosts.ok()) << hosts.status().message();
+  EXPECT_EQ(hosts.value(), (std::vector<HostSlots>{{"a", 1}, {"b", 2}, {"c", 3}}));
+  // CR LF is one line end: line numbers count lines, not line ends.
+  hosts = ParseHostfile("a slots=1\r\nb slots=x\r\n", "h");
+  ASSERT_FALSE(hosts.ok());
+  EXPECT_EQ(hosts.status().message().rfind("h:2: ", 0), 0u) << hosts.status().message();
+  hosts = ParseHostfile("a slots=1\rb slots=x\r", "h");
+  ASSERT_FALSE(hosts.ok());
+  EXPECT_EQ(hosts.status().message().rfind("h:2: ", 0), 0u) << hosts.status().message();
+}
+
 TEST(Hostfile, NoTrailingNewline) {
   StatusOr<std::vector<HostSlots>> hosts = ParseHostfile("a slots=2", "h");
   ASSERT_TRUE(hosts.ok());

@@ -15,10 +15,24 @@
 #include <sstream>
 #include <tuple>
 
+#include "common/error_text.h"
 #include "common/placement/hostfile.h"
 #include "common/whole_number.h"
 
 namespace hvdrun::lab::experiment_file {
+namespace {
+
+// A flag a program can take as one word: -x or --name, whose name starts with a letter or digit and
+// holds letters, digits, '-', '_' and '.'; never "-" or "--", which are not flags.
+bool IsProgramFlagName(std::string_view name) {
+  const std::string_view body = name.substr(name.rfind("--", 0) == 0 ? 2 : 1);
+  if (body.empty() || std::isalnum(static_cast<unsigned char>(body[0])) == 0) return false;
+  return std::all_of(body.begin(), body.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+  });
+}
+
+}  // namespace
 
 StatusOr<Axis> ExperimentParser::NewAxis(const YAML::Node& key) const {
   Axis axis;
@@ -33,7 +47,12 @@ StatusOr<Axis> ExperimentParser::NewAxis(const YAML::Node& key) const {
     axis.kind = AxisKind::kProcsPerServer;
   } else if (name == "servers") {
     axis.kind = AxisKind::kServers;
-  } else if (name.size() > 1 && name[0] == '-') {
+  } else if (!name.empty() && name[0] == '-') {
+    if (!IsProgramFlagName(name)) {
+      return Status::Error(axis.position.Prefix() + "axis '" + OneLineText(name) +
+                           "' is not a program flag (expected -x or --name: a letter or digit, then "
+                           "letters, digits, '-', '_' or '.'; '--' ends a program's flags)");
+    }
     axis.kind = AxisKind::kProgramFlag;
     axis.target = name;
   } else if (name.rfind("env.", 0) == 0) {

@@ -22,6 +22,15 @@ const BadExperiment kBadExperiments[] = {
      "exp.yaml:2:1: unknown key 'hots' in the experiment (expected one of: name, description, hosts, "
      "hostfile, "
      "program, args, env, figures, defaults, matrix, exclude, repeats, timeout, gpus_per_server, hvdrun)"},
+    {"axis --", "program: p\nmatrix:\n  \"--\": [1, 2]\n",
+     "exp.yaml:3:3: axis '--' is not a program flag (expected -x or --name: a letter or digit, then letters, "
+     "digits, '-', '_' or '.'; '--' ends a program's flags)"},
+    {"axis -", "program: p\ndefaults:\n  \"-\": 1\n",
+     "exp.yaml:3:3: axis '-' is not a program flag (expected -x or --name: a letter or digit, then letters, "
+     "digits, '-', '_' or '.'; '--' ends a program's flags)"},
+    {"axis with a space", "program: p\nmatrix:\n  \"--a b\": [1]\n",
+     "exp.yaml:3:3: axis '--a b' is not a program flag (expected -x or --name: a letter or digit, then "
+     "letters, digits, '-', '_' or '.'; '--' ends a program's flags)"},
     {"hvdrun not a map", "program: p\nhvdrun: [a]\n",
      "exp.yaml:2:9: hvdrun must be a map of hvdrun's options (ssh_user: ..., ...), not a list"},
     {"hvdrun unknown key", "program: p\nhvdrun:\n  ssh_usr: lab\n",
