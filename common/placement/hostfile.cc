@@ -4,7 +4,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace hvdrun {
 namespace {
@@ -114,10 +113,19 @@ StatusOr<std::vector<HostSlots>> ReadHostfile(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error("--hostfile: cannot read '" + path + "': " + std::strerror(errno));
-  std::ostringstream contents;
-  contents << in.rdbuf();
+  // Read at most one piece past the limit, so that /dev/zero or a wrong file ends at once.
+  std::string contents;
+  char piece[1 << 16];
+  while (contents.size() <= kMaxHostfileBytes && in.read(piece, sizeof(piece)).gcount() > 0) {
+    contents.append(piece, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) return Status::Error("--hostfile: cannot read '" + path + "': " + std::strerror(errno));
-  return ParseHostfile(contents.str(), path);
+  if (contents.size() > kMaxHostfileBytes) {
+    return Status::Error("--hostfile: '" + path + "' holds more than " +
+                         std::to_string(kMaxHostfileBytes >> 20) +
+                         " MiB (a hostfile lists hosts, one a line)");
+  }
+  return ParseHostfile(contents, path);
 }
 
 }  // namespace hvdrun

@@ -10,6 +10,7 @@
 #ifndef HVDRUN_COMMON_PLACEMENT_HOSTFILE_H_
 #define HVDRUN_COMMON_PLACEMENT_HOSTFILE_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,11 @@ namespace hvdrun {
 // Parses hostfile text; `path` is used only in error messages, which read `path:line: problem`.
 StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::string_view path);
 
-// Reads and parses the file at `path`.
+// The largest hostfile read: room for every host of the largest job (kMaxSlots) a line each.
+inline constexpr size_t kMaxHostfileBytes = size_t{64} << 20;
+
+// Reads and parses the file at `path`; a file larger than kMaxHostfileBytes is an error, read no
+// further (so /dev/zero ends at once).
 StatusOr<std::vector<HostSlots>> ReadHostfile(const std::string& path);
 
 }  // namespace hvdrun

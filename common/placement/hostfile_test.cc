@@ -123,6 +123,14 @@ TEST(Hostfile, UnreadableFileIsNamed) {
             "--hostfile: cannot read '/nonexistent/hosts.txt': No such file or directory");
 }
 
+// hvdrun --hostfile /dev/zero once read forever.
+TEST(Hostfile, AFileLargerThanAnyHostfileIsRefusedWithoutReadingItAll) {
+  StatusOr<std::vector<HostSlots>> hosts = ReadHostfile("/dev/zero");
+  ASSERT_FALSE(hosts.ok());
+  EXPECT_EQ(hosts.status().message(),
+            "--hostfile: '/dev/zero' holds more than 64 MiB (a hostfile lists hosts, one a line)");
+}
+
 TEST(Hostfile, DirectoryIsRefused) {
   StatusOr<std::vector<HostSlots>> hosts = ReadHostfile("/tmp");
   ASSERT_FALSE(hosts.ok());
