@@ -1,7 +1,5 @@
 #include "lab/experiment/experiment_parser.h"
 
-#include <yaml-cpp/eventhandler.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -20,6 +18,7 @@
 
 #include "common/placement/hostfile.h"
 #include "common/whole_number.h"
+#include "common/yaml_depth.h"
 #include "lab/experiment/experiment_limits.h"
 
 namespace hvdrun::lab::experiment_file {
@@ -70,41 +69,6 @@ std::optional<double> ParseNumber(const std::string& text) {
 }
 
 namespace {
-
-// Where a map or list opens deeper than kMaxYamlDepth.
-struct TooDeep {
-  YAML::Mark mark;
-};
-
-// A first pass over the text that builds nothing: it counts how deeply maps and lists nest as
-// yaml-cpp reads them, and stops the parse past kMaxYamlDepth, before yaml-cpp's own (recursive)
-// parser and the document built from it go deeper.
-class DepthCheck : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark& /*mark*/) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
-  void OnAlias(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
-  void OnScalar(const YAML::Mark& /*mark*/, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
-                const std::string& /*value*/) override {}
-  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
-                       YAML::EmitterStyle::value /*style*/) override {
-    Enter(mark);
-  }
-  void OnSequenceEnd() override { --depth_; }
-  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
-                  YAML::EmitterStyle::value /*style*/) override {
-    Enter(mark);
-  }
-  void OnMapEnd() override { --depth_; }
-
- private:
-  void Enter(const YAML::Mark& mark) {
-    if (++depth_ > kMaxYamlDepth) throw TooDeep{mark};
-  }
-
-  int depth_ = 0;
-};
 
 // The offset of the first byte of `text` that is not part of well-formed UTF-8 (the Unicode
 // standard's table 3-7: no overlong form, no surrogate, nothing above U+10FFFF); npos when none is.
@@ -162,14 +126,9 @@ StatusOr<YAML::Node> ExperimentParser::LoadYaml(std::string_view text) const {
     return Status::Error(position.Prefix() + "byte " + byte +
                          " is not UTF-8 text; an experiment file is UTF-8 (YAML's encoding)");
   }
-  const std::string copy(text);
   try {
-    std::istringstream in(copy);
-    YAML::Parser parser(in);
-    DepthCheck depth;
-    parser.HandleNextDocument(depth);
-    return YAML::Load(copy);
-  } catch (const TooDeep& deep) {
+    return LoadYamlWithin(std::string(text), kMaxYamlDepth);
+  } catch (const YamlTooDeep& deep) {
     return Status::Error(At(deep.mark).Prefix() + "maps and lists nested deeper than " +
                          std::to_string(kMaxYamlDepth) + " levels, the most hvdrun-lab reads");
   } catch (const YAML::Exception& error) {

@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "common/error_text.h"
+#include "common/yaml_depth.h"
 #include "launcher/command_line/option_table.h"
 
 namespace hvdrun {
@@ -17,6 +17,8 @@ namespace {
 
 // A config file of horovodrun's holds a few dozen lines; anything this large is not one.
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+// horovodrun's file has sections of settings, two levels; a few more leave room for a list value.
+constexpr int kMaxConfigDepth = 8;
 
 std::string Lowercase(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -153,15 +155,23 @@ StatusOr<std::vector<ConfigSetting>> ReadConfigFile(const std::string& path) {
   if (!file) {
     return Status::Error("--config-file: cannot read '" + PrintableText(path) + "': " + std::strerror(errno));
   }
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (contents.str().size() > kMaxConfigBytes) {
+  // Read at most one piece past the limit, so that /dev/zero or a wrong file ends at once.
+  std::string contents;
+  char piece[1 << 16];
+  while (contents.size() <= kMaxConfigBytes && file.read(piece, sizeof(piece)).gcount() > 0) {
+    contents.append(piece, static_cast<size_t>(file.gcount()));
+  }
+  if (contents.size() > kMaxConfigBytes) {
     return Status::Error("--config-file: '" + PrintableText(path) +
                          "' holds more than 1 MiB; not a config file");
   }
   YAML::Node root;
   try {
-    root = YAML::Load(contents.str());
+    root = LoadYamlWithin(contents, kMaxConfigDepth);
+  } catch (const YamlTooDeep& deep) {
+    return Status::Error("--config-file: " + PrintableText(path) + ":" + std::to_string(deep.mark.line + 1) +
+                         ": maps and lists nested deeper than " + std::to_string(kMaxConfigDepth) +
+                         " levels (horovodrun's config file has sections of settings: two levels)");
   } catch (const YAML::Exception& error) {
     return Status::Error("--config-file: " + PrintableText(path) + ":" + std::to_string(error.mark.line + 1) +
                          ": not valid YAML: " + PrintableText(error.msg));

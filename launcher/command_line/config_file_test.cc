@@ -97,5 +97,22 @@ TEST(ConfigFile, ShapesThatAreNotHorovodrunsAreErrors) {
   EXPECT_EQ(error("params: {a: [}\n").rfind("--config-file: " + path + ":1: not valid YAML: ", 0), 0u);
 }
 
+// A file nested 100,000 deep once gave yaml-cpp's "bad file"; /dev/zero was read forever.
+TEST(ConfigFile, TooDeepOrTooLargeIsRefusedInOneLine) {
+  e2e::ScratchDir dir;
+  const std::string path =
+      dir.WriteFile("c.yaml", "params: " + std::string(100000, '[') + std::string(100000, ']'));
+  StatusOr<std::vector<ConfigSetting>> settings = ReadConfigFile(path);
+  ASSERT_FALSE(settings.ok());
+  EXPECT_EQ(settings.status().message(),
+            "--config-file: " + path +
+                ":1: maps and lists nested deeper than 8 levels (horovodrun's config file has sections of "
+                "settings: two levels)");
+  settings = ReadConfigFile("/dev/zero");
+  ASSERT_FALSE(settings.ok());
+  EXPECT_EQ(settings.status().message(),
+            "--config-file: '/dev/zero' holds more than 1 MiB; not a config file");
+}
+
 }  // namespace
 }  // namespace hvdrun
