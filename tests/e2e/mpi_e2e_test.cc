@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -385,6 +386,42 @@ TEST(MpiDryRunTest, PrintsTheCommandWithoutTheSecretAndStartsNothing) {
   EXPECT_FALSE(HoldsASecret(line)) << line;
   EXPECT_FALSE(std::filesystem::exists(logs)) << "--dry-run starts nothing, creates nothing";
   EXPECT_FALSE(ReadRankRecord(dir.path(), 0).has_value());
+}
+
+// The printed command is shell text that sh reads back as the very words hvdrun would run, and
+// nothing a hostile word holds runs: mpirun is a shell function here that prints its arguments.
+TEST(MpiDryRunTest, ThePrintedCommandReadsBackUnderShAsTheSameWords) {
+  ScratchDir dir;
+  const std::string marker = dir.path() + "/injected";
+  const std::vector<std::string> command = {"sh",
+                                            "-c",
+                                            "echo \"x;y\" $(touch " + marker + ")",
+                                            "a b",
+                                            "it's",
+                                            "line\nbreak",
+                                            "$HOME",
+                                            "`touch " + marker + "`",
+                                            "*",
+                                            "; touch " + marker};
+  ProcessResult result =
+      RunMpiJob(Concat({{"-np", "1", "--dry-run", "--mpi-args", "-mca x 'a;b'"}, command}));
+  ASSERT_EQ(result.exit_code, 0) << result;
+  ProcessResult read_back = RunProcess(
+      {"/bin/sh", "-c", "mpirun() { printf '%s\\0' \"$@\"; }\n" + result.stdout_text}, milliseconds(10'000));
+  ASSERT_EQ(read_back.exit_code, 0) << read_back;
+  std::vector<std::string> words;
+  for (size_t start = 0, end; (end = read_back.stdout_text.find('\0', start)) != std::string::npos;
+       start = end + 1) {
+    words.push_back(read_back.stdout_text.substr(start, end - start));
+  }
+  ASSERT_GE(words.size(), command.size()) << result.stdout_text;
+  EXPECT_EQ(std::vector<std::string>(words.end() - static_cast<std::ptrdiff_t>(command.size()), words.end()),
+            command)
+      << result.stdout_text;
+  const std::vector<std::string> mca = {"-mca", "x", "a;b"};
+  EXPECT_NE(std::search(words.begin(), words.end(), mca.begin(), mca.end()), words.end())
+      << result.stdout_text;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "a word of the printed command ran";
 }
 
 TEST(MpiDryRunTest, OnlyWithMpi) {
