@@ -65,9 +65,15 @@ StatusOr<std::vector<HostSlots>> ParseHostfile(std::string_view contents, std::s
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
       host = host.substr(1, host.size() - 2);
     } else if (std::string slots = SlotsOfHostSpec(host); !slots.empty()) {
-      return error("'" + std::string(words[0]) +
-                   "' is -H's form; a hostfile line is 'host slots=N' (write '" +
-                   std::string(words[0].substr(0, words[0].rfind(':'))) + " slots=" + slots + "')");
+      // Appended, not "'" + ...: GCC 12's -Wrestrict misreads that chain at -O3.
+      std::string problem(words[0]);
+      problem.insert(0, 1, '\'');
+      problem.append("' is -H's form; a hostfile line is 'host slots=N' (write '")
+          .append(words[0].substr(0, words[0].rfind(':')))
+          .append(" slots=")
+          .append(slots)
+          .append("')");
+      return error(problem);
     }
     if (std::string problem = CheckHostName(host); !problem.empty()) {
       return error("host '" + std::string(words[0]) + "': " + problem);
