@@ -147,6 +147,10 @@ const BadExperiment kBadExperiments[] = {
     // experiment.json; YAML is Unicode text.
     {"not UTF-8", "program: p\nname: caf\xe9\n",
      "exp.yaml:2:10: byte 0xe9 is not UTF-8 text; an experiment file is UTF-8 (YAML's encoding)"},
+    {"a control character",
+     "program: p\ndescription: a\x01"
+     "b\n",
+     "exp.yaml:2:15: byte 0x01 is a control character; YAML text holds none but tab and line ends"},
     {"a surrogate is not UTF-8", "program: p\ndescription: \xed\xa0\x80\n",
      "exp.yaml:2:14: byte 0xed is not UTF-8 text; an experiment file is UTF-8 (YAML's encoding)"},
     {"escape sequence in a value", "program: p\nmatrix:\n  backend: [\"\\e[2Jgloo\"]\n",
@@ -162,6 +166,16 @@ TEST_P(BadExperimentTest, ErrorNamesFileLineAndColumn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, BadExperimentTest, testing::ValuesIn(kBadExperiments));
+
+// Found by the experiment fuzzer: yaml-cpp read "R%<NUL>Net" as "R%", one byte 0x85 and "et", which
+// is not UTF-8, and the fuzzer's write of experiment.json threw.
+TEST(ExperimentConfig, ANulByteIsAControlCharacterNotPartOfAValue) {
+  const std::string text = std::string("program: p\ndescription: R%") + '\0' + "Net\n";
+  StatusOr<ExperimentConfig> config = ParseExperiment(text, "exp.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "exp.yaml:2:16: byte 0x00 is a control character; YAML text holds none but tab and line ends");
+}
 
 TEST(ExperimentConfig, ParsesEveryKey) {
   StatusOr<ExperimentConfig> parsed = ParseExperiment(R"(

@@ -106,6 +106,16 @@ size_t FirstNonUtf8Byte(std::string_view text) {
   return std::string_view::npos;
 }
 
+// The offset of the first C0 control character or DEL of `text` other than tab, LF and CR, which
+// YAML's printable characters leave out; npos when none is.
+size_t FirstControlByte(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7f) return i;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 StatusOr<YAML::Node> ExperimentParser::LoadYaml(std::string_view text) const {
@@ -114,8 +124,12 @@ StatusOr<YAML::Node> ExperimentParser::LoadYaml(std::string_view text) const {
                          " bytes long, more than the " + std::to_string(kMaxExperimentFileBytes) +
                          " hvdrun-lab reads");
   }
-  // YAML is Unicode text; every value becomes part of a command and of JSON files, which need UTF-8.
-  if (const size_t bad = FirstNonUtf8Byte(text); bad != std::string_view::npos) {
+  // YAML is printable Unicode text; every value becomes part of a command and of JSON files, which
+  // need UTF-8. A control character (yaml-cpp reads a NUL and the byte after it as one other byte)
+  // is refused as a byte that is not UTF-8 is.
+  const size_t not_utf8 = FirstNonUtf8Byte(text);
+  const size_t control = FirstControlByte(text);
+  if (const size_t bad = std::min(not_utf8, control); bad != std::string_view::npos) {
     const std::string_view before = text.substr(0, bad);
     const size_t line_start = before.rfind('\n');
     SourcePosition position{
@@ -124,7 +138,9 @@ StatusOr<YAML::Node> ExperimentParser::LoadYaml(std::string_view text) const {
     char byte[8];
     std::snprintf(byte, sizeof(byte), "0x%02x", static_cast<unsigned char>(text[bad]));
     return Status::Error(position.Prefix() + "byte " + byte +
-                         " is not UTF-8 text; an experiment file is UTF-8 (YAML's encoding)");
+                         (bad == control
+                              ? " is a control character; YAML text holds none but tab and line ends"
+                              : " is not UTF-8 text; an experiment file is UTF-8 (YAML's encoding)"));
   }
   try {
     return LoadYamlWithin(std::string(text), kMaxYamlDepth);

@@ -38,8 +38,8 @@ void CheckSbatchScript(const lab::ExperimentConfig& config, const lab::Matrix& m
 }
 
 void CheckReportReadsIt(const lab::ExperimentConfig& config, const lab::Matrix& matrix) {
-  StatusOr<nlohmann::json> written =
-      lab::ParseJson(lab::ExperimentToJson(config, matrix).dump(2), "/fuzz/results/experiment.json");
+  StatusOr<nlohmann::json> written = lab::ParseJson(lab::JsonFileText(lab::ExperimentToJson(config, matrix)),
+                                                    "/fuzz/results/experiment.json");
   if (!written.ok()) std::abort();
   StatusOr<lab::ExperimentResults> read = lab::ExperimentResultsFromJson(written.value(), "/fuzz/results");
   if (!read.ok() || read->cells.size() != matrix.cells.size()) std::abort();
