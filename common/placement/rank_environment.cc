@@ -102,10 +102,15 @@ class RankEnvironmentBuilder {
     const std::vector<HostRanks>& hosts = assignment_.hosts();
     std::string gtids;
     for (int other : hosts.at(place_.host_index).ranks) {
-      gtids += (gtids.empty() ? "" : ",") + std::to_string(other);
+      // Appended, not (... ? "" : ",") + ...: GCC 12's -Wrestrict misreads that at -O3.
+      if (!gtids.empty()) gtids += ',';
+      gtids += std::to_string(other);
     }
     std::string node_list;
-    for (const HostRanks& other : hosts) node_list += (node_list.empty() ? "" : ",") + other.host;
+    for (const HostRanks& other : hosts) {
+      if (!node_list.empty()) node_list += ',';
+      node_list += other.host;
+    }
     const std::string tasks_per_node = SlurmTasksPerNode(hosts);
     SetInt(env::kSlurmProcId, place_.rank);
     SetInt(env::kSlurmLocalId, place_.local_rank);

@@ -169,8 +169,12 @@ Status Scanner::Ambiguous(const std::string& word, const std::vector<Reading>& r
     choices += readings[i].typed;
     if (readings[i].attached_short) choices += " with the value '" + PrintableText(*readings[i].value) + "'";
   }
-  return Status::Error("'" + PrintableText(word) + "' is ambiguous: it could be " + choices +
-                       "; write the option's whole name");
+  // Appended, not "'" + ...: GCC 12's -Wrestrict misreads that chain at -O3.
+  std::string problem = PrintableText(word);
+  problem.insert(0, 1, '\'');
+  return Status::Error(problem.append("' is ambiguous: it could be ")
+                           .append(choices)
+                           .append("; write the option's whole name"));
 }
 
 StatusOr<std::string> Scanner::TakeValue(const Reading& reading, size_t* index) const {
