@@ -67,6 +67,7 @@ int Agent::Run() {
   while (!((launcher_gone_ || stop_signal_ != 0) && RunningRanks() == 0)) {
     std::vector<PolledFd> polled = PolledFds();
     std::vector<pollfd> fds;
+    fds.reserve(polled.size());
     for (const PolledFd& entry : polled) fds.push_back({entry.fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), PollTimeoutMs());
     if (ready < 0 && errno != EINTR) {

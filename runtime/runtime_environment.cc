@@ -54,8 +54,9 @@ Status ReadNegotiation(const EnvironmentReader& env, NegotiationOptions& negotia
   }
   if (const char* text = env.Find(env::kHorovodCycleTime); text != nullptr) {
     const std::optional<double> ms = ParseCycleTime(text);
-    if (!ms)
+    if (!ms) {
       return Status::Error(std::string(env::kHorovodCycleTime) + "='" + text + "' is not " + kCycleTimeForm);
+    }
     negotiation.cycle_time = std::chrono::microseconds(std::llround(*ms * 1000));
   }
   if (env.Find(env::kHorovodCacheCapacity) != nullptr) {

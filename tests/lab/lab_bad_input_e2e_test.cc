@@ -15,13 +15,12 @@ namespace hvdrun::lab_test {
 namespace {
 
 namespace fs = std::filesystem;
-using e2e::Contains;
 using e2e::ProcessResult;
 using e2e::ScratchDir;
 
 // A copy of tests/lab/fixtures/scaling in `scratch`: its directory.
 std::string CopyFixture(const ScratchDir& scratch) {
-  const std::string dir = scratch.path() + "/scaling";
+  std::string dir = scratch.path() + "/scaling";
   fs::copy(std::string(HVDRUN_LAB_FIXTURES_DIR) + "/scaling", dir, fs::copy_options::recursive);
   return dir;
 }
