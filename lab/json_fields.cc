@@ -47,7 +47,12 @@ std::optional<int64_t> JsonWholeNumber(const nlohmann::json& value, int64_t min,
 }
 
 std::string JsonValueText(const nlohmann::json& value) {
-  if (value.is_string()) return "'" + PrintableText(value.get<std::string>()) + "'";
+  if (value.is_string()) {
+    // Appended, not "'" + ...: GCC 12's -Wrestrict misreads that chain at -O3.
+    std::string text = PrintableText(value.get<std::string>());
+    text.insert(0, 1, '\'');
+    return text.append("'");
+  }
   if (value.is_object()) return "an object";
   if (value.is_array()) return "a list";
   return PrintableText(value.dump());

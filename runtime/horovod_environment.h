@@ -23,7 +23,7 @@
 
 #include "common/environment_reader.h"
 #include "common/horovod_variables.h"
-#include "hvdrun/runtime.h"
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
 
 namespace hvdrun {
