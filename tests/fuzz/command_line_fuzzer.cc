@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "launcher/command_line/argument_scanner.h"
-#include "launcher/command_line/option_table.h"
 #include "launcher/command_line/launch_flags.h"
+#include "launcher/command_line/option_table.h"
 
 namespace {
 
