@@ -37,6 +37,17 @@ class RefusingPort {
   int port_ = 0;
 };
 
+// Whether reading `fd` comes to its end of file within 5 s: the transport's thread has given up.
+bool ReachesEndOfFile(int fd) {
+  char byte = 0;
+  ssize_t n = -1;
+  for (int i = 0; i < 500 && n != 0; ++i) {
+    n = ::read(fd, &byte, 1);
+    if (n != 0) ::usleep(10'000);
+  }
+  return n == 0;
+}
+
 TEST(SshSessionTest, StagesHaveTheNamesErrorsUse) {
   EXPECT_STREQ(StageName(SshStage::kResolve), "resolve");
   EXPECT_STREQ(StageName(SshStage::kConnect), "connect");
@@ -69,13 +80,7 @@ TEST(SshAgentTransportTest, AFailedStartEndsTheStreamAndNamesTheStage) {
       &to_agent, &from_agent);
   ASSERT_TRUE(transport.ok()) << transport.status().message();
   // The launcher's read end reaches its end of file once the thread has given up.
-  char byte = 0;
-  ssize_t n = -1;
-  for (int i = 0; i < 500 && n != 0; ++i) {
-    n = ::read(from_agent.get(), &byte, 1);
-    if (n != 0) ::usleep(10'000);
-  }
-  ASSERT_EQ(n, 0);
+  ASSERT_TRUE(ReachesEndOfFile(from_agent.get()));
   EXPECT_TRUE(transport.value()->finished());
   SshAgentTransport::End end = transport.value()->end();
   EXPECT_EQ(end.stage, SshStage::kConnect);
@@ -91,13 +96,7 @@ TEST(SshAgentTransportTest, AHostNameLibsshRefusesFailsAtResolveOnce) {
       ".", SshOptions{}, "hvdrun-agent", SshAgentTransport::Clock::now() + std::chrono::seconds(5), &to_agent,
       &from_agent);
   ASSERT_TRUE(transport.ok()) << transport.status().message();
-  char byte = 0;
-  ssize_t n = -1;
-  for (int i = 0; i < 500 && n != 0; ++i) {
-    n = ::read(from_agent.get(), &byte, 1);
-    if (n != 0) ::usleep(10'000);
-  }
-  ASSERT_EQ(n, 0);
+  ASSERT_TRUE(ReachesEndOfFile(from_agent.get()));
   SshAgentTransport::End end = transport.value()->end();
   EXPECT_EQ(end.stage, SshStage::kResolve);
   EXPECT_EQ(end.reason, "'.' is not a host name libssh accepts");
