@@ -103,6 +103,9 @@ inline constexpr const char* kHorovodTorusAllreduce = "HOROVOD_TORUS_ALLREDUCE";
 // submitted fails (0, the default: never).
 inline constexpr const char* kHorovodStallCheckDisable = "HOROVOD_STALL_CHECK_DISABLE";
 inline constexpr const char* kHorovodStallShutdownTime = "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS";
+// libhvdrun's collective watchdog (runtime/collective_watchdog.h): seconds a call may stay in the
+// backend before the rank logs it (default: the stall check time); off with the stall check.
+inline constexpr const char* kWatchdogTime = "HVDRUN_WATCHDOG_SECONDS";
 // "1": MPI is not initialised with MPI_THREAD_MULTIPLE.
 inline constexpr const char* kHorovodMpiThreadsDisable = "HOROVOD_MPI_THREADS_DISABLE";
 inline constexpr const char* kHorovodNumNcclStreams = "HOROVOD_NUM_NCCL_STREAMS";

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hvdrun/key_value_store.h"
+#include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
 
@@ -32,8 +33,26 @@ struct BackendContext {
   int local_size = 1;
   KeyValueStore* store = nullptr;  // not owned; outlives the backend
   std::string host_address;
+  // How long bootstrapping may wait for a rank (HOROVOD_GLOO_TIMEOUT_SECONDS).
   std::chrono::milliseconds timeout{60000};
+  // How long one collective may wait for a peer that is alive: the stall shutdown time when one is
+  // set (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS, stall check on); zero, Horovod's default: as long as
+  // it takes, since a rank busy in user code (validation, a checkpoint) is no failure. A peer that
+  // is gone (exited, killed, its connection closed) fails the collective at once, whatever this is.
+  std::chrono::milliseconds collective_limit{0};
 };
+
+// BackendContext::collective_limit for a job with `negotiation`'s stall settings (which every job
+// reads, in either collective order).
+inline std::chrono::milliseconds CollectiveLimitOf(const NegotiationOptions& negotiation) {
+  return negotiation.stall_check ? negotiation.stall_shutdown : std::chrono::milliseconds(0);
+}
+
+// The limit a backend puts on one wait inside a collective where its library forces one (Gloo's
+// context timeout): `limit`, or, when zero, one long enough never to end a live job (30 days).
+inline std::chrono::milliseconds CollectiveWaitLimit(std::chrono::milliseconds limit) {
+  return limit.count() > 0 ? limit : std::chrono::milliseconds(std::chrono::hours(24 * 30));
+}
 
 // Where a backend's buffers live and how the engine moves them: the negotiated engine
 // (runtime/negotiation/negotiated_stream.h) copies fused tensors in and out of a fusion buffer, and
@@ -140,6 +159,11 @@ class Backend {
   // How long the device took for the last collective, timed by events on its stream (NCCL), for the
   // timeline; none for a backend whose calls the host runs (their time is the call's).
   virtual std::optional<std::chrono::nanoseconds> last_device_time() const { return std::nullopt; }
+  // Asks the call that another thread has in this backend to end, with an error, as soon as it can
+  // (the collective watchdog, past the stall shutdown time: runtime/collective_watchdog.h).
+  // Thread-safe. Returns false where the backend cannot (the default): its own limit
+  // (BackendContext::collective_limit) ends the call.
+  virtual bool RequestAbort() { return false; }
 };
 
 // Inline, as every other member, so that Backend has no key function: each backend module emits its

@@ -68,6 +68,9 @@ Status ReadStallCheck(const EnvironmentReader& env, NegotiationOptions& negotiat
   StatusOr<std::optional<bool>> disabled = ReadSwitch(env, env::kHorovodStallCheckDisable);
   if (!disabled.ok()) return disabled.status();
   negotiation.stall_check = disabled.value() != true;
+  StatusOr<std::optional<int64_t>> watchdog = ReadWhole(env, env::kWatchdogTime, kShutdownSecondsRange);
+  if (!watchdog.ok()) return watchdog.status();
+  if (watchdog.value()) negotiation.watchdog = std::chrono::seconds(*watchdog.value());
   StatusOr<std::optional<int64_t>> shutdown =
       ReadWhole(env, env::kHorovodStallShutdownTime, kShutdownSecondsRange);
   if (!shutdown.ok()) return shutdown.status();

@@ -3,7 +3,8 @@
 // applied where libhvdrun can do what Horovod does, and otherwise named in a note that says what
 // libhvdrun does instead — never ignored without a word.
 //
-//   HOROVOD_GLOO_TIMEOUT_SECONDS    RuntimeOptions::timeout (default 30 s, Horovod's)
+//   HOROVOD_GLOO_TIMEOUT_SECONDS    RuntimeOptions::timeout (default 30 s, Horovod's): the bootstrap's
+//   HVDRUN_WATCHDOG_SECONDS         NegotiationOptions::watchdog (runtime/collective_watchdog.h)
 //   HOROVOD_START_TIMEOUT           how long the rank tries to reach hvdrun's rendezvous service
 //   HOROVOD_STALL_CHECK_DISABLE, HOROVOD_STALL_SHUTDOWN_TIME_SECONDS   NegotiationOptions
 //   HOROVOD_LOG_LEVEL, HOROVOD_LOG_HIDE_TIME                         RuntimeMessages below

@@ -97,6 +97,16 @@ TEST_F(HorovodEnvironmentTest, TheStallCheckAsHorovodsInspector) {
   EXPECT_EQ(ReadError(), "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS='-5' is not a whole number from 0 to 86400");
 }
 
+TEST_F(HorovodEnvironmentTest, TheCollectiveWatchdogsTime) {
+  ASSERT_TRUE(Read().ok());
+  EXPECT_EQ(options_.negotiation.watchdog.count(), 0);  // the stall check time
+  values_ = {{env::kWatchdogTime, "5"}};
+  ASSERT_TRUE(Read().ok());
+  EXPECT_EQ(options_.negotiation.watchdog, std::chrono::seconds(5));
+  values_ = {{env::kWatchdogTime, "soon"}};
+  EXPECT_EQ(ReadError(), "HVDRUN_WATCHDOG_SECONDS='soon' is not a whole number from 0 to 86400");
+}
+
 TEST_F(HorovodEnvironmentTest, TheLibraryForHostMemory) {
   options_.backend = BackendKind::kMpi;
   values_ = {{env::kHorovodCpuOperations, "Gloo"}};

@@ -23,6 +23,7 @@
 #include "runtime/collective_state.h"
 #include "runtime/request/run_request.h"
 #include "runtime/shm/shm_backend.h"
+#include "runtime/watched_backend.h"
 
 namespace hvdrun {
 namespace {
@@ -292,6 +293,7 @@ Status RuntimeImpl::Bootstrap() {
   context.store = options_.store.get();
   context.host_address = options_.host_address;
   context.timeout = options_.timeout;
+  context.collective_limit = CollectiveLimitOf(options_.negotiation);
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options_.backend, context);
   if (!backend.ok()) return backend.status();
   if (stream_ != nullptr && backend.value()->memory().on_device()) {
@@ -312,7 +314,34 @@ Status RuntimeImpl::Bootstrap() {
   }
   if (stream_ != nullptr) stream_->set_allreduce_path(allreduce_path_);
   backend_ = std::move(backend).value();
+  Watch();
   return Status::Ok();
+}
+
+void RuntimeImpl::Watch() {
+  WatchdogSettings watchdog;
+  watchdog.rank = options_.rank;
+  watchdog.warn_after = WatchdogTime(options_.negotiation);
+  watchdog.abort_after = CollectiveLimitOf(options_.negotiation);
+  watchdog.log = options_.negotiation.warn;
+  if (watchdog.warn_after.count() <= 0) return;
+  Backend& control = control_ != nullptr ? *control_ : *backend_;
+  if (stream_ != nullptr) {
+    WatchdogSettings cycles = watchdog;
+    cycles.backend = control_ != nullptr ? "gloo" : allreduce_path_;
+    cycles.waiting_for =
+        " (waiting for every rank's next negotiation cycle: a rank is stopped, or stuck in a collective)";
+    watched_control_ = std::make_unique<WatchedBackend>(control, std::move(cycles));
+    watched_control_->set_label("the negotiation's cycle");
+  }
+  watchdog.backend = allreduce_path_;
+  watchdog.waiting_for = stream_ != nullptr
+                             ? ", after every rank submitted it"
+                             : " (in call order: a rank that has not made this call yet, or one "
+                               "stuck inside the backend)";
+  auto watched = std::make_unique<WatchedBackend>(std::move(backend_), std::move(watchdog));
+  watched_ = watched.get();
+  backend_ = std::move(watched);
 }
 
 namespace {
@@ -337,6 +366,7 @@ Status RunInCallOrder(Backend& backend, CompressedAllreduce& compressed, int ran
 
 Status RuntimeImpl::RunGuarded(const Pending& pending) {
   std::lock_guard<std::mutex> lock(backend_mutex_);
+  if (watched_ != nullptr) watched_->set_label("'" + pending.request.name + "'");
   try {
     Status status = backend_->memory().WaitFor(pending.ready);
     if (!status.ok()) return status;
@@ -365,13 +395,17 @@ void RuntimeImpl::ThreadMain() {
     if (bootstrapped.ok()) {
       Status ended;
       try {
-        ended = stream_->Run(control_ != nullptr ? *control_ : *backend_, *backend_);
+        Backend& control = watched_control_ != nullptr ? *watched_control_
+                           : control_ != nullptr       ? *control_
+                                                       : *backend_;
+        ended = stream_->Run(control, *backend_);
       } catch (const std::exception& e) {
         ended = Status::Error(std::string("negotiation failed: ") + e.what());
       }
       std::lock_guard<std::mutex> lock(mutex_);
       if (broken_.ok()) broken_ = ended;
     }
+    watched_control_.reset();
     control_.reset();
     backend_.reset();
     return;

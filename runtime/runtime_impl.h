@@ -16,7 +16,9 @@
 //   time: MPI_THREAD_SERIALIZED).
 // The first failure is kept in broken_: queued and later collectives complete with it without running.
 //
-// The thread bootstraps the backend (arrival check, then CreateBackend) and destroys it. When every
+// The thread bootstraps the backend (arrival check, then CreateBackend) and destroys it. Unless the
+// stall check is off, a WatchedBackend in front of it names a call that stays in the backend past the
+// watchdog time (runtime/collective_watchdog.h). When every
 // rank is on one host (SharedMemoryServes), Bootstrap puts the host's shared-memory segment in front
 // of the backend (ShmBackend): allreduces go through it, in either order. A backend whose buffers are
 // device memory (NCCL) negotiates over a Gloo backend created beside it (control_), host memory
@@ -51,6 +53,7 @@
 #include "runtime/negotiation/negotiated_stream.h"
 #include "runtime/request/tensor_request.h"
 #include "runtime/timeline/timeline.h"
+#include "runtime/watched_backend.h"
 
 namespace hvdrun {
 
@@ -107,6 +110,8 @@ class RuntimeImpl {
   Status PinThread() const;
   void ThreadMain();
   Status Bootstrap();
+  // Puts the collective watchdog in front of the bootstrapped backends, unless the stall check is off.
+  void Watch();
   // Where the caller's stream stands, for a request's buffers (BackendMemory::MarkReady).
   StatusOr<BackendMemory::ReadyMark> MarkReady();
   // Runs a call-order request under backend_mutex_.
@@ -118,10 +123,13 @@ class RuntimeImpl {
   void CloseTimeline();
 
   const RuntimeOptions options_;
-  std::unique_ptr<Backend> backend_;  // written by the collective thread before started_ is set
-  std::unique_ptr<Backend> control_;  // likewise: the negotiation's Gloo beside a device backend
-  std::string allreduce_path_;        // likewise
-  std::mutex backend_mutex_;          // held while a collective runs on backend_
+  std::unique_ptr<Backend> backend_;   // written by the collective thread before started_ is set
+  std::unique_ptr<Backend> control_;   // likewise: the negotiation's Gloo beside a device backend
+  std::string allreduce_path_;         // likewise
+  WatchedBackend* watched_ = nullptr;  // likewise: backend_, when the collective watchdog is on
+  // Likewise: the negotiation's backend (control_, or the one under backend_), watched on its own.
+  std::unique_ptr<WatchedBackend> watched_control_;
+  std::mutex backend_mutex_;  // held while a collective runs on backend_
 
   std::mutex mutex_;
   std::condition_variable changed_;  // queue, started_, idle or stopping_ changed

@@ -43,6 +43,7 @@ StatusOr<std::unique_ptr<Backend>> WithSharedMemory(std::unique_ptr<Backend> bac
   // The host's index: the same for its local ranks, whatever order the job's ranks are in.
   group.store_prefix = scope + "shm/" + std::to_string(options.cross_rank) + "/";
   group.timeout = options.timeout;
+  group.barrier_limit = CollectiveLimitOf(options.negotiation);
   StatusOr<std::unique_ptr<ShmSegment>> segment =
       ShmSegment::Open(store, group, ShmSegment::SlotBytesFor(group.local_size));
   if (!segment.ok()) return segment.status();
@@ -57,6 +58,7 @@ StatusOr<std::unique_ptr<Backend>> WithSharedMemory(std::unique_ptr<Backend> bac
     context.store = cross_store.get();
     context.host_address = options.host_address;
     context.timeout = options.timeout;
+    context.collective_limit = CollectiveLimitOf(options.negotiation);
     StatusOr<std::unique_ptr<Backend>> created = CreateBackend(options.backend, context);
     if (!created.ok()) return Status::Error("hierarchical allreduce: " + created.status().message());
     cross = std::move(created).value();

@@ -448,7 +448,8 @@ Status ShmSegment::Barrier(const char* what) {
     if (all_arrived()) return Status::Ok();
     CpuRelax();
   }
-  const Clock::time_point deadline = Clock::now() + group_.timeout;
+  const bool limited = group_.barrier_limit.count() > 0;
+  const Clock::time_point deadline = Clock::now() + group_.barrier_limit;
   while (true) {
     const uint32_t bell = head.bell.load(std::memory_order_seq_cst);
     if (all_arrived()) return Status::Ok();
@@ -464,7 +465,7 @@ Status ShmSegment::Barrier(const char* what) {
         return peer;
       }
     }
-    if (Clock::now() >= deadline) {
+    if (limited && Clock::now() >= deadline) {
       std::string late;
       for (int local = missing; local < n; ++local) {
         const uint32_t arrived = Line(base_, local).arrived.load(std::memory_order_acquire);
@@ -472,7 +473,9 @@ Status ShmSegment::Barrier(const char* what) {
         late += (late.empty() ? "" : ", ") + std::to_string(Line(base_, local).rank.load());
       }
       broken_ = Status::Error("shared memory: " + std::string(what) + ": rank(s) " + late +
-                              " did not arrive within " + std::to_string(group_.timeout.count()) + " ms");
+                              " did not arrive within the stall shutdown time (" +
+                              std::to_string(group_.barrier_limit.count()) +
+                              " ms, HOROVOD_STALL_SHUTDOWN_TIME_SECONDS)");
       return broken_;
     }
   }

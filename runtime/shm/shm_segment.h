@@ -20,8 +20,9 @@
 // briefly and then sleeping on a futex in the segment that every arrival rings. While it waits it
 // checks, every kLivenessInterval, whether a missing rank's process still lives (a pidfd opened
 // when the segment was mapped, so a reused pid cannot pass for it) and whether a rank has marked
-// itself failed (Fail): either ends the wait at once with an error naming that rank; so does the
-// collective timeout, naming every rank still missing. Nothing is sent over a socket.
+// itself failed (Fail): either ends the wait at once with an error naming that rank. A live rank
+// is waited for as long as it takes, unless the group has a barrier limit (the stall shutdown time):
+// past it the wait fails, naming every rank still missing. Nothing is sent over a socket.
 //
 // Layout: a header page (the ranks' lines), then two sets (double buffering) of one slot of
 // slot_bytes() per local rank.
@@ -51,8 +52,11 @@ struct ShmGroup {
   // Where in the job's store the ranks of this host exchange their pids, the socket's name and
   // their outcomes: the same for the host's ranks, unique per host and Runtime instance.
   std::string store_prefix;
-  // How long bootstrapping may wait for a local rank, and how long one barrier may.
+  // How long bootstrapping may wait for a local rank.
   std::chrono::milliseconds timeout{60000};
+  // How long one barrier may wait for a live local rank (BackendContext::collective_limit); zero:
+  // as long as it takes (a rank busy in user code is no failure).
+  std::chrono::milliseconds barrier_limit{0};
 };
 
 class ShmSegment {

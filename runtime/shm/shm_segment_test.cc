@@ -194,7 +194,27 @@ TEST(ShmSegmentTest, APeerThatIsNotALocalRankGetsNothing) {
   EXPECT_EQ(second.value()->description(), first->description());
 }
 
-TEST(ShmSegmentTest, ALateRankIsNamedAtTheTimeout) {
+// A live rank that arrives late (busy in user code) is waited for past the bootstrap timeout: without
+// a barrier limit, as long as it takes.
+TEST(ShmSegmentTest, ALiveLateRankIsWaitedForPastTheTimeout) {
+  std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
+  std::thread other([&] {
+    StatusOr<std::unique_ptr<ShmSegment>> segment =
+        ShmSegment::Open(*store, testing::TestShmGroup(1, 2, milliseconds(100)), kSlot);
+    ASSERT_TRUE(segment.ok()) << segment.status().message();
+    std::this_thread::sleep_for(milliseconds(500));  // five bootstrap timeouts in user code
+    EXPECT_TRUE(segment.value()->Barrier("allreduce").ok());
+  });
+  StatusOr<std::unique_ptr<ShmSegment>> segment =
+      ShmSegment::Open(*store, testing::TestShmGroup(0, 2, milliseconds(100)), kSlot);
+  ASSERT_TRUE(segment.ok()) << segment.status().message();
+  Status waited = segment.value()->Barrier("allreduce");
+  other.join();
+  EXPECT_TRUE(waited.ok()) << waited.message();
+}
+
+// With a barrier limit (the stall shutdown time), a rank still missing then is named.
+TEST(ShmSegmentTest, ALateRankIsNamedAtTheBarrierLimit) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
   std::unique_ptr<ShmSegment> late;
   std::thread other([&] {
@@ -203,12 +223,15 @@ TEST(ShmSegmentTest, ALateRankIsNamedAtTheTimeout) {
     ASSERT_TRUE(segment.ok()) << segment.status().message();
     late = std::move(segment).value();
   });
-  StatusOr<std::unique_ptr<ShmSegment>> segment =
-      ShmSegment::Open(*store, testing::TestShmGroup(0, 2, milliseconds(300)), kSlot);
+  ShmGroup group = testing::TestShmGroup(0, 2, milliseconds(300));
+  group.barrier_limit = milliseconds(300);
+  StatusOr<std::unique_ptr<ShmSegment>> segment = ShmSegment::Open(*store, group, kSlot);
   other.join();
   ASSERT_TRUE(segment.ok()) << segment.status().message();
   Status waited = segment.value()->Barrier("allreduce");
-  EXPECT_EQ(waited.message(), "shared memory: allreduce: rank(s) 1 did not arrive within 300 ms");
+  EXPECT_EQ(waited.message(),
+            "shared memory: allreduce: rank(s) 1 did not arrive within the stall shutdown time (300 ms, "
+            "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS)");
   // Broken from then on.
   EXPECT_EQ(segment.value()->Barrier("allreduce").message(), waited.message());
 }

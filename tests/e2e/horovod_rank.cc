@@ -6,6 +6,8 @@
 //   allreduce          one named allreduce "x"; prints "rank R: backend B: sum S" on stdout
 //   late SECONDS       the same, rank 1 submitting "x" SECONDS late (a stall)
 //   late-init SECONDS  the same, rank 1 initialising SECONDS late (the bootstrap's timeout)
+//   busy SECONDS       in call order (no negotiation), one unnamed allreduce, rank 1 working SECONDS
+//                      in user code before it (a busy rank, which the others wait for)
 //   affinity           prints "rank R: collective thread on core C" for the thread of this process
 //                      pinned to one core other than the main thread ("none" when there is none)
 //
@@ -63,8 +65,8 @@ int Fail(const std::string& message) {
 
 int Run(const std::string& mode, double seconds) {
   if (mode == "late-init" && OwnRank() == 1) SleepSeconds(seconds);
-  hvdrun::StatusOr<std::unique_ptr<hvdrun::Runtime>> runtime =
-      hvdrun::Runtime::InitFromEnvironment(nullptr, hvdrun::CollectiveOrder::kNegotiated);
+  hvdrun::StatusOr<std::unique_ptr<hvdrun::Runtime>> runtime = hvdrun::Runtime::InitFromEnvironment(
+      nullptr, mode == "busy" ? hvdrun::CollectiveOrder::kCallOrder : hvdrun::CollectiveOrder::kNegotiated);
   if (!runtime.ok()) return Fail(runtime.status().message());
   hvdrun::Runtime& rt = *runtime.value();
   if (mode == "affinity") {
@@ -73,10 +75,12 @@ int Run(const std::string& mode, double seconds) {
                 core < 0 ? "none" : std::to_string(core).c_str());
     return 0;
   }
-  if (mode == "late" && rt.rank() == 1) SleepSeconds(seconds);
+  if ((mode == "late" || mode == "busy") && rt.rank() == 1) SleepSeconds(seconds);
   float value = static_cast<float>(rt.rank() + 1);
   hvdrun::Status status =
-      rt.Allreduce("x", &value, &value, 1, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kSum);
+      mode == "busy"
+          ? rt.Allreduce(&value, &value, 1, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kSum)
+          : rt.Allreduce("x", &value, &value, 1, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kSum);
   if (!status.ok()) return Fail(status.message());
   std::printf("rank %d: backend %s: sum %g\n", rt.rank(),
               std::string(hvdrun::BackendName(rt.backend())).c_str(), static_cast<double>(value));
@@ -96,7 +100,7 @@ int main(int argc, char** argv) {
   if (i == args.size()) return Fail("usage: hvdrun-test-horovod-rank [--set NAME=VALUE]... MODE [SECONDS]");
   const std::string mode = args[i];
   const double seconds = i + 1 < args.size() ? std::atof(args[i + 1].c_str()) : 0;
-  if (mode != "allreduce" && mode != "late" && mode != "late-init" && mode != "affinity") {
+  if (mode != "allreduce" && mode != "late" && mode != "late-init" && mode != "busy" && mode != "affinity") {
     return Fail("unknown mode '" + mode + "'");
   }
   return Run(mode, seconds);

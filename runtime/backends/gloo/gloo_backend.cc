@@ -11,6 +11,7 @@
 #include <gloo/transport/tcp/attr.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <chrono>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -57,11 +58,14 @@ StatusOr<std::unique_ptr<Backend>> GlooBackend::Create(const BackendContext& con
     gloo_context = std::make_shared<gloo::rendezvous::Context>(context.rank, context.size);
     gloo_context->setTimeout(context.timeout);
     gloo_context->connectFullMesh(store, device);
+    // From here on the context's timeout bounds each collective's waits (see gloo_backend.h).
+    const std::chrono::milliseconds wait_limit = CollectiveWaitLimit(context.collective_limit);
+    gloo_context->setTimeout(wait_limit);
     if (context.size > 1) {
       GlooStore exchange_store(context.store, "gloo/" + std::to_string(instance.value()) + "/exchange/",
                                context.timeout);
       exchange =
-          std::make_unique<GlooExchange>(exchange_store, device, context.rank, context.size, context.timeout);
+          std::make_unique<GlooExchange>(exchange_store, device, context.rank, context.size, wait_limit);
     }
     // connectFullMesh returns once this rank's side of every pair is up; a peer may still be
     // finishing its own. Without this barrier a rank could run ahead, finish and close its pairs

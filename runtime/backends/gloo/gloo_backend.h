@@ -4,7 +4,18 @@
 // BackendContext::host_address and exchanges addresses with the others through the job's key-value store,
 // under a key prefix of its own ("gloo/<n>/", n counting the Gloo contexts this rank has created),
 // so that several backends created one after another through one store cannot clash. Every
-// bootstrap wait and every collective is bounded by BackendContext::timeout.
+// bootstrap wait is bounded by BackendContext::timeout (HOROVOD_GLOO_TIMEOUT_SECONDS).
+//
+// Waiting inside a collective. Gloo bounds every wait of a collective by its context's timeout, and
+// a wait that times out closes every pair of the context: the backend is dead. A peer rank that is
+// alive but busy in user code (validation, a checkpoint) before its next collective would end the
+// job at that timeout; Horovod waits for it (its stall inspector says what is waited for). So once
+// connected, the context's timeout, and the GlooExchange pairs' (a socket receive timeout fixed when
+// they connect), is BackendContext::collective_limit: the stall shutdown time when the user set one,
+// else 30 days (CollectiveWaitLimit), which no live job reaches. A peer that is gone fails the
+// collective at once all the same: its process's end closes its sockets, and Gloo throws "Connection
+// closed by peer" (or reset) to the ranks waiting for it. A peer that hangs mid-transfer without
+// closing (a lost host) is the collective watchdog's to report (runtime/collective_watchdog.h).
 //
 // Allreduces of at most GlooExchange::kMaxBytes go through a GlooExchange (a second mesh of pairs
 // that the calling thread drives itself; see gloo_exchange.h for why), larger ones through

@@ -1,5 +1,6 @@
 #include "runtime/backends/gloo/gloo_exchange.h"
 
+#include <gloo/common/error.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/buffer.h>
 #include <gloo/transport/device.h>
@@ -7,6 +8,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "runtime/reduction_kernels.h"
@@ -55,14 +57,19 @@ void GlooExchange::Allreduce(const void* send, void* recv, size_t count, DataTyp
   if (bytes == 0) return;
   std::memcpy(mine_.data(), send, bytes);
   // Every send before any receive: each fits the socket's buffer (kMaxBytes), so no rank waits for
-  // another to receive before it can receive itself.
-  for (int peer = 0; peer < size_; ++peer) {
-    if (peer != rank_) send_buffers_[static_cast<size_t>(peer)]->send(0, bytes);
-  }
-  for (int peer = 0; peer < size_; ++peer) {
-    if (peer == rank_) continue;
-    recv_buffers_[static_cast<size_t>(peer)]->waitRecv();
-    send_buffers_[static_cast<size_t>(peer)]->waitSend();
+  // another to receive before it can receive itself. A failure names the peer's rank.
+  int peer = 0;
+  try {
+    for (peer = 0; peer < size_; ++peer) {
+      if (peer != rank_) send_buffers_[static_cast<size_t>(peer)]->send(0, bytes);
+    }
+    for (peer = 0; peer < size_; ++peer) {
+      if (peer == rank_) continue;
+      recv_buffers_[static_cast<size_t>(peer)]->waitRecv();
+      send_buffers_[static_cast<size_t>(peer)]->waitSend();
+    }
+  } catch (const gloo::IoException& e) {
+    throw gloo::IoException("with rank " + std::to_string(peer) + ": " + e.what());
   }
   // In rank order on every rank, so that every rank rounds alike.
   auto contribution = [&](int r) -> const void* {

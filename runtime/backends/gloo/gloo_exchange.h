@@ -48,8 +48,8 @@ class GlooExchange {
   static constexpr size_t kMaxBytes = 8192;
 
   // Connects this rank's pairs to every other rank's through `store` (a prefix of the exchange's
-  // own), on `device`, with `timeout` on every connection, send and receive. Every rank of the
-  // group calls it.
+  // own; its waits bound by the store), on `device`, with `timeout` on every connection, send and
+  // receive: the backend's collective wait limit (gloo_backend.h). Every rank of the group calls it.
   GlooExchange(gloo::rendezvous::Store& store, std::shared_ptr<gloo::transport::Device> device, int rank,
                int size, std::chrono::milliseconds timeout);
   ~GlooExchange();

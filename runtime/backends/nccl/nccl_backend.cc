@@ -226,17 +226,17 @@ StatusOr<std::unique_ptr<Backend>> NcclBackend::Create(const BackendContext& con
   }
   return std::unique_ptr<Backend>(new NcclBackend(context.rank, context.size, device,
                                                   ChooseNcclAverage(version, context.size), resources,
-                                                  context.timeout));
+                                                  context.collective_limit));
 }
 
 NcclBackend::NcclBackend(int rank, int size, int device, NcclAverage average, Resources resources,
-                         std::chrono::milliseconds timeout)
+                         std::chrono::milliseconds collective_limit)
     : rank_(rank),
       size_(size),
       device_(device),
       average_(average),
       resources_(resources),
-      timeout_(timeout),
+      collective_limit_(collective_limit),
       ready_events_(ReadyEventPool()) {}
 
 NcclBackend::~NcclBackend() {
@@ -250,6 +250,8 @@ Status NcclBackend::Prepare(std::string_view call) const {
     return Status::Error("nccl: " + std::string(call) + ": the communicator of rank " +
                          std::to_string(rank_) + " was aborted after an earlier failure");
   }
+  // A request for a call that finished before it came is not this call's.
+  abort_requested_.store(false, std::memory_order_release);
   if (const cudaError_t error = cudaSetDevice(device_); error != cudaSuccess) {
     return Status::Error("nccl: " + std::string(call) + ": cudaSetDevice(" + std::to_string(device_) +
                          ") failed: " + CudaErrorText(error));
@@ -291,7 +293,8 @@ void NcclBackend::StartTiming() {
 }
 
 Status NcclBackend::Finish(std::string_view call) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const bool limited = collective_limit_.count() > 0;
+  const auto deadline = std::chrono::steady_clock::now() + collective_limit_;
   const bool timed = timing_ && cudaEventRecord(resources_.stopped, resources_.stream) == cudaSuccess;
   timing_ = false;
   if (queued_ != nullptr) {
@@ -325,12 +328,18 @@ Status NcclBackend::Finish(std::string_view call) {
       return Status::Error("nccl: " + std::string(call) + " failed on rank " + std::to_string(rank_) + ": " +
                            reason);
     }
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (abort_requested_.exchange(false, std::memory_order_acq_rel)) {
       Abort();
-      return Status::Error(
-          "nccl: " + std::string(call) + " on rank " + std::to_string(rank_) + " did not finish within " +
-          std::to_string(timeout_.count()) +
-          " ms: a rank failed or the ranks made different calls; the communicator was aborted");
+      return Status::Error("nccl: " + std::string(call) + " on rank " + std::to_string(rank_) +
+                           " was stuck; the communicator was aborted");
+    }
+    if (limited && std::chrono::steady_clock::now() > deadline) {
+      Abort();
+      return Status::Error("nccl: " + std::string(call) + " on rank " + std::to_string(rank_) +
+                           " did not finish within the stall shutdown time (" +
+                           std::to_string(collective_limit_.count()) +
+                           " ms, HOROVOD_STALL_SHUTDOWN_TIME_SECONDS): a rank is stuck or the ranks made "
+                           "different calls; the communicator was aborted");
     }
     std::this_thread::yield();
   }

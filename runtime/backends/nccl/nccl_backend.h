@@ -16,8 +16,11 @@
 // streams, the default stream included. memory() is also how the runtime's engine keeps its fusion buffer in
 // device memory and copies members in and out with batched device-to-device copies (nccl_copies.h) on the
 // backend's stream. Every call is blocking: it waits for its stream to finish (this backend's own work, never
-// the device's), for at most BackendContext::timeout; past it (a rank died, or ranks made different calls) or
-// on an asynchronous NCCL error, the communicator is aborted and this and every later call fail. An average
+// the device's): as long as it takes while the ranks are alive (a rank busy in user code before the same call
+// is no failure), or up to BackendContext::collective_limit (the stall shutdown time) when one is set. Past
+// it, on an asynchronous NCCL error (a peer gone), or when the collective watchdog asks (RequestAbort,
+// from its thread; the collective thread aborts), the communicator is aborted (ncclCommAbort, so that the
+// process can exit) and this and every later call fail. An average
 // is ncclAvg (floating types: each input scaled by 1/size, then summed; integers: the sum divided, truncated
 // toward zero), or ncclSum and a division where the loaded NCCL is older than 2.10; at one rank every
 // allreduce is a copy, made without NCCL (nccl_average.h says why).
@@ -30,6 +33,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -65,6 +69,11 @@ class NcclBackend : public Backend, private BackendMemory {
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
   // From a pair of events around the collective's work on the backend's stream.
   std::optional<std::chrono::nanoseconds> last_device_time() const override { return last_device_time_; }
+  // Thread-safe: the call waiting in Finish aborts the communicator and fails.
+  bool RequestAbort() override {
+    abort_requested_.store(true, std::memory_order_release);
+    return true;
+  }
 
  private:
   struct Resources {
@@ -76,7 +85,7 @@ class NcclBackend : public Backend, private BackendMemory {
   };
 
   NcclBackend(int rank, int size, int device, NcclAverage average, Resources resources,
-              std::chrono::milliseconds timeout);
+              std::chrono::milliseconds collective_limit);
 
   // Selects this rank's device on the calling thread; fails if the communicator was aborted.
   Status Prepare(std::string_view call) const;
@@ -86,7 +95,8 @@ class NcclBackend : public Backend, private BackendMemory {
   Status Enqueued(std::string_view call, ncclResult_t result) const;
   // Marks the start of a collective's work on the stream, for last_device_time.
   void StartTiming();
-  // Waits until the stream has run everything enqueued, within timeout_; aborts on failure.
+  // Waits until the stream has run everything enqueued, within collective_limit_ when set; aborts on
+  // failure, past the limit and when asked (RequestAbort).
   Status Finish(std::string_view call);
 
   // BackendMemory: this rank's device and the backend's stream.
@@ -104,9 +114,11 @@ class NcclBackend : public Backend, private BackendMemory {
   const int rank_;
   const int size_;
   const int device_;
-  const NcclAverage average_;  // how an average is made (ChooseNcclAverage)
-  Resources resources_;        // comm is null once aborted
-  const std::chrono::milliseconds timeout_;
+  const NcclAverage average_;                         // how an average is made (ChooseNcclAverage)
+  Resources resources_;                               // comm is null once aborted
+  const std::chrono::milliseconds collective_limit_;  // 0: none
+  // RequestAbort, from the watchdog's thread; cleared as each call starts (Prepare).
+  mutable std::atomic<bool> abort_requested_{false};
   bool timing_ = false;  // StartTiming was called for the collective now running
   std::optional<std::chrono::nanoseconds> last_device_time_;
   // MarkReady's events, reused (creating one per tensor cost more than recording it); shared with

@@ -46,8 +46,13 @@ struct NegotiationOptions {
   // Horovod's stall check on (HOROVOD_STALL_CHECK_DISABLE=1: off, with neither warning nor shutdown).
   bool stall_check = true;
   // A name still waiting this long fails, and breaks the runtime (Horovod's
-  // HOROVOD_STALL_SHUTDOWN_TIME_SECONDS); 0, Horovod's default: it waits on.
+  // HOROVOD_STALL_SHUTDOWN_TIME_SECONDS); 0, Horovod's default: it waits on. In either collective
+  // order it is also the one limit of a backend call's wait for a live rank (BackendContext::
+  // collective_limit), with the stall check on.
   std::chrono::milliseconds stall_shutdown{0};
+  // How long a call may stay in the backend before the collective watchdog logs it, naming it
+  // (HVDRUN_WATCHDOG_SECONDS); 0: stall_warning. Off with the stall check.
+  std::chrono::milliseconds watchdog{0};
   // Where warnings go, one line each; by default standard error (rank 0 warns for the job).
   std::function<void(const std::string&)> warn;
 };
@@ -109,8 +114,10 @@ struct RuntimeOptions {
   std::shared_ptr<KeyValueStore> store;
   // Address this rank's backend listens on and advertises to the others (Gloo's TCP device).
   std::string host_address = "127.0.0.1";
-  // Limit for bootstrapping (every rank must arrive within it) and for each backend operation's
-  // wait for the other ranks. InitFromEnvironment reads HOROVOD_GLOO_TIMEOUT_SECONDS (default 30 s).
+  // Limit for bootstrapping (every rank must arrive within it). InitFromEnvironment reads
+  // HOROVOD_GLOO_TIMEOUT_SECONDS (default 30 s). A collective waits for a live rank as long as it
+  // takes, or up to the stall shutdown time when one is set (NegotiationOptions::stall_shutdown); a
+  // rank that is gone fails it at once.
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   // The CPU the runtime's collective thread is pinned to (Horovod's HOROVOD_THREAD_AFFINITY); -1: none.
   int collective_thread_cpu = -1;
