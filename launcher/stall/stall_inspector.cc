@@ -18,7 +18,11 @@ bool Holds(const RankState& state, const std::string& name) {
 
 bool Alive(const RankState& state) { return state.reported && state.process == RankProcess::kRunning; }
 
-bool Waits(const RankState& state) { return Alive(state) && (state.in_backend || !state.pending.empty()); }
+// Has submitted something it is not done with, and is not stopped: waits (or waited, until it ended).
+bool Waits(const RankState& state) {
+  return state.reported && state.process != RankProcess::kStopped &&
+         (state.in_backend || !state.pending.empty());
+}
 
 // Every name some rank has submitted, in the order first seen (rank order, then submission order).
 std::vector<std::string> SubmittedNames(const std::vector<RankState>& states) {
@@ -85,13 +89,18 @@ void StallInspector::Update(const RankState& state, StallClock::time_point now) 
   known = state;
 }
 
-std::optional<StallFinding> StallInspector::Find(StallClock::time_point now) const {
+std::optional<StallFinding> StallInspector::Explain(StallClock::time_point now) const {
+  return Find(now, std::chrono::milliseconds(0));
+}
+
+std::optional<StallFinding> StallInspector::Find(StallClock::time_point now,
+                                                 std::chrono::milliseconds at_least) const {
   std::optional<StallClock::time_point> began;
   for (const RankState& state : states_) {
     if (!Waits(state)) continue;
     if (!began || last_advance_[state.rank] < *began) began = last_advance_[state.rank];
   }
-  if (!began || now - *began < settings_.check_time) return std::nullopt;
+  if (!began || now - *began < at_least) return std::nullopt;
   StallFinding finding;
   finding.stalled_for = std::chrono::duration_cast<std::chrono::milliseconds>(now - *began);
   std::vector<std::string> awaited(states_.size());  // the first partial tensor each rank lacks
@@ -124,6 +133,7 @@ std::optional<StallFinding> StallInspector::Find(StallClock::time_point now) con
   }
   if (finding.cause_rank >= 0) {
     finding.cause_state = DescribeRankState(states_[finding.cause_rank], awaited[finding.cause_rank]);
+    finding.cause_alive = Alive(states_[finding.cause_rank]);
   }
   return finding;
 }
@@ -131,7 +141,7 @@ std::optional<StallFinding> StallInspector::Find(StallClock::time_point now) con
 StallInspector::Action StallInspector::Check(StallClock::time_point now) {
   Action action;
   if (!settings_.enabled) return action;
-  finding_ = Find(now);
+  finding_ = Find(now, settings_.check_time);
   if (!finding_) {
     last_warning_.reset();
     shutdown_asked_ = false;

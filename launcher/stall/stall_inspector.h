@@ -51,7 +51,8 @@ struct StallFinding {
   int cause_rank = -1;
   // One line per missing rank: "rank 1 (host b, pid 4242): stopped by SIGSTOP 61 s ago; ...".
   std::vector<std::string> rank_lines;
-  std::string cause_state;  // the cause rank's state in words (DescribeRankState), "" without one
+  std::string cause_state;   // the cause rank's state in words (DescribeRankState), "" without one
+  bool cause_alive = false;  // the cause rank is running (working, or waiting for something else)
 };
 
 class StallInspector {
@@ -78,11 +79,16 @@ class StallInspector {
   const std::vector<RankState>& states() const { return states_; }
   const StallSettings& settings() const { return settings_; }
 
+  // What the ranks wait for at `now`, however briefly (no check time): who a rank that fails
+  // while waiting was waiting for. A rank that has ended counts as waiting for what it had
+  // submitted; nullopt when no rank waits.
+  std::optional<StallFinding> Explain(StallClock::time_point now) const;
+
   // One line for a shutdown time that is ignored, "" otherwise.
   std::string ShutdownIgnoredNote() const;
 
  private:
-  std::optional<StallFinding> Find(StallClock::time_point now) const;
+  std::optional<StallFinding> Find(StallClock::time_point now, std::chrono::milliseconds at_least) const;
 
   StallSettings settings_;
   std::vector<RankState> states_;
