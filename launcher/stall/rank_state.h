@@ -24,24 +24,24 @@ enum class RankProcess {
 
 // One collective the rank is in (submitted, and not yet done).
 struct PendingCollective {
-  std::string name;
-  std::string op;      // "allreduce", "broadcast", ...; empty when unknown
+  std::string name{};
+  std::string op{};    // "allreduce", "broadcast", ...; empty when unknown
   uint64_t bytes = 0;  // 0 when unknown
 };
 
 struct RankState {
   int rank = 0;
-  std::string host;
+  std::string host{};
   int pid = 0;
   bool reported = false;  // a progress report arrived; the fields below mean nothing before
   RankProcess process = RankProcess::kUnknown;
-  int stop_signal = 0;                     // with kStopped: the signal, when known; 0 otherwise
-  uint64_t completed = 0;                  // collectives the rank has completed since it started
-  std::string last_completed;              // the name of its last completed collective; empty before one
-  std::vector<PendingCollective> pending;  // submitted and waiting, in submission order
+  int stop_signal = 0;                       // with kStopped: the signal, when known; 0 otherwise
+  uint64_t completed = 0;                    // collectives the rank has completed since it started
+  std::string last_completed{};              // the name of its last completed collective; empty before one
+  std::vector<PendingCollective> pending{};  // submitted and waiting, in submission order
   // The rank is inside the backend (every rank submitted; the data moves) with this collective.
   bool in_backend = false;
-  PendingCollective backend;
+  PendingCollective backend{};
   // How long the rank has been in its current state, by its own report: the process stopped, or
   // inside the backend, or (neither) since it last submitted or completed anything.
   std::chrono::milliseconds state_age{0};

@@ -76,7 +76,7 @@ const char* StallKindName(StallKind kind) {
 }
 
 StallInspector::StallInspector(StallSettings settings, int ranks, StallClock::time_point start)
-    : settings_(settings), states_(ranks), last_advance_(ranks, start) {
+    : settings_(settings), states_(ranks), last_advance_(ranks, start), heard_(ranks, start) {
   for (int rank = 0; rank < ranks; ++rank) states_[rank].rank = rank;
 }
 
@@ -87,6 +87,17 @@ void StallInspector::Update(const RankState& state, StallClock::time_point now) 
     last_advance_[state.rank] = now;
   }
   known = state;
+  heard_[state.rank] = now;
+}
+
+std::vector<RankState> StallInspector::StatesAt(StallClock::time_point now) const {
+  std::vector<RankState> states = states_;
+  for (RankState& state : states) {
+    if (state.reported && now > heard_[state.rank]) {
+      state.state_age += std::chrono::duration_cast<std::chrono::milliseconds>(now - heard_[state.rank]);
+    }
+  }
+  return states;
 }
 
 std::optional<StallFinding> StallInspector::Explain(StallClock::time_point now) const {
@@ -101,29 +112,30 @@ std::optional<StallFinding> StallInspector::Find(StallClock::time_point now,
     if (!began || last_advance_[state.rank] < *began) began = last_advance_[state.rank];
   }
   if (!began || now - *began < at_least) return std::nullopt;
+  const std::vector<RankState> states = StatesAt(now);
   StallFinding finding;
   finding.stalled_for = std::chrono::duration_cast<std::chrono::milliseconds>(now - *began);
-  std::vector<std::string> awaited(states_.size());  // the first partial tensor each rank lacks
-  for (const std::string& name : SubmittedNames(states_)) {
+  std::vector<std::string> awaited(states.size());  // the first partial tensor each rank lacks
+  for (const std::string& name : SubmittedNames(states)) {
     bool partial = false;
-    for (const RankState& state : states_) partial = partial || !Holds(state, name);
+    for (const RankState& state : states) partial = partial || !Holds(state, name);
     if (!partial) continue;
     finding.tensors.push_back(name);
-    for (const RankState& state : states_) {
+    for (const RankState& state : states) {
       if (!Holds(state, name) && awaited[state.rank].empty()) awaited[state.rank] = name;
     }
   }
   if (finding.tensors.empty()) {
     finding.kind = StallKind::kStuckInBackend;
-    BlameInsideBackend(states_, finding);
+    BlameInsideBackend(states, finding);
   } else {
-    for (const RankState& state : states_) {
+    for (const RankState& state : states) {
       if (!awaited[state.rank].empty()) finding.missing_ranks.push_back(state.rank);
       if (Waits(state) && awaited[state.rank].empty()) finding.waiting_ranks.push_back(state.rank);
     }
   }
   for (int rank : finding.missing_ranks) {
-    const RankState& state = states_[rank];
+    const RankState& state = states[rank];
     finding.rank_lines.push_back(RankLabel(state) + ": " + DescribeRankState(state, awaited[rank]));
     if (finding.cause_rank < 0 && !Alive(state)) finding.cause_rank = rank;
   }
@@ -132,8 +144,8 @@ std::optional<StallFinding> StallInspector::Find(StallClock::time_point now,
     finding.cause_rank = finding.missing_ranks.front();
   }
   if (finding.cause_rank >= 0) {
-    finding.cause_state = DescribeRankState(states_[finding.cause_rank], awaited[finding.cause_rank]);
-    finding.cause_alive = Alive(states_[finding.cause_rank]);
+    finding.cause_state = DescribeRankState(states[finding.cause_rank], awaited[finding.cause_rank]);
+    finding.cause_alive = Alive(states[finding.cause_rank]);
   }
   return finding;
 }

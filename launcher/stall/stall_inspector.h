@@ -76,7 +76,8 @@ class StallInspector {
   // The last stall that was warned of, kept after the ranks moved on; nullopt before any.
   const std::optional<StallFinding>& last_warned() const { return last_warned_; }
 
-  const std::vector<RankState>& states() const { return states_; }
+  // Every rank's latest state, its state_age moved on to `now`.
+  std::vector<RankState> StatesAt(StallClock::time_point now) const;
   const StallSettings& settings() const { return settings_; }
 
   // What the ranks wait for at `now`, however briefly (no check time): who a rank that fails
@@ -94,6 +95,7 @@ class StallInspector {
   std::vector<RankState> states_;
   // When each rank last completed a collective (or was first heard of, or the start).
   std::vector<StallClock::time_point> last_advance_;
+  std::vector<StallClock::time_point> heard_;  // when each rank's state arrived
   std::optional<StallFinding> finding_;
   std::optional<StallFinding> last_warned_;
   // The stall being watched: when it began and when it was last warned of.

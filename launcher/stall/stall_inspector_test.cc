@@ -37,7 +37,7 @@ TEST(StallInspector, NamesAStoppedRankThatHasNotSubmittedWhatTheOthersWaitFor) {
   RankState stopped = Running(1, 812);
   stopped.process = RankProcess::kStopped;
   stopped.stop_signal = SIGSTOP;
-  stopped.state_age = seconds(61);
+  stopped.state_age = seconds(1);  // as reported at 2 s: 61 s at the check
   inspector.Update(waiting, kStart + seconds(2));
   inspector.Update(stopped, kStart + seconds(2));
   EXPECT_FALSE(inspector.Check(kStart + seconds(60)).warn);
@@ -86,7 +86,7 @@ TEST(StallInspector, WarnsOncePerCheckTimeAndShutsDownOnceAtTheShutdownTime) {
 TEST(StallInspector, ABusyRankIsNamedAsNotSubmittingAndProgressEndsTheStall) {
   StallInspector inspector = Inspector(10);
   RankState busy = Running(0, 5);
-  busy.state_age = seconds(75);
+  busy.state_age = seconds(65);
   inspector.Update(busy, kStart);
   inspector.Update(Running(1, 5, {"allreduce.noname.1"}), kStart);
   ASSERT_TRUE(inspector.Check(kStart + seconds(10)).warn);
@@ -126,7 +126,7 @@ TEST(StallInspector, ARankThatSkipsATensorIsNamedWithTheTensor) {
   EXPECT_EQ(finding.waiting_ranks, (std::vector<int>{1, 2}));
   EXPECT_EQ(
       finding.rank_lines.front(),
-      "rank 0 (host a, pid 4240): waiting in allreduce 'b' (4 MiB) for 0 ms (has not submitted 'a'); last "
+      "rank 0 (host a, pid 4240): waiting in allreduce 'b' (4 MiB) for 1 s (has not submitted 'a'); last "
       "completed 'grad.layer4.1.conv2' (9 done)");
 }
 
@@ -136,7 +136,7 @@ TEST(StallInspector, ACollectiveEveryRankSubmittedIsStuckInTheBackend) {
     RankState inside = Running(rank, 7);
     inside.in_backend = true;
     inside.backend = {"grad.big", "allreduce", 4 << 20};
-    inside.state_age = seconds(70);
+    inside.state_age = seconds(68);
     inspector.Update(inside, kStart);
   }
   ASSERT_TRUE(inspector.Check(kStart + seconds(2)).warn);
