@@ -134,6 +134,77 @@ struct AgentFields {
 
   static void Write(ByteWriter& w, const AgentError& m) { w.Bytes(m.message); }
   static bool Read(ByteReader& r, AgentError& m) { return r.Bytes(&m.message); }
+
+  static void Write(ByteWriter& w, const FlightRecord& m) {
+    w.U64(m.sequence);
+    w.Bytes(m.name);
+    w.Bytes(m.op);
+    w.U64(m.bytes);
+    w.I32(m.process_set);
+    w.U8(static_cast<uint8_t>(m.phase));
+    for (int64_t time : {m.submitted_unix_ms, m.negotiated_unix_ms, m.backend_unix_ms, m.done_unix_ms}) {
+      w.I64(time);
+    }
+  }
+  static bool Read(ByteReader& r, FlightRecord& m) {
+    uint8_t phase = 0;
+    if (!r.U64(&m.sequence) || !r.Bytes(&m.name) || !r.Bytes(&m.op) || !r.U64(&m.bytes) ||
+        !r.I32(&m.process_set) || !r.U8(&phase) || !r.I64(&m.submitted_unix_ms) ||
+        !r.I64(&m.negotiated_unix_ms) || !r.I64(&m.backend_unix_ms) || !r.I64(&m.done_unix_ms)) {
+      return false;
+    }
+    if (phase < static_cast<uint8_t>(CollectivePhase::kSubmitted) ||
+        phase > static_cast<uint8_t>(CollectivePhase::kFailed)) {
+      return false;
+    }
+    m.phase = static_cast<CollectivePhase>(phase);
+    return true;
+  }
+
+  static void Write(ByteWriter& w, const RankProgress& m) {
+    w.I32(m.rank);
+    w.I32(m.pid);
+    w.U8(static_cast<uint8_t>(m.state));
+    w.I32(m.stop_signal);
+    w.I64(m.state_since_unix_ms);
+    w.U8(m.board_read ? 1 : 0);
+    w.U64(m.completed);
+    w.U64(m.failed);
+    w.Bytes(m.last_completed_name);
+    w.I64(m.last_completed_unix_ms);
+    w.U64(m.pending);
+    w.Bytes(m.oldest_pending_name);
+    w.I64(m.oldest_pending_since_unix_ms);
+    w.U8(m.in_backend ? 1 : 0);
+    w.Bytes(m.backend_name);
+    w.Bytes(m.backend_op);
+    w.U64(m.backend_bytes);
+    w.I64(m.backend_since_unix_ms);
+    w.I32(m.process_set);
+    w.List(m.records, [](ByteWriter& out, const FlightRecord& record) { Write(out, record); });
+  }
+  static bool Read(ByteReader& r, RankProgress& m) {
+    uint8_t state = 0;
+    if (!r.I32(&m.rank) || !r.I32(&m.pid) || !r.U8(&state) || !r.I32(&m.stop_signal) ||
+        !r.I64(&m.state_since_unix_ms) || !r.Bool(&m.board_read) || !r.U64(&m.completed) ||
+        !r.U64(&m.failed) || !r.Bytes(&m.last_completed_name) || !r.I64(&m.last_completed_unix_ms) ||
+        !r.U64(&m.pending) || !r.Bytes(&m.oldest_pending_name) || !r.I64(&m.oldest_pending_since_unix_ms) ||
+        !r.Bool(&m.in_backend) || !r.Bytes(&m.backend_name) || !r.Bytes(&m.backend_op) ||
+        !r.U64(&m.backend_bytes) || !r.I64(&m.backend_since_unix_ms) || !r.I32(&m.process_set)) {
+      return false;
+    }
+    if (state > static_cast<uint8_t>(ProcessState::kExited)) return false;
+    m.state = static_cast<ProcessState>(state);
+    // A record takes at least 61 bytes (two string lengths and its fixed-width fields).
+    return r.List(&m.records, kFlightRecordMinBytes,
+                  [](ByteReader& in, FlightRecord& record) { return Read(in, record); });
+  }
+
+  static void Write(ByteWriter& w, const ProgressRequest& m) { w.U8(m.with_recorder ? 1 : 0); }
+  static bool Read(ByteReader& r, ProgressRequest& m) { return r.Bool(&m.with_recorder); }
+
+  // u64 sequence, two u32 string lengths, u64 bytes, i32 process set, u8 phase, four i64 times.
+  static constexpr size_t kFlightRecordMinBytes = 8 + 4 + 4 + 8 + 4 + 1 + 4 * 8;
 };
 
 // Hello and AgentHello may carry fields that a later protocol version appends; they are ignored, so
@@ -148,6 +219,8 @@ constexpr framing::MessageCodec<Message, MessageType, AgentFields> kCodec({{
     {MessageType::kHeartbeat, "Heartbeat"},
     {MessageType::kTerminate, "Terminate"},
     {MessageType::kAgentError, "AgentError"},
+    {MessageType::kRankProgress, "RankProgress"},
+    {MessageType::kProgressRequest, "ProgressRequest"},
 }});
 
 }  // namespace

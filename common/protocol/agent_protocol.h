@@ -9,8 +9,9 @@
 //
 // The conversation: launcher sends Hello; agent answers AgentHello (or AgentError and exits);
 // launcher sends Launch; agent sends RankStarted, RankOutput and RankExited for each rank and
-// Heartbeat while idle; launcher may send Terminate (agent stops its ranks) and Heartbeat. When
-// the agent's stdin closes, it stops its ranks and exits.
+// Heartbeat while idle, and RankProgress for each running rank every progress period; launcher may
+// send Terminate (agent stops its ranks), Heartbeat and ProgressRequest (the agent answers at once
+// with a RankProgress per rank). When the agent's stdin closes, it stops its ranks and exits.
 #ifndef HVDRUN_COMMON_PROTOCOL_AGENT_PROTOCOL_H_
 #define HVDRUN_COMMON_PROTOCOL_AGENT_PROTOCOL_H_
 
@@ -27,7 +28,7 @@
 namespace hvdrun::protocol {
 
 // Bumped whenever a message changes shape; launcher and agent must agree exactly.
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;
 // Largest frame either side accepts. Output lines are cut into pieces well below this.
 inline constexpr uint32_t kMaxFrameBytes = 16u << 20;
 // First field of Hello and AgentHello, so that a stream that is not hvdrun's (a login banner, a
@@ -44,6 +45,8 @@ enum class MessageType : uint8_t {
   kHeartbeat = 7,
   kTerminate = 8,
   kAgentError = 9,
+  kRankProgress = 10,
+  kProgressRequest = 11,
 };
 
 // launcher -> agent, first message.
@@ -155,8 +158,83 @@ struct AgentError {
   bool operator==(const AgentError&) const = default;
 };
 
+// The state of a rank's process as its agent sees it (/proc/<pid>/stat, and waitpid on its child).
+enum class ProcessState : uint8_t {
+  kUnknown = 0,   // not started yet, or /proc could not be read
+  kRunning = 1,   // R
+  kSleeping = 2,  // S, or I (idle kernel wait)
+  kDiskWait = 3,  // D: uninterruptible, usually I/O
+  kStopped = 4,   // T: stopped by a signal (stop_signal says which, when known)
+  kTraced = 5,    // t: stopped by a debugger
+  kZombie = 6,    // Z: ended, not yet reaped
+  kExited = 7,    // reaped: the agent has sent or is about to send RankExited
+};
+
+// Where one collective has got to in a rank's runtime; each phase follows the one before it, and
+// kFailed may follow any of them.
+enum class CollectivePhase : uint8_t {
+  kSubmitted = 1,   // the rank's code asked for it
+  kNegotiated = 2,  // every rank submitted it; it is ready to run
+  kInBackend = 3,   // it is running in Gloo, MPI, NCCL or shared memory
+  kDone = 4,
+  kFailed = 5,
+};
+
+// One collective of a rank's flight recorder (its last N collectives). A time is 0 for a phase not
+// reached.
+struct FlightRecord {
+  uint64_t sequence = 0;  // 1 for the rank's first collective, then one more for each
+  std::string name{};     // the tensor's name ("grad.layer4.1.conv2", "allreduce.noname.3")
+  std::string op{};       // "allreduce", "allgather", "broadcast", ...
+  uint64_t bytes = 0;
+  int32_t process_set = 0;
+  CollectivePhase phase = CollectivePhase::kSubmitted;
+  int64_t submitted_unix_ms = 0;
+  int64_t negotiated_unix_ms = 0;
+  int64_t backend_unix_ms = 0;
+  int64_t done_unix_ms = 0;  // done or failed
+  bool operator==(const FlightRecord&) const = default;
+};
+
+// agent -> launcher: how far a rank has got, every progress period, in answer to ProgressRequest,
+// and once more (with records) just before RankExited of a rank that did not exit 0. The board_*
+// fields come from the rank's progress board (common/progress/); they are zero when board_read is
+// false (the rank publishes none, or has not mapped it yet). Times are unix milliseconds.
+struct RankProgress {
+  int32_t rank = 0;
+  int32_t pid = 0;
+  ProcessState state = ProcessState::kUnknown;
+  int32_t stop_signal = 0;          // with kStopped: the signal that stopped it, 0 when not known
+  int64_t state_since_unix_ms = 0;  // when the agent first saw the rank in `state`
+  bool board_read = false;
+  uint64_t completed = 0;  // collectives done
+  uint64_t failed = 0;     // collectives failed
+  std::string last_completed_name{};
+  int64_t last_completed_unix_ms = 0;
+  uint64_t pending = 0;  // submitted and not done or failed
+  std::string oldest_pending_name{};
+  int64_t oldest_pending_since_unix_ms = 0;
+  bool in_backend = false;
+  std::string backend_name{};
+  std::string backend_op{};
+  uint64_t backend_bytes = 0;
+  int64_t backend_since_unix_ms = 0;
+  int32_t process_set = 0;
+  // The flight recorder, oldest first: only in answer to ProgressRequest{with_recorder} and in the
+  // last RankProgress of a rank that failed.
+  std::vector<FlightRecord> records{};
+  bool operator==(const RankProgress&) const = default;
+};
+
+// launcher -> agent: answer at once with one RankProgress per running rank, with its flight
+// recorder's records when `with_recorder`.
+struct ProgressRequest {
+  bool with_recorder = false;
+  bool operator==(const ProgressRequest&) const = default;
+};
+
 using Message = std::variant<Hello, AgentHello, Launch, RankStarted, RankOutput, RankExited, Heartbeat,
-                             Terminate, AgentError>;
+                             Terminate, AgentError, RankProgress, ProgressRequest>;
 
 // Name of the message's type, for error messages ("Launch").
 std::string_view MessageName(const Message& message);

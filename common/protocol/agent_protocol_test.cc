@@ -8,6 +8,34 @@
 namespace hvdrun::protocol {
 namespace {
 
+// A stuck rank's progress with two flight records, one of them still in the backend.
+RankProgress SampleProgress() {
+  RankProgress progress{.rank = 3,
+                        .pid = 777,
+                        .state = ProcessState::kSleeping,
+                        .state_since_unix_ms = 1764400000000,
+                        .board_read = true,
+                        .completed = 812,
+                        .failed = 1,
+                        .last_completed_name = "grad.layer4.1.conv2",
+                        .last_completed_unix_ms = 1764400001000,
+                        .pending = 2,
+                        .oldest_pending_name = "grad.fc",
+                        .oldest_pending_since_unix_ms = -5,
+                        .in_backend = true,
+                        .backend_name = "grad.fc",
+                        .backend_op = "allreduce",
+                        .backend_bytes = 0xffffffffffULL,
+                        .backend_since_unix_ms = 1764400002000,
+                        .process_set = 0};
+  progress.records = {
+      FlightRecord{811, "grad.layer4.1.conv2", "allreduce", 9437184, 0, CollectivePhase::kDone, 1, 2, 3, 4},
+      FlightRecord{812, std::string("n\0\xff", 3), "broadcast", 4, 2, CollectivePhase::kInBackend, 5, 6, 7,
+                   0},
+  };
+  return progress;
+}
+
 std::vector<Message> SampleMessages() {
   RankLaunch rank{3, {"python3", "-c", "print('a b')", ""}, {"HVDRUN_RANK=3", "EMPTY="}, "/tmp/work dir"};
   std::string binary("\0\xff\n\x80 line", 9);
@@ -33,6 +61,10 @@ std::vector<Message> SampleMessages() {
       Terminate{},
       Terminate{true},
       AgentError{"cannot watch child processes"},
+      RankProgress{1, 4242, ProcessState::kStopped, 19, 1764400000123},
+      SampleProgress(),
+      ProgressRequest{},
+      ProgressRequest{true},
   };
 }
 
@@ -75,7 +107,7 @@ struct AgentProtocolSamples {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(AgentProtocol, FramedProtocol, AgentProtocolSamples);
 
-// The type bytes docs/protocol.md gives: 1 to 9, in the order of the Message variant.
+// The type bytes docs/protocol.md gives: 1 to 11, in the order of the Message variant.
 TEST(AgentProtocol, MessagesCarryTheirDocumentedTypes) {
   for (const Message& message : SampleMessages()) {
     EXPECT_EQ(static_cast<size_t>(EncodeFrame(message)[4]), message.index() + 1) << MessageName(message);
@@ -179,6 +211,36 @@ TEST(AgentProtocol, InvalidEnumValuesAreRefused) {
   std::string exited = EncodeFrame(RankExited{0, 1, 0, SpawnError::kNone, ""});
   exited[17] = 42;  // spawn error
   EXPECT_FALSE(DecodeOne(exited).ok());
+}
+
+TEST(AgentProtocol, InvalidProgressEnumsAreRefused) {
+  // RankProgress: rank, pid (8 bytes), then the state byte.
+  std::string progress = EncodeFrame(RankProgress{1, 2, ProcessState::kRunning});
+  progress[5 + 8] = 8;
+  EXPECT_FALSE(DecodeOne(progress).ok());
+  // A record's phase: after its sequence, two strings, bytes and process set.
+  RankProgress with_record{.records = {FlightRecord{1, "a", "b", 4, 0, CollectivePhase::kFailed}}};
+  std::string frame = EncodeFrame(with_record);
+  const size_t record_start = frame.size() - (8 + 5 + 5 + 8 + 4 + 1 + 32);
+  const size_t phase = record_start + 8 + 5 + 5 + 8 + 4;
+  ASSERT_EQ(static_cast<uint8_t>(frame[phase]), 5);
+  for (int bad : {0, 6}) {
+    frame[phase] = static_cast<char>(bad);
+    EXPECT_FALSE(DecodeOne(frame).ok());
+  }
+  frame[phase] = 1;
+  EXPECT_TRUE(DecodeOne(frame).ok());
+}
+
+TEST(AgentProtocol, ARecordCountBeyondTheFrameIsMalformed) {
+  std::string fields = EncodeFrame(RankProgress{}).substr(5);
+  fields.resize(fields.size() - 4);
+  ByteWriter count;
+  count.U32(2);  // two records, but no bytes for them
+  fields += count.data();
+  StatusOr<Message> decoded = DecodeMessage(static_cast<uint8_t>(MessageType::kRankProgress), fields);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.status().message(), "malformed RankProgress message");
 }
 
 TEST(AgentProtocol, HugeListCountsDoNotAllocate) {

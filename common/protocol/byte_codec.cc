@@ -63,6 +63,13 @@ bool ByteReader::U64(uint64_t* value) {
   return true;
 }
 
+bool ByteReader::I64(int64_t* value) {
+  uint64_t raw = 0;
+  if (!U64(&raw)) return false;
+  *value = static_cast<int64_t>(raw);
+  return true;
+}
+
 bool ByteReader::Bool(bool* value) {
   uint8_t raw = 0;
   if (!U8(&raw) || raw > 1) return false;

@@ -21,6 +21,7 @@ class ByteWriter {
   void U32(uint32_t value);
   void I32(int32_t value) { U32(static_cast<uint32_t>(value)); }
   void U64(uint64_t value);
+  void I64(int64_t value) { U64(static_cast<uint64_t>(value)); }
   void Bytes(std::string_view value);
   void BytesList(const std::vector<std::string>& values);
 
@@ -48,6 +49,7 @@ class ByteReader {
   bool U32(uint32_t* value);
   bool I32(int32_t* value);
   bool U64(uint64_t* value);
+  bool I64(int64_t* value);
   bool Bool(bool* value);  // a u8 that must be 0 or 1
   bool Bytes(std::string* value);
   bool BytesList(std::vector<std::string>* values);

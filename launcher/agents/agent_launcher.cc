@@ -223,6 +223,7 @@ void AgentLauncher::HandleMessage(HostAgent& agent, protocol::Message message) {
   if (auto* output = std::get_if<protocol::RankOutput>(&message)) rank = output->rank;
   if (auto* started = std::get_if<protocol::RankStarted>(&message)) rank = started->rank;
   if (auto* exited = std::get_if<protocol::RankExited>(&message)) rank = exited->rank;
+  if (auto* progress = std::get_if<protocol::RankProgress>(&message)) rank = progress->rank;
   if (rank && std::find(agent.ranks.begin(), agent.ranks.end(), *rank) == agent.ranks.end()) {
     AgentFailed(
         agent, "protocol error: the agent reported rank " + std::to_string(*rank) + ", not one of its ranks");
@@ -241,7 +242,8 @@ void AgentLauncher::HandleMessage(HostAgent& agent, protocol::Message message) {
     Answered(agent, *hello);
   } else if (auto* error = std::get_if<protocol::AgentError>(&message)) {
     AgentFailed(agent, error->message);
-  } else if (!std::holds_alternative<protocol::Heartbeat>(message)) {
+  } else if (!std::holds_alternative<protocol::Heartbeat>(message) &&
+             !std::holds_alternative<protocol::RankProgress>(message)) {
     AgentFailed(agent, "protocol error: the agent sent a launcher's message (" +
                            std::string(protocol::MessageName(message)) + ")");
   }
