@@ -17,6 +17,9 @@ inline constexpr int kExitResults = 4;
 // hvdrun --check: every host answered, but their hvdrun-agent, MPI, Gloo, NCCL or CUDA versions
 // differ.
 inline constexpr int kExitHostMismatch = 5;
+// The stall check ended the job: no rank completed a collective for the stall shutdown time
+// (--stall-check-shutdown-time-seconds, HOROVOD_STALL_SHUTDOWN_TIME_SECONDS) while some rank waited.
+inline constexpr int kExitStall = 6;
 // A rank's program exists but cannot be executed (as in a shell).
 inline constexpr int kExitNotExecutable = 126;
 // A rank's program (or its working directory) was not found on its host (as in a shell).

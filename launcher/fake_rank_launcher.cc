@@ -49,6 +49,12 @@ FakeRankLauncher::Step FakeRankLauncher::Print(int rank, const std::string& line
   };
 }
 
+FakeRankLauncher::Step FakeRankLauncher::Progress(RankState state) {
+  return [state = std::move(state)](FakeRankLauncher& /*fake*/, RankEvents& events) {
+    events.RankProgressed(state);
+  };
+}
+
 void FakeRankLauncher::Reach(const RankAssignment& assignment, RankEvents* events) {
   events_ = events;
   running_.assign(assignment.size(), false);

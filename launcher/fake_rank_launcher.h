@@ -38,6 +38,8 @@ class FakeRankLauncher : public RankLauncher {
   static Step Killed(int rank, int signal);
   static Step Lost(int rank, const std::string& reason);
   static Step Print(int rank, const std::string& line, bool to_stderr = true);
+  // A rank's progress report, as its agent would send it.
+  static Step Progress(RankState state);
   // Ranks that ignore a graceful stop (they end only on Stop(kNow)).
   FakeRankLauncher& IgnoreGracefulStop() {
     ignore_graceful_stop_ = true;
@@ -58,6 +60,9 @@ class FakeRankLauncher : public RankLauncher {
   bool shut_down() const { return shut_down_; }
   const std::optional<Verdict>& verdict() const { return verdict_; }
   bool Running(int rank) const { return running_.at(rank); }
+  // How many times JobRun asked for the ranks' progress, and with their recorders.
+  int progress_requests() const { return progress_requests_; }
+  int recorder_requests() const { return recorder_requests_; }
 
   // RankLauncher.
   void Reach(const RankAssignment& assignment, RankEvents* events) override;
@@ -69,6 +74,11 @@ class FakeRankLauncher : public RankLauncher {
   int PollTimeoutMs() const override { return 0; }
   void Service(const pollfd* fds, size_t count) override;
   void ChildExited() override {}
+  bool RequestProgress(bool with_recorder) override {
+    ++progress_requests_;
+    recorder_requests_ += with_recorder ? 1 : 0;
+    return true;
+  }
   void Stop(StopMode mode) override;
   bool Done() const override;
   void ShutDown() override { shut_down_ = true; }
@@ -87,6 +97,8 @@ class FakeRankLauncher : public RankLauncher {
   RankEvents* events_ = nullptr;
   std::vector<bool> running_;
   bool ignore_graceful_stop_ = false;
+  int progress_requests_ = 0;
+  int recorder_requests_ = 0;
   LocalAddress local_address_;
   Ending ending_;
   std::optional<JobLaunch> launched_;

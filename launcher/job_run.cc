@@ -11,6 +11,7 @@
 #include <random>
 
 #include "common/env_names.h"
+#include "common/error_text.h"
 #include "common/exit_codes.h"
 #include "common/host/network_interfaces.h"
 #include "common/protocol/job_secret.h"
@@ -117,7 +118,7 @@ bool JobRun::Prepare() {
   start_failure_code_ = kExitLaunchFailure;
   // Before the rendezvous service's thread starts, which inherits the blocked signals.
   if (signals_ == nullptr) {
-    StatusOr<std::unique_ptr<SignalWatch>> signals = WatchProcessSignals();
+    StatusOr<std::unique_ptr<SignalWatch>> signals = WatchProcessSignals({SIGUSR1});
     if (!signals.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", signals.status().message().c_str());
       return false;
@@ -234,6 +235,16 @@ bool JobRun::Launch() {
     StartFailed(-1, status.message(), kExitLaunchFailure);
     return false;
   }
+  stall_ = std::make_unique<StallInspector>(ReadStallSettings(options_.exports, std::getenv),
+                                            static_cast<int>(assignment_.size()), clock_());
+  if (std::string note = stall_->ShutdownIgnoredNote(); !note.empty()) {
+    std::fprintf(stderr, "hvdrun: %s\n", note.c_str());
+  }
+  for (const RankOutcome& outcome : outcomes_) {
+    if (outcome.pid > 0) {
+      RankProgressed(RankState{.rank = outcome.rank, .host = outcome.host, .pid = outcome.pid});
+    }
+  }
   return true;
 }
 
@@ -242,7 +253,55 @@ void JobRun::PollOnce() {
   PollRankLauncher(*launcher_, fds, [&] {
     if (fds[0].revents != 0) HandleSignals();
   });
+  if (stall_ != nullptr && !stopping_) CheckStall();
   output_.Flush();
+}
+
+void JobRun::CheckStall() {
+  StallInspector::Action action = stall_->Check(clock_());
+  if (action.warn) {
+    output_.Flush();
+    std::fputs(FormatStallWarning(*stall_->finding(), stall_->settings()).c_str(), stderr);
+  }
+  if (action.shut_down) {
+    stall_shutdown_ = StallShutdownProblem(*stall_->finding());
+    std::fprintf(stderr,
+                 "hvdrun: stall: no collective completed for %s: stopping every rank "
+                 "(--stall-check-shutdown-time-seconds)\n",
+                 DurationText(stall_->settings().shutdown_time).c_str());
+    BeginStop();
+  }
+}
+
+void JobRun::PrintRankStates() {
+  output_.Flush();
+  if (stall_ == nullptr) {
+    std::fprintf(stderr, "hvdrun: SIGUSR1: no rank has been launched yet\n");
+    return;
+  }
+  std::string text = "hvdrun: SIGUSR1: the ranks' states";
+  const bool asked = launcher_->RequestProgress(/*with_recorder=*/false);
+  text += asked ? ", as of their last report (at most a second old):\n"
+                : " (this launcher reports no progress: their ends only):\n";
+  for (const RankState& state : stall_->StatesAt(clock_())) {
+    const RankOutcome& outcome = outcomes_[state.rank];
+    std::string line = RankLabel(state) + ": ";
+    if (outcome.exited || !outcome.lost_reason.empty()) {
+      line += "ended (" + EndText(outcome) + ")";
+    } else if (outcome.pid == 0) {
+      line += "not started yet";
+    } else {
+      line += DescribeRankState(state, "");
+    }
+    text += "  " + line + "\n";
+  }
+  std::fputs(text.c_str(), stderr);
+}
+
+void JobRun::NoteFailure() {
+  if (failure_noted_ || stopping_) return;
+  failure_noted_ = true;
+  if (stall_ != nullptr) failure_waits_ = stall_->Explain(clock_());
 }
 
 void JobRun::HandleSignals() {
@@ -250,6 +309,10 @@ void JobRun::HandleSignals() {
     const int sig = received.number;
     if (sig == SIGCHLD) {
       launcher_->ChildExited();
+      continue;
+    }
+    if (sig == SIGUSR1) {
+      PrintRankStates();
       continue;
     }
     if (interrupt_signal_ != 0 && sig == SIGINT) {
@@ -271,14 +334,27 @@ void JobRun::BeginStop() {
   launcher_->Stop(RankLauncher::StopMode::kGraceful);
 }
 
+std::optional<JobProblem> JobRun::FindProblem(int& first_failure) const {
+  if (stall_shutdown_) {
+    // The ranks' ends after hvdrun's stop are its doing; only a failure before it counts.
+    first_failure = ChooseFirstFailure(outcomes_, /*interrupted=*/true);
+    return stall_shutdown_;
+  }
+  const std::chrono::seconds check_time =
+      stall_ != nullptr ? stall_->settings().check_time : StallSettings{}.check_time;
+  return FailureProblem(outcomes_, first_failure, failure_waits_, check_time);
+}
+
 int JobRun::Conclude() {
   const bool interrupted = interrupt_signal_ != 0;
-  const int first_failure = ChooseFirstFailure(outcomes_, interrupted);
+  int first_failure = ChooseFirstFailure(outcomes_, interrupted);
+  const std::optional<JobProblem> problem = FindProblem(first_failure);
   const bool every_rank_succeeded =
       launched_ &&
       std::none_of(outcomes_.begin(), outcomes_.end(), [](const RankOutcome& o) { return o.Failed(); });
-  RankLauncher::Ending ending = launcher_->Finish(
-      {.failure_found = first_failure >= 0 || interrupted, .every_rank_succeeded = every_rank_succeeded});
+  RankLauncher::Ending ending =
+      launcher_->Finish({.failure_found = first_failure >= 0 || interrupted || stall_shutdown_,
+                         .every_rank_succeeded = every_rank_succeeded});
   int exit_code = 0;
   if (start_failed_) {
     exit_code = start_failure_code_;
@@ -291,11 +367,12 @@ int JobRun::Conclude() {
                  ending.description.c_str());
     exit_code = ending.exit_code;
   } else {
-    exit_code = ReportJobEnd(outcomes_, first_failure, interrupt_signal_, output_);
+    exit_code =
+        ReportJobEnd(outcomes_, first_failure, interrupt_signal_, output_, problem ? &*problem : nullptr);
   }
 
   Status status = PublishResults(rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{},
-                                 assignment_, options_, job_id_, exit_code);
+                                 assignment_, options_, job_id_, exit_code, problem ? &*problem : nullptr);
   // Each host's facts, as its agent gathered them (DIR/hosts/<host>.json).
   const int hosts = launcher_->Reached() && !options_.results_dir.empty()
                         ? static_cast<int>(assignment_.hosts().size())
@@ -335,6 +412,7 @@ void JobRun::StartFailed(int host_index, const std::string& reason, int exit_cod
 
 void JobRun::RankStarted(int rank, int pid) {
   outcomes_[rank].pid = pid;
+  if (stall_ != nullptr) RankProgressed(RankState{.rank = rank, .host = outcomes_[rank].host, .pid = pid});
   Verbose("rank " + std::to_string(rank) + " started on " + outcomes_[rank].host + ", pid " +
           std::to_string(pid));
 }
@@ -355,7 +433,10 @@ void JobRun::RankEnded(const RankEnd& end) {
   Verbose(
       "rank " + std::to_string(outcome.rank) + " ended: " +
       (end.exit.signal != 0 ? SignalName(end.exit.signal) : "exit " + std::to_string(end.exit.exit_code)));
-  if (outcome.Failed() && !end.stop_requested) BeginStop();
+  if (outcome.Failed() && !end.stop_requested) {
+    NoteFailure();
+    BeginStop();
+  }
 }
 
 void JobRun::RankLost(int rank, const std::string& reason, bool stop_requested) {
@@ -365,7 +446,18 @@ void JobRun::RankLost(int rank, const std::string& reason, bool stop_requested) 
   outcome.stop_requested = stop_requested;
   outcome.stopped_by_hvdrun = stop_requested;
   outcome.heard = ends_heard_++;
-  if (!stop_requested) BeginStop();
+  if (!stop_requested) {
+    NoteFailure();
+    BeginStop();
+  }
+}
+
+void JobRun::RankProgressed(const RankState& state) {
+  if (stall_ == nullptr || state.rank < 0 || state.rank >= static_cast<int>(outcomes_.size())) return;
+  RankState known = state;
+  known.host = outcomes_[state.rank].host;
+  if (known.pid == 0) known.pid = outcomes_[state.rank].pid;
+  stall_->Update(known, clock_());
 }
 
 void JobRun::Verbose(const std::string& line) const {

@@ -14,6 +14,9 @@
 //  - routes their output (OutputRouter) until every rank has ended. The first rank that fails stops
 //    the job: every other rank is stopped (SIGTERM, SIGKILL after a grace period). SIGINT, SIGTERM
 //    or SIGHUP to hvdrun stops the job the same way; a second SIGINT kills every rank at once;
+//  - runs the stall check (launcher/stall/stall_inspector.h) on the ranks' progress: a warning each
+//    check time while the job is stalled, and the end of the job (exit 6) at the stall shutdown
+//    time. SIGUSR1 to hvdrun prints every rank's state without disturbing the job;
 //  - reports how the job ended (launcher/results/failure_report.h: the first failure's line or table, the
 //    interrupt, or the launcher's own failure) and publishes the ranks' reports, the results
 //    directory and each host's facts (launcher/results/results_writer.h), and merges every rank's timeline
@@ -28,7 +31,9 @@
 #ifndef HVDRUN_LAUNCHER_JOB_RUN_H_
 #define HVDRUN_LAUNCHER_JOB_RUN_H_
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +45,8 @@
 #include "launcher/rendezvous/rendezvous_server.h"
 #include "launcher/rendezvous/timeline_collector.h"
 #include "launcher/results/failure_report.h"
+#include "launcher/results/job_problem.h"
+#include "launcher/stall/stall_inspector.h"
 
 namespace hvdrun {
 
@@ -55,6 +62,9 @@ class JobRun : private RankEvents {
   // Returns hvdrun's exit code (common/exit_codes.h, or the first failing rank's code).
   int Run();
 
+  // The clock of the stall check; the steady clock unless a test gives its own.
+  void SetClockForTesting(std::function<StallClock::time_point()> clock) { clock_ = std::move(clock); }
+
  private:
   // Run()'s steps; each returns false when the job cannot go on (the reason printed).
   bool Prepare();
@@ -67,6 +77,13 @@ class JobRun : private RankEvents {
   void PollOnce();
   void HandleSignals();
   void BeginStop();
+  // The stall check, after each round of the loop.
+  void CheckStall();
+  // SIGUSR1: every rank's state, on stderr.
+  void PrintRankStates();
+  // A rank failed on its own: what the ranks waited for then, for the blame (the first failure's).
+  void NoteFailure();
+  std::optional<JobProblem> FindProblem(int& first_failure) const;
   void Verbose(const std::string& line) const;
 
   // RankEvents.
@@ -75,6 +92,7 @@ class JobRun : private RankEvents {
   void RankOutput(const protocol::RankOutput& output) override;
   void RankEnded(const RankEnd& end) override;
   void RankLost(int rank, const std::string& reason, bool stop_requested) override;
+  void RankProgressed(const RankState& state) override;
 
   LaunchOptions options_;
   std::unique_ptr<RankLauncher> launcher_;
@@ -89,6 +107,12 @@ class JobRun : private RankEvents {
   // Decided by DecideNetwork.
   std::string job_address_;  // where the hosts reach this machine; the rendezvous service's
   std::vector<HostNetwork> host_networks_;
+
+  std::function<StallClock::time_point()> clock_ = [] { return StallClock::now(); };
+  std::unique_ptr<StallInspector> stall_;  // from the launch on
+  bool failure_noted_ = false;
+  std::optional<StallFinding> failure_waits_;  // what the ranks waited for at the first failure
+  std::optional<JobProblem> stall_shutdown_;   // the stall hvdrun ended the job on
 
   std::vector<RankOutcome> outcomes_;
   int ends_heard_ = 0;  // numbers the ends (and losses) in the order they arrive

@@ -16,6 +16,7 @@ namespace hvdrun {
 namespace {
 
 using StopMode = RankLauncher::StopMode;
+using std::chrono::milliseconds;
 
 LaunchOptions Options(std::vector<HostSlots> hosts) {
   LaunchOptions options;
@@ -50,6 +51,8 @@ class TestJob {
     err = testing::internal::GetCapturedStderr();
     return exit_code;
   }
+
+  JobRun& job() { return *job_; }
 
   FakeRankLauncher* fake;
   FakeSignalWatch* signals;
@@ -297,6 +300,115 @@ TEST(JobRun, TheResultsDirectoryHoldsThePlanAndEachHostsFacts) {
   std::ifstream facts(options.results_dir + "/hosts/localhost.json");
   std::string text((std::istreambuf_iterator<char>(facts)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("Linux 6.1.0"), std::string::npos) << text;
+}
+
+// Rank `rank`'s progress: waiting in `pending`, or stopped by SIGSTOP when `stopped`.
+RankState Progress(int rank, std::vector<std::string> pending, bool stopped = false) {
+  RankState state;
+  state.rank = rank;
+  state.reported = true;
+  state.process = stopped ? RankProcess::kStopped : RankProcess::kRunning;
+  state.stop_signal = stopped ? SIGSTOP : 0;
+  state.completed = 12;
+  state.last_completed = "grad.conv1";
+  for (std::string& name : pending) {
+    state.pending.push_back({.name = std::move(name), .op = "allreduce", .bytes = 64});
+  }
+  return state;
+}
+
+// A test's clock for the stall check, moved on by the script's steps.
+struct TestClock {
+  std::shared_ptr<StallClock::time_point> now = std::make_shared<StallClock::time_point>();
+  std::function<StallClock::time_point()> Reader() const {
+    return [now = now] { return *now; };
+  }
+  FakeRankLauncher::Step Advance(int ms) const {
+    return [now = now, ms](FakeRankLauncher& /*f*/, RankEvents& /*events*/) { *now += milliseconds(ms); };
+  }
+};
+
+TEST(JobRun, AStalledJobIsWarnedOfEachCheckTimeAndEndedAtTheShutdownTime) {
+  LaunchOptions options = Options({{"localhost", 2}});
+  options.exports = {"HOROVOD_STALL_CHECK_TIME_SECONDS=1", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=3"};
+  TestJob t(options);
+  TestClock clock;
+  t.job().SetClockForTesting(clock.Reader());
+  t.fake->Then(FakeRankLauncher::Progress(Progress(0, {"grad.fc"})))
+      .Then(FakeRankLauncher::Progress(Progress(1, {}, /*stopped=*/true)));
+  for (int i = 0; i < 12; ++i) t.fake->Then(clock.Advance(250));
+  EXPECT_EQ(t.Run(), kExitStall) << t.err;
+  EXPECT_EQ(t.fake->stops(), std::vector<StopMode>{StopMode::kGraceful});
+  size_t warnings = 0;
+  for (size_t at = t.err.find("submitted by some ranks and not others"); at != std::string::npos;
+       at = t.err.find("submitted by some ranks and not others", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 3u) << t.err;  // at 1, 2 and 3 s
+  EXPECT_NE(t.err.find("1 tensor was submitted by some ranks and not others: 'grad.fc'\n  waiting: rank 0\n"
+                       "  missing rank 1:\n    rank 1 (host localhost, pid 1001): stopped by SIGSTOP"),
+            std::string::npos)
+      << t.err;
+  EXPECT_NE(t.err.find("hvdrun: stall: no collective completed for 3 s: stopping every rank "
+                       "(--stall-check-shutdown-time-seconds)\n"),
+            std::string::npos)
+      << t.err;
+  EXPECT_NE(
+      t.err.find("hvdrun: the job stalled for 3 s and hvdrun ended it (--stall-check-shutdown-time-seconds): "
+                 "rank 1 on host localhost stopped progressing (stopped by SIGSTOP"),
+      std::string::npos)
+      << t.err;
+  EXPECT_TRUE(t.fake->verdict()->failure_found);
+}
+
+TEST(JobRun, ARankThatFailsWaitingForAStoppedRankBlamesTheStoppedRank) {
+  TestJob t(Options({{"localhost", 2}}));
+  TestClock clock;
+  t.job().SetClockForTesting(clock.Reader());
+  t.fake->Then(FakeRankLauncher::Progress(Progress(0, {"grad.fc"})))
+      .Then(FakeRankLauncher::Progress(Progress(1, {}, /*stopped=*/true)))
+      .Then(clock.Advance(5000))
+      .Then(FakeRankLauncher::Exit(0, 1));
+  EXPECT_EQ(t.Run(), 1) << t.err;
+  EXPECT_EQ(t.err.find("hvdrun: stall:"), std::string::npos) << t.err;  // 5 s is below the check time
+  EXPECT_NE(t.err.find("hvdrun: rank 1 on host localhost stopped progressing (stopped by SIGSTOP"),
+            std::string::npos)
+      << t.err;
+  EXPECT_NE(t.err.find("rank 0 failed first, waiting for it (exit code 1)"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("waiting for rank 1"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("stalled (cause)"), std::string::npos) << t.err;
+}
+
+TEST(JobRun, NoStallCheckSaysNothing) {
+  LaunchOptions options = Options({{"localhost", 2}});
+  options.exports = {"HOROVOD_STALL_CHECK_TIME_SECONDS=1", "HOROVOD_STALL_CHECK_DISABLE=1"};
+  TestJob t(options);
+  TestClock clock;
+  t.job().SetClockForTesting(clock.Reader());
+  t.fake->Then(FakeRankLauncher::Progress(Progress(0, {"grad.fc"})))
+      .Then(clock.Advance(10000))
+      .Then(FakeRankLauncher::Exit(0, 0))
+      .Then(FakeRankLauncher::Exit(1, 0));
+  EXPECT_EQ(t.Run(), 0) << t.err;
+  EXPECT_EQ(t.err, "");
+}
+
+TEST(JobRun, SigusrOnePrintsEveryRanksStateAndTheJobGoesOn) {
+  TestJob t(Options({{"localhost", 2}}));
+  FakeSignalWatch* signals = t.signals;
+  t.fake->Then(FakeRankLauncher::Progress(Progress(0, {"grad.fc"})))
+      .Then(FakeRankLauncher::Exit(1, 0))
+      .Then([signals](FakeRankLauncher& /*f*/, RankEvents& /*events*/) { signals->Raise(SIGUSR1); })
+      .Then(FakeRankLauncher::Exit(0, 0));
+  EXPECT_EQ(t.Run(), 0) << t.err;
+  EXPECT_TRUE(t.fake->stops().empty());
+  EXPECT_EQ(t.fake->progress_requests(), 1);
+  EXPECT_EQ(
+      t.err,
+      "hvdrun: SIGUSR1: the ranks' states, as of their last report (at most a second old):\n"
+      "  rank 0 (host localhost, pid 1000): waiting in allreduce 'grad.fc' (64 B) for 0 ms; last completed "
+      "'grad.conv1' (12 done)\n"
+      "  rank 1 (host localhost, pid 1001): ended (exit code 0)\n");
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "common/placement/rank_environment.h"
 #include "common/protocol/agent_protocol.h"
 #include "hvdrun/status.h"
+#include "launcher/stall/rank_state.h"
 
 namespace hvdrun {
 
@@ -82,6 +83,10 @@ class RankEvents {
   // no record): `reason` says why, in a few words ("agent failed: ..."). `stop_requested`: the job
   // was being stopped, so the loss is the stop's doing rather than a failure of its own.
   virtual void RankLost(int rank, const std::string& reason, bool stop_requested) = 0;
+  // A rank's latest progress, as its agent reports it about once a second and when asked
+  // (RankLauncher::RequestProgress); `state.rank` names it. A launcher that cannot see its ranks'
+  // progress (mpirun's) never calls it.
+  virtual void RankProgressed(const RankState& /*state*/) {}
 };
 
 // What JobRun gives Launch().
@@ -132,6 +137,10 @@ class RankLauncher {
   virtual void Service(const pollfd* fds, size_t count) = 0;
   // hvdrun got SIGCHLD.
   virtual void ChildExited() = 0;
+  // Asks for every running rank's progress now (RankEvents::RankProgressed answers), with its flight
+  // recorder (its last collectives) when `with_recorder`; false when this launcher cannot see its
+  // ranks' progress (mpirun's: docs/stall.md says what hvdrun sees there).
+  virtual bool RequestProgress(bool /*with_recorder*/) { return false; }
   // Stops every rank that still runs (and, before the launch, every host being reached).
   virtual void Stop(StopMode mode) = 0;
   // The launcher has nothing more to report: every rank has ended or is lost.

@@ -32,10 +32,11 @@ class ProcessSignals : public SignalWatch {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<SignalWatch>> WatchProcessSignals() {
+StatusOr<std::unique_ptr<SignalWatch>> WatchProcessSignals(std::initializer_list<int> more) {
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
+  for (int sig : more) sigaddset(&set, sig);
   ::sigprocmask(SIG_BLOCK, &set, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
   UniqueFd fd(::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));

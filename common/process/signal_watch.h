@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -28,12 +29,13 @@ class SignalWatch {
   virtual std::vector<ReceivedSignal> Take() = 0;
 };
 
-// Blocks SIGINT, SIGTERM, SIGHUP and SIGCHLD in the calling thread, ignores SIGPIPE, and returns
+// Blocks SIGINT, SIGTERM, SIGHUP and SIGCHLD (and the signals in `more`: hvdrun's SIGUSR1, which
+// asks a running job for its ranks' states) in the calling thread, ignores SIGPIPE, and returns
 // the signals that then arrive. Call it before starting any thread: threads inherit the mask, and
 // a thread that did not block them would take them instead (SIGINT would then end the process on
 // the spot). Children must unblock them before they exec (common/process/process_spawner.h does).
 // The error is one line.
-StatusOr<std::unique_ptr<SignalWatch>> WatchProcessSignals();
+StatusOr<std::unique_ptr<SignalWatch>> WatchProcessSignals(std::initializer_list<int> more = {});
 
 }  // namespace hvdrun
 

@@ -145,7 +145,8 @@ StatusOr<ChildProcess> CellRunner::StartHvdrun(const Cell& cell, const std::stri
 CellRunner::HvdrunEnding CellRunner::WaitForHvdrun(ChildProcess& hvdrun,
                                                    std::chrono::steady_clock::time_point start) const {
   HvdrunEnding ending;
-  int forwarded = 0;  // interrupts passed on to hvdrun
+  int forwarded = 0;         // interrupts passed on to hvdrun
+  int forwarded_status = 0;  // SIGUSR1s passed on
   InterruptRequest interrupt;
   std::optional<std::chrono::steady_clock::time_point> stop_began;
   bool killed = false;
@@ -158,6 +159,11 @@ CellRunner::HvdrunEnding CellRunner::WaitForHvdrun(ChildProcess& hvdrun,
       hvdrun.Signal(interrupt.signal);
       forwarded = interrupt.count;
       if (!stop_began) stop_began = now;
+    }
+    if (interrupt.status_requests > forwarded_status) {
+      // hvdrun prints its ranks' states on its stderr (the run's stderr.log); the run goes on.
+      hvdrun.Signal(SIGUSR1);
+      forwarded_status = interrupt.status_requests;
     }
     if (!ending.timed_out && !stop_began && now - start >= options_.timeout) {
       ending.timed_out = true;

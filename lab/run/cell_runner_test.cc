@@ -49,6 +49,9 @@ case "$mode" in
         trap 'kill $child; echo "hvdrun: stopped by SIGTERM" >&2; exit 143' TERM
         wait $child; exit 0 ;;
   deaf) trap '' INT TERM; sleep 30; exit 0 ;;
+  ask) sleep 30 & child=$!
+       trap 'kill $child; echo "hvdrun: SIGUSR1: the ranks states" >&2; report step_time_s; exit 0' USR1
+       wait $child; exit 0 ;;
 esac
 exit 99
 )";
@@ -166,6 +169,25 @@ TEST_F(CellRunnerTest, InterruptIsPassedOnAndTheHalfRunDiscarded) {
   EXPECT_FALSE(store_.FindRun("cell", 2));
   EXPECT_FALSE(fs::exists(store_.RunDir("cell", 2)));
   EXPECT_FALSE(fs::exists(store_.RunDir("cell", 2) + ".partial"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST_F(CellRunnerTest, AStatusRequestIsPassedOnAndTheRunGoesOn) {
+  const auto start = std::chrono::steady_clock::now();
+  options_.interrupts = [&] {
+    InterruptRequest request;
+    if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(300)) {
+      request.status_requests = 1;
+    }
+    return request;
+  };
+  StatusOr<RunOutcome> outcome = RunWithMode("ask");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  EXPECT_FALSE(outcome->interrupted);
+  EXPECT_EQ(outcome->record.exit_code, 0);
+  std::ifstream log(store_.RunDir("cell", 1) + "/stderr.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("hvdrun: SIGUSR1: the ranks states"), std::string::npos) << text;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 

@@ -1,6 +1,7 @@
 // SIGINT, SIGTERM and SIGHUP as hvdrun-lab handles them: not fatal, but counted, so that the
 // matrix loop can stop cleanly — pass the signal on to the running hvdrun, wait for it, discard
-// the half-made run — and exit with 128 + the signal's number.
+// the half-made run — and exit with 128 + the signal's number. SIGUSR1 is counted apart: it asks
+// the running cell's hvdrun for its ranks' states (passed on as SIGUSR1; the cell goes on).
 #ifndef HVDRUN_LAB_RUN_INTERRUPT_SIGNALS_H_
 #define HVDRUN_LAB_RUN_INTERRUPT_SIGNALS_H_
 
@@ -10,6 +11,7 @@ namespace hvdrun::lab {
 struct InterruptRequest {
   int signal = 0;
   int count = 0;
+  int status_requests = 0;  // SIGUSR1s received
 };
 
 // Installs the handlers, once, before any child is started. Returns false (errno set) on failure.

@@ -293,12 +293,13 @@ std::vector<OptionRow> StallAndTimelineRows() {
           "Stall check and timeline"),
       VariableSwitch({"--no-stall-check"}, "No stall warnings, and no stall shutdown",
                      env::kHorovodStallCheckDisable, "1", "stall_check.enabled", false),
-      VariableValue(
-          Value({"--stall-check-warning-time-seconds"}, "S"),
-          "Seconds a collective waits for the other ranks before rank 0 warns, naming them (default 60)",
-          env::kHorovodStallCheckTime, &Seconds, "stall_check.warning_time_seconds"),
-      VariableValue(Value({"--stall-check-shutdown-time-seconds"}, "S"),
-                    "Seconds after which such a collective fails, and the job with it (default 0: never)",
+      VariableValue(Value({"--stall-check-time", "--stall-check-warning-time-seconds"}, "S"),
+                    "Seconds without a completed collective while a rank waits before hvdrun warns, naming "
+                    "the tensors, the missing ranks and their state; repeated at that period (default 60)",
+                    env::kHorovodStallCheckTime, &Seconds, "stall_check.warning_time_seconds"),
+      VariableValue(Value({"--stall-shutdown-time", "--stall-check-shutdown-time-seconds"}, "S"),
+                    "Seconds stalled after which hvdrun ends the job, exit 6 (default 0: never; ignored "
+                    "below the check time)",
                     env::kHorovodStallShutdownTime, &ShutdownSeconds, "stall_check.shutdown_time_seconds"),
       WithConfig(Field(Value({"--timeline-filename"}, "FILE"), &LaunchFlags::timeline_filename,
                        "Record every rank's libhvdrun timeline and merge them into FILE, a Chrome trace for "

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/error_text.h"
 #include "common/exit_codes.h"
+#include "launcher/results/job_problem.h"
 
 namespace hvdrun {
 namespace {
@@ -32,7 +34,71 @@ std::string Pad(const std::string& text, size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
 }
 
+std::string RanksText(const std::vector<int>& ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(ranks[i]);
+  return text;
+}
+
+// The problem blames a rank other than the first failure (or there is no first failure).
+bool BlamesAnother(const JobProblem* problem, int first_failure) {
+  return problem != nullptr &&
+         (problem->shut_down || (problem->kind != "rank died" && problem->rank != first_failure));
+}
+
+std::string Headline(const std::vector<RankOutcome>& ranks, int first_failure, const JobProblem* problem) {
+  const bool any_stopped =
+      std::any_of(ranks.begin(), ranks.end(), [](const RankOutcome& o) { return o.stopped_by_hvdrun; });
+  std::string line = "hvdrun: ";
+  if (BlamesAnother(problem, first_failure)) {
+    if (problem->shut_down) {
+      line += "the job stalled for " +
+              DurationText(std::chrono::duration_cast<std::chrono::seconds>(problem->stalled_for)) +
+              " and hvdrun ended it (--stall-check-shutdown-time-seconds): ";
+    }
+    if (problem->rank >= 0) {
+      const RankOutcome& cause = ranks.at(problem->rank);
+      line += "rank " + std::to_string(cause.rank) + " on host " + cause.host + " stopped progressing (" +
+              problem->state + ")";
+    } else {
+      line += "every rank is inside the backend with '" +
+              (problem->tensors.empty() ? "" : problem->tensors[0]) + "'";
+    }
+    if (first_failure >= 0) {
+      line += "; rank " + std::to_string(first_failure) + " failed first, waiting for it (" +
+              EndText(ranks.at(first_failure)) + ")";
+    } else if (!problem->waiting.empty() && problem->rank >= 0) {
+      line += "; " + RanksText(problem->waiting) + " waited for it";
+    }
+  } else {
+    const RankOutcome& first = ranks.at(first_failure);
+    line += "rank " + std::to_string(first.rank) + " on host " + first.host + " failed first (" +
+            EndText(first) + ")";
+  }
+  if (any_stopped) line += "; hvdrun stopped the other ranks";
+  return line + ".";
+}
+
+std::string Note(const RankOutcome& outcome, int first_failure, const JobProblem* problem) {
+  if (BlamesAnother(problem, first_failure) && problem->rank >= 0) {
+    if (outcome.rank == problem->rank) return "stalled (cause)";
+    if (std::find(problem->waiting.begin(), problem->waiting.end(), outcome.rank) != problem->waiting.end() ||
+        outcome.rank == first_failure) {
+      return "waiting for rank " + std::to_string(problem->rank);
+    }
+  }
+  if (outcome.rank == first_failure) return "first failure";
+  if (outcome.stopped_by_hvdrun) return "stopped by hvdrun";
+  return outcome.Failed() ? "failed" : "";
+}
+
 }  // namespace
+
+std::string EndText(const RankOutcome& outcome) {
+  if (!outcome.lost_reason.empty()) return outcome.lost_reason;
+  if (outcome.exit.signal != 0) return "killed by " + SignalName(outcome.exit.signal);
+  return "exit code " + std::to_string(outcome.exit.exit_code);
+}
 
 int ExitCodeOf(const RankOutcome& outcome) {
   if (!outcome.exited) return 1;
@@ -41,35 +107,23 @@ int ExitCodeOf(const RankOutcome& outcome) {
 }
 
 std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first_failure,
-                                const OutputRouter& output) {
-  const RankOutcome& first = ranks.at(first_failure);
+                                const OutputRouter& output, const JobProblem* problem) {
   std::ostringstream report;
-  report << "hvdrun: rank " << first.rank << " on host " << first.host << " failed first (";
-  if (!first.lost_reason.empty()) {
-    report << first.lost_reason;
-  } else if (first.exit.signal != 0) {
-    report << "killed by " << SignalName(first.exit.signal);
-  } else {
-    report << "exit code " << first.exit.exit_code;
-  }
-  report << ")";
-  bool any_stopped =
-      std::any_of(ranks.begin(), ranks.end(), [](const RankOutcome& o) { return o.stopped_by_hvdrun; });
-  if (any_stopped) report << "; hvdrun stopped the other ranks";
-  report << ".\n";
-
+  report << Headline(ranks, first_failure, problem) << "\n";
   report << "  " << Pad("RANK", 6) << Pad("HOST", 18) << Pad("PID", 9) << Pad("STATUS", 12) << Pad("NOTE", 18)
          << "LAST STDERR LINE\n";
-  // Rows left for failed ranks and for the others once the first failure has its row.
+  // Rows left for failed ranks and for the others once the first failure (or the rank blamed) has
+  // its row.
+  const int pinned = first_failure >= 0 ? first_failure : problem != nullptr ? problem->rank : -1;
   const auto failed = [&](const RankOutcome& o) {
-    return o.rank != first_failure && o.Failed() && !o.stopped_by_hvdrun;
+    return o.rank != pinned && o.Failed() && !o.stopped_by_hvdrun;
   };
   size_t failed_rows = std::min<size_t>(kMaxRows - 1, std::count_if(ranks.begin(), ranks.end(), failed));
   size_t other_rows = kMaxRows - 1 - failed_rows;
   size_t hidden_failed = 0;
   size_t hidden = 0;
   for (const RankOutcome& outcome : ranks) {
-    if (outcome.rank != first_failure) {
+    if (outcome.rank != pinned) {
       size_t& rows = failed(outcome) ? failed_rows : other_rows;
       if (rows == 0) {
         ++(failed(outcome) ? hidden_failed : hidden);
@@ -77,10 +131,7 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
       }
       --rows;
     }
-    std::string note = outcome.rank == first_failure ? "first failure"
-                       : outcome.stopped_by_hvdrun   ? "stopped by hvdrun"
-                       : outcome.Failed()            ? "failed"
-                                                     : "";
+    std::string note = Note(outcome, first_failure, problem);
     std::vector<std::string> tail = output.StderrTail(outcome.rank);
     std::string last = tail.empty() ? "" : Clip(tail.back(), kStderrColumnWidth);
     std::string row = "  " + Pad(std::to_string(outcome.rank), 6) + Pad(Clip(outcome.host, 17), 18) +
@@ -94,9 +145,9 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
   }
   if (hidden > 0) report << "  ... and " << hidden << " more ranks that exited normally or were stopped\n";
 
-  std::vector<std::string> tail = output.StderrTail(first.rank);
+  std::vector<std::string> tail = pinned >= 0 ? output.StderrTail(pinned) : std::vector<std::string>{};
   if (!tail.empty()) {
-    report << "last stderr lines of rank " << first.rank << ":\n";
+    report << "last stderr lines of rank " << pinned << ":\n";
     for (const std::string& line : tail) report << "  " << line << "\n";
   }
   return report.str();
@@ -121,7 +172,11 @@ int ChooseFirstFailure(const std::vector<RankOutcome>& ranks, bool interrupted) 
 }
 
 int ReportJobEnd(const std::vector<RankOutcome>& ranks, int first_failure, int interrupt_signal,
-                 const OutputRouter& output) {
+                 const OutputRouter& output, const JobProblem* problem) {
+  if (problem != nullptr && problem->shut_down) {
+    std::fputs(FormatFailureReport(ranks, first_failure, output, problem).c_str(), stderr);
+    return kExitStall;
+  }
   if (first_failure >= 0) {
     const RankOutcome& first = ranks.at(first_failure);
     if (first.exited && first.exit.spawn_error != protocol::SpawnError::kNone) {
@@ -145,7 +200,7 @@ int ReportJobEnd(const std::vector<RankOutcome>& ranks, int first_failure, int i
           return kExitLaunchFailure;  // fork or pipe failure on the host
       }
     }
-    std::fputs(FormatFailureReport(ranks, first_failure, output).c_str(), stderr);
+    std::fputs(FormatFailureReport(ranks, first_failure, output, problem).c_str(), stderr);
     return ExitCodeOf(first);
   }
   if (interrupt_signal != 0) {

@@ -12,6 +12,8 @@
 
 namespace hvdrun {
 
+struct JobProblem;  // launcher/results/job_problem.h
+
 struct RankOutcome {
   int rank = 0;
   std::string host;
@@ -35,20 +37,28 @@ struct RankOutcome {
 // earliest failure that hvdrun's stop did not cause.
 int ChooseFirstFailure(const std::vector<RankOutcome>& ranks, bool interrupted);
 
+// How the rank ended, in words: "exit code 7", "killed by SIGSEGV", or the reason it was lost.
+std::string EndText(const RankOutcome& outcome);
+
 // The exit code hvdrun uses for a failed rank: its own code, or 128+N for signal N.
 int ExitCodeOf(const RankOutcome& outcome);
 
 // The multi-line report for a failed job: a headline naming the first failure, a table of every
 // rank (rank, host, pid, status, note, last stderr line), and the first failure's last stderr lines.
+// With a `problem` (nullptr: none) that blames another rank than the first failure, or a stall
+// hvdrun ended (first_failure may then be -1), the headline names that rank and its state, its note
+// is "stalled (cause)", and the ranks that waited for it (the first failure among them) read
+// "waiting for rank N".
 std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first_failure,
-                                const OutputRouter& output);
+                                const OutputRouter& output, const JobProblem* problem = nullptr);
 
 // How a job whose ranks were started ends, printed on stderr, and hvdrun's exit code for it:
 // the first failure (`first_failure`, a rank, or -1 for none) as one line when that rank could not
 // start (126, 127, or 3 when its host could not fork it) or as the failure report; without one,
-// the signal that stopped hvdrun (`interrupt_signal`, 0 for none; 128+N); else 0.
+// the signal that stopped hvdrun (`interrupt_signal`, 0 for none; 128+N); else 0. A `problem` that
+// hvdrun's stall shutdown ended is reported first, as the failure report, with kExitStall.
 int ReportJobEnd(const std::vector<RankOutcome>& ranks, int first_failure, int interrupt_signal,
-                 const OutputRouter& output);
+                 const OutputRouter& output, const JobProblem* problem = nullptr);
 
 }  // namespace hvdrun
 

@@ -64,10 +64,11 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
 }
 
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
-                      const LaunchOptions& options, const std::string& job_id, int exit_code) {
+                      const LaunchOptions& options, const std::string& job_id, int exit_code,
+                      const JobProblem* problem) {
   RunSummary summary = SummarizeReports(reports);
-  for (const std::string& problem : summary.problems) {
-    std::fprintf(stderr, "hvdrun: report of %s\n", problem.c_str());
+  for (const std::string& bad_report : summary.problems) {
+    std::fprintf(stderr, "hvdrun: report of %s\n", bad_report.c_str());
   }
   std::fputs(FormatRunSummary(summary).c_str(), stdout);
   std::fflush(stdout);
@@ -75,6 +76,7 @@ Status PublishResults(const std::map<int, std::string>& reports, const RankAssig
   nlohmann::json summary_json = RunSummaryToJson(summary);
   summary_json["status"] = exit_code == 0 ? "ok" : "failed";
   summary_json["exit_code"] = exit_code;
+  summary_json["problem"] = problem != nullptr ? JobProblemToJson(*problem) : nlohmann::json(nullptr);
   return WriteResults(options.results_dir, PlanToJson(assignment, options, job_id), reports, summary_json);
 }
 

@@ -14,6 +14,7 @@
 #include "common/placement/rank_assignment.h"
 #include "hvdrun/status.h"
 #include "launcher/launch_options.h"
+#include "launcher/results/job_problem.h"
 
 namespace hvdrun {
 
@@ -31,9 +32,11 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
 // The end of every job: prints the summary of the ranks' reports (and a line per report that
 // makes no sense) and, with --results, writes the results directory, its summary.json saying how
 // the job ended (`exit_code`: hvdrun's; "status" "ok" for 0, else "failed"), so that a failed job's
-// summary never reads as a good one's. The error names the file.
+// summary never reads as a good one's, and its "problem" (launcher/results/job_problem.h; null for
+// none) what went wrong. The error names the file.
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
-                      const LaunchOptions& options, const std::string& job_id, int exit_code);
+                      const LaunchOptions& options, const std::string& job_id, int exit_code,
+                      const JobProblem* problem = nullptr);
 
 }  // namespace hvdrun
 
