@@ -17,6 +17,9 @@ inline constexpr int kExitResults = 4;
 // hvdrun --check: every host answered, but their hvdrun-agent, MPI, Gloo, NCCL or CUDA versions
 // differ.
 inline constexpr int kExitHostMismatch = 5;
+// An elastic job failed as a whole: fewer than --min-np slots for --elastic-timeout, or a
+// re-formation past --reset-limit (its report names the hosts lost and why).
+inline constexpr int kExitElasticFailed = 6;
 // A rank's program exists but cannot be executed (as in a shell).
 inline constexpr int kExitNotExecutable = 126;
 // A rank's program (or its working directory) was not found on its host (as in a shell).

@@ -64,7 +64,8 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
 }
 
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
-                      const LaunchOptions& options, const std::string& job_id, int exit_code) {
+                      const LaunchOptions& options, const std::string& job_id, int exit_code,
+                      const nlohmann::json& elastic_plan, const nlohmann::json& elastic_summary) {
   RunSummary summary = SummarizeReports(reports);
   for (const std::string& problem : summary.problems) {
     std::fprintf(stderr, "hvdrun: report of %s\n", problem.c_str());
@@ -75,7 +76,10 @@ Status PublishResults(const std::map<int, std::string>& reports, const RankAssig
   nlohmann::json summary_json = RunSummaryToJson(summary);
   summary_json["status"] = exit_code == 0 ? "ok" : "failed";
   summary_json["exit_code"] = exit_code;
-  return WriteResults(options.results_dir, PlanToJson(assignment, options, job_id), reports, summary_json);
+  nlohmann::json plan = PlanToJson(assignment, options, job_id);
+  if (!elastic_plan.is_null()) plan["elastic"] = elastic_plan;
+  if (!elastic_summary.is_null()) summary_json["elastic"] = elastic_summary;
+  return WriteResults(options.results_dir, plan, reports, summary_json);
 }
 
 }  // namespace hvdrun
