@@ -55,6 +55,7 @@ StatusOr<std::vector<HostSlots>> ParseDiscoveredHosts(const std::string& output,
             ? ParseHostList(spec)
             : StatusOr<std::vector<HostSlots>>(Status::Error("one host per line"));
     std::string problem = parsed.ok() ? builder.Add(parsed.value().front()) : parsed.status().message();
+    if (problem.rfind("-H: ", 0) == 0) problem.erase(0, 4);  // the line is no -H value
     if (!problem.empty()) {
       return Status::Error("line " + std::to_string(number) + ": '" + PrintableText(entry) + "': " + problem);
     }
