@@ -327,8 +327,9 @@ int JobRun::Conclude() {
                  ending.description.c_str());
     exit_code = ending.exit_code;
   } else if (elastic_ != nullptr && elastic_->failed() && !interrupted) {
-    for (const std::string& line : elastic_->FailureReport())
+    for (const std::string& line : elastic_->FailureReport()) {
       std::fprintf(stderr, "hvdrun: %s\n", line.c_str());
+    }
     exit_code = kExitElasticFailed;
   } else {
     exit_code = ReportJobEnd(outcomes, first_failure, interrupt_signal_, output_);

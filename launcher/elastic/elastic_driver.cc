@@ -194,8 +194,9 @@ void ElasticDriver::Reform() {
                      Joined(pending_why_),
                      clock_() - *pending_since_};
   for (const std::string& host : hosts_before) {
-    if (std::find(record.hosts.begin(), record.hosts.end(), host) == record.hosts.end())
+    if (std::find(record.hosts.begin(), record.hosts.end(), host) == record.hosts.end()) {
       record.lost.push_back(host);
+    }
   }
   say_("elastic: round " + std::to_string(round_) + ": " + std::to_string(record.size) + " ranks on " +
        std::to_string(record.hosts.size()) + " hosts; hosts lost: " + Joined(record.lost) +
@@ -262,8 +263,9 @@ nlohmann::json ElasticDriver::PlanJson() const {
   if (options_.max_np > 0) plan["max_np"] = options_.max_np;
   if (!options_.discovery_script.empty()) plan["host_discovery_script"] = options_.discovery_script;
   if (options_.reset_limit) plan["reset_limit"] = *options_.reset_limit;
-  if (options_.cooldown)
+  if (options_.cooldown) {
     plan["blacklist_cooldown_range"] = {options_.cooldown->min_s, options_.cooldown->max_s};
+  }
   return plan;
 }
 

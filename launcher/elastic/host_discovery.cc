@@ -69,8 +69,9 @@ StatusOr<std::vector<HostSlots>> DiscoverHosts(const std::string& script, int sl
   StatusOr<std::string> output = CaptureOutput({script}, timeout);
   if (!output.ok()) return Status::Error(named + output.status().message());
   StatusOr<std::vector<HostSlots>> hosts = ParseDiscoveredHosts(output.value(), slots_per_host);
-  if (!hosts.ok())
+  if (!hosts.ok()) {
     return Status::Error(named + "its output is not 'host[:slots]' lines: " + hosts.status().message());
+  }
   return hosts;
 }
 

@@ -36,7 +36,9 @@ TEST(HostDiscovery, LinesAreHostsWithSlotsOrTheDefault) {
 }
 
 TEST(HostDiscovery, ABadLineIsNamed) {
-  EXPECT_EQ(ParseDiscoveredHosts("a:2\nb:x\n", 1).status().message().rfind("line 2: 'b:x': ", 0), 0u);
+  const std::string bad_slots = ParseDiscoveredHosts("a:2\nb:x\n", 1).status().message();
+  EXPECT_EQ(bad_slots.rfind("line 2: 'b:x': ", 0), 0u) << bad_slots;
+  EXPECT_EQ(bad_slots.find("-H"), std::string::npos) << bad_slots;
   EXPECT_EQ(ParseDiscoveredHosts("a:2,b:2\n", 1).status().message(), "line 1: 'a:2,b:2': one host per line");
   EXPECT_FALSE(ParseDiscoveredHosts("not a host name!\n", 1).ok());
 }
