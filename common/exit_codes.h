@@ -20,6 +20,9 @@ inline constexpr int kExitHostMismatch = 5;
 // The stall check ended the job: no rank completed a collective for the stall shutdown time
 // (--stall-check-shutdown-time-seconds, HOROVOD_STALL_SHUTDOWN_TIME_SECONDS) while some rank waited.
 inline constexpr int kExitStall = 6;
+// An elastic job failed as a whole: fewer than --min-np slots for --elastic-timeout, or a
+// re-formation past --reset-limit (its report names the hosts lost and why).
+inline constexpr int kExitElasticFailed = 7;
 // A rank's program exists but cannot be executed (as in a shell).
 inline constexpr int kExitNotExecutable = 126;
 // A rank's program (or its working directory) was not found on its host (as in a shell).

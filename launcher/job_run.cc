@@ -84,6 +84,7 @@ int JobRun::Run() {
 }
 
 bool JobRun::Prepare() {
+  if (!PrepareElastic()) return false;
   start_failure_code_ = kExitUsage;
   StatusOr<RankAssignment> assignment = RankAssignment::Assign(options_.hosts, options_.num_proc);
   if (!assignment.ok()) {
@@ -91,6 +92,12 @@ bool JobRun::Prepare() {
     return false;
   }
   assignment_ = std::move(assignment).value();
+  if (options_.elastic) {
+    elastic_ = std::make_unique<ElasticDriver>(
+        *options_.elastic, assignment_, options_.hosts,
+        [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); },
+        options_.verbose);
+  }
   if (!options_.output_dir.empty()) {
     if (Status status = output_.OpenRankFiles(options_.output_dir, assignment_.size()); !status.ok()) {
       std::fprintf(stderr, "hvdrun: %s\n", status.message().c_str());
@@ -228,9 +235,17 @@ bool JobRun::Launch() {
   launch.command = options_.command;
   launch.working_dir = options_.working_dir.empty() ? WorkingDirectory() : options_.working_dir;
   launch.rendezvous = rendezvous_.get();
+  for (int rank = 0; elastic_ != nullptr && rank < assignment_.size(); ++rank) {
+    launch.rank_variables.push_back(elastic_->RankVariables(rank));
+  }
   Verbose("job " + job_id_ + ": " + std::to_string(assignment_.size()) + " ranks on " +
           std::to_string(assignment_.hosts().size()) + " hosts; MASTER_ADDR=" + job.master_addr +
           " MASTER_PORT=" + std::to_string(job.master_port));
+  if (elastic_ != nullptr) {
+    // Round 0's keys are in the store before any rank can look for them.
+    elastic_->Begin(
+        [this](const std::string& key, const std::string& value) { rendezvous_->Set(key, value); });
+  }
   if (Status status = launcher_->Launch(launch); !status.ok()) {
     StartFailed(-1, status.message(), kExitLaunchFailure);
     return false;
@@ -248,12 +263,31 @@ bool JobRun::Launch() {
   return true;
 }
 
+bool JobRun::PrepareElastic() {
+  if (!options_.elastic || options_.elastic->discovery_script.empty()) return true;
+  StatusOr<std::vector<HostSlots>> hosts = FirstDiscoveredHosts(
+      *options_.elastic, options_.num_proc, options_.start_timeout_s,
+      [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); });
+  if (!hosts.ok()) {
+    std::fprintf(stderr, "hvdrun: %s\n", hosts.status().message().c_str());
+    start_failure_code_ = kExitLaunchFailure;
+    return false;
+  }
+  options_.hosts = std::move(hosts).value();
+  return true;
+}
+
+bool JobRun::ElasticTakesEnd(int rank, const std::string& why) {
+  return elastic_ != nullptr && elastic_->WorkerEnded(rank, why.empty(), why);
+}
+
 void JobRun::PollOnce() {
   std::vector<pollfd> fds = {{signals_->fd(), POLLIN, 0}};
   PollRankLauncher(*launcher_, fds, [&] {
     if (fds[0].revents != 0) HandleSignals();
   });
   if (stall_ != nullptr && !stopping_) CheckStall();
+  if (elastic_ != nullptr && launched_ && !stopping_ && elastic_->Tick()) BeginStop();
   output_.Flush();
 }
 
@@ -347,11 +381,13 @@ std::optional<JobProblem> JobRun::FindProblem(int& first_failure) const {
 
 int JobRun::Conclude() {
   const bool interrupted = interrupt_signal_ != 0;
-  int first_failure = ChooseFirstFailure(outcomes_, interrupted);
+  if (elastic_ != nullptr && launched_) elastic_->JobEnded();
+  const std::vector<RankOutcome> outcomes = JudgedOutcomes();
+  const int first_failure = ChooseFirstFailure(outcomes, interrupted);
   const std::optional<JobProblem> problem = FindProblem(first_failure);
   const bool every_rank_succeeded =
       launched_ &&
-      std::none_of(outcomes_.begin(), outcomes_.end(), [](const RankOutcome& o) { return o.Failed(); });
+      std::none_of(outcomes.begin(), outcomes.end(), [](const RankOutcome& o) { return o.Failed(); });
   RankLauncher::Ending ending =
       launcher_->Finish({.failure_found = first_failure >= 0 || interrupted || stall_shutdown_,
                          .every_rank_succeeded = every_rank_succeeded});
@@ -366,13 +402,20 @@ int JobRun::Conclude() {
     std::fprintf(stderr, "hvdrun: %s, although every rank exited with 0 (its messages are above)\n",
                  ending.description.c_str());
     exit_code = ending.exit_code;
+  } else if (elastic_ != nullptr && elastic_->failed() && !interrupted) {
+    for (const std::string& line : elastic_->FailureReport()) {
+      std::fprintf(stderr, "hvdrun: %s\n", line.c_str());
+    }
+    exit_code = kExitElasticFailed;
   } else {
     exit_code =
-        ReportJobEnd(outcomes_, first_failure, interrupt_signal_, output_, problem ? &*problem : nullptr);
+        ReportJobEnd(outcomes, first_failure, interrupt_signal_, output_, problem ? &*problem : nullptr);
   }
 
   Status status = PublishResults(rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{},
-                                 assignment_, options_, job_id_, exit_code, problem ? &*problem : nullptr);
+                                 assignment_, options_, job_id_, exit_code, problem ? &*problem : nullptr,
+                                 elastic_ ? elastic_->PlanJson() : nlohmann::json(),
+                                 elastic_ ? elastic_->SummaryJson() : nlohmann::json());
   // Each host's facts, as its agent gathered them (DIR/hosts/<host>.json).
   const int hosts = launcher_->Reached() && !options_.results_dir.empty()
                         ? static_cast<int>(assignment_.hosts().size())
@@ -397,6 +440,18 @@ int JobRun::Conclude() {
     }
   }
   return exit_code;
+}
+
+std::vector<RankOutcome> JobRun::JudgedOutcomes() const {
+  std::vector<RankOutcome> outcomes = outcomes_;
+  if (elastic_ == nullptr) return outcomes;
+  // The failures an elastic job went on without are not its failure.
+  for (RankOutcome& outcome : outcomes) {
+    if (!elastic_->TookFailure(outcome.rank)) continue;
+    outcome.stop_requested = true;
+    outcome.stopped_by_hvdrun = true;
+  }
+  return outcomes;
 }
 
 void JobRun::StartFailed(int host_index, const std::string& reason, int exit_code) {
@@ -430,10 +485,16 @@ void JobRun::RankEnded(const RankEnd& end) {
   outcome.heard = ends_heard_++;
   // Ended by the stop's own signals: stopped. Failing on its own while stopping: failed.
   outcome.stopped_by_hvdrun = end.stop_requested && IsStopSignal(end.exit.signal);
-  Verbose(
-      "rank " + std::to_string(outcome.rank) + " ended: " +
-      (end.exit.signal != 0 ? SignalName(end.exit.signal) : "exit " + std::to_string(end.exit.exit_code)));
-  if (outcome.Failed() && !end.stop_requested) {
+  const std::string how =
+      end.exit.signal != 0 ? SignalName(end.exit.signal) : "exit " + std::to_string(end.exit.exit_code);
+  Verbose("rank " + std::to_string(outcome.rank) + " ended: " + how);
+  if (end.stop_requested || stopping_) return;
+  if (ElasticTakesEnd(outcome.rank, outcome.Failed()
+                                        ? (end.exit.signal != 0 ? "killed by " : "ended with ") + how
+                                        : std::string())) {
+    return;
+  }
+  if (outcome.Failed()) {
     NoteFailure();
     BeginStop();
   }
@@ -446,7 +507,7 @@ void JobRun::RankLost(int rank, const std::string& reason, bool stop_requested) 
   outcome.stop_requested = stop_requested;
   outcome.stopped_by_hvdrun = stop_requested;
   outcome.heard = ends_heard_++;
-  if (!stop_requested) {
+  if (!stop_requested && !stopping_ && !ElasticTakesEnd(rank, "lost: " + reason)) {
     NoteFailure();
     BeginStop();
   }

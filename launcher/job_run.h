@@ -27,6 +27,9 @@
 // earliest first (by the ranks' own clocks when the launcher knows them, else in the order the
 // ends arrived); without one, and without an interrupt, the earliest failure hvdrun did not cause.
 //
+// An elastic job (LaunchOptions::elastic) differs in this only: its failing ranks do not stop it
+// while launcher/elastic/elastic_driver.h re-forms it, and it is judged by its last round's ranks.
+//
 // Not thread-safe; one JobRun runs at a time (it takes over the process's signals).
 #ifndef HVDRUN_LAUNCHER_JOB_RUN_H_
 #define HVDRUN_LAUNCHER_JOB_RUN_H_
@@ -39,6 +42,7 @@
 
 #include "common/placement/rank_assignment.h"
 #include "common/process/signal_watch.h"
+#include "launcher/elastic/elastic_driver.h"
 #include "launcher/launch_options.h"
 #include "launcher/output_router.h"
 #include "launcher/rank_launcher.h"
@@ -85,6 +89,12 @@ class JobRun : private RankEvents {
   void NoteFailure();
   std::optional<JobProblem> FindProblem(int& first_failure) const;
   void Verbose(const std::string& line) const;
+  // Elastic jobs: the first hosts from discovery, and whether the driver takes rank `rank`'s end
+  // (the job goes on).
+  bool PrepareElastic();
+  bool ElasticTakesEnd(int rank, const std::string& why);
+  // The outcomes the job is judged by (an elastic job's: its last round's failures only).
+  std::vector<RankOutcome> JudgedOutcomes() const;
 
   // RankEvents.
   void StartFailed(int host_index, const std::string& reason, int exit_code) override;
@@ -103,6 +113,7 @@ class JobRun : private RankEvents {
   std::string secret_;  // the job secret; never printed or stored
   std::unique_ptr<RendezvousServer> rendezvous_;
   std::unique_ptr<TimelineCollector> timeline_;  // with --timeline-filename
+  std::unique_ptr<ElasticDriver> elastic_;       // an elastic job's
 
   // Decided by DecideNetwork.
   std::string job_address_;  // where the hosts reach this machine; the rendezvous service's

@@ -12,6 +12,7 @@
 #include "common/placement/slurm_allocation.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
+#include "launcher/elastic/elastic_options.h"
 #include "launcher/ssh/ssh_options.h"
 
 namespace hvdrun {
@@ -87,6 +88,9 @@ struct LaunchOptions {
   // The Slurm allocation the hosts come from (no -H/--hostfile inside an allocation, with --launcher
   // slurm or ssh); nullopt otherwise.
   std::optional<SlurmAllocation> slurm;
+  // An elastic job (--min-np or --host-discovery-script given: docs/elastic.md); nullopt: the first
+  // failing rank stops the job.
+  std::optional<ElasticOptions> elastic;
 };
 
 // The launcher chosen and, inside an allocation whose hosts hvdrun uses, the allocation, for

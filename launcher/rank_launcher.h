@@ -99,6 +99,9 @@ struct JobLaunch {
   // The job's rendezvous service; nullptr when the job runs without one. Not owned; it outlives
   // the launcher's use of it.
   RendezvousServer* rendezvous = nullptr;
+  // More NAME=VALUE variables for some ranks, by rank, set last (an elastic job's worker ids:
+  // launcher/elastic/elastic_driver.h); empty or shorter: none.
+  std::vector<std::vector<std::string>> rank_variables{};
 };
 
 class RankLauncher {

@@ -169,6 +169,13 @@ Status AgentLauncher::Launch(const JobLaunch& launch) {
       protocol::RankLaunch rank_launch{rank, launch.command,
                                        BuildRankEnvironment(assignment_, rank, launch.environment),
                                        launch.working_dir};
+      if (static_cast<size_t>(rank) < launch.rank_variables.size()) {
+        for (const std::string& variable : launch.rank_variables[rank]) {
+          const size_t equals = variable.find('=');
+          SetEnvironmentValue(rank_launch.env, variable.substr(0, equals).c_str(),
+                              variable.substr(equals + 1));
+        }
+      }
       frame_bytes += protocol::EncodedSize(rank_launch);
       if (frame_bytes > protocol::kMaxFrameBytes) {
         return Status::Error(

@@ -96,6 +96,13 @@ StatusOr<ScannedCommandLine> Scanner::Run() {
     }
     StatusOr<std::string> value = TakeValue(reading, &i);
     if (!value.ok()) return value.status();
+    if (syntax_[reading.option].kind == OptionKind::kPair) {
+      // The second value is always a word of its own.
+      Reading second{reading.option, reading.typed, std::nullopt};
+      StatusOr<std::string> more = TakeValue(second, &i);
+      if (!more.ok()) return more.status();
+      value = value.value() + " " + more.value();
+    }
     if (Status status = Record(reading, std::move(value).value()); !status.ok()) return status;
   }
   scanned_.command.assign(args_.begin() + static_cast<std::ptrdiff_t>(std::min(i, args_.size())),
@@ -200,7 +207,7 @@ StatusOr<std::string> Scanner::TakeValue(const Reading& reading, size_t* index) 
 
 Status Scanner::Record(const Reading& reading, std::string value) {
   const OptionSyntax& syntax = syntax_[reading.option];
-  if (syntax.kind == OptionKind::kValue) {
+  if (syntax.kind == OptionKind::kValue || syntax.kind == OptionKind::kPair) {
     for (const ScannedOption& earlier : scanned_.options) {
       if (earlier.option != reading.option) continue;
       return Status::Error(reading.typed + ": given twice ('" + PrintableText(earlier.value) + "', then '" +

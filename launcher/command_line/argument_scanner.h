@@ -14,7 +14,8 @@
 // itself an option (it starts with '-', holds no space, and is not a negative number: write
 // `--mpi-args=-gpu` for such a value). A value may be empty only where the option says so. A switch
 // takes no value (`--dry-run=no` is an error). A value option given twice is an error; a list
-// option (-x) may be repeated; a switch given twice is the same switch.
+// option (-x) may be repeated; a switch given twice is the same switch. A pair option
+// (--blacklist-cooldown-range MIN MAX) takes two values by the same rule, each a word of its own.
 //
 // Every error is one line that names the option as typed, the value when there is one, and what is
 // expected. Pure and thread-safe.
@@ -33,6 +34,8 @@ enum class OptionKind {
   kSwitch,  // no value
   kValue,   // one value, given at most once
   kList,    // one value each time, repeatable
+  kPair,    // two values, the next two words (or =FIRST and the next word), given at most once;
+            // ScannedOption::value holds them joined by one space
 };
 
 // What the scanner needs to know of one option.

@@ -13,6 +13,7 @@
 #include "common/protocol/mpi_job_values.h"
 #include "common/whole_number.h"
 #include "launcher/command_line/controller_choice.h"
+#include "launcher/command_line/elastic_flags.h"
 #include "launcher/command_line/host_flags.h"
 #include "launcher/command_line/tuning_flags.h"
 
@@ -189,6 +190,7 @@ StatusOr<LaunchOptions> ResolveLaunchFlags(const LaunchFlags& flags, std::vector
   if (Status s = ResolveController(flags, getenv, options, controller_settings); !s.ok()) return s;
   if (Status s = ResolveCommand(flags, options); !s.ok()) return s;
   if (Status s = ResolveHosts(flags, getenv, options); !s.ok()) return s;
+  if (Status s = ResolveElastic(flags, getenv, options); !s.ok()) return s;
   StatusOr<std::vector<std::string>> interfaces = ResolveNetworkInterfaces(flags.network_interfaces);
   if (!interfaces.ok()) return interfaces.status();
   options.network_interfaces = std::move(interfaces).value();

@@ -52,6 +52,9 @@ struct LaunchFlags {
   std::string mpi_args, binding_args;
   // libhvdrun's compression and fp8's safeguards (on|off), and its shared-memory path (on|off).
   std::string compression, fp8_scaling, fp8_safe_cast, fp8_float32_sums, error_feedback, shared_memory;
+  // Elastic jobs (launcher/command_line/elastic_flags.h); the cooldown range as "MIN MAX".
+  std::string min_np, max_np, host_discovery_script, slots_per_host, elastic_timeout, reset_limit;
+  std::string blacklist_cooldown_range;
   // The timeline.
   std::string timeline_filename;
   bool timeline_mark_cycles = false;

@@ -69,6 +69,9 @@ OptionSyntax Value(std::vector<std::string> names, std::string value_name, bool 
 OptionSyntax List(std::vector<std::string> names, std::string value_name) {
   return {std::move(names), OptionKind::kList, std::move(value_name), false};
 }
+OptionSyntax Pair(std::vector<std::string> names, std::string value_names) {
+  return {std::move(names), OptionKind::kPair, std::move(value_names), false};
+}
 
 // A switch that sets a variable for every rank, and its config key.
 OptionRow VariableSwitch(std::vector<std::string> names, const char* help, const char* variable,
@@ -137,6 +140,31 @@ std::vector<OptionRow> HostRows() {
             "Slurm allocation; hosts, slots and -np from the allocation unless -H/--hostfile or -np say "
             "otherwise) or local (all on this machine). Default: slurm inside an allocation (SLURM_JOB_ID "
             "set) without -H/--hostfile, else ssh"),
+  };
+}
+
+std::vector<OptionRow> ElasticRows() {
+  return {
+      Section(Field(Value({"--min-np", "--min-num-proc"}, "N"), &LaunchFlags::min_np,
+                    "An elastic job (docs/elastic.md): a failing rank or host does not stop it while at "
+                    "least N slots run; the ranks re-form without it. Default with "
+                    "--host-discovery-script: -np"),
+              "Elastic jobs (horovodrun's; the ranks use hvd.elastic, the controller Gloo)"),
+      Field(Value({"--max-np", "--max-num-proc"}, "N"), &LaunchFlags::max_np,
+            "At most N ranks in an elastic job (default: no bound)"),
+      Field(Value({"--host-discovery-script"}, "FILE"), &LaunchFlags::host_discovery_script,
+            "An elastic job's hosts: the program FILE, run every second, prints 'host[:slots]' lines; a "
+            "failing run or bad output is one warning and the job keeps its hosts"),
+      Field(Value({"--slots-per-host"}, "N"), &LaunchFlags::slots_per_host,
+            "Slots of a discovered host whose line gives none (default 1)"),
+      Field(Value({"--elastic-timeout"}, "S"), &LaunchFlags::elastic_timeout,
+            "Seconds an elastic job waits with fewer than --min-np slots before it fails, and a rank for its "
+            "next round (default: HOROVOD_ELASTIC_TIMEOUT, else 600)"),
+      Field(Value({"--reset-limit"}, "N"), &LaunchFlags::reset_limit,
+            "An elastic job fails at its N+1-th re-formation (default: no limit)"),
+      Field(Pair({"--blacklist-cooldown-range"}, "MIN MAX"), &LaunchFlags::blacklist_cooldown_range,
+            "A failed host may come back after MIN*2^n seconds plus up to MIN more, at most MAX (n: its "
+            "failures; 1 <= MIN <= MAX <= 3600). Default: a failed host is out for good"),
   };
 }
 
@@ -358,7 +386,7 @@ std::vector<OptionRow> LibraryRows() {
 
 std::vector<OptionRow> MakeTable() {
   std::vector<OptionRow> table;
-  for (auto rows : {HostRows, ControllerRows, OutputRows, CheckRows, SshRows, TuningRows,
+  for (auto rows : {HostRows, ElasticRows, ControllerRows, OutputRows, CheckRows, SshRows, TuningRows,
                     StallAndTimelineRows, LibraryRows}) {
     std::vector<OptionRow> part = rows();
     table.insert(table.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));

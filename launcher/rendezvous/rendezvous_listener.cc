@@ -62,6 +62,12 @@ std::optional<rendezvous::Message> RendezvousListener::Answer(const rendezvous::
   return answer;
 }
 
+void RendezvousListener::Set(std::string key, std::string value) {
+  asio::post(io_, [this, key = std::move(key), value = std::move(value)] {
+    if (!stopping_) Answer(rendezvous::Message{rendezvous::SetRequest{key, value}});
+  });
+}
+
 void RendezvousListener::Forget(const std::shared_ptr<RendezvousConnection>& connection) {
   waiting_.erase(connection);
   connections_.erase(connection);

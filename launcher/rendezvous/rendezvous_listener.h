@@ -51,6 +51,8 @@ class RendezvousListener {
   uint16_t port() const { return port_; }
   const RendezvousStore& store() const { return store_; }
   void KeepTimelines(std::string dir) { store_.KeepTimelines(std::move(dir)); }
+  // From the owner's thread: key = value, set on the service thread as a rank's set would be.
+  void Set(std::string key, std::string value);
 
   // For connections, on the service thread.
   boost::asio::io_context& io() { return io_; }

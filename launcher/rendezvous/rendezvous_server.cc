@@ -34,4 +34,8 @@ std::map<std::string, std::string> RendezvousServer::ValuesWithPrefix(std::strin
 
 void RendezvousServer::KeepTimelines(std::string dir) { listener_->KeepTimelines(std::move(dir)); }
 
+void RendezvousServer::Set(std::string key, std::string value) {
+  listener_->Set(std::move(key), std::move(value));
+}
+
 }  // namespace hvdrun

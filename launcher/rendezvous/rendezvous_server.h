@@ -93,6 +93,9 @@ class RendezvousServer {
   // than hvdrun's, at the end of their run) are written to DIR/rank-R.json; before, they are
   // refused. DIR must exist.
   void KeepTimelines(std::string dir);
+  // Stores key = value in the job's table as a rank's set would, waking the ranks that wait for
+  // it. Asynchronous: done on the service's thread, in the order of the calls.
+  void Set(std::string key, std::string value);
 
  private:
   explicit RendezvousServer(std::unique_ptr<RendezvousListener> listener);

@@ -170,6 +170,23 @@ TEST_F(RendezvousTest, GetBlocksUntilAnotherClientSetsTheKey) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(150));
 }
 
+TEST_F(RendezvousTest, TheLauncherSetsKeysThatWakeWaitingRanksInOrder) {
+  StartServer();
+  auto waiter = NewClient();
+  ASSERT_NE(waiter, nullptr);
+  std::thread later([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    server_->Set("elastic/1/rank/a", "0 1 0 1 0 1 a");
+    server_->Set("elastic/round", "1");
+  });
+  StatusOr<std::string> round = waiter->Get("elastic/round", seconds(10));
+  later.join();
+  ASSERT_TRUE(round.ok()) << round.status().message();
+  EXPECT_EQ(round.value(), "1");
+  // Set before the round, so already there when the round is.
+  EXPECT_EQ(waiter->Get("elastic/1/rank/a", seconds(1)).value(), "0 1 0 1 0 1 a");
+}
+
 TEST_F(RendezvousTest, WaitBlocksUntilEveryKeyIsSet) {
   StartServer();
   auto waiter = NewClient();

@@ -34,9 +34,12 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
 // the job ended (`exit_code`: hvdrun's; "status" "ok" for 0, else "failed"), so that a failed job's
 // summary never reads as a good one's, and its "problem" (launcher/results/job_problem.h; null for
 // none) what went wrong. The error names the file.
+// An elastic job's `elastic` objects (launcher/elastic/elastic_driver.h), one for plan.json and one for
+// summary.json, are added to them when not null.
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
                       const LaunchOptions& options, const std::string& job_id, int exit_code,
-                      const JobProblem* problem = nullptr);
+                      const JobProblem* problem = nullptr, const nlohmann::json& elastic_plan = nullptr,
+                      const nlohmann::json& elastic_summary = nullptr);
 
 }  // namespace hvdrun
 

@@ -132,6 +132,7 @@ TEST_P(HorovodrunRowTest, DoesWhatTheRowSays) {
                            "HOROVOD_CONTROLLER",
                            "HOROVOD_GLOO_IFACE",
                            "HOROVOD_START_TIMEOUT",
+                           "HOROVOD_ELASTIC_TIMEOUT",
                            "NCCL_IB_DISABLE",
                            "SLURM_JOB_ID"}) {
     options.unset_env.emplace_back(name);
@@ -221,9 +222,7 @@ std::vector<RowCase> UnknownCases() {
   std::vector<RowCase> cases;
   for (const char* option : {"--autotune", "--autotune-log-file FILE", "--autotune-warmup-samples N",
                              "--autotune-steps-per-sample N", "--autotune-bayes-opt-max-samples N",
-                             "--autotune-gaussian-process-noise X", "--min-np N", "--max-np N",
-                             "--slots-per-host N", "--elastic-timeout S", "--reset-limit N",
-                             "--blacklist-cooldown-range MIN MAX", "--host-discovery-script FILE"}) {
+                             "--autotune-gaussian-process-noise X"}) {
     std::istringstream words(option);
     std::vector<std::string> args = {"-np", "2"};
     for (std::string word; words >> word;) args.push_back(word == "FILE" ? "f" : word == "X" ? "0.5" : "1");
@@ -234,6 +233,60 @@ std::vector<RowCase> UnknownCases() {
     cases.push_back({option, name, args, {}, 2, {}, {"unknown option '" + args[2] + "'"}});
   }
   return cases;
+}
+
+// The elastic flags (docs/elastic.md): each job runs to its end without a failure.
+std::vector<RowCase> ElasticCases() {
+  return {
+      {"--min-np N",
+       "MinNp",
+       {"-np", "2", "--min-np", "1", kEnv, "HVDRUN_ELASTIC", "HVDRUN_ROUND"},
+       {},
+       0,
+       {"[1]<stdout>:HVDRUN_ELASTIC=1", "[1]<stdout>:HVDRUN_ROUND=0"}},
+      {"--max-np N",
+       "MaxNp",
+       {"-np", "2", "--min-np", "1", "--max-np", "1", kEnv},
+       {},
+       2,
+       {},
+       {"--max-np 1: fewer than -np 2"}},
+      // /bin/hostname prints this machine's name: one host, with --slots-per-host's slots.
+      {"--slots-per-host N",
+       "SlotsPerHost",
+       {"-np", "2", "--host-discovery-script", "/bin/hostname", "--slots-per-host", "2", "--start-timeout",
+        "5", kEnv, "HVDRUN_SIZE"},
+       {},
+       0,
+       {"[1]<stdout>:HVDRUN_SIZE=2"}},
+      {"--host-discovery-script FILE",
+       "HostDiscoveryScript",
+       {"-np", "1", "--host-discovery-script", "/bin/hostname", "--start-timeout", "5", kEnv,
+        "HVDRUN_ELASTIC"},
+       {},
+       0,
+       {"[0]<stdout>:HVDRUN_ELASTIC=1"}},
+      {"--elastic-timeout S",
+       "ElasticTimeout",
+       {"-np", "2", "--min-np", "1", "--elastic-timeout", "7", kEnv, "HVDRUN_ELASTIC_TIMEOUT_SECONDS"},
+       {},
+       0,
+       {"[0]<stdout>:HVDRUN_ELASTIC_TIMEOUT_SECONDS=7"}},
+      {"--reset-limit N",
+       "ResetLimit",
+       {"-np", "2", "--reset-limit", "1", kEnv},
+       {},
+       2,
+       {},
+       {"--reset-limit: only for an elastic job; give --min-np or --host-discovery-script too"}},
+      {"--blacklist-cooldown-range MIN MAX",
+       "BlacklistCooldownRange",
+       {"-np", "2", "--min-np", "1", "--blacklist-cooldown-range", "5", "1", kEnv},
+       {},
+       2,
+       {},
+       {"--blacklist-cooldown-range 5 1: MIN is above MAX"}},
+  };
 }
 
 std::vector<RowCase> OptionCases() {
@@ -802,7 +855,7 @@ std::vector<RowCase> VariableCases() {
 
 std::vector<RowCase> AllCases() {
   std::vector<RowCase> all;
-  for (auto cases : {HabitCases, UnknownCases, OptionCases, MoreOptionCases, VariableCases}) {
+  for (auto cases : {HabitCases, UnknownCases, ElasticCases, OptionCases, MoreOptionCases, VariableCases}) {
     std::vector<RowCase> part = cases();
     all.insert(all.end(), part.begin(), part.end());
   }

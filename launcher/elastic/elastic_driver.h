@@ -1,0 +1,150 @@
+// ElasticDriver: the elastic half of a job's lifecycle (docs/elastic.md), which JobRun calls into
+// when LaunchOptions::elastic is set. It keeps the job's workers (one per process hvdrun started,
+// by JobRun's launch index), the hosts it may use (--host-discovery-script's newest good list, or
+// the static hosts, which can only be lost), the blacklist, and the rounds; and it writes the keys
+// of the contract into the job's rendezvous store.
+//
+// Lifecycle: round 0 is the launch (every worker's place is its rank; Begin() writes its keys).
+// A worker of the current round that fails (exits non-zero, is killed, or is lost with its agent)
+// does not stop the job: its host is blacklisted, and once no other end has arrived for
+// kSettleTime, the next round is planned (round_planner.h) from the live workers on the usable
+// hosts; its keys `elastic/<r>/rank/<worker_id>` (a place, or `removed`) are written, then
+// `elastic/round`, and one line says what changed. A host that leaves discovery re-forms the job
+// the same way. With fewer than --min-np places the job waits, planning again on every Tick(), and
+// fails after --elastic-timeout; a re-formation past --reset-limit fails it too. Once a worker of
+// the current round exits 0 the job is finishing: it ends when the round's workers have ended, and
+// a failure then stops it as in a job that is not elastic.
+//
+// This driver starts no new process while the job runs: the agents take one launch each, so a
+// round is made of the live workers; hosts that discovery adds are noted (--verbose) and unused.
+//
+// Not thread-safe: JobRun's thread calls every method (the discovery thread is HostDiscovery's).
+#ifndef HVDRUN_LAUNCHER_ELASTIC_ELASTIC_DRIVER_H_
+#define HVDRUN_LAUNCHER_ELASTIC_ELASTIC_DRIVER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/placement/host_spec.h"
+#include "common/placement/rank_assignment.h"
+#include "hvdrun/status.h"
+#include "launcher/elastic/elastic_options.h"
+#include "launcher/elastic/host_blacklist.h"
+#include "launcher/elastic/host_discovery.h"
+#include "launcher/elastic/round_planner.h"
+
+namespace hvdrun {
+
+// How long the driver waits after a worker's end for the ends that come with it (the other ranks
+// of a lost host) before it plans the next round.
+inline constexpr double kSettleSeconds = 0.5;
+
+// The first hosts of a job with --host-discovery-script: the script's output once it holds
+// `num_proc` slots, run every second for at most `start_timeout_s` (a failing run is a warning
+// through `say`); the error says what the script last gave.
+StatusOr<std::vector<HostSlots>> FirstDiscoveredHosts(const ElasticOptions& options, int num_proc,
+                                                      int start_timeout_s,
+                                                      const std::function<void(const std::string&)>& say);
+
+class ElasticDriver {
+ public:
+  using Clock = std::function<double()>;  // seconds, monotonic
+  using SetKey = std::function<void(const std::string& key, const std::string& value)>;
+  using Say = std::function<void(const std::string& line)>;  // one line, without "hvdrun: "
+
+  // `first`: round 0's placement; `hosts`: the hosts it was placed on. `verbose` lines go to `say`
+  // only when set.
+  ElasticDriver(ElasticOptions options, const RankAssignment& first, std::vector<HostSlots> hosts, Say say,
+                bool verbose, Clock clock = nullptr);
+  ~ElasticDriver();
+  ElasticDriver(const ElasticDriver&) = delete;
+  ElasticDriver& operator=(const ElasticDriver&) = delete;
+
+  // The contract's variables for worker `index` (HVDRUN_ELASTIC, HVDRUN_WORKER_ID, HVDRUN_ROUND,
+  // HVDRUN_ELASTIC_TIMEOUT_SECONDS), NAME=VALUE.
+  std::vector<std::string> RankVariables(int index) const;
+  // Writes round 0's keys through `set_key` (kept for later rounds) and starts discovery. Call once
+  // the job's signals are blocked.
+  void Begin(SetKey set_key);
+  // Worker `index` ended: with exit 0 (`succeeded`), or failed as `why` says ("killed by SIGKILL").
+  // Returns true when the driver takes the end in its stride; false when it stops the job (a
+  // failure while finishing).
+  bool WorkerEnded(int index, bool succeeded, const std::string& why);
+  // Once per turn of the job's loop: discovery, re-formation, the timeout. Returns true when the
+  // job must stop because it failed (failure() says why).
+  bool Tick();
+
+  // Every process has ended: a re-formation still due (no worker was left for it) fails the job.
+  void JobEnded();
+
+  bool failed() const { return !failure_.empty(); }
+  // Why the job failed, and the hosts it lost and why: the lines of the job's report.
+  std::vector<std::string> FailureReport() const;
+  // Worker `index` failed and the driver took its end (the job went on without it).
+  bool TookFailure(int index) const { return workers_.at(index).failure_taken; }
+  // The launch indexes of the current round's workers, by rank.
+  const std::vector<int>& current_round() const { return current_; }
+  int round() const { return round_; }
+  // For --results' plan.json: the elastic settings ("min_np", "max_np" (null: no bound),
+  // "host_discovery_script" (null: static hosts), "elastic_timeout_s", "reset_limit",
+  // "blacklist_cooldown_range") and every round: "rounds": [{"round", "size", "hosts",
+  // "hosts_lost", "hosts_added", "why", "seconds"}].
+  nlohmann::json PlanJson() const;
+  // For summary.json: "rounds" (how many), "final_round", "failure" (null when it did not fail),
+  // "hosts_lost" ({host: why}).
+  nlohmann::json SummaryJson() const;
+
+ private:
+  struct Worker {
+    std::string id;
+    std::string host;
+    bool alive = true;
+    bool in_round = true;  // has a place in the current round
+    bool failure_taken = false;
+  };
+  struct RoundRecord {
+    int round = 0;
+    int size = 0;
+    std::vector<std::string> hosts, lost, added;
+    std::string why;
+    double seconds = 0;
+  };
+
+  void WatchDiscovery();
+  void Reform();
+  void Publish(const RoundPlan& plan, const std::map<std::string, int>& index_of);
+  void Fail(std::string why);
+  std::vector<std::string> HostsOf(const std::vector<int>& workers) const;
+
+  const ElasticOptions options_;
+  const Say say_;
+  const bool verbose_;
+  const Clock clock_;
+  SetKey set_key_;
+  HostBlacklist blacklist_;
+  std::unique_ptr<HostDiscovery> discovery_;
+  std::vector<HostSlots> usable_;  // the newest host list, blacklist not applied
+  std::vector<Worker> workers_;    // by launch index
+  std::vector<int> current_;       // the current round, by rank
+  int round_ = 0;
+  int resets_ = 0;
+  bool finishing_ = false;
+  // A re-formation is due: since when, the last event, and why (one phrase per event).
+  std::optional<double> pending_since_;
+  double last_event_ = 0;
+  std::vector<std::string> pending_why_;
+  std::optional<double> below_since_;        // fewer than --min-np places since then
+  size_t below_places_ = 0;                  // how many places, at the last plan
+  std::map<std::string, std::string> lost_;  // host -> why it was lost (the first reason)
+  std::vector<RoundRecord> rounds_;
+  std::string failure_;
+};
+
+}  // namespace hvdrun
+
+#endif  // HVDRUN_LAUNCHER_ELASTIC_ELASTIC_DRIVER_H_

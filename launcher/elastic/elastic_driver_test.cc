@@ -1,0 +1,140 @@
+#include "launcher/elastic/elastic_driver.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hvdrun {
+namespace {
+
+// A driver over three one-slot hosts with a clock the test moves, recording every key and line.
+struct Driven {
+  explicit Driven(ElasticOptions options, std::vector<HostSlots> hosts = {{"a", 1}, {"b", 1}, {"c", 1}}) {
+    int slots = 0;
+    for (const HostSlots& host : hosts) slots += host.slots;
+    RankAssignment first = RankAssignment::Assign(hosts, slots).value();
+    driver = std::make_unique<ElasticDriver>(
+        options, first, hosts, [this](const std::string& line) { lines.push_back(line); }, false,
+        [this] { return now; });
+    driver->Begin([this](const std::string& key, const std::string& value) {
+      keys[key] = value;
+      order.push_back(key);
+    });
+  }
+  double now = 0;
+  std::map<std::string, std::string> keys;
+  std::vector<std::string> order;
+  std::vector<std::string> lines;
+  std::unique_ptr<ElasticDriver> driver;
+};
+
+ElasticOptions MinNp(int min_np) {
+  ElasticOptions options;
+  options.min_np = min_np;
+  options.timeout_s = 10;
+  return options;
+}
+
+TEST(ElasticDriver, RoundZeroIsTheLaunchAndItsVariablesNameEachWorker) {
+  Driven d(MinNp(2));
+  EXPECT_EQ(d.keys["elastic/0/rank/a/0/0"], "0 3 0 1 0 3 a");
+  EXPECT_EQ(d.keys["elastic/0/rank/c/0/2"], "2 3 0 1 2 3 c");
+  EXPECT_EQ(d.keys["elastic/round"], "0");
+  EXPECT_EQ(d.keys["elastic/hosts_updated"], "0");
+  EXPECT_EQ(d.order.back(), "elastic/round");
+  EXPECT_EQ(d.driver->RankVariables(1),
+            (std::vector<std::string>{"HVDRUN_ELASTIC=1", "HVDRUN_WORKER_ID=b/0/1", "HVDRUN_ROUND=0",
+                                      "HVDRUN_ELASTIC_TIMEOUT_SECONDS=10"}));
+}
+
+TEST(ElasticDriver, AFailedWorkerReformsTheJobAfterTheSettleTime) {
+  Driven d(MinNp(2));
+  EXPECT_TRUE(d.driver->WorkerEnded(1, false, "killed by SIGKILL"));
+  d.now = kSettleSeconds / 2;
+  EXPECT_FALSE(d.driver->Tick());
+  EXPECT_EQ(d.keys["elastic/round"], "0");
+  d.now = kSettleSeconds;
+  EXPECT_FALSE(d.driver->Tick());
+  EXPECT_EQ(d.keys["elastic/round"], "1");
+  EXPECT_EQ(d.keys["elastic/1/rank/a/0/0"], "0 2 0 1 0 2 a");
+  EXPECT_EQ(d.keys["elastic/1/rank/c/0/2"], "1 2 0 1 1 2 c");
+  EXPECT_EQ(d.keys.count("elastic/1/rank/b/0/1"), 0u);
+  EXPECT_EQ(d.order.back(), "elastic/round");
+  ASSERT_EQ(d.lines.size(), 1u);
+  EXPECT_EQ(d.lines[0],
+            "elastic: round 1: 2 ranks on 2 hosts; hosts lost: b; added: none; why: b/0/1 killed by SIGKILL; "
+            "re-formed in 0.5 s");
+  EXPECT_EQ(d.driver->current_round(), (std::vector<int>{0, 2}));
+  EXPECT_TRUE(d.driver->TookFailure(1));
+  nlohmann::json plan = d.driver->PlanJson();
+  ASSERT_EQ(plan["rounds"].size(), 2u);
+  EXPECT_EQ(plan["rounds"][1]["hosts_lost"], nlohmann::json::array({"b"}));
+  EXPECT_EQ(plan["min_np"], 2);
+  EXPECT_TRUE(plan["max_np"].is_null());
+}
+
+TEST(ElasticDriver, TheOtherWorkersOfAFailedHostAreRemoved) {
+  Driven d(MinNp(1), {{"a", 2}, {"b", 1}});
+  EXPECT_TRUE(d.driver->WorkerEnded(0, false, "ended with exit 1"));
+  d.now = 1;
+  d.driver->Tick();
+  EXPECT_EQ(d.keys["elastic/1/rank/a/1/1"], "removed");
+  EXPECT_EQ(d.keys["elastic/1/rank/b/0/2"], "0 1 0 1 0 1 b");
+  // The removed worker's own end is taken in stride, whatever its code.
+  EXPECT_TRUE(d.driver->WorkerEnded(1, false, "ended with exit 1"));
+  d.now = 2;
+  EXPECT_FALSE(d.driver->Tick());
+  EXPECT_EQ(d.keys["elastic/round"], "1");
+}
+
+TEST(ElasticDriver, BelowMinNpForTheTimeoutFailsNamingTheHostsLost) {
+  Driven d(MinNp(3));
+  EXPECT_TRUE(d.driver->WorkerEnded(2, false, "killed by SIGKILL"));
+  d.now = 1;
+  EXPECT_FALSE(d.driver->Tick());
+  EXPECT_EQ(d.lines.back(),
+            "elastic: 2 slots alive, fewer than --min-np 3 (c/0/2 killed by SIGKILL); waiting up to 10 s "
+            "(--elastic-timeout)");
+  d.now = 10.9;
+  EXPECT_FALSE(d.driver->Tick());
+  d.now = 11;
+  EXPECT_TRUE(d.driver->Tick());
+  EXPECT_EQ(
+      d.driver->FailureReport(),
+      (std::vector<std::string>{
+          "elastic job failed in round 0: 2 slots alive for 10 s (--elastic-timeout), fewer than --min-np 3",
+          "hosts lost: c (worker c/0/2 killed by SIGKILL)"}));
+  EXPECT_EQ(d.driver->SummaryJson()["hosts_lost"]["c"], "worker c/0/2 killed by SIGKILL");
+}
+
+TEST(ElasticDriver, AReformationPastTheResetLimitFails) {
+  ElasticOptions options = MinNp(1);
+  options.reset_limit = 1;
+  Driven d(options);
+  d.driver->WorkerEnded(0, false, "killed by SIGKILL");
+  d.now = 1;
+  EXPECT_FALSE(d.driver->Tick());
+  d.driver->WorkerEnded(1, false, "killed by SIGKILL");
+  d.now = 2;
+  EXPECT_TRUE(d.driver->Tick());
+  EXPECT_EQ(d.driver->FailureReport()[0],
+            "elastic job failed in round 1: a re-formation past --reset-limit 1 (b/0/1 killed by SIGKILL)");
+}
+
+TEST(ElasticDriver, OnceARankSucceededAFailureStopsTheJob) {
+  Driven d(MinNp(1));
+  EXPECT_TRUE(d.driver->WorkerEnded(0, true, ""));
+  EXPECT_FALSE(d.driver->WorkerEnded(1, false, "ended with exit 3"));
+}
+
+TEST(ElasticDriver, EveryWorkerEndingBeforeTheReformationFailsTheJob) {
+  Driven d(MinNp(1));
+  for (int index = 0; index < 3; ++index) d.driver->WorkerEnded(index, false, "killed by SIGKILL");
+  d.driver->JobEnded();
+  EXPECT_TRUE(d.driver->failed());
+}
+
+}  // namespace
+}  // namespace hvdrun

@@ -1,0 +1,80 @@
+// Elastic jobs (docs/elastic.md) with real processes: three one-slot hosts, all this machine, and
+// shell ranks that fail on cue. The ranks run no hvd.elastic program, so they do not re-form
+// themselves; what is tested is hvdrun's side: the job goes on, re-forms, ends on its survivors or
+// fails as a whole, and leaves nothing running.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/installed_hvdrun.h"
+#include "tests/e2e/job_marker.h"
+#include "tests/e2e/process_runner.h"
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun::e2e {
+namespace {
+
+using std::chrono::milliseconds;
+
+const std::vector<std::string> kThreeHosts = {"-np", "3", "-H", "127.0.0.1:1,127.0.0.2:1,127.0.0.3:1"};
+
+ProcessResult RunMarked(const std::vector<std::string>& args) {
+  JobMarker marker;
+  ProcessResult result = RunHvdrun(args, marker.Options());
+  std::vector<pid_t> left = marker.WaitUntilNoneRuns(milliseconds(2'000));
+  EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << left.size() << " processes";
+  return result;
+}
+
+TEST(ElasticJob, AKilledRankLeavesTheJobToItsSurvivors) {
+  // Rank 1 kills itself; the others end 2 s later, well after the re-formation.
+  ProcessResult result = RunMarked(Concat(
+      {kThreeHosts,
+       {"--min-np", "2", "sh", "-c",
+        "if [ \"$HVDRUN_RANK\" = 1 ]; then kill -9 $$; fi; sleep 2; echo worker $HVDRUN_WORKER_ID done"}}));
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("worker 127.0.0.1/0/0 done"), std::string::npos) << result;
+  EXPECT_NE(result.stdout_text.find("worker 127.0.0.3/0/2 done"), std::string::npos) << result;
+  EXPECT_NE(
+      result.stderr_text.find("hvdrun: elastic: round 1: 2 ranks on 2 hosts; hosts lost: 127.0.0.2; added: "
+                              "none; why: 127.0.0.2/0/1 killed by SIGKILL; re-formed in "),
+      std::string::npos)
+      << result;
+}
+
+TEST(ElasticJob, BelowMinNpForTheTimeoutFailsNamingTheHostLost) {
+  ProcessResult result = RunMarked(Concat({kThreeHosts,
+                                           {"--min-np", "3", "--elastic-timeout", "1", "sh", "-c",
+                                            "if [ \"$HVDRUN_RANK\" = 2 ]; then exit 5; fi; sleep 30"}}));
+  EXPECT_EQ(result.exit_code, 6) << result;
+  EXPECT_NE(
+      result.stderr_text.find("hvdrun: elastic job failed in round 0: 2 slots alive for 1 s "
+                              "(--elastic-timeout), fewer than --min-np 3\n"
+                              "hvdrun: hosts lost: 127.0.0.3 (worker 127.0.0.3/0/2 ended with exit 5)\n"),
+      std::string::npos)
+      << result;
+}
+
+TEST(ElasticJob, ADiscoveryScriptThatFailsIsAWarningAndTheJobGoesOn) {
+  // The script names this machine once, then fails: the job keeps its host and ends normally.
+  ScratchDir dir;
+  const std::string marker = dir.path() + "/ran";
+  const std::string script =
+      dir.WriteFile("hosts.sh", "#!/bin/sh\nif [ -f '" + marker + "' ]; then exit 4; fi\n: > '" + marker +
+                                    "'\necho 127.0.0.1:2\n");
+  ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
+  ProcessResult result = RunMarked(
+      {"-np", "2", "--host-discovery-script", script, "sh", "-c", "sleep 2; echo size $HVDRUN_SIZE"});
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("size 2"), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("hvdrun: host discovery script '" + script + "': '" + script +
+                                    "' failed: exit code 4; the job keeps its last hosts\n"),
+            std::string::npos)
+      << result;
+}
+
+}  // namespace
+}  // namespace hvdrun::e2e
