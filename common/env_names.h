@@ -183,6 +183,18 @@ inline constexpr const char* kSlurmTaskPid = "SLURM_TASK_PID";
 // step, so ranks get hvdrun's own value back.
 inline constexpr const char* kSlurmJobName = "SLURM_JOB_NAME";
 
+// Elastic jobs (docs/elastic.md; the contract between hvdrun and the runtime). In every rank
+// process of an elastic job: "1".
+inline constexpr const char* kElastic = "HVDRUN_ELASTIC";
+// The process's worker id, unique for the whole job and never reused ("<host>/<slot>/<spawn>").
+inline constexpr const char* kWorkerId = "HVDRUN_WORKER_ID";
+// The round the process was started in (the first: 0); its HVDRUN_RANK ... are its place in it.
+inline constexpr const char* kRound = "HVDRUN_ROUND";
+// Seconds a rank waits for its next round's place (hvdrun's --elastic-timeout).
+inline constexpr const char* kElasticTimeoutSeconds = "HVDRUN_ELASTIC_TIMEOUT_SECONDS";
+// Seconds: hvdrun's --elastic-timeout when the flag is not given (horovodrun reads it too).
+inline constexpr const char* kHorovodElasticTimeout = "HOROVOD_ELASTIC_TIMEOUT";
+
 }  // namespace hvdrun::env
 
 #endif  // HVDRUN_COMMON_ENV_NAMES_H_
