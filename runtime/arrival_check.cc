@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common/error_text.h"
+#include "hvdrun/error_kind.h"
 
 namespace hvdrun {
 
@@ -18,6 +19,7 @@ Status CheckArrival(KeyValueStore& store, const std::string& scope, int rank, in
   }
   Status waited = store.Wait(keys, timeout);
   if (waited.ok()) return waited;
+  if (KindOf(waited) != ErrorKind::kOther) return waited;  // an elastic round that is over
 
   // Name the ranks that are missing now; a store that failed for another reason says so.
   std::vector<int> missing;

@@ -13,6 +13,7 @@
 #include "common/protocol/rendezvous_client.h"
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
+#include "runtime/elastic/membership.h"
 #include "runtime/request/tensor_request.h"
 #include "runtime/runtime_environment.h"
 #include "runtime/runtime_impl.h"
@@ -161,13 +162,20 @@ Runtime::EnvironmentLookup OrGetenv(const Runtime::EnvironmentLookup& lookup) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::Init(RuntimeOptions options) {
+  // An elastic worker's place in its round first: it sets the rank fields and the store.
+  std::unique_ptr<ElasticMembership> elastic;
+  if (options.elastic.enabled) {
+    StatusOr<std::unique_ptr<ElasticMembership>> joined = ElasticMembership::Join(options);
+    if (!joined.ok()) return joined.status();
+    elastic = std::move(joined).value();
+  }
   Status valid = ValidateOptions(options);
   if (valid.ok()) valid = ValidateNegotiation(options);
   if (!valid.ok()) return valid;
   auto impl = std::make_unique<RuntimeImpl>(std::move(options));
   Status started = impl->Start();
   if (!started.ok()) return started;
-  return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+  return std::unique_ptr<Runtime>(new Runtime(std::move(impl), std::move(elastic)));
 }
 
 StatusOr<BackendKind> Runtime::BackendFromEnvironment(const EnvironmentLookup& lookup) {
@@ -204,21 +212,28 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(
   settings.options.store = std::shared_ptr<KeyValueStore>(std::move(client).value());
   const RuntimeOptions& options = settings.options;
   const std::string described =
-      "rank " + std::to_string(options.rank) + " of " + std::to_string(options.size) + ": " +
       std::string(BackendName(options.backend)) + " backend, " +
       (options.order == CollectiveOrder::kNegotiated ? "negotiated" : "call order") + ", timeout " +
       DurationText(options.timeout);
   StatusOr<std::unique_ptr<Runtime>> runtime = Init(std::move(settings.options));
   if (runtime.ok()) {
+    // An elastic worker's rank is its place in the round it joined (ElasticOptions).
+    const Runtime& joined = *runtime.value();
+    std::string rank = "rank " + std::to_string(joined.rank()) + " of " + std::to_string(joined.size());
+    if (joined.elastic_ != nullptr) rank += " in elastic round " + std::to_string(joined.round());
     settings.horovod.messages.Print(LogLevel::kInfo,
-                                    described + ", allreduces over " + runtime.value()->allreduce_path());
+                                    rank + ": " + described + ", allreduces over " + joined.allreduce_path());
   }
   return runtime;
 }
 
-Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl) : impl_(std::move(impl)) {}
+Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl, std::unique_ptr<ElasticMembership> elastic)
+    : impl_(std::move(impl)), elastic_(std::move(elastic)) {}
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+  impl_.reset();  // the backend ends before the worker's place in the round is given up
+  elastic_.reset();
+}
 
 int Runtime::rank() const { return impl_->options().rank; }
 int Runtime::size() const { return impl_->options().size; }
@@ -229,6 +244,12 @@ int Runtime::cross_size() const { return impl_->options().cross_size; }
 BackendKind Runtime::backend() const { return impl_->options().backend; }
 CollectiveOrder Runtime::order() const { return impl_->options().order; }
 std::string Runtime::allreduce_path() const { return impl_->allreduce_path(); }
+int Runtime::round() const { return elastic_ != nullptr ? elastic_->round() : 0; }
+
+StatusOr<bool> Runtime::HostsUpdated() const {
+  if (elastic_ == nullptr) return false;
+  return elastic_->HostsUpdated();
+}
 
 Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);

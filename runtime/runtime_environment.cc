@@ -1,6 +1,7 @@
 #include "runtime/runtime_environment.h"
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -120,6 +121,25 @@ Status ReadTimeline(const EnvironmentReader& env, int rank, TimelineSettings& ti
   return Status::Ok();
 }
 
+// An elastic job's variables (ElasticOptions), where HVDRUN_ELASTIC=1.
+Status ReadElastic(const EnvironmentReader& env, ElasticOptions& elastic) {
+  StatusOr<bool> enabled = ReadFlag(env, env::kElastic, false);
+  if (!enabled.ok() || !enabled.value()) return enabled.status();
+  elastic.enabled = true;
+  StatusOr<std::string> worker_id = env.Required(env::kWorkerId);
+  if (!worker_id.ok()) return worker_id.status();
+  elastic.worker_id = std::move(worker_id).value();
+  StatusOr<int64_t> round = env.RequiredWholeNumber(env::kRound, 0, INT32_MAX);
+  if (!round.ok()) return round.status();
+  elastic.round = static_cast<int>(round.value());
+  if (env.Find(env::kElasticTimeoutSeconds) != nullptr) {
+    StatusOr<int64_t> seconds = env.RequiredWholeNumber(env::kElasticTimeoutSeconds, 1, int64_t{30} * 86400);
+    if (!seconds.ok()) return seconds.status();
+    elastic.assignment_timeout = std::chrono::seconds(seconds.value());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const EnvironmentLookup& lookup) {
@@ -173,6 +193,7 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const EnvironmentLookup& loo
     if (hierarchical.ok()) options.hierarchical_allreduce = hierarchical.value();
     status = hierarchical.status();
   }
+  if (status.ok()) status = ReadElastic(env, options.elastic);
   if (!status.ok()) return status;
   StatusOr<HorovodSettings> horovod = ReadHorovodSettings(env, options);
   if (!horovod.ok()) return horovod.status();

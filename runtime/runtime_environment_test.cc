@@ -41,6 +41,27 @@ class RuntimeEnvironmentTest : public ::testing::Test {
   std::map<std::string, std::string> values_;
 };
 
+TEST_F(RuntimeEnvironmentTest, AnElasticJobsVariablesMakeTheRuntimeElastic) {
+  StatusOr<RuntimeEnvironment> fixed = Read();
+  ASSERT_TRUE(fixed.ok()) << fixed.status().message();
+  EXPECT_FALSE(fixed->options.elastic.enabled);
+
+  values_[env::kElastic] = "1";
+  EXPECT_EQ(ReadError(), "HVDRUN_WORKER_ID is not set: run this program under hvdrun");
+  values_[env::kWorkerId] = "node-a/1/3";
+  values_[env::kRound] = "2";
+  StatusOr<RuntimeEnvironment> elastic = Read();
+  ASSERT_TRUE(elastic.ok()) << elastic.status().message();
+  EXPECT_TRUE(elastic->options.elastic.enabled);
+  EXPECT_EQ(elastic->options.elastic.worker_id, "node-a/1/3");
+  EXPECT_EQ(elastic->options.elastic.round, 2);
+  EXPECT_EQ(elastic->options.elastic.assignment_timeout, std::chrono::seconds(600));
+  values_[env::kElasticTimeoutSeconds] = "30";
+  EXPECT_EQ(Read()->options.elastic.assignment_timeout, std::chrono::seconds(30));
+  values_[env::kElastic] = "yes";
+  EXPECT_EQ(ReadError(), "HVDRUN_ELASTIC='yes' is not 1 or 0");
+}
+
 TEST_F(RuntimeEnvironmentTest, NegotiationTuningComesFromHorovodsVariables) {
   StatusOr<RuntimeEnvironment> defaults = Read();
   ASSERT_TRUE(defaults.ok()) << defaults.status().message();

@@ -21,6 +21,7 @@
 
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"
+#include "runtime/elastic/recoverable_backend.h"
 #include "runtime/request/run_request.h"
 #include "runtime/shm/shm_backend.h"
 
@@ -312,6 +313,10 @@ Status RuntimeImpl::Bootstrap() {
   }
   if (stream_ != nullptr) stream_->set_allreduce_path(allreduce_path_);
   backend_ = std::move(backend).value();
+  if (options_.elastic.enabled) {  // a lost peer fails collectives with ErrorKind::kRecoverable
+    backend_ = std::make_unique<RecoverableBackend>(std::move(backend_));
+    if (control_ != nullptr) control_ = std::make_unique<RecoverableBackend>(std::move(control_));
+  }
   return Status::Ok();
 }
 

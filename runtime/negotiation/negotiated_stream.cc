@@ -8,11 +8,14 @@
 #include <utility>
 #include <vector>
 
+#include "hvdrun/error_kind.h"
+
 namespace hvdrun {
 
 NegotiatedStream::NegotiatedStream(const RuntimeOptions& options, CompressedAllreduce* compressed)
     : rank_(options.rank),
       backend_(options.backend),
+      elastic_(options.elastic.enabled),
       report_(CycleSettings::From(options), options.negotiation.cache_capacity),
       settings_(CycleSettings::From(options)),
       pending_([this](const std::string& name, const std::shared_ptr<CollectiveHandle::State>& state) {
@@ -96,7 +99,8 @@ bool NegotiatedStream::Cycle(Backend& control, Backend& data, const CycleSetting
 }
 
 void NegotiatedStream::FailEverything(const Status& status) {
-  queue_.Break(status);
+  // In an elastic job a peer that stopped, failed or timed out is one the job re-forms without.
+  queue_.Break(elastic_ ? AsRecoverable(status) : status);
   pending_.FailAll(queue_.broken());
 }
 

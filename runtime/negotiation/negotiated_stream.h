@@ -118,6 +118,7 @@ class NegotiatedStream {
 
   const int rank_;
   const BackendKind backend_;
+  const bool elastic_;  // RuntimeOptions::elastic: every failure is ErrorKind::kRecoverable
   RequestQueue queue_;
   NegotiationReport report_;
 

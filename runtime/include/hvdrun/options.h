@@ -93,6 +93,25 @@ struct CompressionOptions {
   bool error_feedback = true;
 };
 
+// An elastic job's worker (docs/elastic.md): hosts may come and go, and the job goes on in rounds.
+// InitFromEnvironment reads these from HVDRUN_ELASTIC, HVDRUN_WORKER_ID, HVDRUN_ROUND and
+// HVDRUN_ELASTIC_TIMEOUT_SECONDS. In round r every key the runtime uses in the store is under
+// "r<r>/", so that processes of different rounds never meet. A Runtime that this worker creates when
+// all of its earlier ones have been destroyed (re-initialization) first waits for the store's
+// "elastic/round" to name a newer round holding "elastic/<round>/rank/<worker_id>", and takes its
+// place in the job (the rank fields of RuntimeOptions) from that key. Its collectives fail with
+// ErrorKind::kRecoverable (hvdrun/error_kind.h) when a peer is lost. Gloo and NCCL only: MPI jobs
+// are not elastic.
+struct ElasticOptions {
+  bool enabled = false;
+  // Unique to this process for the whole job, never reused (hvdrun gives "<host>/<slot>/<n>").
+  std::string worker_id;
+  // The round the rank fields of the first Runtime's options describe.
+  int round = 0;
+  // How long re-initialization waits for this worker's place in a newer round (Horovod's 600 s).
+  std::chrono::milliseconds assignment_timeout{std::chrono::seconds(600)};
+};
+
 // Everything Runtime::Init needs. The rank fields describe this rank's place in the job (ranks are
 // host-major, as hvdrun starts them: local_* within its host, cross_* among the hosts); the rest
 // are the job's, the same on every rank.
@@ -135,6 +154,8 @@ struct RuntimeOptions {
   // applies (Gloo, shared_memory, several hosts of the same number of ranks, at least 2), and there it
   // is faster than the flat ring (docs/benchmarks.md). Every rank must choose the same.
   bool hierarchical_allreduce = true;
+  // Off by default: a lost rank fails the job's collectives for good.
+  ElasticOptions elastic;
 };
 
 }  // namespace hvdrun

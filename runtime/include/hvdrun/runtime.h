@@ -28,6 +28,12 @@
 // loaded; a missing environment variable; a rank that never arrived). A collective that fails
 // leaves the Runtime broken: every later call returns the same error.
 //
+// Elastic jobs (RuntimeOptions::elastic; hvdrun --min-np, docs/elastic.md): a collective that fails
+// because the job's ranks changed fails with ErrorKind::kRecoverable (hvdrun/error_kind.h: KindOf);
+// the program then destroys its Runtime and creates one again (InitFromEnvironment or Init with
+// the same ElasticOptions), which waits for its place in the job's next round. Init fails with
+// ErrorKind::kRemoved when this worker has none; the program then exits 0.
+//
 // The types a Runtime's calls take and give have headers of their own, which this one includes:
 // hvdrun/options.h (RuntimeOptions), hvdrun/collective_handle.h (CollectiveHandle, AllgatherResult),
 // hvdrun/counters.h (NegotiationCounters, CompressionCounters); with the vocabulary's hvdrun/status.h,
@@ -44,6 +50,7 @@
 
 #include "hvdrun/collective_handle.h"
 #include "hvdrun/counters.h"
+#include "hvdrun/error_kind.h"
 #include "hvdrun/export.h"
 #include "hvdrun/options.h"
 #include "hvdrun/status.h"
@@ -51,7 +58,8 @@
 
 namespace hvdrun {
 
-class RuntimeImpl;  // libhvdrun's own
+class RuntimeImpl;        // libhvdrun's own
+class ElasticMembership;  // likewise
 
 class HVDRUN_EXPORT Runtime {
  public:
@@ -97,6 +105,13 @@ class HVDRUN_EXPORT Runtime {
   // shared_memory), "shm+gloo" (hierarchical_allreduce) or the backend's name ("gloo", "mpi",
   // "nccl"). Benchmarks and timelines name it.
   std::string allreduce_path() const;
+  // Elastic jobs: the round this Runtime is in (0 in a job that is not elastic).
+  int round() const;
+  // Elastic jobs: whether hvdrun has found new hosts, whose ranks wait to join, since this Runtime
+  // was initialized (the job's "elastic/hosts_updated" counter changed); the program then re-forms
+  // the job by re-initializing at a point every rank agrees on (hvdrun.torch: rank 0 asks and
+  // broadcasts the answer at state.commit()). False outside elastic jobs. Does not wait.
+  StatusOr<bool> HostsUpdated() const;
 
   // recv[i] = op over ranks of send[i], for `count` elements. send == recv is in place.
   Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
@@ -194,8 +209,9 @@ class HVDRUN_EXPORT Runtime {
   static void SetCallerStream(void* cuda_stream);
 
  private:
-  explicit Runtime(std::unique_ptr<RuntimeImpl> impl);
+  Runtime(std::unique_ptr<RuntimeImpl> impl, std::unique_ptr<ElasticMembership> elastic);
   std::unique_ptr<RuntimeImpl> impl_;
+  std::unique_ptr<ElasticMembership> elastic_;  // null outside elastic jobs; ends after impl_
 };
 
 }  // namespace hvdrun
