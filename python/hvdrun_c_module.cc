@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "hvdrun/error_kind.h"
 #include "hvdrun/runtime.h"
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
@@ -184,6 +185,34 @@ int CrossRank() {
 int CrossSize() {
   const Runtime* runtime = Require("cross_size");
   return runtime != nullptr ? runtime->cross_size() : 1;
+}
+
+// Elastic jobs (Runtime::round, Runtime::HostsUpdated): 0 and false in other jobs and in a job of one
+// rank.
+int Round() {
+  const Runtime* runtime = Require("round");
+  return runtime != nullptr ? runtime->round() : 0;
+}
+bool HostsUpdated() {
+  const Runtime* runtime = Require("hosts_updated");
+  if (runtime == nullptr) return false;
+  StatusOr<bool> updated = runtime->HostsUpdated();
+  Check(updated.status());
+  return updated.value();
+}
+
+// The ErrorKind (hvdrun/error_kind.h) of an error's message, as this module raised it: "recoverable",
+// "removed" or "other".
+std::string ErrorKindOf(const std::string& message) {
+  switch (KindOf(Status::Error(message))) {
+    case ErrorKind::kRecoverable:
+      return "recoverable";
+    case ErrorKind::kRemoved:
+      return "removed";
+    case ErrorKind::kOther:
+      break;
+  }
+  return "other";
 }
 
 // The job's backend ("nccl" in a --nccl job, whose host runtime is Gloo); "none" in a job of one rank.
@@ -415,6 +444,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("local_size", &hp::LocalSize);
   m.def("cross_rank", &hp::CrossRank);
   m.def("cross_size", &hp::CrossSize);
+  m.def("round", &hp::Round);
+  m.def("hosts_updated", &hp::HostsUpdated);
+  m.def("error_kind", &hp::ErrorKindOf);
   m.def("backend", &hp::Backend);
   m.def("device_backend", &hp::DeviceBackend);
   m.def("job_backend", &hp::JobBackend);

@@ -11,7 +11,8 @@ namespace {
 
 // A driver over three one-slot hosts with a clock the test moves, recording every key and line.
 struct Driven {
-  explicit Driven(ElasticOptions options, std::vector<HostSlots> hosts = {{"a", 1}, {"b", 1}, {"c", 1}}) {
+  explicit Driven(const ElasticOptions& options,
+                  const std::vector<HostSlots>& hosts = {{"a", 1}, {"b", 1}, {"c", 1}}) {
     int slots = 0;
     for (const HostSlots& host : hosts) slots += host.slots;
     RankAssignment first = RankAssignment::Assign(hosts, slots).value();

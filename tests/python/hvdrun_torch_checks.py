@@ -387,6 +387,38 @@ def optimizer_state(optimizer):
 
 
 @check
+def elastic_state_syncs_from_rank_0():
+    """hvd.elastic's TorchState in a fixed job: sync() makes every rank's model, optimizer and values rank 0's,
+    commit() finds no new hosts, restore() goes back to the commit; run() calls the function once."""
+    torch.manual_seed(100 + R)  # each rank's model differs until the sync
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.ones(2, 3) * (R + 1)).sum().backward()
+    optimizer.step()  # each rank's momentum differs too
+    state = hvd.elastic.TorchState(model, optimizer, epoch=R, note="rank %d" % R)
+
+    @hvd.elastic.run
+    def train(state, extra):
+        state.commit()
+        return extra + state.epoch
+
+    if train(state, 5) != 5 or state.note != "rank 0":
+        raise AssertionError("rank %d: run() did not sync rank 0's values first: %r" % (R, state.note))
+    for name, tensor in model.state_dict().items():
+        gathered = hvd.allgather(tensor.detach().unsqueeze(0))
+        for rank in range(N):
+            same(gathered[rank], gathered[0], "rank %d's synced %s" % (rank, name))
+    momentum = next(iter(optimizer.state_dict()["state"].values()))["momentum_buffer"]
+    gathered = hvd.allgather(momentum.unsqueeze(0))
+    for rank in range(N):
+        same(gathered[rank], gathered[0], "rank %d's synced momentum" % rank)
+    state.epoch = 9
+    state.restore()
+    if state.epoch != 0:
+        raise AssertionError("restore() gave epoch %r, not the commit's 0" % state.epoch)
+
+
+@check
 def broadcast_optimizer_state_sgd_and_adam():
     for make_optimizer in (lambda p: torch.optim.SGD(p, lr=0.1 * (R + 1), momentum=0.5 + 0.1 * R),
                            lambda p: torch.optim.Adam(p, lr=0.01 * (R + 1), betas=(0.8, 0.9))):
@@ -805,7 +837,6 @@ def unsupported_features_name_themselves():
     raises(error, "process sets", hvd.ProcessSet, [0])
     raises(error, "process sets", hvd.add_process_set, [0])
     raises(error, "process sets", hvd.allreduce, x, process_set=object())
-    raises(error, "elastic", getattr, hvd, "elastic")
     raises(error, "reducescatter", hvd.reducescatter, x)
     raises(error, "sparse", hvd.allreduce, x.to_sparse())
     raises(error, "communicators", hvd.init, comm=[0])

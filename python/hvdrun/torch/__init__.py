@@ -37,7 +37,26 @@ def init(comm=None, process_sets=None):
         unsupported("process sets (init(process_sets=))", "collectives run over all ranks of the job")
     if not _C.is_initialized() and _C.job_backend() == "nccl":
         _require_cuda_device()
-    _C.init()
+    try:
+        _C.init()
+    except RuntimeError as error:
+        _init_failed(error)
+
+
+def _init_failed(error):
+    """An elastic job's init() that failed: a worker hvdrun left out of the job's new round exits 0 after
+    saying so; one whose round was over before every rank came raises HorovodInternalError
+    (hvd.elastic.run then joins the next round); other errors stay RuntimeError."""
+    import sys  # pylint: disable=import-outside-toplevel
+
+    kind = _C.error_kind(str(error))
+    if kind == "removed":
+        sys.stderr.write("hvdrun.torch: %s\n" % error)
+        sys.stderr.flush()
+        raise SystemExit(0)
+    if kind == "recoverable":
+        raise HorovodInternalError(str(error)) from None
+    raise error
 
 
 def _require_cuda_device():
@@ -147,8 +166,11 @@ def stop_timeline():
 
 
 def __getattr__(name):
-    if name == "elastic":
-        unsupported("elastic training (hvd.elastic)", "run a fixed number of ranks: hvdrun -np N")
     if name == "Product":
         unsupported("the product reduction (hvd.Product)", "use hvd.Sum of logarithms, or hvd.allgather")
     raise AttributeError("module 'hvdrun.torch' has no attribute '%s'" % name)
+
+
+# Last: hvd.elastic's reset calls this module's init() and shutdown().
+from hvdrun.torch import elastic  # noqa: E402  pylint: disable=wrong-import-position
+from hvdrun.torch.elastic import HostsUpdatedInterrupt  # noqa: E402  pylint: disable=wrong-import-position

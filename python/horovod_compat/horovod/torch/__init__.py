@@ -5,3 +5,4 @@ import sys
 import hvdrun.torch
 
 sys.modules[__name__] = hvdrun.torch
+sys.modules[__name__ + ".elastic"] = hvdrun.torch.elastic  # `from horovod.torch.elastic import ...`
