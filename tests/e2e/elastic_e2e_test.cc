@@ -49,7 +49,7 @@ TEST(ElasticJob, BelowMinNpForTheTimeoutFailsNamingTheHostLost) {
   ProcessResult result = RunMarked(Concat({kThreeHosts,
                                            {"--min-np", "3", "--elastic-timeout", "1", "sh", "-c",
                                             "if [ \"$HVDRUN_RANK\" = 2 ]; then exit 5; fi; sleep 30"}}));
-  EXPECT_EQ(result.exit_code, 6) << result;
+  EXPECT_EQ(result.exit_code, 7) << result;
   EXPECT_NE(
       result.stderr_text.find("hvdrun: elastic job failed in round 0: 2 slots alive for 1 s "
                               "(--elastic-timeout), fewer than --min-np 3\n"
