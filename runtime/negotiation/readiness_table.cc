@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/error_text.h"
+
 namespace hvdrun {
 
 std::string DescribeRequest(const TensorRequest& request) {
@@ -53,10 +55,8 @@ std::string ReadinessTable::FailureOf(const Entry& entry) const {
   for (int rank = 0; rank < size_; ++rank) {
     if (joined_[static_cast<size_t>(rank)]) joined.push_back(rank);
   }
-  std::string ranks = joined.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < joined.size(); ++i) ranks += (i == 0 ? "" : ", ") + std::to_string(joined[i]);
-  return "'" + entry.request.name + "': a " + DescribeRequest(entry.request) + " cannot run while " + ranks +
-         (joined.size() == 1 ? " has" : " have") +
+  return "'" + entry.request.name + "': a " + DescribeRequest(entry.request) + " cannot run while " +
+         RankListText(joined) + (joined.size() == 1 ? " has" : " have") +
          " joined (Join): only allreduces run until every rank has joined, as in Horovod";
 }
 

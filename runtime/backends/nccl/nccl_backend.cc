@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
+#include "common/hex_text.h"
 #include "runtime/backends/nccl/nccl_average.h"
 #include "runtime/backends/nccl/nccl_copies.h"
 #include "runtime/backends/nccl/nccl_scale.h"
@@ -16,37 +18,6 @@
 
 namespace hvdrun {
 namespace {
-
-constexpr char kHexDigits[] = "0123456789abcdef";
-
-std::string ToHex(const char* bytes, size_t size) {
-  std::string hex;
-  hex.reserve(size * 2);
-  for (size_t i = 0; i < size; ++i) {
-    const auto byte = static_cast<unsigned char>(bytes[i]);
-    hex.push_back(kHexDigits[byte >> 4]);
-    hex.push_back(kHexDigits[byte & 0xf]);
-  }
-  return hex;
-}
-
-int HexValue(char digit) {
-  if (digit >= '0' && digit <= '9') return digit - '0';
-  if (digit >= 'a' && digit <= 'f') return digit - 'a' + 10;
-  return -1;
-}
-
-// Decodes exactly size bytes of lower-case hex into `bytes`; false if `hex` is not that.
-bool FromHex(const std::string& hex, char* bytes, size_t size) {
-  if (hex.size() != size * 2) return false;
-  for (size_t i = 0; i < size; ++i) {
-    const int high = HexValue(hex[2 * i]);
-    const int low = HexValue(hex[2 * i + 1]);
-    if (high < 0 || low < 0) return false;
-    bytes[i] = static_cast<char>((high << 4) | low);
-  }
-  return true;
-}
 
 std::string PointerText(const void* pointer) {
   char text[32];
@@ -118,16 +89,18 @@ StatusOr<ncclUniqueId> ExchangeUniqueId(const BackendContext& context) {
     if (result != ncclSuccess) {
       return Status::Error(where + "ncclGetUniqueId failed: " + NcclErrorText(result, nullptr));
     }
-    Status published = context.store->Set(key, ToHex(id.internal, sizeof(id.internal)));
+    Status published = context.store->Set(key, HexEncode(std::string_view(id.internal, sizeof(id.internal))));
     if (!published.ok()) return Status::Error(where + "bootstrap: " + published.message());
     return id;
   }
   StatusOr<std::string> value = context.store->Get(key, context.timeout);
   if (!value.ok()) return Status::Error(where + "bootstrap: " + value.status().message());
-  if (!FromHex(value.value(), id.internal, sizeof(id.internal))) {
+  const std::optional<std::string> bytes = HexDecode(value.value());
+  if (!bytes || bytes->size() != sizeof(id.internal)) {
     return Status::Error(where + "bootstrap: the value of key '" + key + "' is not a " +
                          std::to_string(sizeof(id.internal)) + "-byte NCCL unique id in hex");
   }
+  std::copy(bytes->begin(), bytes->end(), id.internal);
   return id;
 }
 
@@ -451,12 +424,10 @@ Status NcclBackend::Alltoall(const void* send, void* recv, size_t count, DataTyp
 
 Status NcclBackend::Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                               const std::vector<size_t>& recv_counts, DataType type) {
-  const auto ranks = static_cast<size_t>(size_);
-  if (send_counts.size() != ranks || recv_counts.size() != ranks) {
-    return Status::Error("nccl: alltoallv: " + std::to_string(send_counts.size()) + " send and " +
-                         std::to_string(recv_counts.size()) + " receive counts for " + std::to_string(ranks) +
-                         " ranks on rank " + std::to_string(rank_));
+  if (Status counts = CheckAlltoallvCounts("nccl", send_counts, recv_counts, size_, rank_); !counts.ok()) {
+    return counts;
   }
+  const auto ranks = static_cast<size_t>(size_);
   size_t send_total = 0;
   size_t recv_total = 0;
   for (size_t j = 0; j < ranks; ++j) {
