@@ -13,6 +13,14 @@ std::string DurationText(std::chrono::milliseconds duration) {
   return text + " s";
 }
 
+std::string RankListText(const std::vector<int>& ranks, size_t most) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size() && i < most; ++i)
+    text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  if (ranks.size() > most) text += " and " + std::to_string(ranks.size() - most) + " more";
+  return text;
+}
+
 std::string PrintableText(std::string_view text) {
   constexpr size_t kMaxShown = 80;
   std::string out;

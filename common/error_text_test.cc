@@ -21,6 +21,13 @@ TEST(ErrorText, LongerDurationsAreInSecondsWithTheDecimalsNeeded) {
   EXPECT_EQ(DurationText(milliseconds(30001)), "30.001 s");
 }
 
+TEST(ErrorText, RankListsSayRankOrRanksAndCutAtTheMostShown) {
+  EXPECT_EQ(RankListText({3}), "rank 3");
+  EXPECT_EQ(RankListText({0, 1, 2}), "ranks 0, 1, 2");
+  EXPECT_EQ(RankListText({4, 5, 6, 7}, 2), "ranks 4, 5 and 2 more");
+  EXPECT_EQ(RankListText({4, 5}, 2), "ranks 4, 5");
+}
+
 TEST(ErrorText, PrintableTextReplacesControlBytesAndCutsLongText) {
   EXPECT_EQ(PrintableText("gloo/3"), "gloo/3");
   EXPECT_EQ(PrintableText(std::string("a\0b\n\x7f\xff", 6)), "a?b???");

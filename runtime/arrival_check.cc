@@ -27,10 +27,8 @@ Status CheckArrival(KeyValueStore& store, const std::string& scope, int rank, in
     if (!store.Get(keys[static_cast<size_t>(r)], std::chrono::milliseconds(0)).ok()) missing.push_back(r);
   }
   if (missing.empty()) return Status::Error("rendezvous: " + waited.message());
-  std::string ranks;
-  for (size_t i = 0; i < missing.size(); ++i) ranks += (i == 0 ? "" : ", ") + std::to_string(missing[i]);
-  return Status::Error("rendezvous: " + std::string(missing.size() == 1 ? "rank " : "ranks ") + ranks +
-                       " of " + std::to_string(size) + " did not arrive within " + DurationText(timeout) +
+  return Status::Error("rendezvous: " + RankListText(missing) + " of " + std::to_string(size) +
+                       " did not arrive within " + DurationText(timeout) +
                        "; every rank must start and call Runtime::Init");
 }
 

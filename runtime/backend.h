@@ -210,6 +210,17 @@ inline bool BuffersOverlap(const void* a, size_t a_bytes, const void* b, size_t 
   return a_begin < b_begin + b_bytes && b_begin < a_begin + a_bytes;
 }
 
+// The error of backend `name`'s alltoallv on `rank` when `send_counts` or `recv_counts` do not hold
+// one count per rank of `size`; OK when both do.
+inline Status CheckAlltoallvCounts(const char* name, const std::vector<size_t>& send_counts,
+                                   const std::vector<size_t>& recv_counts, int size, int rank) {
+  const auto ranks = static_cast<size_t>(size);
+  if (send_counts.size() == ranks && recv_counts.size() == ranks) return Status::Ok();
+  return Status::Error(std::string(name) + ": alltoallv: " + std::to_string(send_counts.size()) +
+                       " send and " + std::to_string(recv_counts.size()) + " receive counts for " +
+                       std::to_string(ranks) + " ranks on rank " + std::to_string(rank));
+}
+
 // Creates the backend `kind` for this rank, bootstrapping through context.store. A backend that
 // was not built into this library is an error that says so and how to build it. In libhvdrun.so
 // each backend is a module loaded on its first use: a module that is missing or cannot be loaded

@@ -27,6 +27,20 @@ Status OutOfRange(const char* what, int value, const char* size_name, int size) 
                        std::to_string(size - 1) + ")");
 }
 
+// The error of `call` (Runtime::Init, or a call with its own compression) for a compression format
+// this library does not know, or any on the NCCL backend, whose values are on the GPU; else OK.
+Status ValidateCompression(const std::string& call, CompressionFormat format, BackendKind backend) {
+  if (CompressionFormatName(format) == "unknown") {
+    return Status::Error(call + ": unknown compression format " + std::to_string(static_cast<int>(format)));
+  }
+  if (format != CompressionFormat::kNone && backend == BackendKind::kNccl) {
+    return Status::Error(call + ": " + std::string(CompressionFormatName(format)) +
+                         " compression converts values in host memory; the nccl backend's are on the GPU "
+                         "(compress over gloo or mpi)");
+  }
+  return Status::Ok();
+}
+
 Status ValidateOptions(const RuntimeOptions& options) {
   if (BackendName(options.backend) == "unknown") {
     return Status::Error("Runtime::Init: unknown backend " +
@@ -63,17 +77,7 @@ Status ValidateOptions(const RuntimeOptions& options) {
     return Status::Error("Runtime::Init: timeout " + std::to_string(options.timeout.count()) +
                          " ms is not positive");
   }
-  const CompressionFormat format = options.compression.format;
-  if (CompressionFormatName(format) == "unknown") {
-    return Status::Error("Runtime::Init: unknown compression format " +
-                         std::to_string(static_cast<int>(format)));
-  }
-  if (format != CompressionFormat::kNone && options.backend == BackendKind::kNccl) {
-    return Status::Error("Runtime::Init: " + std::string(CompressionFormatName(format)) +
-                         " compression converts gradients in host memory; the nccl backend's are on the GPU "
-                         "(compress over gloo or mpi)");
-  }
-  return Status::Ok();
+  return ValidateCompression("Runtime::Init", options.compression.format, options.backend);
 }
 
 // The error for a call whose arguments are wrong; such a call is not run and does not break the
@@ -139,17 +143,6 @@ Status ValidateName(const std::string& call, const std::string& name, bool negot
     return Status::Error(call +
                          ": a name must be non-empty and must not begin with '(', which marks "
                          "the names of unnamed calls");
-  }
-  return Status::Ok();
-}
-
-Status ValidateCompression(const std::string& call, CompressionFormat format, BackendKind backend) {
-  if (CompressionFormatName(format) == "unknown") {
-    return Status::Error(call + ": unknown compression format " + std::to_string(static_cast<int>(format)));
-  }
-  if (format != CompressionFormat::kNone && backend == BackendKind::kNccl) {
-    return Status::Error(call + ": " + std::string(CompressionFormatName(format)) +
-                         " compression converts values in host memory; the nccl backend's are on the GPU");
   }
   return Status::Ok();
 }

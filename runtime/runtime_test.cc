@@ -65,7 +65,7 @@ TEST(RuntimeOptionsTest, RejectsBadOptions) {
   options.compression.format = CompressionFormat::kFloat16;
   EXPECT_EQ(
       InitError(options),
-      "Runtime::Init: fp16 compression converts gradients in host memory; the nccl backend's are on the GPU "
+      "Runtime::Init: fp16 compression converts values in host memory; the nccl backend's are on the GPU "
       "(compress over gloo or mpi)");
 }
 

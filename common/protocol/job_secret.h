@@ -26,9 +26,6 @@ std::string NewJobSecret();
 // Whether `secret_hex` has the shape NewJobSecret gives: exactly 64 lower-case hex digits.
 bool IsValidJobSecret(std::string_view secret_hex);
 
-// Lower-case hex of `bytes`, two digits per byte.
-std::string HexEncode(std::string_view bytes);
-
 // HMAC-SHA256 of `message` keyed with the bytes that `key_hex` spells (any even number of hex
 // digits, either case), as 64 lower-case hex digits. Returns an empty string when `key_hex` is not
 // hex, so that no proof can ever equal it.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/hex_text.h"
+
 namespace hvdrun {
 namespace {
 
@@ -28,8 +30,6 @@ TEST(JobSecret, ValidityChecksLengthAndDigits) {
   EXPECT_FALSE(IsValidJobSecret(std::string(63, 'a') + "g"));
   EXPECT_TRUE(IsValidJobSecret(std::string(64, '0')));
 }
-
-TEST(JobSecret, HexEncode) { EXPECT_EQ(HexEncode(std::string("\x00\x7f\xff\x10", 4)), "007fff10"); }
 
 // RFC 4231, test case 1: key = 20 bytes of 0x0b, data = "Hi There".
 TEST(JobSecret, HmacMatchesRfc4231TestCase1) {

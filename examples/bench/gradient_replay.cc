@@ -10,10 +10,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <utility>
-#include "examples/bench/bench_buffer.h"
 
 #include "examples/bench/bench_buffer.h"
 #include "examples/bench/reduction_error.h"
+#include "examples/bench/replay_gradients.h"
+#include "examples/bench/replay_report.h"
 #include "examples/shared/atomic_file.h"
 #include "examples/shared/model_gradients.h"
 #include "hvdrun/runtime.h"
@@ -31,101 +32,6 @@ constexpr double kBytesPerMib = 1024.0 * 1024.0;
 struct Setting {
   std::optional<double> threshold_mb;
   std::optional<double> cycle_ms;
-};
-
-// One format's figures in a setting: the job's format (std::nullopt), or one of --compression's.
-struct FormatResult {
-  std::optional<CompressionFormat> format;
-  double step_ms = 0;                      // median
-  double wire_ratio = 1;                   // bytes sent ÷ a float32 ring allreduce's, over the timed steps
-  std::optional<ReductionError> accuracy;  // with --compression: against the exact float32 sums
-};
-
-struct SettingResult {
-  double threshold_mb = 0;
-  double cycle_ms = 0;
-  std::vector<FormatResult> formats;  // --compression's order; one, the job's, without it
-  // Per step of any format.
-  double responses_per_step = 0;
-  double cache_only_cycle_share = 0;
-  double copied_share = 0;  // of the bytes of fused responses: copied through the fusion buffer
-};
-
-// The gradient tensors as views into one array, back to back in backward order with no gap: a fused
-// response of consecutive tensors is then reduced where it lies, with no copy, as a trainer's
-// gradient buckets would be. The array is `arena`, in host memory, or for a backend that reduces
-// device memory (nccl, Place) a copy of it on the device, which Upload and Download keep in step
-// with `arena`; the views point into the array the collectives take.
-struct Gradients {
-  struct View {
-    float* data;
-    size_t size;
-    size_t offset;  // elements from the array's start
-  };
-
-  explicit Gradients(std::vector<examples::GradientTensor> list) : tensors(std::move(list)) {
-    std::vector<size_t> offsets;
-    for (const examples::GradientTensor& tensor : tensors) {
-      offsets.push_back(elements);
-      elements += static_cast<size_t>(tensor.elements());
-    }
-    arena.resize(elements);
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      buffers.push_back(
-          View{arena.data() + offsets[i], static_cast<size_t>(tensors[i].elements()), offsets[i]});
-    }
-  }
-  // Puts the array on the device (the calling thread's current one) when `on_device`.
-  Status Place(bool on_device) {
-    if (!on_device) return Status::Ok();
-    StatusOr<std::unique_ptr<BenchBuffer>> allocated = BenchBuffer::Allocate(true, elements * sizeof(float));
-    if (!allocated.ok()) return allocated.status();
-    device = std::move(allocated).value();
-    auto* base = static_cast<float*>(device->data());
-    for (View& view : buffers) view.data = base + view.offset;
-    return Upload();
-  }
-  Status Upload() { return device != nullptr ? device->Upload(arena.data()) : Status::Ok(); }
-  Status Download() { return device != nullptr ? device->Download(arena.data()) : Status::Ok(); }
-  // The host copy of view `i`'s elements (after Download, for a device array).
-  const float* Host(size_t i) const { return arena.data() + buffers[i].offset; }
-  Status Fill(float value) {
-    std::fill(arena.begin(), arena.end(), value);
-    return Upload();
-  }
-
-  // `inputs` = this rank's gradient-like values (with --compression): each tensor's approximately
-  // normal, with a standard deviation from 2^-6 down to 2^-19 as the tensors go (the layers of a
-  // network have gradients of very different sizes), different on every rank, the same every run.
-  void MakeInputs(int rank) {
-    inputs.resize(elements);
-    size_t index = 0;
-    for (size_t t = 0; t < tensors.size(); ++t) {
-      const float deviation = std::ldexp(1.0F, -6 - static_cast<int>((t * 5) % 14));
-      for (size_t i = 0; i < buffers[t].size; ++i, ++index) {
-        // SplitMix64 of (rank, index); its four 16-bit quarters summed are nearly normal (Irwin-Hall).
-        uint64_t x =
-            (index + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(rank + 1) * 0xD1B54A32D192ED03ULL;
-        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-        x ^= x >> 31;
-        const uint64_t quarters = (x & 0xFFFF) + ((x >> 16) & 0xFFFF) + ((x >> 32) & 0xFFFF) + (x >> 48);
-        const float normal = (static_cast<float>(quarters) / 65535.0F - 2.0F) * 1.7320508F;
-        inputs[index] = normal * deviation;
-      }
-    }
-  }
-  Status RestoreInputs() {
-    std::copy(inputs.begin(), inputs.end(), arena.begin());
-    return Upload();
-  }
-
-  std::vector<examples::GradientTensor> tensors;
-  std::vector<float> arena;
-  std::vector<float> inputs;
-  std::vector<View> buffers;
-  size_t elements = 0;
-  std::unique_ptr<BenchBuffer> device;  // null: the views point into arena
 };
 
 // The value a setting has for this run: the sweep's, else the environment's, else libhvdrun's default.
@@ -201,7 +107,7 @@ StatusOr<std::vector<double>> TimeSteps(Runtime& runtime, int warmup, int steps,
 }
 
 // The names a step submits its tensors under: theirs, after `prefix` ("fp16/", "check/fp16/").
-std::vector<std::string> TensorNames(const Gradients& gradients, const std::string& prefix) {
+std::vector<std::string> TensorNames(const ReplayGradients& gradients, const std::string& prefix) {
   std::vector<std::string> names;
   names.reserve(gradients.tensors.size());
   for (const examples::GradientTensor& tensor : gradients.tensors) names.push_back(prefix + tensor.name);
@@ -210,12 +116,12 @@ std::vector<std::string> TensorNames(const Gradients& gradients, const std::stri
 
 // One step through the named path: every tensor submitted in backward order, in `format` (std::nullopt:
 // the job's), then all waited for.
-Status NamedStep(Runtime& runtime, ReduceOp op, Gradients& gradients, const std::vector<std::string>& names,
-                 std::optional<CompressionFormat> format) {
+Status NamedStep(Runtime& runtime, ReduceOp op, ReplayGradients& gradients,
+                 const std::vector<std::string>& names, std::optional<CompressionFormat> format) {
   std::vector<CollectiveHandle> handles;
   handles.reserve(gradients.tensors.size());
   for (size_t i = 0; i < gradients.tensors.size(); ++i) {
-    const Gradients::View& buffer = gradients.buffers[i];
+    const ReplayGradients::View& buffer = gradients.buffers[i];
     handles.push_back(format ? runtime.AllreduceAsync(names[i], buffer.data, buffer.data, buffer.size,
                                                       DataType::kFloat32, op, *format)
                              : runtime.AllreduceAsync(names[i], buffer.data, buffer.data, buffer.size,
@@ -231,7 +137,7 @@ Status NamedStep(Runtime& runtime, ReduceOp op, Gradients& gradients, const std:
 
 // After a step on every rank's `rank + 1` in every element: each element sums (or averages) them.
 // Small integers and their halves, which every format carries exactly.
-Status CheckExactStep(Runtime& runtime, ReduceOp op, Gradients& gradients,
+Status CheckExactStep(Runtime& runtime, ReduceOp op, ReplayGradients& gradients,
                       const std::vector<std::string>& names, std::optional<CompressionFormat> format) {
   if (Status status = gradients.Fill(static_cast<float>(runtime.rank() + 1)); !status.ok()) return status;
   if (Status status = NamedStep(runtime, op, gradients, names, format); !status.ok()) return status;
@@ -250,15 +156,11 @@ Status CheckExactStep(Runtime& runtime, ReduceOp op, Gradients& gradients,
   return Status::Ok();
 }
 
-std::string FormatName(const Runtime& runtime, std::optional<CompressionFormat> format) {
-  return std::string(CompressionFormatName(format.value_or(runtime.compression().format)));
-}
-
 // With --compression: each format's results for the gradient-like inputs, against the exact float32
 // sums of the same inputs (an uncompressed allreduce). Every name is fresh, and is first used for the
 // exact check, whose values every format carries without loss: so no error feedback from the timed
 // steps reaches the compared step.
-Status MeasureAccuracy(Runtime& runtime, ReduceOp op, Gradients& gradients,
+Status MeasureAccuracy(Runtime& runtime, ReduceOp op, ReplayGradients& gradients,
                        std::vector<FormatResult>& formats) {
   const std::vector<std::string> exact_names = TensorNames(gradients, "check/none/");
   if (Status status = CheckExactStep(runtime, op, gradients, exact_names, CompressionFormat::kNone);
@@ -283,7 +185,7 @@ Status MeasureAccuracy(Runtime& runtime, ReduceOp op, Gradients& gradients,
     if (Status status = gradients.Download(); !status.ok()) return status;
     ReductionError error;
     for (size_t i = 0; i < gradients.tensors.size(); ++i) {
-      const Gradients::View& buffer = gradients.buffers[i];
+      const ReplayGradients::View& buffer = gradients.buffers[i];
       error.AddTensor(gradients.tensors[i].name, gradients.Host(i), exact.data() + buffer.offset,
                       buffer.size);
     }
@@ -293,7 +195,7 @@ Status MeasureAccuracy(Runtime& runtime, ReduceOp op, Gradients& gradients,
 }
 
 StatusOr<SettingResult> MeasureSetting(const ReplayOptions& options, const Setting& setting,
-                                       Gradients& gradients) {
+                                       ReplayGradients& gradients) {
   StatusOr<std::unique_ptr<Runtime>> created =
       Runtime::InitFromEnvironment(LookupFor(setting), CollectiveOrder::kNegotiated);
   if (!created.ok()) return created.status();
@@ -371,13 +273,8 @@ StatusOr<SettingResult> MeasureSetting(const ReplayOptions& options, const Setti
   return result;
 }
 
-struct BaselineResult {
-  double whole_ms = 0;       // one allreduce of every gradient element
-  double one_by_one_ms = 0;  // each tensor in its own call
-};
-
 StatusOr<BaselineResult> MeasureBaseline(Runtime& runtime, const ReplayOptions& options,
-                                         Gradients& gradients) {
+                                         ReplayGradients& gradients) {
   if (Status status = gradients.Fill(1.0F); !status.ok()) return status;
   StatusOr<std::unique_ptr<BenchBuffer>> whole =
       BenchBuffer::Allocate(gradients.device != nullptr, gradients.elements * sizeof(float));
@@ -389,7 +286,7 @@ StatusOr<BaselineResult> MeasureBaseline(Runtime& runtime, const ReplayOptions& 
   });
   if (!whole_times.ok()) return whole_times.status();
   StatusOr<std::vector<double>> one_by_one_times = TimeSteps(runtime, options.warmup, options.steps, [&] {
-    for (const Gradients::View& buffer : gradients.buffers) {
+    for (const ReplayGradients::View& buffer : gradients.buffers) {
       Status status = runtime.BaselineAllreduce(buffer.data, buffer.size, DataType::kFloat32, ReduceOp::kSum);
       if (!status.ok()) return status;
     }
@@ -410,131 +307,6 @@ std::vector<Setting> Settings(const ReplayOptions& options) {
     for (const std::optional<double>& cycle : cycles) settings.push_back(Setting{threshold, cycle});
   }
   return settings;
-}
-
-// The faster raw baseline, the denominator of vs_best_raw; 0 without one.
-double BestRawMs(const std::optional<BaselineResult>& baseline) {
-  return baseline ? std::min(baseline->whole_ms, baseline->one_by_one_ms) : 0;
-}
-
-// The step of `none` in the same setting, the ratios' denominator; 0 when --compression lacks it.
-double NoneStepMs(const SettingResult& result) {
-  for (const FormatResult& f : result.formats) {
-    if (f.format == CompressionFormat::kNone) return f.step_ms;
-  }
-  return 0.0;
-}
-
-// The report's "settings": one entry per setting and compression format.
-nlohmann::json SettingsJson(Runtime& runtime, const std::vector<SettingResult>& results,
-                            const std::optional<BaselineResult>& baseline) {
-  const double best_raw = BestRawMs(baseline);
-  nlohmann::json settings = nlohmann::json::array();
-  for (const SettingResult& r : results) {
-    const double none_ms = NoneStepMs(r);
-    for (const FormatResult& f : r.formats) {
-      nlohmann::json entry = {{"fusion_threshold_mb", r.threshold_mb},
-                              {"cycle_time_ms", r.cycle_ms},
-                              {"compression", FormatName(runtime, f.format)},
-                              {"step_ms", f.step_ms},
-                              {"wire_ratio", f.wire_ratio},
-                              {"responses_per_step", r.responses_per_step},
-                              {"cache_only_cycle_share", r.cache_only_cycle_share},
-                              {"copied_share", r.copied_share}};
-      if (none_ms > 0) entry["vs_none"] = f.step_ms / none_ms;
-      if (f.accuracy) {
-        entry["rel_error"] = f.accuracy->relative_error();
-        entry["worst_tensor_rel_error"] = f.accuracy->worst_tensor_error();
-        entry["worst_tensor"] = f.accuracy->worst_tensor();
-        entry["nonfinite"] = f.accuracy->nonfinite();
-      }
-      if (baseline) entry["vs_best_raw"] = f.step_ms / best_raw;
-      settings.push_back(entry);
-    }
-  }
-  return settings;
-}
-
-// The report every rank sends to hvdrun (and rank 0 writes for --json, less "rank").
-nlohmann::json ReplayDocument(const ReplayOptions& options, Runtime& runtime, const Gradients& gradients,
-                              const std::vector<SettingResult>& results,
-                              const std::optional<BaselineResult>& baseline) {
-  nlohmann::json summary = {{"step_ms", results.front().formats.front().step_ms}};
-  nlohmann::json document = {{"replay", options.model},
-                             {"op", ReduceOpName(options.op)},
-                             {"backend", BackendName(runtime.backend())},
-                             {"allreduce_path", runtime.allreduce_path()},
-                             {"ranks", runtime.size()},
-                             {"rank", runtime.rank()},
-                             {"tensors", gradients.tensors.size()},
-                             {"bytes", gradients.elements * sizeof(float)},
-                             {"steps", options.steps},
-                             {"warmup", options.warmup},
-                             {"settings", SettingsJson(runtime, results, baseline)}};
-  if (!options.compression.empty()) {
-    const CompressionOptions& safeguards = runtime.compression();
-    document["fp8_safeguards"] = {{"scaling", safeguards.scaling},
-                                  {"safe_cast", safeguards.safe_cast},
-                                  {"float32_sums", safeguards.float32_sums},
-                                  {"error_feedback", safeguards.error_feedback}};
-  }
-  if (baseline) {
-    document["baseline"] = {{"whole_ms", baseline->whole_ms}, {"one_by_one_ms", baseline->one_by_one_ms}};
-    summary["baseline_whole_ms"] = baseline->whole_ms;
-    summary["baseline_one_by_one_ms"] = baseline->one_by_one_ms;
-  }
-  document["summary"] = summary;
-  return document;
-}
-
-// Rank 0's table with --compression: each format of each setting, its step time and accuracy.
-void PrintCompressionTable(Runtime& runtime, const std::vector<SettingResult>& results,
-                           const std::optional<BaselineResult>& baseline) {
-  const double best_raw = BestRawMs(baseline);
-  const CompressionOptions& safeguards = runtime.compression();
-  auto on_off = [](bool on) { return on ? "on" : "off"; };
-  std::printf(
-      "# formats interleaved step by step; rel_error = |reduced - exact| / |exact| of one step's "
-      "gradient-like values (fp8: scaling %s, safe cast %s, float32 sums %s, error feedback %s)\n",
-      on_off(safeguards.scaling), on_off(safeguards.safe_cast), on_off(safeguards.float32_sums),
-      on_off(safeguards.error_feedback));
-  std::printf("%10s %9s %-12s %10s %8s %6s %10s %10s  %s%s\n", "fusion_mb", "cycle_ms", "compression",
-              "step_ms", "vs_none", "wire", "rel_error", "worst_rel", "worst tensor",
-              baseline ? "  vs_best_raw" : "");
-  for (const SettingResult& r : results) {
-    for (const FormatResult& f : r.formats) {
-      std::printf("%10.1f %9.2f %-12s %10.2f ", r.threshold_mb, r.cycle_ms,
-                  FormatName(runtime, f.format).c_str(), f.step_ms);
-      if (NoneStepMs(r) > 0) {
-        std::printf("%8.2f", f.step_ms / NoneStepMs(r));
-      } else {
-        std::printf("%8s", "-");
-      }
-      const bool exact = f.accuracy->worst_tensor_error() == 0;
-      std::printf(" %6.3f %10.2e %10.2e  %s", f.wire_ratio, f.accuracy->relative_error(),
-                  f.accuracy->worst_tensor_error(), exact ? "-" : f.accuracy->worst_tensor().c_str());
-      if (f.accuracy->nonfinite() > 0) {
-        std::printf(" (%llu not finite)", static_cast<unsigned long long>(f.accuracy->nonfinite()));
-      }
-      if (baseline) std::printf("  %.2f", f.step_ms / best_raw);
-      std::printf("\n");
-    }
-  }
-}
-
-// Rank 0's table without --compression: each setting's step time and what negotiation did.
-void PrintSettingsTable(const std::vector<SettingResult>& results,
-                        const std::optional<BaselineResult>& baseline) {
-  const double best_raw = BestRawMs(baseline);
-  std::printf("%12s %10s %10s %12s %12s %8s%s\n", "fusion_mb", "cycle_ms", "step_ms", "responses",
-              "cache_only", "copied", baseline ? "  vs_best_raw" : "");
-  for (const SettingResult& r : results) {
-    const double step_ms = r.formats.front().step_ms;
-    std::printf("%12.1f %10.2f %10.2f %12.1f %11.0f%% %7.0f%%", r.threshold_mb, r.cycle_ms, step_ms,
-                r.responses_per_step, 100 * r.cache_only_cycle_share, 100 * r.copied_share);
-    if (baseline) std::printf(" %12.2f", step_ms / best_raw);
-    std::printf("\n");
-  }
 }
 
 }  // namespace
@@ -590,8 +362,7 @@ int RunReplay(const ReplayOptions& options) {
     for (const std::string& model : examples::ReplayModels()) known += (known.empty() ? "" : ", ") + model;
     return fail("--replay: unknown model '" + options.model + "' (" + known + ")");
   }
-  Gradients gradients(std::move(*tensors));
-  const double megabytes = static_cast<double>(gradients.elements) * sizeof(float) / 1e6;
+  ReplayGradients gradients(std::move(*tensors));
 
   // This call-order Runtime lives for the whole run: it times the baseline and sends the report,
   // and it keeps the MPI library initialized while the settings' Runtimes come and go.
@@ -624,21 +395,7 @@ int RunReplay(const ReplayOptions& options) {
   if (Status status = runtime.SendReport(document.dump()); !status.ok()) return fail(status.message());
   if (runtime.rank() != 0) return 0;
 
-  std::printf(
-      "# hvdrun-bench --replay %s: %zu tensors, %.2f MB of float32 gradients, %s, backend %s, allreduce path "
-      "%s, %d ranks, median of %d steps after %d warm-up\n",
-      options.model.c_str(), gradients.tensors.size(), megabytes,
-      std::string(ReduceOpName(options.op)).c_str(), std::string(BackendName(runtime.backend())).c_str(),
-      runtime.allreduce_path().c_str(), runtime.size(), options.steps, options.warmup);
-  if (compare) {
-    PrintCompressionTable(runtime, results, baseline);
-  } else {
-    PrintSettingsTable(results, baseline);
-  }
-  if (baseline) {
-    std::printf("# raw library allreduce: whole gradient in one call %.2f ms, tensor by tensor %.2f ms\n",
-                baseline->whole_ms, baseline->one_by_one_ms);
-  }
+  PrintReplayTables(options, runtime, gradients, results, baseline);
   if (!options.json_path.empty()) {
     document.erase("rank");
     if (Status status = examples::WriteFileAtomically(options.json_path, document.dump(2) + "\n");

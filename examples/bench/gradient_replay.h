@@ -13,9 +13,9 @@
 // With --compression F1,F2,... each setting's Runtime times every format listed (the per-call
 // Runtime::AllreduceAsync overload, each format under names of its own), interleaved step by step
 // so that load on a shared machine reaches them alike, each step starting from the same gradient-like
-// values (Gradients::MakeInputs). Per format: the median step, its ratio to `none`'s in the same
-// setting, the bytes sent over a float32 ring allreduce's (compression_counters() over its steps),
-// and the accuracy of one step's results against the exact float32 sums of the same inputs
+// values (ReplayGradients::MakeInputs, replay_gradients.h). Per format: the median step, its ratio to
+// `none`'s in the same setting, the bytes sent over a float32 ring allreduce's (compression_counters() over
+// its steps), and the accuracy of one step's results against the exact float32 sums of the same inputs
 // (examples/bench/reduction_error.h), taken under fresh names so that no error feedback from the
 // timed steps is carried into it.
 #ifndef HVDRUN_EXAMPLES_BENCH_GRADIENT_REPLAY_H_

@@ -182,22 +182,79 @@ void PrintRow(const SizeResult& r, bool baseline) {
   std::printf("\n");
 }
 
+// What the size sweep runs: the element type, the operation and the message sizes, from the flags.
+struct SweepPlan {
+  DataType type = DataType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;
+  std::vector<size_t> sizes;
+};
+
+StatusOr<SweepPlan> PlanSweep(const BenchOptions& options) {
+  SweepPlan plan;
+  std::optional<DataType> type = ParseDataType(options.dtype);
+  if (!type) return Status::Error("--dtype: unknown type '" + options.dtype + "'");
+  plan.type = *type;
+  std::optional<ReduceOp> op = ParseReduceOp(options.op);
+  if (!op) return Status::Error("--op: unknown operation '" + options.op + "'");
+  plan.op = *op;
+  StatusOr<size_t> min_bytes = ParseByteSize("-b", options.min_size);
+  if (!min_bytes.ok()) return min_bytes.status();
+  StatusOr<size_t> max_bytes = ParseByteSize("-e", options.max_size);
+  if (!max_bytes.ok()) return max_bytes.status();
+  StatusOr<std::vector<size_t>> sizes =
+      SweepSizes(min_bytes.value(), max_bytes.value(), options.factor, DataTypeSize(plan.type));
+  if (!sizes.ok()) return sizes.status();
+  plan.sizes = std::move(sizes).value();
+  return plan;
+}
+
+// Rank 0's header: what is measured, and the table's column names.
+void PrintHeader(const BenchOptions& options, const Runtime& rt, const Runtime& measured) {
+  std::printf(
+      "# hvdrun-bench: allreduce%s, backend %s, allreduce path %s, %d ranks, %s, %s, %d iterations after "
+      "%d "
+      "warm-up\n",
+      options.named ? " (named, negotiated)" : "", std::string(BackendName(rt.backend())).c_str(),
+      measured.allreduce_path().c_str(), rt.size(), options.dtype.c_str(), options.op.c_str(), options.iters,
+      options.warmup);
+  std::printf("%12s %12s %10s %10s %10s", "bytes", "time_us", "algbw", "busbw", "max_error");
+  if (options.baseline) std::printf(" %12s %10s %8s", "raw_time_us", "raw_busbw", "ratio");
+  std::printf("\n");
+}
+
+// The report of this rank: every size's `results`, and as the summary that hvdrun aggregates over
+// ranks, the figures of the `largest` size.
+nlohmann::json ReportDocument(const BenchOptions& options, const Runtime& rt, const Runtime& measured,
+                              const nlohmann::json& results, const SizeResult& largest) {
+  nlohmann::json summary = {{"bytes", largest.bytes},
+                            {"time_us", largest.time_us},
+                            {"busbw_gbps", largest.busbw_gbps},
+                            {"max_error", largest.max_error}};
+  if (options.baseline) {
+    summary["baseline_time_us"] = largest.baseline_time_us;
+    summary["baseline_busbw_gbps"] = largest.baseline_busbw_gbps;
+  }
+  return {{"backend", BackendName(rt.backend())},
+          {"allreduce_path", measured.allreduce_path()},
+          {"named", options.named},
+          {"ranks", rt.size()},
+          {"rank", rt.rank()},
+          {"dtype", options.dtype},
+          {"op", options.op},
+          {"results", results},
+          {"summary", summary}};
+}
+
 int Run(const BenchOptions& options) {
   auto fail = [](const std::string& message) {
     std::fprintf(stderr, "hvdrun-bench: %s\n", message.c_str());
     return 1;
   };
-  std::optional<DataType> type = ParseDataType(options.dtype);
-  if (!type) return fail("--dtype: unknown type '" + options.dtype + "'");
-  std::optional<ReduceOp> op = ParseReduceOp(options.op);
-  if (!op) return fail("--op: unknown operation '" + options.op + "'");
-  StatusOr<size_t> min_bytes = ParseByteSize("-b", options.min_size);
-  if (!min_bytes.ok()) return fail(min_bytes.status().message());
-  StatusOr<size_t> max_bytes = ParseByteSize("-e", options.max_size);
-  if (!max_bytes.ok()) return fail(max_bytes.status().message());
-  StatusOr<std::vector<size_t>> sizes =
-      SweepSizes(min_bytes.value(), max_bytes.value(), options.factor, DataTypeSize(*type));
-  if (!sizes.ok()) return fail(sizes.status().message());
+  StatusOr<SweepPlan> plan = PlanSweep(options);
+  if (!plan.ok()) return fail(plan.status().message());
+  const DataType type = plan->type;
+  const ReduceOp op = plan->op;
+  const std::vector<size_t>& sizes = plan->sizes;
 
   StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::InitFromEnvironment();
   if (!runtime.ok()) return fail(runtime.status().message());
@@ -211,8 +268,8 @@ int Run(const BenchOptions& options) {
   // calls the library all the time, and two threads may not call it at once (MPI_THREAD_SERIALIZED).
   std::vector<SizeResult> baselines;
   if (options.named && options.baseline) {
-    for (size_t bytes : sizes.value()) {
-      StatusOr<SizeResult> result = MeasureSize(rt, options, *type, *op, bytes, /*time_baseline=*/true);
+    for (size_t bytes : sizes) {
+      StatusOr<SizeResult> result = MeasureSize(rt, options, type, op, bytes, /*time_baseline=*/true);
       if (!result.ok()) return fail("rank " + std::to_string(rt.rank()) + ": " + result.status().message());
       baselines.push_back(result.value());
     }
@@ -226,23 +283,12 @@ int Run(const BenchOptions& options) {
   }
   Runtime& measured = named != nullptr ? *named : rt;
   bool printer = rt.rank() == 0;
-  if (printer) {
-    std::printf(
-        "# hvdrun-bench: allreduce%s, backend %s, allreduce path %s, %d ranks, %s, %s, %d iterations after "
-        "%d "
-        "warm-up\n",
-        options.named ? " (named, negotiated)" : "", std::string(BackendName(rt.backend())).c_str(),
-        measured.allreduce_path().c_str(), rt.size(), options.dtype.c_str(), options.op.c_str(),
-        options.iters, options.warmup);
-    std::printf("%12s %12s %10s %10s %10s", "bytes", "time_us", "algbw", "busbw", "max_error");
-    if (options.baseline) std::printf(" %12s %10s %8s", "raw_time_us", "raw_busbw", "ratio");
-    std::printf("\n");
-  }
+  if (printer) PrintHeader(options, rt, measured);
   nlohmann::json results = nlohmann::json::array();
   SizeResult largest;
-  for (size_t i = 0; i < sizes.value().size(); ++i) {
+  for (size_t i = 0; i < sizes.size(); ++i) {
     StatusOr<SizeResult> result =
-        MeasureSize(measured, options, *type, *op, sizes.value()[i], options.baseline && !options.named);
+        MeasureSize(measured, options, type, op, sizes[i], options.baseline && !options.named);
     if (!result.ok()) return fail("rank " + std::to_string(rt.rank()) + ": " + result.status().message());
     if (!baselines.empty()) {
       result.value().baseline_time_us = baselines[i].baseline_time_us;
@@ -255,24 +301,7 @@ int Run(const BenchOptions& options) {
     results.push_back(ToJson(result.value()));
     largest = result.value();
   }
-  // The figures hvdrun aggregates over ranks: those of the largest size.
-  nlohmann::json summary = {{"bytes", largest.bytes},
-                            {"time_us", largest.time_us},
-                            {"busbw_gbps", largest.busbw_gbps},
-                            {"max_error", largest.max_error}};
-  if (options.baseline) {
-    summary["baseline_time_us"] = largest.baseline_time_us;
-    summary["baseline_busbw_gbps"] = largest.baseline_busbw_gbps;
-  }
-  nlohmann::json document = {{"backend", BackendName(rt.backend())},
-                             {"allreduce_path", measured.allreduce_path()},
-                             {"named", options.named},
-                             {"ranks", rt.size()},
-                             {"rank", rt.rank()},
-                             {"dtype", options.dtype},
-                             {"op", options.op},
-                             {"results", results},
-                             {"summary", summary}};
+  nlohmann::json document = ReportDocument(options, rt, measured, results, largest);
   if (Status status = rt.SendReport(document.dump()); !status.ok()) return fail(status.message());
   if (printer && !options.json_path.empty()) {
     document.erase("rank");
@@ -284,51 +313,94 @@ int Run(const BenchOptions& options) {
   return 0;
 }
 
+// The flags that only --replay takes, as given.
+struct ReplayFlags {
+  std::string model;
+  std::string fusion_thresholds;
+  std::string cycle_times;
+  std::string compression;
+};
+
+void AddSweepFlags(CLI::App& app, BenchOptions& options) {
+  app.add_option("-b,--min-bytes", options.min_size, "Smallest message size (K, M, G suffixes; default 8)");
+  app.add_option("-e,--max-bytes", options.max_size, "Largest message size (default 64M)");
+  app.add_option("-f,--step-factor", options.factor, "Multiply the size by this each step (default 2)");
+  app.add_option("--iters", options.iters, "Timed iterations per size (default 20)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", options.warmup, "Untimed iterations before each size (default 5)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--dtype", options.dtype,
+                 "float32, float64, float16, bfloat16, int32 or int64 (default float32)");
+  app.add_option("--op", options.op, "sum, average, min or max (default sum)");
+  app.add_flag("--baseline", options.baseline,
+               "Also time the backend library's own allreduce, in the same run");
+  app.add_option("--json", options.json_path, "Rank 0 writes the results to this JSON file");
+  app.add_flag("--named", options.named,
+               "Time libhvdrun's named, negotiated allreduce (one name, cached after the first call) "
+               "instead of the call-order one; --baseline then times the library's own call first, alone");
+}
+
+void AddReplayFlags(CLI::App& app, ReplayFlags& flags) {
+  app.add_option(
+      "--replay", flags.model,
+      "Instead of the size sweep, replay a training step's gradients (resnet18, resnet50 or vgg16), "
+      "tensor by tensor through the named, fused path; --iters steps are timed");
+  app.add_option(
+      "--fusion-threshold-mb", flags.fusion_thresholds,
+      "With --replay: fusion thresholds to compare, in MiB (\"0,64,128\"; 0 is fusion off; default "
+      "hvdrun's setting)");
+  app.add_option(
+      "--cycle-time-ms", flags.cycle_times,
+      "With --replay: negotiation cycle times to compare, in ms (\"1,5\"; default hvdrun's setting)");
+  app.add_option("--compression", flags.compression,
+                 "With --replay: compression formats to compare in the same run, interleaved step by step "
+                 "(\"none,fp16,bf16,fp8\"; also fp8-e4m3, fp8-e5m2): each one's step time and ratio to none, "
+                 "bytes sent and accuracy against the exact float32 sums (default: the job's format, "
+                 "hvdrun --compression)");
+}
+
+// The replay that the flags ask for, or the usage error of a flag that does not fit it.
+StatusOr<ReplayOptions> ReplayOptionsFrom(const BenchOptions& options, const ReplayFlags& flags) {
+  ReplayOptions replay_options;
+  replay_options.model = flags.model;
+  std::optional<ReduceOp> op = ParseReduceOp(options.op);
+  if (!op || (*op != ReduceOp::kSum && *op != ReduceOp::kAverage) || options.dtype != "float32") {
+    return Status::Error("--replay: gradients are float32, reduced with --op sum or average");
+  }
+  replay_options.op = *op;
+  replay_options.steps = options.iters;
+  replay_options.warmup = options.warmup;
+  replay_options.baseline = options.baseline;
+  replay_options.json_path = options.json_path;
+  for (auto [flag, text, list, max] :
+       {std::make_tuple("--fusion-threshold-mb", &flags.fusion_thresholds,
+                        &replay_options.fusion_threshold_mb, 1024.0),
+        std::make_tuple("--cycle-time-ms", &flags.cycle_times, &replay_options.cycle_time_ms, 1000.0)}) {
+    if (text->empty()) continue;
+    StatusOr<std::vector<double>> values = ParseNumberList(flag, *text, max);
+    if (!values.ok()) return values.status();
+    *list = std::move(values).value();
+  }
+  if (!flags.compression.empty()) {
+    StatusOr<std::vector<CompressionFormat>> formats =
+        ParseCompressionList("--compression", flags.compression);
+    if (!formats.ok()) return formats.status();
+    replay_options.compression = std::move(formats).value();
+  }
+  return replay_options;
+}
+
 }  // namespace
 }  // namespace hvdrun
 
 int main(int argc, char** argv) {
   try {
     hvdrun::BenchOptions options;
+    hvdrun::ReplayFlags replay;
     CLI::App app("hvdrun-bench: allreduce bandwidth over message sizes, run under hvdrun", "hvdrun-bench");
     app.set_version_flag("--version", "hvdrun-bench " HVDRUN_VERSION);
-    app.add_option("-b,--min-bytes", options.min_size, "Smallest message size (K, M, G suffixes; default 8)");
-    app.add_option("-e,--max-bytes", options.max_size, "Largest message size (default 64M)");
-    app.add_option("-f,--step-factor", options.factor, "Multiply the size by this each step (default 2)");
-    app.add_option("--iters", options.iters, "Timed iterations per size (default 20)")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--warmup", options.warmup, "Untimed iterations before each size (default 5)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--dtype", options.dtype,
-                   "float32, float64, float16, bfloat16, int32 or int64 (default float32)");
-    app.add_option("--op", options.op, "sum, average, min or max (default sum)");
-    app.add_flag("--baseline", options.baseline,
-                 "Also time the backend library's own allreduce, in the same run");
-    app.add_option("--json", options.json_path, "Rank 0 writes the results to this JSON file");
-    app.add_flag("--named", options.named,
-                 "Time libhvdrun's named, negotiated allreduce (one name, cached after the first call) "
-                 "instead of the call-order one; --baseline then times the library's own call first, alone");
-    std::string replay;
-    std::string fusion_thresholds;
-    std::string cycle_times;
-    std::string compression;
-    app.add_option(
-        "--replay", replay,
-        "Instead of the size sweep, replay a training step's gradients (resnet18, resnet50 or vgg16), "
-        "tensor by tensor through the named, fused path; --iters steps are timed");
-    app.add_option(
-        "--fusion-threshold-mb", fusion_thresholds,
-        "With --replay: fusion thresholds to compare, in MiB (\"0,64,128\"; 0 is fusion off; default "
-        "hvdrun's setting)");
-    app.add_option(
-        "--cycle-time-ms", cycle_times,
-        "With --replay: negotiation cycle times to compare, in ms (\"1,5\"; default hvdrun's setting)");
-    app.add_option(
-        "--compression", compression,
-        "With --replay: compression formats to compare in the same run, interleaved step by step "
-        "(\"none,fp16,bf16,fp8\"; also fp8-e4m3, fp8-e5m2): each one's step time and ratio to none, "
-        "bytes sent and accuracy against the exact float32 sums (default: the job's format, "
-        "hvdrun --compression)");
+    hvdrun::AddSweepFlags(app, options);
+    hvdrun::AddReplayFlags(app, replay);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -336,50 +408,20 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "hvdrun-bench: %s\n", error.what());
       return 2;
     }
-    if (replay.empty()) {
-      if (!fusion_thresholds.empty() || !cycle_times.empty() || !compression.empty()) {
+    if (replay.model.empty()) {
+      if (!replay.fusion_thresholds.empty() || !replay.cycle_times.empty() || !replay.compression.empty()) {
         std::fprintf(
             stderr, "hvdrun-bench: --fusion-threshold-mb, --cycle-time-ms and --compression need --replay\n");
         return 2;
       }
       return hvdrun::Run(options);
     }
-    hvdrun::ReplayOptions replay_options;
-    replay_options.model = replay;
-    std::optional<hvdrun::ReduceOp> op = hvdrun::ParseReduceOp(options.op);
-    if (!op || (*op != hvdrun::ReduceOp::kSum && *op != hvdrun::ReduceOp::kAverage) ||
-        options.dtype != "float32") {
-      std::fprintf(stderr,
-                   "hvdrun-bench: --replay: gradients are float32, reduced with --op sum or average\n");
+    hvdrun::StatusOr<hvdrun::ReplayOptions> replay_options = hvdrun::ReplayOptionsFrom(options, replay);
+    if (!replay_options.ok()) {
+      std::fprintf(stderr, "hvdrun-bench: %s\n", replay_options.status().message().c_str());
       return 2;
     }
-    replay_options.op = *op;
-    replay_options.steps = options.iters;
-    replay_options.warmup = options.warmup;
-    replay_options.baseline = options.baseline;
-    replay_options.json_path = options.json_path;
-    for (auto [flag, text, list, max] :
-         {std::make_tuple("--fusion-threshold-mb", &fusion_thresholds, &replay_options.fusion_threshold_mb,
-                          1024.0),
-          std::make_tuple("--cycle-time-ms", &cycle_times, &replay_options.cycle_time_ms, 1000.0)}) {
-      if (text->empty()) continue;
-      hvdrun::StatusOr<std::vector<double>> values = hvdrun::ParseNumberList(flag, *text, max);
-      if (!values.ok()) {
-        std::fprintf(stderr, "hvdrun-bench: %s\n", values.status().message().c_str());
-        return 2;
-      }
-      *list = std::move(values).value();
-    }
-    if (!compression.empty()) {
-      hvdrun::StatusOr<std::vector<hvdrun::CompressionFormat>> formats =
-          hvdrun::ParseCompressionList("--compression", compression);
-      if (!formats.ok()) {
-        std::fprintf(stderr, "hvdrun-bench: %s\n", formats.status().message().c_str());
-        return 2;
-      }
-      replay_options.compression = std::move(formats).value();
-    }
-    return hvdrun::RunReplay(replay_options);
+    return hvdrun::RunReplay(replay_options.value());
   } catch (const std::exception& error) {
     std::fprintf(stderr, "hvdrun-bench: %s\n", error.what());
     return 1;

@@ -128,7 +128,7 @@ def check_same_as_rank_zero(model):
     return True
 
 
-def main():
+def parse_args():
     parser = argparse.ArgumentParser(description="PyTorch Synthetic Benchmark",
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--fp16-allreduce", action="store_true", default=False,
@@ -149,17 +149,11 @@ def main():
                         help="(hvdrun) afterwards, check that every rank's model is rank 0's")
     args = parser.parse_args()
     args.cuda = not args.no_cuda and torch.cuda.is_available()
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
+    return args
 
-    hvd.init()
 
-    if args.cuda:
-        # Horovod: pin GPU to local rank.
-        torch.cuda.set_device(hvd.local_rank())
-
-    cudnn.benchmark = True
-
+def make_training(args):
+    """Horovod's set-up: the model, and the DistributedOptimizer over it, both as rank 0 has them."""
     # Set up standard model.
     model = make_model(args.model, torch.nn.BatchNorm2d if args.local_batch_norm else hvd.SyncBatchNorm)
 
@@ -185,27 +179,28 @@ def main():
     # Horovod: broadcast parameters & optimizer state.
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+    return model, optimizer
 
-    # Set up fixed fake data (hvdrun: a different batch on every rank, so that SyncBatchNorm has
-    # something to synchronize).
+
+def fake_batch(args):
+    """Fixed fake data (hvdrun: a different batch on every rank, so that SyncBatchNorm has something to
+    synchronize)."""
     torch.manual_seed(hvd.rank())
     data = torch.randn(args.batch_size, 3, args.image_size, args.image_size)
     target = torch.LongTensor(args.batch_size).random_() % 1000
     if args.cuda:
         data, target = data.cuda(), target.cuda()
+    return data, target
 
-    def benchmark_step():
-        optimizer.zero_grad()
-        output = model(data)
-        loss = F.cross_entropy(output, target)
-        loss.backward()
-        optimizer.step()
 
-    def log(s, nl=True):
-        if hvd.rank() != 0:
-            return
-        print(s, end="\n" if nl else "", flush=True)
+def log(s, nl=True):
+    if hvd.rank() != 0:
+        return
+    print(s, end="\n" if nl else "", flush=True)
 
+
+def run_benchmark(args, benchmark_step):
+    """Horovod's warm-up, timed iterations and result lines (rank 0 prints them)."""
     log("Model: %s" % args.model)
     log("Batch size: %d" % args.batch_size)
     device = "GPU" if args.cuda else "CPU"
@@ -230,6 +225,32 @@ def main():
     log("Img/sec per %s: %.1f +-%.1f" % (device, img_sec_mean, img_sec_conf))
     log("Total img/sec on %d %s(s): %.1f +-%.1f" %
         (hvd.size(), device, hvd.size() * img_sec_mean, hvd.size() * img_sec_conf))
+
+
+def main():
+    args = parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+
+    hvd.init()
+
+    if args.cuda:
+        # Horovod: pin GPU to local rank.
+        torch.cuda.set_device(hvd.local_rank())
+
+    cudnn.benchmark = True
+
+    model, optimizer = make_training(args)
+    data, target = fake_batch(args)
+
+    def benchmark_step():
+        optimizer.zero_grad()
+        output = model(data)
+        loss = F.cross_entropy(output, target)
+        loss.backward()
+        optimizer.step()
+
+    run_benchmark(args, benchmark_step)
 
     if args.check:
         if not check_same_as_rank_zero(model):

@@ -125,59 +125,50 @@ void PrintResult(const RunSettings& s, const TrainingResult& result) {
   std::fflush(stdout);
 }
 
-int Train(TrainerOptions options) {
-  if (options.cuda && !torch::cuda::is_available()) {
-    return Fail(kUsageExitCode,
-                "--device cuda: this libtorch has no CUDA support, or no GPU is visible (build hvdrun with "
-                "-DTorch_DIR=<a CUDA libtorch>/share/cmake/Torch, or use --device cpu)");
-  }
-  std::optional<MnistDataset> dataset;
-  if (!options.synthetic) {
-    StatusOr<MnistDataset> loaded = LoadDataset(options);
-    if (!loaded.ok()) return Fail(kUsageExitCode, loaded.status().message());
-    dataset = std::move(loaded).value();
-  }
+// --compression and its safeguards over what hvdrun's flags gave the runtime.
+void ApplyCompressionFlags(const TrainerOptions& options, RuntimeOptions& runtime_options) {
+  CompressionOptions& compression = runtime_options.compression;
+  if (options.compression) compression.format = *options.compression;
+  if (options.fp8_scaling) compression.scaling = *options.fp8_scaling;
+  if (options.fp8_safe_cast) compression.safe_cast = *options.fp8_safe_cast;
+  if (options.fp8_float32_sums) compression.float32_sums = *options.fp8_float32_sums;
+  if (options.error_feedback) compression.error_feedback = *options.error_feedback;
+}
 
-  // --compression and its safeguards over what hvdrun's flags gave the runtime.
-  const auto adjust = [&options](RuntimeOptions& runtime_options) {
-    CompressionOptions& compression = runtime_options.compression;
-    if (options.compression) compression.format = *options.compression;
-    if (options.fp8_scaling) compression.scaling = *options.fp8_scaling;
-    if (options.fp8_safe_cast) compression.safe_cast = *options.fp8_safe_cast;
-    if (options.fp8_float32_sums) compression.float32_sums = *options.fp8_float32_sums;
-    if (options.error_feedback) compression.error_feedback = *options.error_feedback;
-  };
-  StatusOr<std::unique_ptr<DataParallelGroup>> joined =
-      DataParallelGroup::FromEnvironment(std::getenv, adjust);
-  if (!joined.ok()) return Fail(kRunFailure, joined.status().message());
-  DataParallelGroup& group = *joined.value();
+// The usage error of flags that do not fit the group this rank joined, or OK.
+Status CheckGroupFits(const TrainerOptions& options, const DataParallelGroup& group,
+                      const std::optional<MnistDataset>& dataset, bool device_buffers) {
   if (group.runtime() == nullptr && options.compression) {
-    return Fail(kUsageExitCode,
-                "--compression: gradients are compressed on their way between ranks; run under hvdrun with "
-                "--gloo or --mpi");
+    return Status::Error(
+        "--compression: gradients are compressed on their way between ranks; run under hvdrun with "
+        "--gloo or --mpi");
   }
-  const std::string rank_prefix = "rank " + std::to_string(group.rank()) + ": ";
   if (dataset && dataset->train.size() < group.size()) {
-    return Fail(kUsageExitCode, "--train-limit: " + std::to_string(dataset->train.size()) +
-                                    " training examples cannot be shared among " +
-                                    std::to_string(group.size()) + " ranks");
+    return Status::Error("--train-limit: " + std::to_string(dataset->train.size()) +
+                         " training examples cannot be shared among " + std::to_string(group.size()) +
+                         " ranks");
   }
-  const bool device_buffers = group.runtime() != nullptr && group.runtime()->backend() == BackendKind::kNccl;
   if (device_buffers && !options.cuda) {
-    return Fail(kUsageExitCode, "--device cpu: the nccl backend averages GPU memory; use --device cuda");
+    return Status::Error("--device cpu: the nccl backend averages GPU memory; use --device cuda");
   }
-  c10::Device device(c10::kCPU);
-  if (options.cuda) {
-    if (static_cast<int64_t>(torch::cuda::device_count()) <= group.local_rank()) {
-      return Fail(kUsageExitCode, rank_prefix + "--device cuda: local rank " +
-                                      std::to_string(group.local_rank()) + " needs GPU " +
-                                      std::to_string(group.local_rank()) + ", but " +
-                                      std::to_string(torch::cuda::device_count()) + " are visible");
-    }
-    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(group.local_rank()));
-    if (device_buffers) group.StageThroughGpu(group.local_rank());
-  }
+  return Status::Ok();
+}
 
+// The device this rank trains on: the CPU, or with --device cuda the GPU of its local rank, which must
+// be visible (a usage error otherwise).
+StatusOr<c10::Device> PickDevice(const TrainerOptions& options, const DataParallelGroup& group) {
+  if (!options.cuda) return c10::Device(c10::kCPU);
+  if (static_cast<int64_t>(torch::cuda::device_count()) <= group.local_rank()) {
+    return Status::Error("--device cuda: local rank " + std::to_string(group.local_rank()) + " needs GPU " +
+                         std::to_string(group.local_rank()) + ", but " +
+                         std::to_string(torch::cuda::device_count()) + " are visible");
+  }
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(group.local_rank()));
+}
+
+// What this run is, as the header, the result lines and the reports show it.
+RunSettings SettingsFor(const TrainerOptions& options, const DataParallelGroup& group,
+                        const c10::Device& device, const std::optional<MnistDataset>& dataset) {
   RunSettings settings;
   settings.model = options.model->name;
   settings.synthetic = options.synthetic;
@@ -200,35 +191,25 @@ int Train(TrainerOptions options) {
   settings.train_examples_per_rank = dataset ? dataset->train.size() / group.size() : 0;
   settings.seed = options.seed;
   if (group.runtime() != nullptr) settings.compression = group.runtime()->compression();
-  at::set_num_threads(settings.threads);
+  return settings;
+}
 
-  // Each rank draws its own initial parameters; rank 0's then replace them everywhere.
-  at::manual_seed(options.seed + static_cast<uint64_t>(group.rank()));
-  std::shared_ptr<ImageClassifier> model = BuildModel(*options.model, options.image_size);
-  model->MoveTo(device);
-  if (Status status = BroadcastModelState(*model, group); !status.ok()) {
-    return Fail(kRunFailure, rank_prefix + status.message());
-  }
-  TrainingStep step(*model, group, {settings.lr, settings.momentum}, device_buffers);
-  std::FILE* progress = group.rank() == 0 ? stdout : nullptr;
-  if (progress != nullptr) PrintHeader(settings);
-
-  StatusOr<TrainingResult> run =
-      options.synthetic
-          ? RunSyntheticBenchmark(options, *model, step, device, progress)
-          : RunDatasetTraining(options, group, *model, step, settings.lr, *dataset, device, progress);
-  if (!run.ok()) return Fail(kRunFailure, rank_prefix + run.status().message());
-  TrainingResult& result = run.value();
+// Completes a run's `result` with what the step and the model know, and the group's figures (a
+// collective: every rank calls it).
+Status CompleteResult(const TrainingStep& step, ImageClassifier& model, DataParallelGroup& group,
+                      TrainingResult& result) {
   result.bytes_reduced_per_step = step.bytes_reduced_per_step();
   result.bytes_reduced = result.bytes_reduced_per_step * result.steps_run;
   result.overlapped_reductions = step.overlapped_reductions();
   if (group.runtime() != nullptr) result.compression = group.runtime()->compression_counters();
-  result.parameter_tensors = static_cast<int>(model->parameters().size());
-  result.parameter_checksum = ParameterChecksum(*model);
-  if (Status status = ComputeGroupFigures(group, result); !status.ok()) {
-    return Fail(kRunFailure, rank_prefix + status.message());
-  }
-  if (progress != nullptr) PrintResult(settings, result);
+  result.parameter_tensors = static_cast<int>(model.parameters().size());
+  result.parameter_checksum = ParameterChecksum(model);
+  return ComputeGroupFigures(group, result);
+}
+
+// Rank 0's --json file, then every rank's report to the collector; the exit code.
+int WriteReports(const TrainerOptions& options, const RunSettings& settings, const TrainingResult& result,
+                 DataParallelGroup& group, const std::string& rank_prefix) {
   // The --json file first: it does not depend on the collector being reachable.
   if (group.rank() == 0 && !options.json_path.empty()) {
     if (Status status = WriteJsonFile(options.json_path, RunDocument(settings, result)); !status.ok()) {
@@ -239,6 +220,58 @@ int Train(TrainerOptions options) {
     return Fail(kRunFailure, rank_prefix + "sending the report: " + status.message());
   }
   return 0;
+}
+
+int Train(TrainerOptions options) {
+  if (options.cuda && !torch::cuda::is_available()) {
+    return Fail(kUsageExitCode,
+                "--device cuda: this libtorch has no CUDA support, or no GPU is visible (build hvdrun with "
+                "-DTorch_DIR=<a CUDA libtorch>/share/cmake/Torch, or use --device cpu)");
+  }
+  std::optional<MnistDataset> dataset;
+  if (!options.synthetic) {
+    StatusOr<MnistDataset> loaded = LoadDataset(options);
+    if (!loaded.ok()) return Fail(kUsageExitCode, loaded.status().message());
+    dataset = std::move(loaded).value();
+  }
+  StatusOr<std::unique_ptr<DataParallelGroup>> joined = DataParallelGroup::FromEnvironment(
+      std::getenv,
+      [&options](RuntimeOptions& runtime_options) { ApplyCompressionFlags(options, runtime_options); });
+  if (!joined.ok()) return Fail(kRunFailure, joined.status().message());
+  DataParallelGroup& group = *joined.value();
+  const std::string rank_prefix = "rank " + std::to_string(group.rank()) + ": ";
+  const bool device_buffers = group.runtime() != nullptr && group.runtime()->backend() == BackendKind::kNccl;
+  if (Status fits = CheckGroupFits(options, group, dataset, device_buffers); !fits.ok()) {
+    return Fail(kUsageExitCode, fits.message());
+  }
+  StatusOr<c10::Device> device = PickDevice(options, group);
+  if (!device.ok()) return Fail(kUsageExitCode, rank_prefix + device.status().message());
+  if (device->is_cuda() && device_buffers) group.StageThroughGpu(group.local_rank());
+  const RunSettings settings = SettingsFor(options, group, *device, dataset);
+  at::set_num_threads(settings.threads);
+
+  // Each rank draws its own initial parameters; rank 0's then replace them everywhere.
+  at::manual_seed(options.seed + static_cast<uint64_t>(group.rank()));
+  std::shared_ptr<ImageClassifier> model = BuildModel(*options.model, options.image_size);
+  model->MoveTo(*device);
+  if (Status status = BroadcastModelState(*model, group); !status.ok()) {
+    return Fail(kRunFailure, rank_prefix + status.message());
+  }
+  TrainingStep step(*model, group, {settings.lr, settings.momentum}, device_buffers);
+  std::FILE* progress = group.rank() == 0 ? stdout : nullptr;
+  if (progress != nullptr) PrintHeader(settings);
+
+  StatusOr<TrainingResult> run =
+      options.synthetic
+          ? RunSyntheticBenchmark(options, *model, step, *device, progress)
+          : RunDatasetTraining(options, group, *model, step, settings.lr, *dataset, *device, progress);
+  if (!run.ok()) return Fail(kRunFailure, rank_prefix + run.status().message());
+  TrainingResult& result = run.value();
+  if (Status status = CompleteResult(step, *model, group, result); !status.ok()) {
+    return Fail(kRunFailure, rank_prefix + status.message());
+  }
+  if (progress != nullptr) PrintResult(settings, result);
+  return WriteReports(options, settings, result, group, rank_prefix);
 }
 
 int Main(int argc, char** argv) {

@@ -69,6 +69,22 @@ std::optional<EnvironmentRow> ReportedFramework(const ExperimentResults& results
   return std::nullopt;
 }
 
+// Host facts hvdrun wrote, one entry (host, facts) per host: the first run's that has the host's file.
+std::vector<std::pair<std::string, HostFacts>> ReportedHostFacts(const ExperimentResults& results) {
+  std::vector<std::pair<std::string, HostFacts>> reported;
+  for (const StoredCell& stored : results.cells) {
+    for (const StoredRun& run : stored.runs) {
+      for (const auto& [path, facts] : run.host_facts) {
+        std::string host = facts.host.empty() ? std::filesystem::path(path).stem().string() : facts.host;
+        bool known = std::any_of(reported.begin(), reported.end(),
+                                 [&](const auto& entry) { return entry.first == host; });
+        if (!known) reported.emplace_back(host, facts);
+      }
+    }
+  }
+  return reported;
+}
+
 }  // namespace
 
 EnvironmentTable BuildEnvironmentTable(const ExperimentResults& results,
@@ -84,18 +100,7 @@ EnvironmentTable BuildEnvironmentTable(const ExperimentResults& results,
                     std::string(env::kSlurmJobId) + ", " + env::kSlurmJobNodeList + ", " +
                         env::kSlurmTasksPerNode + ", environment.json"});
   }
-  // Host facts hvdrun wrote, one entry per host (the first run that has the host's file).
-  std::vector<std::pair<std::string, HostFacts>> reported;  // (host, facts)
-  for (const StoredCell& stored : results.cells) {
-    for (const StoredRun& run : stored.runs) {
-      for (const auto& [path, facts] : run.host_facts) {
-        std::string host = facts.host.empty() ? std::filesystem::path(path).stem().string() : facts.host;
-        bool known = std::any_of(reported.begin(), reported.end(),
-                                 [&](const auto& entry) { return entry.first == host; });
-        if (!known) reported.emplace_back(host, facts);
-      }
-    }
-  }
+  const std::vector<std::pair<std::string, HostFacts>> reported = ReportedHostFacts(results);
   std::optional<HostFacts> fallback = results.environment;
   bool used_fallback = false;
   auto fallback_facts = [&]() -> const HostFacts& {

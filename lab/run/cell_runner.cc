@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/error_text.h"
 #include "common/process/process_spawner.h"
 #include "common/process/wait_status.h"
 #include "common/shell_words.h"
@@ -79,12 +80,7 @@ std::string CheckReports(const std::string& hvdrun_results_dir, int num_proc, co
     }
   }
   if (missing.empty()) return "";
-  std::string ranks;
-  for (size_t i = 0; i < missing.size() && i < 8; ++i) {
-    ranks += (i == 0 ? "" : ", ") + std::to_string(missing[i]);
-  }
-  if (missing.size() > 8) ranks += " and " + std::to_string(missing.size() - 8) + " more";
-  return std::string(missing.size() == 1 ? "rank " : "ranks ") + ranks + " of " + std::to_string(num_proc) +
+  return RankListText(missing, 8) + " of " + std::to_string(num_proc) +
          " sent no report (does the program report through libhvdrun?)";
 }
 

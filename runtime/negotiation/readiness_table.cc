@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/error_text.h"
+
 namespace hvdrun {
 
 std::string DescribeRequest(const TensorRequest& request) {
@@ -53,10 +55,8 @@ std::string ReadinessTable::FailureOf(const Entry& entry) const {
   for (int rank = 0; rank < size_; ++rank) {
     if (joined_[static_cast<size_t>(rank)]) joined.push_back(rank);
   }
-  std::string ranks = joined.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < joined.size(); ++i) ranks += (i == 0 ? "" : ", ") + std::to_string(joined[i]);
-  return "'" + entry.request.name + "': a " + DescribeRequest(entry.request) + " cannot run while " + ranks +
-         (joined.size() == 1 ? " has" : " have") +
+  return "'" + entry.request.name + "': a " + DescribeRequest(entry.request) + " cannot run while " +
+         RankListText(joined) + (joined.size() == 1 ? " has" : " have") +
          " joined (Join): only allreduces run until every rank has joined, as in Horovod";
 }
 
@@ -69,52 +69,24 @@ ReadinessTable::Outcome ReadinessTable::Apply(const std::vector<std::vector<Anno
   for (int rank = 0; rank < static_cast<int>(by_rank.size()); ++rank) {
     for (const Announcement& announcement : by_rank[static_cast<size_t>(rank)]) {
       const TensorRequest& request = announcement.request;
-      if (announcement.kind == Announcement::Kind::kJoin) {
-        if (!joined_[static_cast<size_t>(rank)]) {
-          joined_[static_cast<size_t>(rank)] = true;
-          ++joined_count_;
-        }
-        last_joined_ = rank;
-        joined_unnamed_calls_ = std::max(joined_unnamed_calls_, request.count);
-        joins = true;
-        continue;
+      switch (announcement.kind) {
+        case Announcement::Kind::kJoin:
+          RecordJoin(rank, request.count);
+          joins = true;
+          break;
+        case Announcement::Kind::kInvalidate:
+          if (std::find(outcome.invalidated.begin(), outcome.invalidated.end(), request.name) ==
+              outcome.invalidated.end()) {
+            outcome.invalidated.push_back(request.name);
+          }
+          break;
+        case Announcement::Kind::kProbe:
+          RecordProbe(rank, request.name, now);
+          break;
+        default:
+          if (RecordRequest(rank, request, now)) completed.push_back(request.name);
+          break;
       }
-      if (announcement.kind == Announcement::Kind::kInvalidate) {
-        if (std::find(outcome.invalidated.begin(), outcome.invalidated.end(), request.name) ==
-            outcome.invalidated.end()) {
-          outcome.invalidated.push_back(request.name);
-        }
-        continue;
-      }
-      if (announcement.kind == Announcement::Kind::kProbe) {
-        Probe& probe = probes_[request.name];
-        if (probe.pending.empty()) probe = Probe{std::vector<bool>(static_cast<size_t>(size_), false), now};
-        probe.pending[static_cast<size_t>(rank)] = true;
-        continue;
-      }
-      auto [it, inserted] = entries_.try_emplace(request.name);
-      Entry& entry = it->second;
-      if (inserted) {
-        entry.request = request;
-        entry.announced.assign(static_cast<size_t>(size_), false);
-        entry.counts.assign(static_cast<size_t>(size_), 0);
-        entry.order = next_order_++;
-        entry.since = now;
-      } else if (entry.mismatch.empty() && !entry.request.Matches(request)) {
-        const int first = static_cast<int>(std::find(entry.announced.begin(), entry.announced.end(), true) -
-                                           entry.announced.begin());
-        // Lower rank first, so that the message does not depend on who announced first.
-        const bool first_is_lower = first < rank;
-        entry.mismatch = "'" + request.name + "' was submitted as " +
-                         DescribeRequest(first_is_lower ? entry.request : request) + " by rank " +
-                         std::to_string(first_is_lower ? first : rank) + " but as " +
-                         DescribeRequest(first_is_lower ? request : entry.request) + " by rank " +
-                         std::to_string(first_is_lower ? rank : first);
-      }
-      if (entry.announced[static_cast<size_t>(rank)]) continue;  // announced once per submission
-      entry.announced[static_cast<size_t>(rank)] = true;
-      entry.counts[static_cast<size_t>(rank)] = request.count;
-      if (++entry.count == size_) completed.push_back(request.name);
     }
   }
   if (joined_count_ > 0) {
@@ -124,6 +96,53 @@ ReadinessTable::Outcome ReadinessTable::Apply(const std::vector<std::vector<Anno
       if (Covered(entry)) completed.push_back(name);
     }
   }
+  Conclude(completed, outcome);
+  if (joins && joined_count_ == size_) outcome.joined = EndJoin();
+  return outcome;
+}
+
+void ReadinessTable::RecordJoin(int rank, uint64_t unnamed_calls) {
+  if (!joined_[static_cast<size_t>(rank)]) {
+    joined_[static_cast<size_t>(rank)] = true;
+    ++joined_count_;
+  }
+  last_joined_ = rank;
+  joined_unnamed_calls_ = std::max(joined_unnamed_calls_, unnamed_calls);
+}
+
+void ReadinessTable::RecordProbe(int rank, const std::string& name, Clock::time_point now) {
+  Probe& probe = probes_[name];
+  if (probe.pending.empty()) probe = Probe{std::vector<bool>(static_cast<size_t>(size_), false), now};
+  probe.pending[static_cast<size_t>(rank)] = true;
+}
+
+bool ReadinessTable::RecordRequest(int rank, const TensorRequest& request, Clock::time_point now) {
+  auto [it, inserted] = entries_.try_emplace(request.name);
+  Entry& entry = it->second;
+  if (inserted) {
+    entry.request = request;
+    entry.announced.assign(static_cast<size_t>(size_), false);
+    entry.counts.assign(static_cast<size_t>(size_), 0);
+    entry.order = next_order_++;
+    entry.since = now;
+  } else if (entry.mismatch.empty() && !entry.request.Matches(request)) {
+    const int first = static_cast<int>(std::find(entry.announced.begin(), entry.announced.end(), true) -
+                                       entry.announced.begin());
+    // Lower rank first, so that the message does not depend on who announced first.
+    const bool first_is_lower = first < rank;
+    entry.mismatch = "'" + request.name + "' was submitted as " +
+                     DescribeRequest(first_is_lower ? entry.request : request) + " by rank " +
+                     std::to_string(first_is_lower ? first : rank) + " but as " +
+                     DescribeRequest(first_is_lower ? request : entry.request) + " by rank " +
+                     std::to_string(first_is_lower ? rank : first);
+  }
+  if (entry.announced[static_cast<size_t>(rank)]) return false;  // announced once per submission
+  entry.announced[static_cast<size_t>(rank)] = true;
+  entry.counts[static_cast<size_t>(rank)] = request.count;
+  return ++entry.count == size_;
+}
+
+void ReadinessTable::Conclude(const std::vector<std::string>& completed, Outcome& outcome) {
   std::vector<const Entry*> done;
   done.reserve(completed.size());
   for (const std::string& name : completed) done.push_back(&entries_.at(name));
@@ -138,14 +157,15 @@ ReadinessTable::Outcome ReadinessTable::Apply(const std::vector<std::vector<Anno
     }
   }
   for (const std::string& name : completed) entries_.erase(name);
-  if (joins && joined_count_ == size_) {
-    outcome.joined = JoinDone{last_joined_, joined_unnamed_calls_};
-    joined_.assign(static_cast<size_t>(size_), false);
-    joined_count_ = 0;
-    last_joined_ = -1;
-    joined_unnamed_calls_ = 0;
-  }
-  return outcome;
+}
+
+ReadinessTable::JoinDone ReadinessTable::EndJoin() {
+  const JoinDone done{last_joined_, joined_unnamed_calls_};
+  joined_.assign(static_cast<size_t>(size_), false);
+  joined_count_ = 0;
+  last_joined_ = -1;
+  joined_unnamed_calls_ = 0;
+  return done;
 }
 
 std::vector<ReadinessTable::Waiting> ReadinessTable::Stalled(Clock::time_point now,

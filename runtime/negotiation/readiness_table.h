@@ -89,6 +89,16 @@ class ReadinessTable {
     Clock::time_point since;
   };
 
+  // Apply's steps, one announcement of `rank` each: a Join (with the unnamed calls it has made), a
+  // stall probe, and a request, which is true when every rank has now announced it.
+  void RecordJoin(int rank, uint64_t unnamed_calls);
+  void RecordProbe(int rank, const std::string& name, Clock::time_point now);
+  bool RecordRequest(int rank, const TensorRequest& request, Clock::time_point now);
+  // Moves the `completed` entries into `outcome`, ready or failed, in the order they were first
+  // announced, and forgets them.
+  void Conclude(const std::vector<std::string>& completed, Outcome& outcome);
+  // The Join that every rank has now made, which ends: the table's join state starts afresh.
+  JoinDone EndJoin();
   // Whether the ranks that announced `entry` and the joined ranks are every rank.
   bool Covered(const Entry& entry) const;
   // The failure of a ready entry, or empty when it runs.

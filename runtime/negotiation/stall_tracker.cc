@@ -4,22 +4,9 @@
 #include <cstdio>
 #include <utility>
 
+#include "common/error_text.h"
+
 namespace hvdrun {
-namespace {
-
-std::string RankList(const std::vector<int>& ranks) {
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
-  return out;
-}
-
-// "60 s", or "1500 ms" for a duration that is not whole seconds.
-std::string DurationText(std::chrono::milliseconds duration) {
-  return duration.count() % 1000 == 0 ? std::to_string(duration.count() / 1000) + " s"
-                                      : std::to_string(duration.count()) + " ms";
-}
-
-}  // namespace
 
 StallTracker::StallTracker(const NegotiationOptions& negotiation)
     : check_(negotiation.stall_check),
@@ -55,8 +42,8 @@ void StallTracker::Warn(const std::vector<ReadinessTable::Waiting>& stalled,
       continue;
     }
     const std::string line =
-        "stall: '" + waiting.name + "' was submitted by " + RankList(waiting.submitted) + " and waits for " +
-        RankList(waiting.missing) +
+        "stall: '" + waiting.name + "' was submitted by " + RankListText(waiting.submitted) +
+        " and waits for " + RankListText(waiting.missing) +
         (shutdown_.count() > 0
              ? "; it fails after " + DurationText(shutdown_) + " (the stall shutdown time)"
              : "; no stall shutdown time is set (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS), so it waits");

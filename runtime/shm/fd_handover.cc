@@ -11,7 +11,10 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 #include <utility>
+
+#include "common/hex_text.h"
 
 namespace hvdrun {
 namespace {
@@ -141,13 +144,7 @@ StatusOr<int> ConnectAndReceive(int socket, const std::string& name, pid_t serve
 }  // namespace
 
 std::string FdListenerName(const unsigned char (&random)[16]) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string name = "hvdrun-";
-  for (unsigned char byte : random) {
-    name += kHex[byte >> 4];
-    name += kHex[byte & 15];
-  }
-  return name;
+  return "hvdrun-" + HexEncode(std::string_view(reinterpret_cast<const char*>(random), sizeof(random)));
 }
 
 StatusOr<std::unique_ptr<FdListener>> FdListener::Listen() {

@@ -139,7 +139,8 @@ def mpi_threads_supported():
 
 
 def rocm_built():
-    """False: hvdrun.torch reduces CPU tensors only."""
+    """False: libhvdrun has no ROCm (RCCL) backend; hvdrun.torch reduces CPU tensors, and CUDA tensors
+    where torch was built with CUDA (cuda_built())."""
     return False
 
 

@@ -142,12 +142,11 @@ Status GlooBackend::Alltoall(const void* send, void* recv, size_t count, DataTyp
 
 Status GlooBackend::Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                               const std::vector<size_t>& recv_counts, DataType type) {
-  const auto ranks = static_cast<size_t>(size_);
-  if (send_counts.size() != ranks || recv_counts.size() != ranks) {
-    return Status::Error("gloo: alltoallv: " + std::to_string(send_counts.size()) + " send and " +
-                         std::to_string(recv_counts.size()) + " receive counts for " + std::to_string(ranks) +
-                         " ranks on rank " + std::to_string(context_->rank));
+  if (Status counts = CheckAlltoallvCounts("gloo", send_counts, recv_counts, size_, context_->rank);
+      !counts.ok()) {
+    return counts;
   }
+  const auto ranks = static_cast<size_t>(size_);
   // Gloo's alltoallv takes counts in elements of the buffer's type: bytes here, as in Alltoall.
   const size_t element = DataTypeSize(type);
   std::vector<int64_t> send_bytes(ranks);

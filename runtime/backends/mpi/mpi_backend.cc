@@ -135,12 +135,10 @@ Status MpiBackend::Alltoall(const void* send, void* recv, size_t count, DataType
 
 Status MpiBackend::Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                              const std::vector<size_t>& recv_counts, DataType type) {
-  const auto ranks = static_cast<size_t>(size_);
-  if (send_counts.size() != ranks || recv_counts.size() != ranks) {
-    return Status::Error("mpi: alltoallv: " + std::to_string(send_counts.size()) + " send and " +
-                         std::to_string(recv_counts.size()) + " receive counts for " + std::to_string(ranks) +
-                         " ranks on rank " + std::to_string(rank_));
+  if (Status counts = CheckAlltoallvCounts("mpi", send_counts, recv_counts, size_, rank_); !counts.ok()) {
+    return counts;
   }
+  const auto ranks = static_cast<size_t>(size_);
   // MPI counts and displacements are ints, in elements.
   std::vector<int> counts_out(ranks);
   std::vector<int> counts_in(ranks);

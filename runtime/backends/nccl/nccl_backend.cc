@@ -5,130 +5,25 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
 #include "runtime/backends/nccl/nccl_average.h"
 #include "runtime/backends/nccl/nccl_copies.h"
+#include "runtime/backends/nccl/nccl_ready_events.h"
 #include "runtime/backends/nccl/nccl_scale.h"
+#include "runtime/backends/nccl/nccl_terms.h"
+#include "runtime/backends/nccl/nccl_unique_id.h"
 #include "runtime/handle_pool.h"
-#include "runtime/one_line.h"
 
 namespace hvdrun {
 namespace {
-
-constexpr char kHexDigits[] = "0123456789abcdef";
-
-std::string ToHex(const char* bytes, size_t size) {
-  std::string hex;
-  hex.reserve(size * 2);
-  for (size_t i = 0; i < size; ++i) {
-    const auto byte = static_cast<unsigned char>(bytes[i]);
-    hex.push_back(kHexDigits[byte >> 4]);
-    hex.push_back(kHexDigits[byte & 0xf]);
-  }
-  return hex;
-}
-
-int HexValue(char digit) {
-  if (digit >= '0' && digit <= '9') return digit - '0';
-  if (digit >= 'a' && digit <= 'f') return digit - 'a' + 10;
-  return -1;
-}
-
-// Decodes exactly size bytes of lower-case hex into `bytes`; false if `hex` is not that.
-bool FromHex(const std::string& hex, char* bytes, size_t size) {
-  if (hex.size() != size * 2) return false;
-  for (size_t i = 0; i < size; ++i) {
-    const int high = HexValue(hex[2 * i]);
-    const int low = HexValue(hex[2 * i + 1]);
-    if (high < 0 || low < 0) return false;
-    bytes[i] = static_cast<char>((high << 4) | low);
-  }
-  return true;
-}
 
 std::string PointerText(const void* pointer) {
   char text[32];
   std::snprintf(text, sizeof(text), "%p", pointer);
   return text;
-}
-
-// "<NCCL's name for the result>" plus NCCL's last error message for `comm`, when it has one.
-std::string NcclErrorText(ncclResult_t result, ncclComm_t comm) {
-  std::string text = ncclGetErrorString(result);
-  const char* last = ncclGetLastError(comm);
-  if (last != nullptr && *last != '\0') text += std::string(" (") + last + ")";
-  return OneLine(text);
-}
-
-// cudaGetErrorString of `error`, clearing CUDA's record of it so that later calls do not see it.
-std::string CudaErrorText(cudaError_t error) {
-  cudaGetLastError();
-  return cudaGetErrorString(error);
-}
-
-ncclDataType_t NcclType(DataType type) {
-  switch (type) {
-    case DataType::kFloat32:
-      return ncclFloat32;
-    case DataType::kFloat64:
-      return ncclFloat64;
-    case DataType::kFloat16:
-      return ncclFloat16;
-    case DataType::kBFloat16:
-      return ncclBfloat16;
-    case DataType::kInt32:
-      return ncclInt32;
-    case DataType::kInt64:
-      break;
-  }
-  return ncclInt64;
-}
-
-// kAverage maps to ncclAvg, for the libraries that have it (ChooseNcclAverage); a build against
-// headers older than 2.10 has none and always sums and divides.
-ncclRedOp_t NcclOp(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return ncclSum;
-    case ReduceOp::kAverage:
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
-      return ncclAvg;
-#else
-      return ncclSum;
-#endif
-    case ReduceOp::kMin:
-      return ncclMin;
-    case ReduceOp::kMax:
-      break;
-  }
-  return ncclMax;
-}
-
-// Rank 0 makes the job's NCCL unique id and publishes it; the others wait for it.
-StatusOr<ncclUniqueId> ExchangeUniqueId(const BackendContext& context) {
-  const std::string where = "nccl: rank " + std::to_string(context.rank) + ": ";
-  StatusOr<int64_t> instance = context.store->Add("nccl/contexts/rank" + std::to_string(context.rank), 1);
-  if (!instance.ok()) return Status::Error(where + "bootstrap: " + instance.status().message());
-  const std::string key = "nccl/" + std::to_string(instance.value()) + "/unique_id";
-  ncclUniqueId id{};
-  if (context.rank == 0) {
-    const ncclResult_t result = ncclGetUniqueId(&id);
-    if (result != ncclSuccess) {
-      return Status::Error(where + "ncclGetUniqueId failed: " + NcclErrorText(result, nullptr));
-    }
-    Status published = context.store->Set(key, ToHex(id.internal, sizeof(id.internal)));
-    if (!published.ok()) return Status::Error(where + "bootstrap: " + published.message());
-    return id;
-  }
-  StatusOr<std::string> value = context.store->Get(key, context.timeout);
-  if (!value.ok()) return Status::Error(where + "bootstrap: " + value.status().message());
-  if (!FromHex(value.value(), id.internal, sizeof(id.internal))) {
-    return Status::Error(where + "bootstrap: the value of key '" + key + "' is not a " +
-                         std::to_string(sizeof(id.internal)) + "-byte NCCL unique id in hex");
-  }
-  return id;
 }
 
 void Release(ncclComm_t comm, cudaStream_t stream, void* barrier_buffer, cudaEvent_t started,
@@ -138,49 +33,6 @@ void Release(ncclComm_t comm, cudaStream_t stream, void* barrier_buffer, cudaEve
   if (barrier_buffer != nullptr) cudaFree(barrier_buffer);
   if (started != nullptr) cudaEventDestroy(started);
   if (stopped != nullptr) cudaEventDestroy(stopped);
-}
-
-// The events MarkReady records: created without timing (the cheaper kind) on the current device.
-std::shared_ptr<HandlePool> ReadyEventPool() {
-  return std::make_shared<HandlePool>(
-      []() -> StatusOr<void*> {
-        cudaEvent_t event = nullptr;
-        if (const cudaError_t error = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-            error != cudaSuccess) {
-          return Status::Error(CudaErrorText(error));
-        }
-        return static_cast<void*>(event);
-      },
-      [](void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); });
-}
-
-// An event of `events` recorded on `stream` of `device` (made current on this thread). A reused
-// event needs nothing but the new record: a stream that waited on it waits for the record it saw.
-StatusOr<HandlePool::Lease> RecordOnDevice(int device, const std::shared_ptr<HandlePool>& events,
-                                           cudaStream_t stream) {
-  if (const cudaError_t error = cudaSetDevice(device); error != cudaSuccess) {
-    return Status::Error(CudaErrorText(error));
-  }
-  StatusOr<HandlePool::Lease> event = HandlePool::Lend(events);
-  if (!event.ok()) return event.status();
-  if (const cudaError_t error = cudaEventRecord(static_cast<cudaEvent_t>(event.value().get()), stream);
-      error != cudaSuccess) {
-    return Status::Error(CudaErrorText(error));
-  }
-  return event;
-}
-
-// A waiter that makes a caller's stream wait for `end`, an event of the backend's stream; it holds
-// the event (and its pool) for as long as it lives.
-BackendMemory::StreamWaiter StreamWaiterFor(int rank, HandlePool::Lease end) {
-  return [rank, end = std::move(end)](void* caller_stream) {
-    const cudaError_t error =
-        cudaStreamWaitEvent(static_cast<cudaStream_t>(caller_stream), static_cast<cudaEvent_t>(end.get()), 0);
-    if (error == cudaSuccess) return Status::Ok();
-    return Status::Error(
-        "nccl: rank " + std::to_string(rank) +
-        ": making the caller's stream wait for the collective failed: " + CudaErrorText(error));
-  };
 }
 
 }  // namespace
@@ -460,12 +312,10 @@ Status NcclBackend::Alltoall(const void* send, void* recv, size_t count, DataTyp
 
 Status NcclBackend::Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                               const std::vector<size_t>& recv_counts, DataType type) {
-  const auto ranks = static_cast<size_t>(size_);
-  if (send_counts.size() != ranks || recv_counts.size() != ranks) {
-    return Status::Error("nccl: alltoallv: " + std::to_string(send_counts.size()) + " send and " +
-                         std::to_string(recv_counts.size()) + " receive counts for " + std::to_string(ranks) +
-                         " ranks on rank " + std::to_string(rank_));
+  if (Status counts = CheckAlltoallvCounts("nccl", send_counts, recv_counts, size_, rank_); !counts.ok()) {
+    return counts;
   }
+  const auto ranks = static_cast<size_t>(size_);
   size_t send_total = 0;
   size_t recv_total = 0;
   for (size_t j = 0; j < ranks; ++j) {
