@@ -16,6 +16,7 @@
 #include "hvdrun/error_kind.h"
 #include "hvdrun/runtime.h"
 #include "runtime/elastic/membership.h"
+#include "runtime/elastic/round_store.h"
 #include "runtime/in_memory_store.h"
 #include "runtime/test_job.h"
 
@@ -225,6 +226,19 @@ TEST(ElasticRuntimeTest, ARuntimeWaitingForARoundThatIsOverFailsRecoverably) {
   EXPECT_NE(runtime.status().message().find("elastic round 0 is over: the job is in round 1"),
             std::string::npos)
       << runtime.status().message();
+}
+
+TEST(RoundStoreTest, KeysAreUnderTheRoundAndATimeOutNamesTheWholeWait) {
+  auto store = NewInMemoryStore();
+  RoundStore round(store, 2);
+  ASSERT_TRUE(round.Set("k", "v").ok());
+  EXPECT_EQ(store->Get("r2/k", milliseconds(0)).value_or(""), "v");
+  StatusOr<std::string> missing = round.Get("absent", milliseconds(1200));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "store: timed out after 1.2 s waiting for key 'r2/absent'");
+  Status waited = round.Wait({"k", "absent"}, milliseconds(700));
+  EXPECT_NE(waited.message().find("timed out after 700 ms waiting for"), std::string::npos)
+      << waited.message();
 }
 
 TEST(ElasticRuntimeTest, HostsUpdatedSaysWhetherTheCounterMovedSinceInit) {

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/error_text.h"
 #include "hvdrun/error_kind.h"
 
 namespace hvdrun {
@@ -13,6 +15,27 @@ namespace {
 
 // How often a wait for keys looks whether the round is over.
 constexpr std::chrono::milliseconds kRoundCheck{500};
+
+constexpr std::string_view kTimedOut = "timed out after ";
+constexpr std::string_view kWaitingFor = " waiting for ";
+
+// Whether the store's wait ended because its time was up (KeyValueTable's wording, after the store's
+// own prefix), not because it failed.
+bool TimedOut(const Status& status) {
+  const size_t at = status.message().find(kTimedOut);
+  return at != std::string::npos && status.message().find(kWaitingFor, at) != std::string::npos;
+}
+
+// The store's error for the last slice of a wait of `timeout` in all: a time-out names the whole wait
+// ("... timed out after 30 s waiting for ..."), not the slice's.
+Status WholeWait(const Status& status, std::chrono::milliseconds timeout) {
+  if (!TimedOut(status)) return status;
+  const std::string& message = status.message();
+  const size_t at = message.find(kTimedOut);
+  const size_t waiting = message.find(kWaitingFor, at);
+  return Status::Error(message.substr(0, at) + std::string(kTimedOut) + DurationText(timeout) +
+                       message.substr(waiting));
+}
 
 }  // namespace
 
@@ -43,7 +66,8 @@ StatusOr<std::string> RoundStore::Get(const std::string& key, std::chrono::milli
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     StatusOr<std::string> value =
         job_store_->Get(prefix_ + key, std::clamp(left, std::chrono::milliseconds(0), kRoundCheck));
-    if (value.ok() || left <= kRoundCheck) return value;
+    if (value.ok() || !TimedOut(value.status())) return value;
+    if (left <= kRoundCheck) return WholeWait(value.status(), timeout);
     if (Status current = StillCurrent(); !current.ok()) return current;
   }
 }
@@ -57,7 +81,8 @@ Status RoundStore::Wait(const std::vector<std::string>& keys, std::chrono::milli
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     Status waited = job_store_->Wait(prefixed, std::clamp(left, std::chrono::milliseconds(0), kRoundCheck));
-    if (waited.ok() || left <= kRoundCheck) return waited;
+    if (waited.ok() || !TimedOut(waited)) return waited;
+    if (left <= kRoundCheck) return WholeWait(waited, timeout);
     if (Status current = StillCurrent(); !current.ok()) return current;
   }
 }
