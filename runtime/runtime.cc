@@ -167,7 +167,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Init(RuntimeOptions options) {
   if (!valid.ok()) return valid;
   auto impl = std::make_unique<RuntimeImpl>(std::move(options));
   Status started = impl->Start();
-  if (!started.ok()) return started;
+  // An elastic round whose peers went away while it bootstrapped: the next round may do.
+  if (!started.ok()) return elastic != nullptr ? AsRecoverable(started) : started;
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl), std::move(elastic)));
 }
 

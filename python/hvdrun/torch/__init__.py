@@ -37,16 +37,19 @@ def init(comm=None, process_sets=None):
         unsupported("process sets (init(process_sets=))", "collectives run over all ranks of the job")
     if not _C.is_initialized() and _C.job_backend() == "nccl":
         _require_cuda_device()
-    try:
-        _C.init()
-    except RuntimeError as error:
-        _init_failed(error)
+    while True:
+        try:
+            _C.init()
+            return
+        except RuntimeError as error:
+            _init_failed(error)
 
 
 def _init_failed(error):
     """An elastic job's init() that failed: a worker hvdrun left out of the job's new round exits 0 after
-    saying so; one whose round was over before every rank came raises HorovodInternalError
-    (hvd.elastic.run then joins the next round); other errors stay RuntimeError."""
+    saying so; one whose round ended before it was formed (a peer lost meanwhile) returns, for init() to
+    wait for the next round (each wait is bounded by HVDRUN_ELASTIC_TIMEOUT_SECONDS); other errors stay
+    RuntimeError."""
     import sys  # pylint: disable=import-outside-toplevel
 
     kind = _C.error_kind(str(error))
@@ -54,9 +57,8 @@ def _init_failed(error):
         sys.stderr.write("hvdrun.torch: %s\n" % error)
         sys.stderr.flush()
         raise SystemExit(0)
-    if kind == "recoverable":
-        raise HorovodInternalError(str(error)) from None
-    raise error
+    if kind != "recoverable":
+        raise error
 
 
 def _require_cuda_device():

@@ -138,6 +138,21 @@ class _DistributedOptimizerMethods:
         self._hvd_handles.clear()
         self._hvd_synchronized = True
 
+    def _hvd_abandon(self):
+        """Forgets the gradients' reductions in flight and counts backward passes afresh: hvd.elastic's state
+        calls it when the job re-forms, as those reductions belonged to a round that is over (each handle is
+        waited for, which a broken or ended runtime completes at once, and released)."""
+        for handle, _ in self._hvd_handles.values():
+            try:
+                mpi_ops.synchronize(handle)
+            except Exception:  # pylint: disable=broad-except  # the lost round's failure, known already
+                pass
+        self._hvd_handles.clear()
+        for done in self._hvd_done.values():
+            done.clear()
+        self._hvd_passes_left = {id(p): self._hvd_passes for p in self._hvd_params}
+        self._hvd_synchronized = False
+
     @contextlib.contextmanager
     def skip_synchronize(self):
         """Within it, step() does not synchronize: for a step after an explicit synchronize()."""

@@ -29,17 +29,12 @@ __all__ = ["ElasticSampler", "HorovodInternalError", "HostsUpdatedInterrupt", "O
 
 
 def _reset():
-    """Leaves the job's round and joins the next: hvd.init() waits for this worker's place in it. An init
-    that fails recoverably (the round it waited for was over before every rank came) tries the next one."""
+    """Leaves the job's round and joins the next: hvd.init() waits for this worker's place in it (and for a
+    later round, should that one end before it is formed)."""
     import hvdrun.torch as hvd  # pylint: disable=import-outside-toplevel
 
-    while True:
-        hvd.shutdown()
-        try:
-            hvd.init()
-            return
-        except HorovodInternalError:
-            continue
+    hvd.shutdown()
+    hvd.init()
 
 
 def run_fn(func, reset):

@@ -134,7 +134,19 @@ class _ModelHandler(_Handler):
 
 
 class _OptimizerHandler(_Handler):
+    """A DistributedOptimizer's gradient reductions of the lost round are forgotten on restore and sync."""
+
+    def _abandon(self):
+        abandon = getattr(self.value, "_hvd_abandon", None)
+        if abandon is not None:
+            abandon()
+
+    def restore(self):
+        self._abandon()
+        super().restore()
+
     def sync(self):
+        self._abandon()
         broadcast_optimizer_state(self.value, root_rank=0)
 
 
