@@ -1,10 +1,12 @@
 """An elastic training script for tests/python/elastic_recovery_driver.cc: trains a small model with
 hvd.elastic (TorchState, commits every 10 steps, a reset callback recording the new size), touches
-$ELASTIC_TEST_PROGRESS once rank 2 is well into training, and prints one line at the end: the worker, its rank, size and round, the step count, the sizes its resets saw and whether every
+$ELASTIC_TEST_PROGRESS once rank 2 is well into training (or, with ELASTIC_TEST_KILL_SELF=1, when hvdrun's
+own elastic driver runs it, rank 2 SIGKILLs itself there), and prints one line at the end: the worker, its rank, size and round, the step count, the sizes its resets saw and whether every
 rank ends with the same parameters. It exits 1 unless it ran every step, ends with rank 0's parameters, and
 is in round $ELASTIC_TEST_ROUND with the reset sizes $ELASTIC_TEST_RESETS (comma-separated)."""
 
 import os
+import signal
 import sys
 import time
 
@@ -34,6 +36,8 @@ def train(state):
         if state.step % 10 == 0:
             state.commit()
         if state.step == 50 and hvd.rank() == 2:
+            if os.environ.get("ELASTIC_TEST_KILL_SELF") == "1":  # run by hvdrun: no driver kills it
+                os.kill(os.getpid(), signal.SIGKILL)
             open(os.environ["ELASTIC_TEST_PROGRESS"], "w").close()
         time.sleep(0.02)
 
