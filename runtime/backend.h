@@ -164,6 +164,10 @@ class Backend {
   // Thread-safe. Returns false where the backend cannot (the default): its own limit
   // (BackendContext::collective_limit) ends the call.
   virtual bool RequestAbort() { return false; }
+  // Which ranks the call that another thread has in this backend still waits for, for the
+  // collective watchdog's line ("waiting for rank 1 (local rank 1, pid 4242)"); empty where the
+  // backend cannot tell, or when it waits for none. Thread-safe.
+  virtual std::string Progress() { return {}; }
 };
 
 // Inline, as every other member, so that Backend has no key function: each backend module emits its

@@ -62,6 +62,9 @@ std::string CollectiveWatchdog::Describe(Clock::time_point now) const {
   std::string line = "watchdog: rank " + std::to_string(settings_.rank) + ": " + what + " (" + call_.op +
                      ", " + std::to_string(call_.bytes) + " bytes) has been in the " + settings_.backend +
                      " backend for " + DurationText(waited) + settings_.waiting_for;
+  if (backend_ != nullptr) {
+    if (const std::string progress = backend_->Progress(); !progress.empty()) line += "; " + progress;
+  }
   line += settings_.abort_after.count() > 0
               ? "; it is aborted at " + DurationText(settings_.abort_after) + " (the stall shutdown time)"
               : "; no stall shutdown time is set (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS), so it waits";

@@ -8,10 +8,12 @@
 // logs one line, and again each time it has waited that much longer (never more often):
 //   watchdog: rank 0: 'grad.w' (allreduce, 4096 bytes) has been in the gloo backend for 61 s, after
 //   every rank submitted it; no stall shutdown time is set (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS), so it waits
-// When abort_after is set (the stall shutdown time) and passed, it asks the backend to end the call
-// (Backend::RequestAbort: NCCL aborts its communicator so that the process can exit) and Exit then
-// returns the watchdog's error naming the collective, instead of the backend's own. A backend that
-// cannot end a call from another thread ends it at its own limit (BackendContext::collective_limit).
+// The line adds which ranks the call waits for where the backend can tell (Backend::Progress: the
+// shared-memory barrier's arrivals). When abort_after is set (the stall shutdown time) and passed, it asks
+// the backend to end the call (Backend::RequestAbort: NCCL aborts its communicator so that the process can
+// exit) and Exit then returns the watchdog's error naming the collective, instead of the backend's own. A
+// backend that cannot end a call from another thread ends it at its own limit
+// (BackendContext::collective_limit).
 //
 // Off (no thread) when warn_after is zero (HOROVOD_STALL_CHECK_DISABLE=1). Thread-safe: Enter and
 // Exit from the collective thread (one call at a time), the rest from the watchdog's thread.

@@ -96,6 +96,14 @@ TEST_P(BusyRankTest, IsWaitedForPastTheTimeouts) {
                                   0) == 0;
     }
     EXPECT_TRUE(named) << "no watchdog line of rank 1 among " << outcome.lines.size();
+    if (job.shared_memory) {  // the segment's arrivals name the rank waited for
+      bool waiting_for = false;
+      for (const std::string& line : outcome.lines) {
+        waiting_for =
+            waiting_for || line.find("; waiting for rank 0 (local rank 0, pid ") != std::string::npos;
+      }
+      EXPECT_TRUE(waiting_for) << "no watchdog line names rank 0";
+    }
   }
 }
 

@@ -39,6 +39,7 @@ class WatchedBackend final : public Backend {
     return backend_->last_device_time();
   }
   bool RequestAbort() override { return backend_->RequestAbort(); }
+  std::string Progress() override { return backend_->Progress(); }
 
  private:
   // Runs `body` (the call to the backend) between the watchdog's Enter and Exit.

@@ -75,6 +75,11 @@ ShmBackend::ShmBackend(std::unique_ptr<Backend> backend, std::unique_ptr<ShmSegm
       allreduce_(std::move(segment), divisor, cross_.get()),
       backend_(std::move(backend)) {}
 
+std::string ShmBackend::Progress() {
+  std::string missing = allreduce_.segment().Missing();
+  return missing.empty() ? backend_->Progress() : missing;
+}
+
 Status ShmBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
   return allreduce_.Allreduce(send, recv, count, type, op);
 }

@@ -52,6 +52,8 @@ class ShmBackend : public Backend {
   Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
   Status Barrier() override;
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
+  // The local ranks an allreduce's barrier waits for (ShmSegment::Missing), else the backend's.
+  std::string Progress() override;
 
  private:
   // Destroyed in reverse order: the job's backend while the segment is still mapped, the cross-host

@@ -448,6 +448,12 @@ Status ShmSegment::Barrier(const char* what) {
     if (all_arrived()) return Status::Ok();
     CpuRelax();
   }
+  // Missing() names the ranks this wait is for until it returns.
+  waiting_at_.store(target, std::memory_order_release);
+  struct Waiting {
+    std::atomic<uint32_t>& at;
+    ~Waiting() { at.store(0, std::memory_order_release); }
+  } waiting{waiting_at_};
   const bool limited = group_.barrier_limit.count() > 0;
   const Clock::time_point deadline = Clock::now() + group_.barrier_limit;
   while (true) {
@@ -479,6 +485,18 @@ Status ShmSegment::Barrier(const char* what) {
       return broken_;
     }
   }
+}
+
+std::string ShmSegment::Missing() const {
+  const uint32_t target = waiting_at_.load(std::memory_order_acquire);
+  if (target == 0) return {};
+  std::string missing;
+  for (int local = 0; local < group_.local_size; ++local) {
+    const uint32_t arrived = Line(base_, local).arrived.load(std::memory_order_acquire);
+    if (static_cast<int32_t>(arrived - target) >= 0) continue;
+    missing += (missing.empty() ? "waiting for " : ", ") + Describe(local);
+  }
+  return missing;
 }
 
 void ShmSegment::Fail() {

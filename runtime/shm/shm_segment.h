@@ -31,6 +31,7 @@
 #ifndef HVDRUN_RUNTIME_SHM_SHM_SEGMENT_H_
 #define HVDRUN_RUNTIME_SHM_SHM_SEGMENT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -101,6 +102,9 @@ class ShmSegment {
   Status Barrier(const char* what);
   // Marks this rank failed, so that ranks waiting for it stop at once with its rank named.
   void Fail();
+  // While a Barrier waits: "waiting for rank 1 (local rank 1, pid 4242)", naming each local rank
+  // that has not arrived; else empty. Thread-safe (Backend::Progress).
+  std::string Missing() const;
 
  private:
   struct Header;
@@ -131,7 +135,9 @@ class ShmSegment {
   void* const base_;
   const size_t bytes_;
   const size_t slot_bytes_;
-  uint32_t barriers_ = 0;    // barriers this rank has arrived at
+  uint32_t barriers_ = 0;  // barriers this rank has arrived at
+  // The barrier this rank waits at, past its spin; 0: none (Missing).
+  std::atomic<uint32_t> waiting_at_{0};
   std::vector<int> pidfds_;  // per local rank; -1 for this process's own ranks (threads)
   Status broken_;
 };

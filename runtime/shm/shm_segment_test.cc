@@ -196,21 +196,30 @@ TEST(ShmSegmentTest, APeerThatIsNotALocalRankGetsNothing) {
 
 // A live rank that arrives late (busy in user code) is waited for past the bootstrap timeout: without
 // a barrier limit, as long as it takes.
+// Meanwhile Missing() names it.
 TEST(ShmSegmentTest, ALiveLateRankIsWaitedForPastTheTimeout) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
+  std::atomic<ShmSegment*> waiting{nullptr};
+  std::string missing;
   std::thread other([&] {
     StatusOr<std::unique_ptr<ShmSegment>> segment =
         ShmSegment::Open(*store, testing::TestShmGroup(1, 2, milliseconds(100)), kSlot);
     ASSERT_TRUE(segment.ok()) << segment.status().message();
     std::this_thread::sleep_for(milliseconds(500));  // five bootstrap timeouts in user code
+    if (ShmSegment* first = waiting.load(); first != nullptr) missing = first->Missing();
     EXPECT_TRUE(segment.value()->Barrier("allreduce").ok());
   });
   StatusOr<std::unique_ptr<ShmSegment>> segment =
       ShmSegment::Open(*store, testing::TestShmGroup(0, 2, milliseconds(100)), kSlot);
   ASSERT_TRUE(segment.ok()) << segment.status().message();
+  EXPECT_EQ(segment.value()->Missing(), "");
+  waiting = segment.value().get();
   Status waited = segment.value()->Barrier("allreduce");
   other.join();
   EXPECT_TRUE(waited.ok()) << waited.message();
+  EXPECT_EQ(missing.rfind("waiting for rank 1 (local rank 1, pid " + std::to_string(::getpid()) + ")", 0), 0U)
+      << missing;
+  EXPECT_EQ(segment.value()->Missing(), "");
 }
 
 // With a barrier limit (the stall shutdown time), a rank still missing then is named.
