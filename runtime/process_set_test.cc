@@ -21,7 +21,7 @@ constexpr int kRanks = 4;
 const std::vector<std::vector<int>> kSets = {{0, 1}, {1, 2, 3}, {0, 2}};
 
 // Rank r's element i.
-int64_t Value(int rank, size_t i) { return static_cast<int64_t>((rank + 1) * 10 + i % 7); }
+int64_t Value(int rank, size_t i) { return int64_t{rank + 1} * 10 + static_cast<int64_t>(i % 7); }
 
 bool Contains(const std::vector<int>& ranks, int rank) {
   return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
@@ -115,8 +115,8 @@ TEST_P(ProcessSetTest, DynamicSetsAreAddedAndRemovedBetweenCollectives) {
       kRanks,
       [this](Runtime& runtime) {
         Exercise(runtime, 0, {0, 1, 2, 3}, named());
-        std::vector<int> ids;
-        for (const std::vector<int>& ranks : kSets) ids.push_back(runtime.AddProcessSet(ranks).value());
+        std::vector<int> ids(kSets.size());
+        for (size_t s = 0; s < kSets.size(); ++s) ids[s] = runtime.AddProcessSet(kSets[s]).value();
         ExerciseConcurrently(runtime, ids, named());
         for (int id : ids) ASSERT_TRUE(runtime.RemoveProcessSet(id).ok());
         EXPECT_EQ(runtime.ProcessSetIds(), std::vector<int>{0});

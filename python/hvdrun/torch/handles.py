@@ -30,6 +30,8 @@ def auto_name(kind, name, process_set_id=0):
         return str(name)
     with _lock:
         counter = _noname_numbers.setdefault((kind, process_set_id), itertools.count())
+        if process_set_id:  # apart from the other sets' in this rank's name space (check_name_free)
+            return "%s.noname.set%d.%d" % (kind, process_set_id, next(counter))
         return "%s.noname.%d" % (kind, next(counter))
 
 
