@@ -262,7 +262,8 @@ void CopyIfApart(uintptr_t send, uintptr_t recv, size_t bytes) {
 // empty for the job's (hvdrun --compression). `stream`: see RuntimeFor().
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                       const std::string& type_name, const std::string& op_name,
-                      const std::string& compression, const std::optional<uintptr_t>& stream) {
+                      const std::string& compression, const std::optional<uintptr_t>& stream,
+                      int process_set) {
   RequireInit("allreduce");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -277,15 +278,16 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
     return Handle();
   }
   if (format) {
-    return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, *format));
+    return Handle(
+        runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, *format, process_set));
   }
-  return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op));
+  return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, process_set));
 }
 
 // `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
 // `stream`: see RuntimeFor().
 Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
-                      int root, const std::optional<uintptr_t>& stream) {
+                      int root, const std::optional<uintptr_t>& stream, int process_set) {
   RequireInit("broadcast");
   const DataType type = TypeByName(type_name);
   if (root < 0 || root >= Size()) {
@@ -294,8 +296,8 @@ Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, c
   }
   Runtime* runtime = RuntimeFor(stream);
   if (runtime == nullptr) return Handle();
-  if (name.empty()) return Handle(runtime->BroadcastAsync(Address(buffer), count, type, root));
-  return Handle(runtime->BroadcastAsync(name, Address(buffer), count, type, root));
+  if (name.empty()) return Handle(runtime->BroadcastAsync(Address(buffer), count, type, root, process_set));
+  return Handle(runtime->BroadcastAsync(name, Address(buffer), count, type, root, process_set));
 }
 
 // An allgather whose ranks may give different numbers of rows (or an alltoall); the result stays here
@@ -320,7 +322,7 @@ class GatherHandle {
 
 // `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
 GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t count,
-                            const std::string& type_name, size_t row) {
+                            const std::string& type_name, size_t row, int process_set) {
   RequireInit("allgather");
   const DataType type = TypeByName(type_name);
   auto result = std::make_unique<AllgatherResult>();
@@ -331,15 +333,16 @@ GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t coun
     return GatherHandle(std::move(result), Handle());
   }
   CollectiveHandle handle =
-      name.empty() ? g_runtime->AllgatherAsync(Address(send), count, type, row, result.get())
-                   : g_runtime->AllgatherAsync(name, Address(send), count, type, row, result.get());
+      name.empty()
+          ? g_runtime->AllgatherAsync(Address(send), count, type, row, result.get(), process_set)
+          : g_runtime->AllgatherAsync(name, Address(send), count, type, row, result.get(), process_set);
   return GatherHandle(std::move(result), Handle(std::move(handle)));
 }
 
 // Runtime::AlltoallAsync: `splits[j]` elements of `send` (back to back in rank order) go to rank j;
 // the result holds what every rank sent this one. `name` empty: named by the runtime.
 GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::vector<uint64_t>& splits,
-                           const std::string& type_name, size_t row) {
+                           const std::string& type_name, size_t row, int process_set) {
   RequireInit("alltoall");
   const DataType type = TypeByName(type_name);
   auto result = std::make_unique<AlltoallResult>();
@@ -354,8 +357,9 @@ GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::v
     return GatherHandle(std::move(result), Handle());
   }
   CollectiveHandle handle =
-      name.empty() ? g_runtime->AlltoallAsync(Address(send), splits, type, row, result.get())
-                   : g_runtime->AlltoallAsync(name, Address(send), splits, type, row, result.get());
+      name.empty()
+          ? g_runtime->AlltoallAsync(Address(send), splits, type, row, result.get(), process_set)
+          : g_runtime->AlltoallAsync(name, Address(send), splits, type, row, result.get(), process_set);
   return GatherHandle(std::move(result), Handle(std::move(handle)));
 }
 
@@ -364,11 +368,11 @@ GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::v
 // a caller whose ranks' rows differ pads them to the largest first. `stream`: see RuntimeFor() (over
 // NCCL both buffers are device memory written on that stream). In a job of one rank both forms copy.
 using BlocksCollective = CollectiveHandle (Runtime::*)(const std::string&, const void*, void*, size_t,
-                                                       DataType);
+                                                       DataType, int);
 
 Handle BlocksAsync(const char* call, BlocksCollective collective, const std::string& name, uintptr_t send,
                    uintptr_t recv, size_t count, const std::string& type_name,
-                   const std::optional<uintptr_t>& stream) {
+                   const std::optional<uintptr_t>& stream, int process_set) {
   RequireInit(call);
   const DataType type = TypeByName(type_name);
   Runtime* runtime = RuntimeFor(stream);
@@ -376,31 +380,75 @@ Handle BlocksAsync(const char* call, BlocksCollective collective, const std::str
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
-  return Handle((runtime->*collective)(name, Address(send), Address(recv), count, type));
+  return Handle((runtime->*collective)(name, Address(send), Address(recv), count, type, process_set));
 }
 
 // Block j of `send` goes to rank j, which receives it as block rank() of `recv`.
 Handle AlltoallIntoAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
-                         const std::string& type_name, const std::optional<uintptr_t>& stream) {
-  return BlocksAsync("alltoall", &Runtime::AlltoallAsync, name, send, recv, count, type_name, stream);
+                         const std::string& type_name, const std::optional<uintptr_t>& stream,
+                         int process_set) {
+  return BlocksAsync("alltoall", &Runtime::AlltoallAsync, name, send, recv, count, type_name, stream,
+                     process_set);
 }
 
 // Every rank's block, in rank order.
 Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
-                          const std::string& type_name, const std::optional<uintptr_t>& stream) {
-  return BlocksAsync("allgather", &Runtime::AllgatherAsync, name, send, recv, count, type_name, stream);
+                          const std::string& type_name, const std::optional<uintptr_t>& stream,
+                          int process_set) {
+  return BlocksAsync("allgather", &Runtime::AllgatherAsync, name, send, recv, count, type_name, stream,
+                     process_set);
 }
 
-void Barrier() {
+void Barrier(int process_set) {
   RequireInit("barrier");
   if (!g_runtime) return;
   Status status;
   {
     py::gil_scoped_release release;
-    status = g_runtime->Barrier();
+    status = g_runtime->Barrier(process_set);
   }
   Check(status);
 }
+
+// Process sets (Runtime::AddProcessSet): registered on every runtime of this rank, the device one
+// first as they were created, so that a set's id is the same on both. In a job of one rank there is
+// no runtime and no set but the global one. Adding waits for the set's members (GIL released).
+int AddProcessSet(const std::vector<int>& ranks) {
+  RequireInit("add_process_set");
+  StatusOr<int> id =
+      Status::Error("hvdrun.torch.add_process_set: a job of one rank has no set but the global one");
+  {
+    py::gil_scoped_release release;
+    if (g_device_runtime) id = g_device_runtime->AddProcessSet(ranks);
+    if (g_runtime && (!g_device_runtime || id.ok())) id = g_runtime->AddProcessSet(ranks);
+  }
+  Check(id.status());
+  return id.value();
+}
+
+void RemoveProcessSet(int process_set) {
+  RequireInit("remove_process_set");
+  if (!g_runtime) return;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    if (g_device_runtime) status = g_device_runtime->RemoveProcessSet(process_set);
+    if (status.ok()) status = g_runtime->RemoveProcessSet(process_set);
+  }
+  Check(status);
+}
+
+// Runtime::ProcessSetRank or ProcessSetSize of the host runtime; `alone` in a job of one rank.
+int ProcessSetValue(const char* call, StatusOr<int> (Runtime::*value)(int) const, int process_set,
+                    int alone) {
+  RequireInit(call);
+  if (!g_runtime) return alone;
+  StatusOr<int> result = (g_runtime.get()->*value)(process_set);
+  Check(result.status());
+  return result.value();
+}
+int ProcessSetRank(int set) { return ProcessSetValue("process_set_rank", &Runtime::ProcessSetRank, set, 0); }
+int ProcessSetSize(int set) { return ProcessSetValue("process_set_size", &Runtime::ProcessSetSize, set, 1); }
 
 // Runtime::Join on every runtime of this rank: the rank that joined the host runtime last; 0 in a job
 // of one rank. A --nccl job joins its two runtimes at the same time (the device one on a thread of its
@@ -454,9 +502,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("nccl_version_code", &hp::NcclVersionCode);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "",
-        py::arg("stream") = py::none());
+        py::arg("stream") = py::none(), py::arg("process_set") = 0);
   m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
-        py::arg("dtype"), py::arg("root"), py::arg("stream") = py::none());
+        py::arg("dtype"), py::arg("root"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   py::class_<hp::GatherHandle>(m, "GatherHandle")
       .def("wait", &hp::GatherHandle::Wait,
            "Blocks until the allgather has run; raises RuntimeError if it failed")
@@ -465,13 +513,18 @@ PYBIND11_MODULE(_C, m) {
       .def("copy_to", &hp::GatherHandle::CopyTo, py::arg("address"),
            "Copies the gathered elements to `address`");
   m.def("allgather_async", &hp::AllgatherAsync, py::arg("name"), py::arg("send"), py::arg("count"),
-        py::arg("dtype"), py::arg("row"));
+        py::arg("dtype"), py::arg("row"), py::arg("process_set") = 0);
   m.def("alltoall_async", &hp::AlltoallAsync, py::arg("name"), py::arg("send"), py::arg("splits"),
-        py::arg("dtype"), py::arg("row"));
+        py::arg("dtype"), py::arg("row"), py::arg("process_set") = 0);
   m.def("allgather_into_async", &hp::AllgatherIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
-        py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none());
+        py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   m.def("alltoall_into_async", &hp::AlltoallIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
-        py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none());
-  m.def("barrier", &hp::Barrier);
+        py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
+  m.def("barrier", &hp::Barrier, py::arg("process_set") = 0);
+  m.def("add_process_set", &hp::AddProcessSet, py::arg("ranks"),
+        "Registers a process set of these job ranks on every runtime; returns its id");
+  m.def("remove_process_set", &hp::RemoveProcessSet, py::arg("process_set"));
+  m.def("process_set_rank", &hp::ProcessSetRank, py::arg("process_set"));
+  m.def("process_set_size", &hp::ProcessSetSize, py::arg("process_set"));
   m.def("join", &hp::Join, "Blocks until every rank has joined; returns the rank that joined last");
 }

@@ -29,8 +29,13 @@ namespace hvdrun {
 struct BackendContext {
   int rank = 0;
   int size = 1;
-  int local_rank = 0;
+  int local_rank = 0;  // this rank's place on its host in the job (the device it uses)
   int local_size = 1;
+  // A process set's group (runtime/process_set_table.h): its members' ranks in the job, ascending, of
+  // which this rank is members[rank]; `rank` and `size` are then the set's. Empty: the whole job.
+  // group_id names the set (distinct per set, the same on every member).
+  std::vector<int> members;
+  int group_id = 0;
   KeyValueStore* store = nullptr;  // not owned; outlives the backend
   std::string host_address;
   // How long bootstrapping may wait for a rank (HOROVOD_GLOO_TIMEOUT_SECONDS).

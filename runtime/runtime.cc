@@ -1,5 +1,6 @@
 #include "hvdrun/runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -14,71 +15,14 @@
 #include "runtime/backend.h"
 #include "runtime/collective_state.h"
 #include "runtime/elastic/membership.h"
+#include "runtime/process_set_table.h"
 #include "runtime/request/tensor_request.h"
 #include "runtime/runtime_environment.h"
 #include "runtime/runtime_impl.h"
+#include "runtime/runtime_options_check.h"
 
 namespace hvdrun {
 namespace {
-
-Status OutOfRange(const char* what, int value, const char* size_name, int size) {
-  return Status::Error("Runtime::Init: " + std::string(what) + " " + std::to_string(value) +
-                       " is out of range for " + size_name + " " + std::to_string(size) + " (0.." +
-                       std::to_string(size - 1) + ")");
-}
-
-// The error of `call` (Runtime::Init, or a call with its own compression) for a compression format
-// this library does not know, or any on the NCCL backend, whose values are on the GPU; else OK.
-Status ValidateCompression(const std::string& call, CompressionFormat format, BackendKind backend) {
-  if (CompressionFormatName(format) == "unknown") {
-    return Status::Error(call + ": unknown compression format " + std::to_string(static_cast<int>(format)));
-  }
-  if (format != CompressionFormat::kNone && backend == BackendKind::kNccl) {
-    return Status::Error(call + ": " + std::string(CompressionFormatName(format)) +
-                         " compression converts values in host memory; the nccl backend's are on the GPU "
-                         "(compress over gloo or mpi)");
-  }
-  return Status::Ok();
-}
-
-Status ValidateOptions(const RuntimeOptions& options) {
-  if (BackendName(options.backend) == "unknown") {
-    return Status::Error("Runtime::Init: unknown backend " +
-                         std::to_string(static_cast<int>(options.backend)));
-  }
-  if (options.size < 1) {
-    return Status::Error("Runtime::Init: size " + std::to_string(options.size) + " is not positive");
-  }
-  if (options.rank < 0 || options.rank >= options.size) {
-    return OutOfRange("rank", options.rank, "size", options.size);
-  }
-  if (options.local_size < 1 || options.local_size > options.size) {
-    return Status::Error("Runtime::Init: local_size " + std::to_string(options.local_size) +
-                         " is not in 1.." + std::to_string(options.size));
-  }
-  if (options.local_rank < 0 || options.local_rank >= options.local_size) {
-    return OutOfRange("local_rank", options.local_rank, "local_size", options.local_size);
-  }
-  if (options.cross_size < 1 || options.cross_size > options.size) {
-    return Status::Error("Runtime::Init: cross_size " + std::to_string(options.cross_size) +
-                         " is not in 1.." + std::to_string(options.size));
-  }
-  if (options.cross_rank < 0 || options.cross_rank >= options.cross_size) {
-    return OutOfRange("cross_rank", options.cross_rank, "cross_size", options.cross_size);
-  }
-  if (options.store == nullptr) {
-    return Status::Error(
-        "Runtime::Init: no store: pass a KeyValueStore shared by every rank, or use InitFromEnvironment "
-        "under "
-        "hvdrun");
-  }
-  if (options.host_address.empty()) return Status::Error("Runtime::Init: host_address is empty");
-  if (options.timeout.count() <= 0) {
-    return Status::Error("Runtime::Init: timeout " + std::to_string(options.timeout.count()) +
-                         " ms is not positive");
-  }
-  return ValidateCompression("Runtime::Init", options.compression.format, options.backend);
-}
 
 // The error for a call whose arguments are wrong; such a call is not run and does not break the
 // runtime (but the other ranks, which made the call, will wait for this one until they time out).
@@ -95,19 +39,6 @@ Status ValidateBuffers(const char* call, const void* send, const void* recv, siz
 Status ValidateOp(const char* call, ReduceOp op) {
   if (ReduceOpName(op) == "unknown") {
     return Status::Error(std::string(call) + ": unknown reduce op " + std::to_string(static_cast<int>(op)));
-  }
-  return Status::Ok();
-}
-
-Status ValidateNegotiation(const RuntimeOptions& options) {
-  if (options.order != CollectiveOrder::kNegotiated) return Status::Ok();
-  if (options.negotiation.cycle_time.count() < 0) {
-    return Status::Error("Runtime::Init: negotiation cycle_time " +
-                         std::to_string(options.negotiation.cycle_time.count()) + " us is negative");
-  }
-  if (options.negotiation.stall_warning.count() <= 0) {
-    return Status::Error("Runtime::Init: negotiation stall_warning " +
-                         std::to_string(options.negotiation.stall_warning.count()) + " ms is not positive");
   }
   return Status::Ok();
 }
@@ -162,8 +93,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Init(RuntimeOptions options) {
     if (!joined.ok()) return joined.status();
     elastic = std::move(joined).value();
   }
-  Status valid = ValidateOptions(options);
-  if (valid.ok()) valid = ValidateNegotiation(options);
+  Status valid = ValidateRuntimeOptions(options);
   if (!valid.ok()) return valid;
   auto impl = std::make_unique<RuntimeImpl>(std::move(options));
   Status started = impl->Start();
@@ -222,9 +152,12 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::InitFromEnvironment(
 }
 
 Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl, std::unique_ptr<ElasticMembership> elastic)
-    : impl_(std::move(impl)), elastic_(std::move(elastic)) {}
+    : impl_(std::move(impl)),
+      elastic_(std::move(elastic)),
+      sets_(std::make_unique<ProcessSetTable>(impl_->options(), impl_->scope())) {}
 
 Runtime::~Runtime() {
+  sets_.reset();  // the sets' engines end before the job's, whose options (the store) they use
   impl_.reset();  // the backend ends before the worker's place in the round is given up
   elastic_.reset();
 }
@@ -245,49 +178,59 @@ StatusOr<bool> Runtime::HostsUpdated() const {
   return elastic_->HostsUpdated();
 }
 
-Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
+Status Runtime::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+                          int process_set) {
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
   if (valid.ok()) valid = ValidateOp("Allreduce", op);
-  if (!valid.ok()) return valid;
-  return impl_->Run(AllreduceRequest(impl_->NextUnnamed(CollectiveKind::kAllreduce), count, type, op,
-                                     impl_->options().compression.format),
-                    send, recv);
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, "Allreduce") : valid;
+  if (!engine.ok()) return engine.status();
+  RuntimeImpl& impl = *engine.value().impl;
+  return impl.Run(AllreduceRequest(impl.NextUnnamed(CollectiveKind::kAllreduce), count, type, op,
+                                   impl.options().compression.format),
+                  send, recv);
 }
 
 CollectiveHandle Runtime::AllreduceAsync(const void* send, void* recv, size_t count, DataType type,
-                                         ReduceOp op) {
+                                         ReduceOp op, int process_set) {
   Status valid = ValidateBuffers("Allreduce", send, recv, count, type);
   if (valid.ok()) valid = ValidateOp("Allreduce", op);
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->Submit(AllreduceRequest(impl_->NextUnnamed(CollectiveKind::kAllreduce), count, type, op,
-                                        impl_->options().compression.format),
-                       send, recv);
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, "Allreduce") : valid;
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  RuntimeImpl& impl = *engine.value().impl;
+  return engine.value().Track(
+      impl.Submit(AllreduceRequest(impl.NextUnnamed(CollectiveKind::kAllreduce), count, type, op,
+                                   impl.options().compression.format),
+                  send, recv));
 }
 
 Status Runtime::Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
-                          ReduceOp op) {
-  return AllreduceAsync(name, send, recv, count, type, op).Wait();
+                          ReduceOp op, int process_set) {
+  return AllreduceAsync(name, send, recv, count, type, op, process_set).Wait();
 }
 
 CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                         DataType type, ReduceOp op) {
-  return AllreduceAsync(name, send, recv, count, type, op, impl_->options().compression.format);
+                                         DataType type, ReduceOp op, int process_set) {
+  return AllreduceAsync(name, send, recv, count, type, op, impl_->options().compression.format, process_set);
 }
 
 Status Runtime::Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
-                          ReduceOp op, CompressionFormat compression) {
-  return AllreduceAsync(name, send, recv, count, type, op, compression).Wait();
+                          ReduceOp op, CompressionFormat compression, int process_set) {
+  return AllreduceAsync(name, send, recv, count, type, op, compression, process_set).Wait();
 }
 
 CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                         DataType type, ReduceOp op, CompressionFormat compression) {
+                                         DataType type, ReduceOp op, CompressionFormat compression,
+                                         int process_set) {
   const std::string call = "Allreduce('" + name + "')";
   Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
   if (valid.ok()) valid = ValidateOp(call.c_str(), op);
   if (valid.ok()) valid = ValidateCompression(call, compression, impl_->options().backend);
   if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->Submit(AllreduceRequest(name, count, type, op, compression), send, recv);
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, call) : valid;
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  RuntimeImpl& impl = *engine.value().impl;
+  return engine.value().Track(
+      impl.Submit(AllreduceRequest(impl.Named(name), count, type, op, compression), send, recv));
 }
 
 NegotiationCounters Runtime::negotiation_counters() const { return impl_->negotiation_counters(); }
@@ -296,55 +239,80 @@ const CompressionOptions& Runtime::compression() const { return impl_->options()
 
 namespace {
 
-Status ValidateBroadcast(const std::string& call, const void* buffer, size_t count, DataType type, int root,
-                         int size) {
+// The engine of a broadcast and its root there: a job rank, which in a process set must be a member
+// and becomes its place in the set.
+StatusOr<SetEngine> BroadcastEngine(const ProcessSetTable& sets, RuntimeImpl& global, int process_set,
+                                    const std::string& call, const void* buffer, size_t count, DataType type,
+                                    int& root) {
   Status valid = ValidateBuffers(call.c_str(), buffer, buffer, count, type);
   if (!valid.ok()) return valid;
+  const int size = global.options().size;
   if (root < 0 || root >= size) {
     return Status::Error(call + ": root " + std::to_string(root) + " is out of range for size " +
                          std::to_string(size));
   }
-  return Status::Ok();
+  StatusOr<SetEngine> engine = sets.Engine(global, process_set, call);
+  if (!engine.ok() || engine.value().set == nullptr) return engine;
+  const std::vector<int>& ranks = engine.value().set->ranks;
+  const auto place = std::find(ranks.begin(), ranks.end(), root);
+  if (place == ranks.end()) {
+    return Status::Error(call + ": root " + std::to_string(root) + " is not in " +
+                         ProcessSetText(process_set, ranks));
+  }
+  root = static_cast<int>(place - ranks.begin());
+  return engine;
 }
 
 }  // namespace
 
-Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root) {
-  Status valid = ValidateBroadcast("Broadcast", buffer, count, type, root, size());
-  if (!valid.ok()) return valid;
-  return impl_->Run(Request(impl_->NextUnnamed(CollectiveKind::kBroadcast), CollectiveKind::kBroadcast, count,
-                            type, ReduceOp::kSum, root),
-                    buffer, buffer);
+Status Runtime::Broadcast(void* buffer, size_t count, DataType type, int root, int process_set) {
+  StatusOr<SetEngine> engine =
+      BroadcastEngine(*sets_, *impl_, process_set, "Broadcast", buffer, count, type, root);
+  if (!engine.ok()) return engine.status();
+  RuntimeImpl& impl = *engine.value().impl;
+  return impl.Run(Request(impl.NextUnnamed(CollectiveKind::kBroadcast), CollectiveKind::kBroadcast, count,
+                          type, ReduceOp::kSum, root),
+                  buffer, buffer);
 }
 
-CollectiveHandle Runtime::BroadcastAsync(void* buffer, size_t count, DataType type, int root) {
-  Status valid = ValidateBroadcast("Broadcast", buffer, count, type, root, size());
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->Submit(Request(impl_->NextUnnamed(CollectiveKind::kBroadcast), CollectiveKind::kBroadcast,
-                               count, type, ReduceOp::kSum, root),
-                       buffer, buffer);
+CollectiveHandle Runtime::BroadcastAsync(void* buffer, size_t count, DataType type, int root,
+                                         int process_set) {
+  StatusOr<SetEngine> engine =
+      BroadcastEngine(*sets_, *impl_, process_set, "Broadcast", buffer, count, type, root);
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  RuntimeImpl& impl = *engine.value().impl;
+  return engine.value().Track(
+      impl.Submit(Request(impl.NextUnnamed(CollectiveKind::kBroadcast), CollectiveKind::kBroadcast, count,
+                          type, ReduceOp::kSum, root),
+                  buffer, buffer));
 }
 
-Status Runtime::Broadcast(const std::string& name, void* buffer, size_t count, DataType type, int root) {
-  return BroadcastAsync(name, buffer, count, type, root).Wait();
+Status Runtime::Broadcast(const std::string& name, void* buffer, size_t count, DataType type, int root,
+                          int process_set) {
+  return BroadcastAsync(name, buffer, count, type, root, process_set).Wait();
 }
 
 CollectiveHandle Runtime::BroadcastAsync(const std::string& name, void* buffer, size_t count, DataType type,
-                                         int root) {
+                                         int root, int process_set) {
   const std::string call = "Broadcast('" + name + "')";
-  Status valid = ValidateBroadcast(call, buffer, count, type, root, size());
-  if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->Submit(Request(name, CollectiveKind::kBroadcast, count, type, ReduceOp::kSum, root), buffer,
-                       buffer);
+  Status valid = ValidateName(call, name, impl_->negotiated());
+  StatusOr<SetEngine> engine =
+      valid.ok() ? BroadcastEngine(*sets_, *impl_, process_set, call, buffer, count, type, root) : valid;
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  RuntimeImpl& impl = *engine.value().impl;
+  return engine.value().Track(
+      impl.Submit(Request(impl.Named(name), CollectiveKind::kBroadcast, count, type, ReduceOp::kSum, root),
+                  buffer, buffer));
 }
 
-Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType type) {
+Status Runtime::Allgather(const void* send, void* recv, size_t count, DataType type, int process_set) {
   Status valid = ValidateBuffers("Allgather", send, recv, count, type);
-  if (!valid.ok()) return valid;
-  return impl_->Run(Request(impl_->NextUnnamed(CollectiveKind::kAllgather), CollectiveKind::kAllgather, count,
-                            type, ReduceOp::kSum),
-                    send, recv);
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, "Allgather") : valid;
+  if (!engine.ok()) return engine.status();
+  RuntimeImpl& impl = *engine.value().impl;
+  return impl.Run(Request(impl.NextUnnamed(CollectiveKind::kAllgather), CollectiveKind::kAllgather, count,
+                          type, ReduceOp::kSum),
+                  send, recv);
 }
 
 namespace {
@@ -364,24 +332,29 @@ Status ValidateVariedAllgather(const std::string& call, const void* send, size_t
 }  // namespace
 
 CollectiveHandle Runtime::AllgatherAsync(const void* send, size_t count, DataType type, size_t row,
-                                         AllgatherResult* result) {
+                                         AllgatherResult* result, int process_set) {
   Status valid = ValidateVariedAllgather("Allgather", send, count, type, row, result);
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAllgatherv),
-                                  CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, "Allgather") : valid;
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  RuntimeImpl& impl = *engine.value().impl;
+  TensorRequest request = Request(impl.NextUnnamed(CollectiveKind::kAllgatherv), CollectiveKind::kAllgatherv,
+                                  count, type, ReduceOp::kSum);
   request.row = row;
-  return impl_->Submit(std::move(request), send, result);
+  return engine.value().Track(impl.Submit(std::move(request), send, result));
 }
 
 CollectiveHandle Runtime::AllgatherAsync(const std::string& name, const void* send, size_t count,
-                                         DataType type, size_t row, AllgatherResult* result) {
+                                         DataType type, size_t row, AllgatherResult* result,
+                                         int process_set) {
   const std::string call = "Allgather('" + name + "')";
   Status valid = ValidateVariedAllgather(call, send, count, type, row, result);
   if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  TensorRequest request = Request(name, CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, call) : valid;
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  RuntimeImpl& impl = *engine.value().impl;
+  TensorRequest request = Request(impl.Named(name), CollectiveKind::kAllgatherv, count, type, ReduceOp::kSum);
   request.row = row;
-  return impl_->Submit(std::move(request), send, result);
+  return engine.value().Track(impl.Submit(std::move(request), send, result));
 }
 
 namespace {
@@ -408,57 +381,80 @@ StatusOr<size_t> ValidateAlltoall(const std::string& call, const void* send,
   return count;
 }
 
+// An alltoall of splits: its engine's request, or the error.
+StatusOr<TensorRequest> AlltoallRequest(const SetEngine& engine, const std::string& call, std::string name,
+                                        const void* send, const std::vector<uint64_t>& splits, DataType type,
+                                        size_t row, const AlltoallResult* result) {
+  StatusOr<size_t> count = ValidateAlltoall(call, send, splits, engine->options().size, type, row, result);
+  if (!count.ok()) return count.status();
+  TensorRequest request =
+      Request(std::move(name), CollectiveKind::kAlltoallv, count.value(), type, ReduceOp::kSum);
+  request.row = row;
+  request.splits = splits;
+  return request;
+}
+
 }  // namespace
 
 CollectiveHandle Runtime::AlltoallAsync(const void* send, const std::vector<uint64_t>& splits, DataType type,
-                                        size_t row, AlltoallResult* result) {
-  StatusOr<size_t> count = ValidateAlltoall("Alltoall", send, splits, size(), type, row, result);
-  if (!count.ok()) return CollectiveHandle::State::Completed(count.status());
-  TensorRequest request = Request(impl_->NextUnnamed(CollectiveKind::kAlltoallv), CollectiveKind::kAlltoallv,
-                                  count.value(), type, ReduceOp::kSum);
-  request.row = row;
-  request.splits = splits;
-  return impl_->Submit(std::move(request), send, result);
+                                        size_t row, AlltoallResult* result, int process_set) {
+  StatusOr<SetEngine> engine = sets_->Engine(*impl_, process_set, "Alltoall");
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  // The name is taken once the call is known to be valid, as every rank takes it.
+  StatusOr<TensorRequest> request =
+      AlltoallRequest(engine.value(), "Alltoall", "", send, splits, type, row, result);
+  if (!request.ok()) return CollectiveHandle::State::Completed(request.status());
+  request.value().name = engine.value()->NextUnnamed(CollectiveKind::kAlltoallv);
+  return engine.value().Track(engine.value()->Submit(std::move(request).value(), send, result));
 }
 
 CollectiveHandle Runtime::AlltoallAsync(const std::string& name, const void* send,
                                         const std::vector<uint64_t>& splits, DataType type, size_t row,
-                                        AlltoallResult* result) {
+                                        AlltoallResult* result, int process_set) {
   const std::string call = "Alltoall('" + name + "')";
-  StatusOr<size_t> count = ValidateAlltoall(call, send, splits, size(), type, row, result);
-  Status valid = count.ok() ? ValidateName(call, name, impl_->negotiated()) : count.status();
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  TensorRequest request = Request(name, CollectiveKind::kAlltoallv, count.value(), type, ReduceOp::kSum);
-  request.row = row;
-  request.splits = splits;
-  return impl_->Submit(std::move(request), send, result);
+  Status valid = ValidateName(call, name, impl_->negotiated());
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, call) : valid;
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  StatusOr<TensorRequest> request =
+      AlltoallRequest(engine.value(), call, engine.value()->Named(name), send, splits, type, row, result);
+  if (!request.ok()) return CollectiveHandle::State::Completed(request.status());
+  return engine.value().Track(engine.value()->Submit(std::move(request).value(), send, result));
 }
 
 CollectiveHandle Runtime::AllgatherAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                         DataType type) {
+                                         DataType type, int process_set) {
   const std::string call = "Allgather('" + name + "')";
   Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
   if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->Submit(Request(name, CollectiveKind::kAllgather, count, type, ReduceOp::kSum), send, recv);
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, call) : valid;
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  return engine.value().Track(engine.value()->Submit(
+      Request(engine.value()->Named(name), CollectiveKind::kAllgather, count, type, ReduceOp::kSum), send,
+      recv));
 }
 
 CollectiveHandle Runtime::AlltoallAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                        DataType type) {
+                                        DataType type, int process_set) {
   const std::string call = "Alltoall('" + name + "')";
   Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
   if (valid.ok() && count > 0 && send == recv) {
     valid = Status::Error(call + ": the send and receive buffers must not overlap");
   }
   if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
-  if (!valid.ok()) return CollectiveHandle::State::Completed(std::move(valid));
-  return impl_->Submit(Request(name, CollectiveKind::kAlltoall, count, type, ReduceOp::kSum), send, recv);
+  StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, call) : valid;
+  if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
+  return engine.value().Track(engine.value()->Submit(
+      Request(engine.value()->Named(name), CollectiveKind::kAlltoall, count, type, ReduceOp::kSum), send,
+      recv));
 }
 
-Status Runtime::Barrier() {
-  return impl_->Run(Request(impl_->NextUnnamed(CollectiveKind::kBarrier), CollectiveKind::kBarrier, 0,
-                            DataType::kInt32, ReduceOp::kSum),
-                    nullptr, nullptr);
+Status Runtime::Barrier(int process_set) {
+  StatusOr<SetEngine> engine = sets_->Engine(*impl_, process_set, "Barrier");
+  if (!engine.ok()) return engine.status();
+  RuntimeImpl& impl = *engine.value().impl;
+  return impl.Run(Request(impl.NextUnnamed(CollectiveKind::kBarrier), CollectiveKind::kBarrier, 0,
+                          DataType::kInt32, ReduceOp::kSum),
+                  nullptr, nullptr);
 }
 
 StatusOr<int> Runtime::Join() {
@@ -472,6 +468,7 @@ StatusOr<int> Runtime::Join() {
 
 Status Runtime::SendReport(const std::string& json) {
   nlohmann::json library = impl_->LibraryReport();
+  if (nlohmann::json sets = sets_->Report(); !sets.empty()) library["process_sets"] = std::move(sets);
   if (!library.is_null()) {
     nlohmann::json report = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
     if (report.is_object() && !report.contains("libhvdrun")) {

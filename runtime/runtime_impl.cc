@@ -42,8 +42,9 @@ std::map<std::string, std::weak_ptr<Timeline>>& OpenTimelines() {
 
 }  // namespace
 
-RuntimeImpl::RuntimeImpl(RuntimeOptions options)
+RuntimeImpl::RuntimeImpl(RuntimeOptions options, ProcessSetPlace place)
     : options_(std::move(options)),
+      place_(std::move(place)),
       compressed_(options_.rank, options_.size, options_.compression),
       stream_(options_.order == CollectiveOrder::kNegotiated
                   ? std::make_unique<NegotiatedStream>(options_, &compressed_)
@@ -219,7 +220,12 @@ std::string RuntimeImpl::NextUnnamed(CollectiveKind kind) {
   name += ' ';
   name += std::to_string(call);
   name += ')';
-  return name;
+  return Named(std::move(name));
+}
+
+std::string RuntimeImpl::Named(std::string name) const {
+  if (place_.id == 0) return name;
+  return name + " [process set " + std::to_string(place_.id) + "]";
 }
 
 NegotiationCounters RuntimeImpl::negotiation_counters() const {
@@ -298,6 +304,7 @@ Status RuntimeImpl::Bootstrap() {
   StatusOr<int64_t> instance = store.Add("runtime/instances/rank" + std::to_string(options_.rank), 1);
   if (!instance.ok()) return Status::Error("rendezvous: " + instance.status().message());
   const std::string scope = "runtime/" + std::to_string(instance.value()) + "/";
+  scope_ = scope;
   Status arrived = CheckArrival(store, scope, options_.rank, options_.size, options_.timeout);
   if (!arrived.ok()) return arrived;
   if (Status opened = OpenTimeline(); !opened.ok()) return opened;
@@ -305,12 +312,14 @@ Status RuntimeImpl::Bootstrap() {
   BackendContext context;
   context.rank = options_.rank;
   context.size = options_.size;
-  context.local_rank = options_.local_rank;
+  context.local_rank = place_.job_local_rank >= 0 ? place_.job_local_rank : options_.local_rank;
   context.local_size = options_.local_size;
   context.store = options_.store.get();
   context.host_address = options_.host_address;
   context.timeout = options_.timeout;
   context.collective_limit = CollectiveLimitOf(options_.negotiation);
+  context.members = place_.members;
+  context.group_id = place_.id;
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options_.backend, context);
   if (!backend.ok()) return backend.status();
   if (stream_ != nullptr && backend.value()->memory().on_device()) {

@@ -32,6 +32,11 @@
 // report while others come and go); the last of them to end closes it, and sends it to hvdrun when
 // asked (send_to_launcher). A Runtime created after all of those have ended starts the file afresh.
 //
+// A process set's engine (runtime/process_set_table.h) is a RuntimeImpl too, over the set's members:
+// its options give its rank and size within the set and a store under the set's prefix, and its
+// ProcessSetPlace the members' job ranks, which its backend group is made of (BackendContext::members),
+// and the set's id, which the names of its collectives carry for timelines and errors (Named).
+//
 // Thread-safe: Submit, Run and RunBaseline may be called from any thread.
 #ifndef HVDRUN_RUNTIME_RUNTIME_IMPL_H_
 #define HVDRUN_RUNTIME_RUNTIME_IMPL_H_
@@ -43,6 +48,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hvdrun/collective_handle.h"
 #include "hvdrun/counters.h"
@@ -57,9 +63,16 @@
 
 namespace hvdrun {
 
+// Where an engine stands in the job: the whole job (id 0), or a process set.
+struct ProcessSetPlace {
+  int id = 0;
+  std::vector<int> members;  // the set's job ranks, ascending; empty for the whole job
+  int job_local_rank = -1;   // this rank's local rank in the job (which device it uses); -1: options'
+};
+
 class RuntimeImpl {
  public:
-  explicit RuntimeImpl(RuntimeOptions options);
+  explicit RuntimeImpl(RuntimeOptions options, ProcessSetPlace place = {});
   // Runs what is queued, then stops the thread and destroys the backend.
   ~RuntimeImpl();
   RuntimeImpl(const RuntimeImpl&) = delete;
@@ -82,6 +95,12 @@ class RuntimeImpl {
   // The name of this rank's next unnamed collective: its place in the sequence of unnamed calls,
   // which every rank makes in the same order.
   std::string NextUnnamed(CollectiveKind kind);
+  // A caller's name as this engine's collectives carry it: unchanged for the whole job, with the
+  // set's id for a process set ("grad [process set 2]").
+  std::string Named(std::string name) const;
+  // This engine's own place in the job's store (unique to it); set before Start returns.
+  const std::string& scope() const { return scope_; }
+  const ProcessSetPlace& place() const { return place_; }
   bool negotiated() const { return stream_ != nullptr; }
   NegotiationCounters negotiation_counters() const;
   CompressionCounters compression_counters() const { return compressed_.counters(); }
@@ -127,7 +146,9 @@ class RuntimeImpl {
   void CloseTimeline();
 
   const RuntimeOptions options_;
-  std::unique_ptr<Backend> backend_;   // written by the collective thread before started_ is set
+  const ProcessSetPlace place_;
+  std::string scope_;                  // written by the collective thread before started_ is set
+  std::unique_ptr<Backend> backend_;   // likewise
   std::unique_ptr<Backend> control_;   // likewise: the negotiation's Gloo beside a device backend
   std::string allreduce_path_;         // likewise
   WatchedBackend* watched_ = nullptr;  // likewise: backend_, when the collective watchdog is on

@@ -30,19 +30,23 @@ from hvdrun.torch.sync_batch_norm import SyncBatchNorm
 
 
 def init(comm=None, process_sets=None):
-    """Joins the job hvdrun started this process in (HVDRUN_* variables); outside hvdrun, a job of one rank."""
+    """Joins the job hvdrun started this process in (HVDRUN_* variables); outside hvdrun, a job of one rank.
+
+    `process_sets`: a list of hvd.ProcessSet to register now (every rank the same list), or "dynamic" to
+    allow hvd.add_process_set / remove_process_set later (as HOROVOD_DYNAMIC_PROCESS_SETS=1)."""
     if comm is not None:
         unsupported("init(comm=) (MPI communicators)", "hvdrun gives every rank its place in the job")
-    if process_sets:
-        unsupported("process sets (init(process_sets=))", "collectives run over all ranks of the job")
     if not _C.is_initialized() and _C.job_backend() == "nccl":
         _require_cuda_device()
+    was_initialized = _C.is_initialized()
     while True:
         try:
             _C.init()
-            return
+            break
         except RuntimeError as error:
             _init_failed(error)
+    if not was_initialized:
+        _basics.init_process_sets(process_sets)
 
 
 def _init_failed(error):
@@ -82,6 +86,7 @@ def shutdown():
         _basics.host_staging.drain()  # staged collectives submitted first
         _basics.exchanges.drain()  # and device allgathers, alltoalls
         _C.shutdown()
+        _basics.forget_process_sets()
 
 
 atexit.register(shutdown)

@@ -29,7 +29,7 @@ def _scale(buffer, factor):
         buffer.copy_(buffer.double().mul_(factor).trunc_())
 
 
-def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
+def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None, process_set_id=0):
     """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`); returns its
     Pending, not yet registered. `wire_format` names libhvdrun's compression for it
     (Compression.bf16/fp8), None the job's, which the DEVICE path refuses. A CUDA tensor takes the DEVICE
@@ -39,7 +39,8 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
     held = given(name)
     path = tensor_path("allreduce", tensor)
     staged = path == placement.STAGED
-    name = auto_name("allreduce", name) if path == placement.HOST else staged_name("allreduce", name)
+    name = (auto_name("allreduce", name, process_set_id) if path == placement.HOST
+            else staged_name("allreduce", name, process_set_id))
     if path == placement.DEVICE:
         placement.refuse_wire_compression("allreduce", name, wire_format)
     if tensor.dtype in RUNTIME_TYPES:
@@ -53,11 +54,11 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
     if op is Average and work_type in (torch.float16, torch.bfloat16):
         # Divided before the sum, as Horovod's fp16 compression: a float16 sum of every rank's
         # values could overflow where their average does not.
-        prescale_factor = prescale_factor / basics.runtime.size()
+        prescale_factor = prescale_factor / basics.set_size(process_set_id)
         runtime_op = "sum"
     elif op is Average and (prescale_factor != 1.0 or postscale_factor != 1.0):
         # As Horovod's engine: the average is the sum times postscale_factor / size.
-        postscale_factor = postscale_factor / basics.runtime.size()
+        postscale_factor = postscale_factor / basics.set_size(process_set_id)
         runtime_op = "sum"
     type_name = RUNTIME_TYPES[work_type]
     with torch.no_grad():
@@ -67,7 +68,8 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
             buffer, ready = basics.host_staging.stage_in(work.contiguous())
             handle = basics.host_staging.submit_after(
                 ready, lambda: basics.runtime.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(),
-                                                  type_name, runtime_op, wire_format or ""),
+                                                  type_name, runtime_op, wire_format or "",
+                                                  process_set=process_set_id),
                 "hvdrun.torch.allreduce('%s')" % name)
         else:
             # In place where it can be; otherwise a contiguous copy of the work type, where the tensor
@@ -79,7 +81,8 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
                 buffer.copy_(tensor)
             _scale(buffer, prescale_factor)
             handle = basics.runtime.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(), type_name,
-                                        runtime_op, wire_format or "", stream=submission_stream(path, tensor))
+                                        runtime_op, wire_format or "", stream=submission_stream(path, tensor),
+                                        process_set=process_set_id)
 
     def finish():
         with torch.no_grad():
@@ -93,8 +96,10 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
     return Pending(handle, output, (tensor, buffer), finish, held)
 
 
-def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None):
-    return register(_allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format))
+def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None,
+                          process_set_id=0):
+    return register(_allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format,
+                                     process_set_id))
 
 
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -103,19 +108,21 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
 
     `wire_format` (hvdrun's): libhvdrun's compression for this call, as Compression.bf16/fp8 ask for it.
     """
-    check_process_set(process_set)
+    process_set_id = check_process_set(process_set)
     op = resolve_op(average, op)
     check_tensor("allreduce_async", tensor)
     output = tensor.detach().clone(memory_format=torch.contiguous_format)
-    return _allreduce_async_into(output, output, name, op, prescale_factor, postscale_factor, wire_format)
+    return _allreduce_async_into(output, output, name, op, prescale_factor, postscale_factor, wire_format,
+                                 process_set_id)
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
                      process_set=None, wire_format=None):
     """Starts an in-place allreduce of `tensor`; returns a handle for synchronize()."""
-    check_process_set(process_set)
+    process_set_id = check_process_set(process_set)
     op = resolve_op(average, op)
-    return _allreduce_async_into(tensor, tensor, name, op, prescale_factor, postscale_factor, wire_format)
+    return _allreduce_async_into(tensor, tensor, name, op, prescale_factor, postscale_factor, wire_format,
+                                 process_set_id)
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -126,20 +133,23 @@ def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, po
 
 class _AllreduceFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor, wire):
+    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor, wire, process_set):
         ctx.op = op
         ctx.factors = (prescale_factor, postscale_factor)
         ctx.wire = wire
+        ctx.process_set = process_set
         return synchronize(allreduce_async(tensor, name=name, op=op, prescale_factor=prescale_factor,
-                                           postscale_factor=postscale_factor, wire_format=wire))
+                                           postscale_factor=postscale_factor, wire_format=wire,
+                                           process_set=process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
         # Each rank's output is op over the ranks' inputs: the gradient is the same op over the
         # ranks' output gradients (an average's 1/size included).
         reduced = synchronize(allreduce_async(grad_output, op=ctx.op, prescale_factor=ctx.factors[0],
-                                              postscale_factor=ctx.factors[1], wire_format=ctx.wire))
-        return reduced, None, None, None, None, None
+                                              postscale_factor=ctx.factors[1], wire_format=ctx.wire,
+                                              process_set=ctx.process_set))
+        return reduced, None, None, None, None, None, None
 
 
 def allreduce(tensor, average=None, name=None, compression=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -156,18 +166,19 @@ def allreduce(tensor, average=None, name=None, compression=None, op=None, presca
         compression = Compression.none
     compressed, ctx = compression.compress(tensor)
     wire = getattr(compression, "wire_format", None)
-    reduced = _AllreduceFunction.apply(compressed, name, op, prescale_factor, postscale_factor, wire)
+    reduced = _AllreduceFunction.apply(compressed, name, op, prescale_factor, postscale_factor, wire, process_set)
     return compression.decompress(reduced, ctx)
 
 
-def _grouped_start(tensors, outputs, name, op, prescale_factor, postscale_factor, wire_format=None):
+def _grouped_start(tensors, outputs, name, op, prescale_factor, postscale_factor, wire_format=None,
+                   process_set_id=0):
     """Starts the allreduces of `tensors` into `outputs` together, named "<name>.<index>"; returns one
     registered handle whose synchronize() returns the list of outputs."""
-    base = auto_name("grouped_allreduce", name)
+    base = auto_name("grouped_allreduce", name, process_set_id)
     for index in range(len(tensors)):  # refused before any of them is submitted
         check_name_free("grouped_allreduce", "%s.%d" % (base, index))
     pending = [_allreduce_start(tensor, output, "%s.%d" % (base, index), op, prescale_factor, postscale_factor,
-                                wire_format)
+                                wire_format, process_set_id)
                for index, (tensor, output) in enumerate(zip(tensors, outputs))]
     return register(Pending(HandleGroup([p.handle for p in pending]), outputs, [p.keep for p in pending],
                               lambda: [p.finish() for p in pending], sum((p.names for p in pending), ())))
@@ -178,23 +189,23 @@ def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_
     """Starts allreduces of every tensor in `tensors` into new tensors, submitted together (libhvdrun
     fuses those negotiated in the same cycle); returns a handle whose synchronize() returns the list of
     results. Each tensor is named "<name>.<index>" (unnamed: "grouped_allreduce.noname.<n>.<index>")."""
-    check_process_set(process_set)
+    process_set_id = check_process_set(process_set)
     op = resolve_op(average, op, "grouped_allreduce_async")
     tensors = check_tensor_list("grouped_allreduce_async", tensors)
     outputs = [t.detach().clone(memory_format=torch.contiguous_format) for t in tensors]
     return _grouped_start(outputs, outputs, name, op, prescale_factor, postscale_factor,
-                          wire_format)
+                          wire_format, process_set_id)
 
 
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
                              process_set=None, wire_format=None):
     """Starts in-place allreduces of every tensor in `tensors`, submitted together; returns a handle whose
     synchronize() returns the list of tensors."""
-    check_process_set(process_set)
+    process_set_id = check_process_set(process_set)
     op = resolve_op(average, op, "grouped_allreduce_async_")
     tensors = check_tensor_list("grouped_allreduce_async_", tensors)
     return _grouped_start(tensors, tensors, name, op, prescale_factor, postscale_factor,
-                          wire_format)
+                          wire_format, process_set_id)
 
 
 def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -206,18 +217,19 @@ def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_facto
 
 class _GroupedAllreduceFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, name, op, factors, wire, *tensors):
-        ctx.op, ctx.factors, ctx.wire = op, factors, wire
+    def forward(ctx, name, op, factors, wire, process_set, *tensors):
+        ctx.op, ctx.factors, ctx.wire, ctx.process_set = op, factors, wire, process_set
         return tuple(synchronize(grouped_allreduce_async(list(tensors), name=name, op=op, prescale_factor=factors[0],
-                                                         postscale_factor=factors[1], wire_format=wire)))
+                                                         postscale_factor=factors[1], wire_format=wire,
+                                                         process_set=process_set)))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
         # As allreduce's: the same op over the ranks' output gradients.
         reduced = synchronize(grouped_allreduce_async([g.contiguous() for g in grad_outputs], op=ctx.op,
                                                       prescale_factor=ctx.factors[0], postscale_factor=ctx.factors[1],
-                                                      wire_format=ctx.wire))
-        return (None, None, None, None) + tuple(reduced)
+                                                      wire_format=ctx.wire, process_set=ctx.process_set))
+        return (None, None, None, None, None) + tuple(reduced)
 
 
 def grouped_allreduce(tensors, average=None, name=None, compression=None, op=None, prescale_factor=1.0,
@@ -236,5 +248,6 @@ def grouped_allreduce(tensors, average=None, name=None, compression=None, op=Non
         compressed.append(value)
         contexts.append(ctx)
     wire = getattr(compression, "wire_format", None)
-    reduced = _GroupedAllreduceFunction.apply(name, op, (prescale_factor, postscale_factor), wire, *compressed)
+    reduced = _GroupedAllreduceFunction.apply(name, op, (prescale_factor, postscale_factor), wire, process_set,
+                                              *compressed)
     return [compression.decompress(value, ctx) for value, ctx in zip(reduced, contexts)]

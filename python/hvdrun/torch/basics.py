@@ -1,5 +1,5 @@
 """What every collective call shares: Horovod's reduction operations and the errors of what hvdrun.torch
-does not support, the process-set arguments (the global set only), the checks of tensors, where each
+does not support, process sets (Horovod's ProcessSet, registered in libhvdrun), the checks of tensors, where each
 tensor's collective runs (placement.py), and the two collectives with no tensor, barrier and join.
 
 The runtime the calls submit to (`runtime`, hvdrun._C), the host staging of CUDA tensors
@@ -7,6 +7,8 @@ The runtime the calls submit to (`runtime`, hvdrun._C), the host staging of CUDA
 (`host_tensors_take`) are this module's attributes, read at each call: tests/python/hvdrun_torch_checks.py
 replaces them to run CUDA tensors' paths on the CPU.
 """
+
+import os
 
 import torch
 
@@ -50,29 +52,160 @@ Adasum = ReduceOp("adasum")
 
 
 class ProcessSet:
-    """Horovod's process sets: hvdrun.torch runs every collective over all ranks (global_process_set)."""
+    """Horovod's process set: a subset of the job's ranks whose collectives run among themselves, with an
+    engine of their own in libhvdrun (negotiation, fusion, backend group). Registered by hvd.init(process_sets=)
+    or hvd.add_process_set on every rank in the same order; process_set_id is None until then."""
 
-    def __init__(self, ranks=None):
-        if ranks is not None:
-            unsupported("process sets (hvd.ProcessSet)", "collectives run over all ranks of the job")
-        self.ranks = None
-        self.process_set_id = 0
+    process_set_id = None
+    ranks = None
+    mpi_comm = None
+
+    def __init__(self, ranks_or_comm):
+        if isinstance(ranks_or_comm, torch.Tensor) or not hasattr(ranks_or_comm, "__iter__"):
+            unsupported("process sets made from an MPI communicator (hvd.ProcessSet(comm))",
+                        "give the list of ranks: hvd.ProcessSet([0, 2])")
+        ranks = sorted(ranks_or_comm)
+        if any(not isinstance(rank, int) for rank in ranks):
+            raise ValueError("ProcessSet should be initialized with a list of process ranks or an mpi4py Comm object")
+        self.ranks = ranks
+
+    def _invalidate(self):
+        self.process_set_id = None
+
+    def size(self):
+        """The number of ranks in the set; None until it is registered."""
+        if self.process_set_id is None:
+            return None
+        return runtime.process_set_size(self.process_set_id) if self.process_set_id else runtime.size()
+
+    def rank(self):
+        """This rank's place in the set (a broadcast's root_rank stays a job rank); None until registered."""
+        if self.process_set_id is None:
+            return None
+        return runtime.process_set_rank(self.process_set_id) if self.process_set_id else runtime.rank()
+
+    def included(self):
+        """Whether this rank is in the set; None when the set has no ranks yet."""
+        if self.ranks is None:
+            return None
+        return runtime.rank() in self.ranks
+
+    def __str__(self):
+        return "ProcessSet(process_set_id=%s, ranks=%s, mpi_comm=%s)" % (self.process_set_id, self.ranks,
+                                                                        self.mpi_comm)
 
 
-global_process_set = ProcessSet()
+global_process_set = ProcessSet([])
+global_process_set.process_set_id = 0
+
+# The sets registered now, by id (the global set's 0 included once hvd.init has run), and whether sets may
+# be added and removed after init (hvd.init(process_sets="dynamic") or HOROVOD_DYNAMIC_PROCESS_SETS=1).
+_registered = {}
+_dynamic = [False]
+
+
+def _register(process_set):
+    """Registers `process_set` (a ProcessSet or a list of ranks) on every runtime; returns it with its id,
+    or None where a set of the same ranks is registered already (Horovod refuses duplicates)."""
+    if not isinstance(process_set, ProcessSet):
+        process_set = ProcessSet(process_set)
+    size = runtime.size() if runtime.is_initialized() else 1
+    for rank in process_set.ranks:
+        if rank < 0 or rank >= size:
+            raise ValueError("hvdrun.torch: process set %s names rank %d, outside this job of %d ranks"
+                             % (process_set.ranks, rank, size))
+    if len(set(process_set.ranks)) != len(process_set.ranks):
+        raise ValueError("hvdrun.torch: process set %s names a rank twice" % process_set.ranks)
+    if any(other.ranks == process_set.ranks for other in _registered.values()) or not process_set.ranks:
+        return None
+    process_set.process_set_id = runtime.add_process_set(process_set.ranks)
+    _registered[process_set.process_set_id] = process_set
+    return process_set
+
+
+def init_process_sets(process_sets):
+    """hvd.init's part: registers the global set, then each of `process_sets` in order (every rank gives
+    the same list), or turns dynamic sets on for "dynamic". A duplicate entry is refused as Horovod does."""
+    _registered.clear()
+    global_process_set.ranks = list(range(runtime.size()))
+    _registered[0] = global_process_set
+    _dynamic[0] = os.environ.get("HOROVOD_DYNAMIC_PROCESS_SETS", "0") not in ("", "0")
+    if process_sets is None:
+        return
+    if isinstance(process_sets, str):
+        if process_sets.lower() != "dynamic":
+            raise ValueError("hvdrun.torch.init: process_sets must be a list of hvd.ProcessSet or \"dynamic\", "
+                             "got %r" % process_sets)
+        os.environ["HOROVOD_DYNAMIC_PROCESS_SETS"] = "1"
+        _dynamic[0] = True
+        return
+    process_sets = list(process_sets)
+    for index, process_set in enumerate(process_sets):
+        if _register(process_set) is None:
+            process_set._invalidate()  # pylint: disable=protected-access
+            raise ValueError("Horovod could not be initialized because process_sets entry number %d is a "
+                             "duplicate: %s" % (index, process_set))
+
+
+def forget_process_sets():
+    """At shutdown: the sets registered are gone with their runtime (their objects need registering again)."""
+    for process_set_id, process_set in list(_registered.items()):
+        if process_set_id:
+            process_set._invalidate()  # pylint: disable=protected-access
+    _registered.clear()
 
 
 def add_process_set(process_set):
-    unsupported("process sets (hvd.add_process_set)", "collectives run over all ranks of the job")
+    """Registers a process set after init (every rank, in the same order) and returns it; needs dynamic
+    process sets. A set of the same ranks as a registered one is a ValueError."""
+    if not runtime.is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    if not _dynamic[0]:
+        raise ValueError("Set HOROVOD_DYNAMIC_PROCESS_SETS=1 to allow adding process sets after Horovod "
+                         "initialization.")
+    registered = _register(process_set)
+    if registered is None:
+        raise ValueError("Attempted to add a duplicate process set: %s" % process_set)
+    return registered
 
 
 def remove_process_set(process_set):
-    unsupported("process sets (hvd.remove_process_set)", "collectives run over all ranks of the job")
+    """Removes a registered set (every rank, in the same order); returns whether it did. The global set and
+    a set not registered are not removed; a set with collectives still pending on this rank is an error."""
+    if not runtime.is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    if not _dynamic[0]:
+        raise ValueError("Set HOROVOD_DYNAMIC_PROCESS_SETS=1 to allow removing process sets after Horovod "
+                         "initialization.")
+    process_set_id = process_set.process_set_id
+    if not process_set_id or process_set_id not in _registered:
+        return False
+    runtime.remove_process_set(process_set_id)
+    del _registered[process_set_id]
+    process_set._invalidate()  # pylint: disable=protected-access
+    return True
 
 
 def check_process_set(process_set):
-    if process_set is not None and process_set is not global_process_set:
-        unsupported("process sets (process_set=)", "collectives run over all ranks of the job")
+    """The id of the set a collective runs on: 0 for None and hvd.global_process_set."""
+    if process_set is None:
+        return 0
+    if not isinstance(process_set, ProcessSet):
+        raise ValueError("hvdrun.torch: process_set must be an hvd.ProcessSet, got %s" % type(process_set).__name__)
+    if process_set.process_set_id is None:
+        raise ValueError("hvdrun.torch: %s is not registered: pass it to hvd.init(process_sets=[...]) or "
+                         "hvd.add_process_set" % process_set)
+    return process_set.process_set_id
+
+
+def set_size(process_set_id):
+    """The number of ranks of the set a collective runs on."""
+    return runtime.size() if process_set_id == 0 else runtime.process_set_size(process_set_id)
+
+
+def set_rank(process_set_id):
+    """This rank's place in the set a collective runs on."""
+    return runtime.rank() if process_set_id == 0 else runtime.process_set_rank(process_set_id)
 
 
 # The element types libhvdrun reduces, by torch type.
@@ -160,9 +293,8 @@ def bytes_of(tensor):
 
 
 def barrier(process_set=None):
-    """Returns when every rank has called barrier()."""
-    check_process_set(process_set)
-    runtime.barrier()
+    """Returns when every rank of the process set (default: the job) has called barrier()."""
+    runtime.barrier(process_set=check_process_set(process_set))
 
 
 def join(device=-1):

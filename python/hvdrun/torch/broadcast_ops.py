@@ -35,7 +35,7 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     unnamed broadcasts, allgathers and barriers, which every rank must then make in the same order
     (those of CUDA tensors by their place among this rank's unnamed broadcasts of CUDA tensors).
     """
-    check_process_set(process_set)
+    process_set_id = check_process_set(process_set)
     check_tensor("broadcast", tensor)
     root_rank = int(root_rank)
     if not 0 <= root_rank < basics.runtime.size():
@@ -45,7 +45,7 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     held = given(name)
     path = tensor_path("broadcast", tensor)
     if path == placement.STAGED:
-        name = staged_name("broadcast", name)
+        name = staged_name("broadcast", name, process_set_id)
         with torch.no_grad():
             host, ready = basics.host_staging.stage_in(tensor.detach().contiguous())
         sent = []
@@ -53,7 +53,8 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
         def start():
             buffer, count, type_name, unpack = _broadcast_words(host)
             sent.append(unpack)
-            return basics.runtime.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank)
+            return basics.runtime.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank,
+                                                  process_set=process_set_id)
 
         handle = basics.host_staging.submit_after(ready, start, "hvdrun.torch.broadcast('%s')" % name)
 
@@ -67,12 +68,12 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     if path == placement.HOST:
         name = "" if name is None else str(name)
     else:
-        name = staged_name("broadcast", name)
+        name = staged_name("broadcast", name, process_set_id)
     with torch.no_grad():
         contiguous = tensor if tensor.is_contiguous() else tensor.contiguous()
         buffer, count, type_name, unpack = _broadcast_words(contiguous)
         handle = basics.runtime.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank,
-                                    stream=submission_stream(path, tensor))
+                                    stream=submission_stream(path, tensor), process_set=process_set_id)
 
     def finish():
         with torch.no_grad():
@@ -97,17 +98,18 @@ def broadcast_(tensor, root_rank, name=None, process_set=None):
 
 class _BroadcastFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, root_rank, name):
+    def forward(ctx, tensor, root_rank, name, process_set):
         ctx.root_rank = root_rank
-        return synchronize(broadcast_async(tensor, root_rank, name))
+        ctx.process_set = process_set
+        return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
         # As Horovod's: the output gradient averaged over the ranks on root_rank, zeros elsewhere.
-        averaged = allreduce(grad_output.contiguous(), op=Average)
+        averaged = allreduce(grad_output.contiguous(), op=Average, process_set=ctx.process_set)
         if basics.runtime.rank() != ctx.root_rank:
             averaged.zero_()
-        return averaged, None, None
+        return averaged, None, None, None
 
 
 def broadcast(tensor, root_rank, name=None, process_set=None):
@@ -115,4 +117,4 @@ def broadcast(tensor, root_rank, name=None, process_set=None):
     gradient is the output gradient averaged over the ranks on root_rank, zeros on the others)."""
     check_process_set(process_set)
     check_tensor("broadcast", tensor)
-    return _BroadcastFunction.apply(tensor, root_rank, name)
+    return _BroadcastFunction.apply(tensor, root_rank, name, process_set)

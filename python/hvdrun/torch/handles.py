@@ -23,19 +23,23 @@ _handle_numbers = itertools.count()
 _noname_numbers = {}
 
 
-def auto_name(kind, name):
+def auto_name(kind, name, process_set_id=0):
+    """`name`, or the next of this rank's unnamed names of `kind` in the process set (counted per set, since
+    only its members make its calls)."""
     if name is not None:
         return str(name)
     with _lock:
-        counter = _noname_numbers.setdefault(kind, itertools.count())
+        counter = _noname_numbers.setdefault((kind, process_set_id), itertools.count())
+        if process_set_id:  # apart from the other sets' in this rank's name space (check_name_free)
+            return "%s.noname.set%d.%d" % (kind, process_set_id, next(counter))
         return "%s.noname.%d" % (kind, next(counter))
 
 
-def staged_name(kind, name):
+def staged_name(kind, name, process_set_id=0):
     """The name of a collective on a CUDA tensor: its own, or one of this process's unnamed ones of that
     kind. Staged collectives are submitted from the staging thread, so they cannot be named by their
     place in libhvdrun's sequence of unnamed calls."""
-    return auto_name(kind + ".staged", name)
+    return auto_name(kind + ".staged", name, process_set_id)
 
 
 class Pending:

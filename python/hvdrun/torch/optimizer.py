@@ -28,8 +28,9 @@ class _DistributedOptimizerMethods:
     """The methods a DistributedOptimizer adds to (or puts in front of) the wrapped optimizer's class."""
 
     def _hvd_setup(self, named_parameters, compression, backward_passes_per_step, op, gradient_predivide_factor,
-                   groups):
+                   groups, process_set=None):
         self._hvd_compression = compression
+        self._hvd_process_set = process_set
         self._hvd_passes = backward_passes_per_step
         self._hvd_op = op
         self._hvd_predivide = gradient_predivide_factor
@@ -63,12 +64,17 @@ class _DistributedOptimizerMethods:
         self._hvd_should_synchronize = True
         self._hvd_synchronized = False
         self._hvd_accumulators = []
-        if _C.size() > 1:
+        if _C.size() > 1 and self._hvd_included():
             for p in self._hvd_params:
                 # The accumulator autograd adds p's gradient with; held, since p holds it weakly.
                 accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
                 accumulator.register_hook(self._hvd_make_hook(p))
                 self._hvd_accumulators.append(accumulator)
+
+    def _hvd_included(self):
+        """Whether this rank reduces gradients: in the process set (as Horovod's, a rank outside it steps on its own
+        gradients)."""
+        return self._hvd_process_set is None or bool(self._hvd_process_set.included())
 
     def _hvd_make_hook(self, param):
         def hook(*unused):
@@ -94,7 +100,8 @@ class _DistributedOptimizerMethods:
         grads = [p.grad.to_dense() if p.grad.is_sparse and self._hvd_sparse_as_dense else p.grad for p in group]
         if grads[0].is_sparse and len(group) == 1:
             # As Horovod's: a sparse gradient goes through sparse_allreduce_async, uncompressed.
-            handle = sparse_allreduce_async(grads[0], "grad." + self._hvd_names[id(group[0])], self._hvd_op)
+            handle = sparse_allreduce_async(grads[0], "grad." + self._hvd_names[id(group[0])], self._hvd_op,
+                                            process_set=self._hvd_process_set)
             self._hvd_handles[index] = (handle, [(None, None)])
             return
         if any(grad.is_sparse for grad in grads):
@@ -102,7 +109,8 @@ class _DistributedOptimizerMethods:
                              "parameters; pass sparse_as_dense=True, or leave it out of groups"
                              % self._hvd_names[id(next(p for p, g in zip(group, grads) if g.is_sparse))])
         compressed = [self._hvd_compression.compress(grad) for grad in grads]
-        options = {"op": self._hvd_op, "wire_format": wire_format(self._hvd_compression)}
+        options = {"op": self._hvd_op, "wire_format": wire_format(self._hvd_compression),
+                   "process_set": self._hvd_process_set}
         if self._hvd_op is mpi_ops.Average:
             options.update(prescale_factor=1.0 / self._hvd_predivide, postscale_factor=self._hvd_predivide)
         if len(group) == 1:
@@ -115,7 +123,7 @@ class _DistributedOptimizerMethods:
     def synchronize(self):
         """Waits for every gradient's allreduce (starting those of groups whose parameters got fewer passes
         or none, as zeros where .grad is None) and leaves the results in .grad."""
-        if _C.size() == 1:
+        if _C.size() == 1 or not self._hvd_included():
             self._hvd_synchronized = True
             return
         for index, group in enumerate(self._hvd_groups):
@@ -248,5 +256,5 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     distributed.__dict__.update(optimizer.__dict__)  # the same parameter groups, defaults and state
     distributed._hvd_sparse_as_dense = bool(sparse_as_dense)  # pylint: disable=protected-access
     distributed._hvd_setup(named_parameters, compression, int(backward_passes_per_step), op,  # pylint: disable=protected-access
-                           float(gradient_predivide_factor), groups)
+                           float(gradient_predivide_factor), groups, process_set)
     return distributed

@@ -24,7 +24,7 @@ def _row_layout(dtype, row, element_size):
     return "int32", row_bytes if widened else row_bytes // 4, widened
 
 
-def _rows_start(call, tensor, name, submit, splits=None):
+def _rows_start(call, tensor, name, submit, splits=None, process_set_id=0):
     """Starts a collective that moves whole rows (first-dimension slices) of `tensor`: an allgather
     (`splits` None) or an alltoall (`splits`: the rows for each rank). Returns (handle, finish, tensors
     to keep), finish() giving (the received rows as one tensor where `tensor` is, the rows from each
@@ -47,16 +47,19 @@ def _rows_start(call, tensor, name, submit, splits=None):
     check_name_free(call, name)
     path = tensor_path(call, tensor)
     if path == placement.DEVICE:
+        if process_set_id:
+            basics.unsupported("process sets for %s of CUDA tensors in device memory (hvdrun.torch.%s(process_set=))"
+                               % (call, call), "gather CPU tensors, or over the global process set")
         with torch.no_grad():
             return device_rows.start(basics.runtime, basics.exchanges, RUNTIME_TYPES, call, tensor,
-                                     staged_name(call, name), splits)
+                                     staged_name(call, name, process_set_id), splits)
     device = tensor.device
     ready = None
     staged = path == placement.STAGED
     with torch.no_grad():
         if staged:
             local, ready = basics.host_staging.stage_in(tensor.detach().contiguous())
-            name = staged_name(call, name)
+            name = staged_name(call, name, process_set_id)
         else:
             local = tensor.detach().contiguous()
             name = "" if name is None else str(name)
@@ -101,18 +104,20 @@ def _rows_start(call, tensor, name, submit, splits=None):
     return handle, finish, keep
 
 
-def _allgather_start(tensor, name):
-    """Starts an allgather of `tensor` along dim 0 (see _rows_start)."""
+def _allgather_start(tensor, name, process_set_id=0):
+    """Starts an allgather of `tensor` along dim 0 over a process set (see _rows_start)."""
     def submit(name, send, type_name, unit):
-        return basics.runtime.allgather_async(name, send.data_ptr(), send.numel(), type_name, unit)
+        return basics.runtime.allgather_async(name, send.data_ptr(), send.numel(), type_name, unit,
+                                              process_set=process_set_id)
 
-    return _rows_start("allgather", tensor, name, submit)
+    return _rows_start("allgather", tensor, name, submit, process_set_id=process_set_id)
 
 
 class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, name):
-        handle, finish, keep = _allgather_start(tensor, name)
+    def forward(ctx, tensor, name, process_set):
+        ctx.process_set = process_set
+        handle, finish, keep = _allgather_start(tensor, name, basics.check_process_set(process_set))
         wait(handle)
         gathered, ctx.rows = finish()
         del keep  # read by libhvdrun until the handle has completed
@@ -121,36 +126,35 @@ class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         # As Horovod's: the output gradient averaged over the ranks, then this rank's rows of it.
-        averaged = allreduce(grad_output.contiguous(), op=Average)
-        rank = basics.runtime.rank()
+        averaged = allreduce(grad_output.contiguous(), op=Average, process_set=ctx.process_set)
+        rank = basics.set_rank(basics.check_process_set(ctx.process_set))
         start = sum(ctx.rows[:rank])
-        return averaged.narrow(0, start, ctx.rows[rank]), None
+        return averaged.narrow(0, start, ctx.rows[rank]), None, None
 
 
 def allgather(tensor, name=None, process_set=None):
     """Concatenates every rank's `tensor` along dim 0 (first dimensions may differ); differentiable."""
     check_process_set(process_set)
     check_tensor("allgather", tensor)
-    return _AllgatherFunction.apply(tensor, name)
+    return _AllgatherFunction.apply(tensor, name, process_set)
 
 
 def allgather_async(tensor, name=None, process_set=None):
     """Starts an allgather of `tensor` along dim 0 (first dimensions may differ); returns a handle for
     synchronize(). Named ones are negotiated: ranks may start them in any order."""
-    check_process_set(process_set)
-    handle, finish, keep = _allgather_start(tensor, name)
+    handle, finish, keep = _allgather_start(tensor, name, check_process_set(process_set))
     return register(Pending(handle, None, keep, lambda: finish()[0], given(name)))
 
 
-def _grouped_allgather_start(tensors, name):
+def _grouped_allgather_start(tensors, name, process_set_id=0):
     """Starts allgathers of `tensors` named "<name>.<index>" (unnamed: "grouped_allgather.noname.<n>.<index>")
     together; returns (one handle for all, finish giving [(gathered, rows from each rank)], tensors to keep,
     the names)."""
-    base = auto_name("grouped_allgather", name)
+    base = auto_name("grouped_allgather", name, process_set_id)
     names = ["%s.%d" % (base, index) for index in range(len(tensors))]
     for each in names:  # refused before any of them is submitted
         check_name_free("grouped_allgather", each)
-    started = [_allgather_start(tensor, each) for tensor, each in zip(tensors, names)]
+    started = [_allgather_start(tensor, each, process_set_id) for tensor, each in zip(tensors, names)]
     return (HandleGroup([handle for handle, _, _ in started]), lambda: [finish() for _, finish, _ in started],
             [keep for _, _, keep in started], tuple(names))
 
@@ -158,16 +162,17 @@ def _grouped_allgather_start(tensors, name):
 def grouped_allgather_async(tensors, name=None, process_set=None):
     """Starts allgathers of every tensor in `tensors` along dim 0 (first dimensions may differ), submitted
     together; returns a handle whose synchronize() returns the list of results."""
-    check_process_set(process_set)
+    process_set_id = check_process_set(process_set)
     tensors = check_tensor_list("grouped_allgather_async", tensors)
-    handle, finish, keep, names = _grouped_allgather_start(tensors, name)
+    handle, finish, keep, names = _grouped_allgather_start(tensors, name, process_set_id)
     return register(Pending(handle, None, keep, lambda: [gathered for gathered, _ in finish()], names))
 
 
 class _GroupedAllgatherFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, name, *tensors):
-        handle, finish, keep, _ = _grouped_allgather_start(list(tensors), name)
+    def forward(ctx, name, process_set, *tensors):
+        ctx.process_set = process_set
+        handle, finish, keep, _ = _grouped_allgather_start(list(tensors), name, basics.check_process_set(process_set))
         wait(handle)
         results = finish()
         del keep  # read by libhvdrun until the handle has completed
@@ -178,9 +183,9 @@ class _GroupedAllgatherFunction(torch.autograd.Function):
     def backward(ctx, *grad_outputs):
         # As Horovod's: each output gradient averaged over the ranks (one grouped allreduce), then this
         # rank's rows of it.
-        averaged = grouped_allreduce([g.contiguous() for g in grad_outputs], op=Average)
-        rank = basics.runtime.rank()
-        return (None,) + tuple(grad.narrow(0, sum(rows[:rank]), rows[rank]) for grad, rows in zip(averaged, ctx.rows))
+        averaged = grouped_allreduce([g.contiguous() for g in grad_outputs], op=Average, process_set=ctx.process_set)
+        rank = basics.set_rank(basics.check_process_set(ctx.process_set))
+        return (None, None) + tuple(grad.narrow(0, sum(rows[:rank]), rows[rank]) for grad, rows in zip(averaged, ctx.rows))
 
 
 def grouped_allgather(tensors, name=None, process_set=None):
@@ -188,12 +193,12 @@ def grouped_allgather(tensors, name=None, process_set=None):
     differentiable (as allgather)."""
     check_process_set(process_set)
     tensors = check_tensor_list("grouped_allgather", tensors)
-    return list(_GroupedAllgatherFunction.apply(name, *tensors))
+    return list(_GroupedAllgatherFunction.apply(name, process_set, *tensors))
 
 
-def _alltoall_splits(tensor, splits):
-    """The rows of `tensor` to send to each rank, as a list of ints, checked."""
-    size = basics.runtime.size()
+def _alltoall_splits(tensor, splits, process_set_id=0):
+    """The rows of `tensor` to send to each rank of the process set, as a list of ints, checked."""
+    size = basics.set_size(process_set_id)
     if tensor.dim() == 0:
         raise ValueError("hvdrun.torch.alltoall: a 0-dimensional tensor has no first dimension to split")
     rows = tensor.shape[0]
@@ -214,13 +219,14 @@ def alltoall_async(tensor, splits=None, name=None, process_set=None):
     (splits=None: equal parts); returns a handle whose synchronize() returns (the rows received, in rank
     order; an int32 CPU tensor of how many came from each rank). libhvdrun's alltoall: named ones are
     negotiated (any order on any rank); see Runtime::AlltoallAsync for its traffic."""
-    check_process_set(process_set)
+    process_set_id = check_process_set(process_set)
     check_tensor("alltoall", tensor)
-    rows = _alltoall_splits(tensor, splits)
+    rows = _alltoall_splits(tensor, splits, process_set_id)
     def submit(name, send, type_name, unit):
-        return basics.runtime.alltoall_async(name, send.data_ptr(), [r * unit for r in rows], type_name, unit)
+        return basics.runtime.alltoall_async(name, send.data_ptr(), [r * unit for r in rows], type_name, unit,
+                                             process_set=process_set_id)
 
-    handle, finish, keep = _rows_start("alltoall", tensor, name, submit, rows)
+    handle, finish, keep = _rows_start("alltoall", tensor, name, submit, rows, process_set_id)
 
     def received():
         output, counts = finish()
@@ -231,17 +237,18 @@ def alltoall_async(tensor, splits=None, name=None, process_set=None):
 
 class _AlltoallFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, splits, name):
-        output, received = synchronize(alltoall_async(tensor, splits, name))
+    def forward(ctx, tensor, splits, name, process_set):
+        output, received = synchronize(alltoall_async(tensor, splits, name, process_set))
         ctx.received = received
+        ctx.process_set = process_set
         ctx.mark_non_differentiable(received)
         return output, received
 
     @staticmethod
     def backward(ctx, grad_output, unused):
         # The rows this rank received go back to the ranks they came from.
-        grad, _ = synchronize(alltoall_async(grad_output.contiguous(), ctx.received))
-        return grad, None, None
+        grad, _ = synchronize(alltoall_async(grad_output.contiguous(), ctx.received, process_set=ctx.process_set))
+        return grad, None, None, None
 
 
 def alltoall(tensor, splits=None, name=None, process_set=None):
@@ -250,5 +257,5 @@ def alltoall(tensor, splits=None, name=None, process_set=None):
     Differentiable. See alltoall_async for how it travels."""
     check_process_set(process_set)
     check_tensor("alltoall", tensor)
-    output, received = _AlltoallFunction.apply(tensor, splits, name)
+    output, received = _AlltoallFunction.apply(tensor, splits, name, process_set)
     return output if splits is None else (output, received)

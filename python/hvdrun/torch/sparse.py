@@ -14,9 +14,10 @@ class SparseHandle:
     """What sparse_allreduce_async returns: calling it (as Horovod's optimizer does) or synchronize(handle)
     waits and returns the reduced sparse tensor; poll(handle) says whether it has run."""
 
-    def __init__(self, tensor, op, indices_handle, values_handle):
+    def __init__(self, tensor, op, indices_handle, values_handle, size):
         self._tensor = tensor
         self._op = op
+        self._size = size  # the process set's
         self._handles = (indices_handle, values_handle)
         self._result = None
 
@@ -29,7 +30,7 @@ class SparseHandle:
             values = synchronize(values_handle)
             indices = synchronize(indices_handle)
             if self._op is Average:
-                values = values / basics.runtime.size()
+                values = values / self._size
             self._result = torch.sparse_coo_tensor(indices.transpose(0, 1), values, self._tensor.size())
         return self._result
 
@@ -39,7 +40,7 @@ def sparse_allreduce_async(tensor, name, op, process_set=None):
     allgathers of its indices (named "<name>.indices") and values ("<name>.values"); returns a SparseHandle.
     An Average divides the values by the number of ranks (integer values become floating-point, as
     Horovod's true division)."""
-    check_process_set(process_set)
+    process_set_id = check_process_set(process_set)
     if not isinstance(tensor, torch.Tensor) or not tensor.is_sparse:
         raise TypeError("hvdrun.torch.sparse_allreduce_async: expected a sparse COO tensor, got %s"
                         % (tensor.layout if isinstance(tensor, torch.Tensor) else type(tensor).__name__))
@@ -47,10 +48,11 @@ def sparse_allreduce_async(tensor, name, op, process_set=None):
     if op not in (Average, Sum):
         raise ValueError("hvdrun.torch.sparse_allreduce_async: op must be hvd.Average or hvd.Sum (a sparse "
                          "allreduce gathers every rank's entries), got %r" % op)
-    name = auto_name("sparse_allreduce", name)
+    name = auto_name("sparse_allreduce", name, process_set_id)
     for part in (".indices", ".values"):  # refused before either is submitted
         check_name_free("sparse_allreduce_async", name + part)
     # Allgathers concatenate along the first dimension: the indices go as (entries, sparse dims).
-    indices_handle = allgather_async(tensor._indices().transpose(0, 1).contiguous(), name=name + ".indices")
-    values_handle = allgather_async(tensor._values().contiguous(), name=name + ".values")
-    return SparseHandle(tensor, op, indices_handle, values_handle)
+    indices_handle = allgather_async(tensor._indices().transpose(0, 1).contiguous(), name=name + ".indices",
+                                     process_set=process_set)
+    values_handle = allgather_async(tensor._values().contiguous(), name=name + ".values", process_set=process_set)
+    return SparseHandle(tensor, op, indices_handle, values_handle, basics.set_size(process_set_id))

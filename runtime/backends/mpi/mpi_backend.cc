@@ -34,6 +34,43 @@ Status CheckCount(std::string_view what, size_t count) {
 
 }  // namespace
 
+namespace {
+
+// A duplicate of MPI_COMM_WORLD, or for a process set (context.members) a communicator of its members,
+// made by MPI_Comm_create_group: a collective of the members only, tagged with the set's id.
+StatusOr<MPI_Comm> GroupCommunicator(const BackendContext& context) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (context.members.empty()) {
+    Status status = MpiStatus("duplicating MPI_COMM_WORLD", MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    if (!status.ok()) return status;
+    return comm;
+  }
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    return Status::Error(
+        "mpi: process sets run their collectives concurrently and need MPI_THREAD_MULTIPLE, which this "
+        "MPI does not provide: use an MPI built with thread support, or gloo");
+  }
+  MPI_Group world = MPI_GROUP_NULL;
+  MPI_Group members = MPI_GROUP_NULL;
+  Status status = MpiStatus("MPI_Comm_group", MPI_Comm_group(MPI_COMM_WORLD, &world));
+  if (status.ok()) {
+    status = MpiStatus("MPI_Group_incl", MPI_Group_incl(world, static_cast<int>(context.members.size()),
+                                                        context.members.data(), &members));
+  }
+  if (status.ok()) {
+    status = MpiStatus("MPI_Comm_create_group",
+                       MPI_Comm_create_group(MPI_COMM_WORLD, members, context.group_id, &comm));
+  }
+  if (members != MPI_GROUP_NULL) MPI_Group_free(&members);
+  if (world != MPI_GROUP_NULL) MPI_Group_free(&world);
+  if (!status.ok()) return status;
+  return comm;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Backend>> MpiBackend::Create(const BackendContext& context) {
   Status initialized = MpiLibraryHold::EnsureInitialized();
   if (!initialized.ok()) return initialized;
@@ -42,17 +79,20 @@ StatusOr<std::unique_ptr<Backend>> MpiBackend::Create(const BackendContext& cont
   Status status = MpiStatus("MPI_Comm_rank", MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
   if (status.ok()) status = MpiStatus("MPI_Comm_size", MPI_Comm_size(MPI_COMM_WORLD, &world_size));
   if (!status.ok()) return status;
-  if (world_rank != context.rank || world_size != context.size) {
+  const bool group = !context.members.empty();
+  const int job_rank = group ? context.members[static_cast<size_t>(context.rank)] : context.rank;
+  const int job_size = group ? world_size : context.size;
+  if (world_rank != job_rank || world_size != job_size) {
     return Status::Error("mpi: this process is rank " + std::to_string(world_rank) + " of " +
                          std::to_string(world_size) + " in MPI_COMM_WORLD, but hvdrun gave it rank " +
-                         std::to_string(context.rank) + " of " + std::to_string(context.size) +
+                         std::to_string(job_rank) + " of " + std::to_string(job_size) +
                          " (HVDRUN_RANK, HVDRUN_SIZE): the ranks were not started by `hvdrun --mpi`; "
                          "start the job with hvdrun --mpi");
   }
 
-  MPI_Comm comm = MPI_COMM_NULL;
-  status = MpiStatus("duplicating MPI_COMM_WORLD", MPI_Comm_dup(MPI_COMM_WORLD, &comm));
-  if (!status.ok()) return status;
+  StatusOr<MPI_Comm> made = GroupCommunicator(context);
+  if (!made.ok()) return made.status();
+  MPI_Comm comm = made.value();
   status =
       MpiStatus("setting the communicator's error handler", MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
   StatusOr<std::unique_ptr<MpiTypeMap>> types =
@@ -61,7 +101,7 @@ StatusOr<std::unique_ptr<Backend>> MpiBackend::Create(const BackendContext& cont
     MPI_Comm_free(&comm);
     return types.status();
   }
-  return std::unique_ptr<Backend>(new MpiBackend(comm, std::move(types).value(), world_rank, world_size));
+  return std::unique_ptr<Backend>(new MpiBackend(comm, std::move(types).value(), context.rank, context.size));
 }
 
 MpiBackend::MpiBackend(MPI_Comm comm, std::unique_ptr<MpiTypeMap> types, int rank, int size)

@@ -1,9 +1,11 @@
 // MpiBackend: the Backend over MPI (Open MPI), for ranks started by `hvdrun --mpi` under mpirun.
 //
-// Create() initialises MPI unless the program already has (MpiLibraryHold: MPI_THREAD_SERIALIZED,
+// Create() initialises MPI unless the program already has (MpiLibraryHold: MPI_THREAD_MULTIPLE asked,
 // finalised when the last MpiBackend of a libhvdrun-initialised MPI is destroyed, on the thread
 // that destroys it), checks that MPI_COMM_WORLD's rank and size are the ones hvdrun gave the rank,
-// and works on a duplicate of MPI_COMM_WORLD whose error handler returns codes, so that a failing
+// and works on a duplicate of MPI_COMM_WORLD (for a process set, BackendContext::members, on a
+// communicator of its members made by MPI_Comm_create_group, which needs MPI_THREAD_MULTIPLE because
+// every set's engine calls MPI from its own thread) whose error handler returns codes, so that a failing
 // call becomes a one-line Status ("mpi: allreduce failed: MPI_ERR_...: ...") rather than an abort.
 // MPI needs no store: BackendContext::store and timeout are not used (MPI collectives cannot time
 // out; a rank that dies makes mpirun end the job).

@@ -62,7 +62,9 @@ Status MpiLibraryHold::EnsureInitialized() {
     return Status::Ok();
   }
   int provided = MPI_THREAD_SINGLE;
-  const int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  // MPI_THREAD_MULTIPLE where the library has it: process sets' engines call MPI concurrently, each
+  // on its own communicator (MpiBackend::Create checks for it when it makes a set's group).
+  const int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
   if (code != MPI_SUCCESS) {
     return Status::Error("mpi: MPI_Init_thread failed with error code " + std::to_string(code));
   }

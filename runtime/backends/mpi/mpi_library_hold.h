@@ -3,9 +3,9 @@
 //
 // MPI is initialised once per process and can never be initialised again after MPI_Finalize. If the
 // program initialised MPI itself, libhvdrun uses it and never finalises it (the program does). If
-// not, EnsureInitialized calls MPI_Init_thread(MPI_THREAD_SERIALIZED) on the calling thread, and the
-// last hold released finalises MPI on the thread that releases it: the Runtime creates and destroys
-// its backend on one thread, which is therefore the thread that initialises and finalises MPI, as
+// not, EnsureInitialized calls MPI_Init_thread(MPI_THREAD_MULTIPLE; SERIALIZED at least) on the calling
+// thread, and the last hold released finalises MPI on the thread that releases it: the Runtime creates and
+// destroys its backend on one thread, which is therefore the thread that initialises and finalises MPI, as
 // the MPI standard asks. MPI_THREAD_SERIALIZED is the level required because the Runtime calls its
 // backend from more than one thread, one call at a time.
 //

@@ -60,6 +60,7 @@ namespace hvdrun {
 
 class RuntimeImpl;        // libhvdrun's own
 class ElasticMembership;  // likewise
+class ProcessSetTable;    // likewise
 
 class HVDRUN_EXPORT Runtime {
  public:
@@ -114,49 +115,53 @@ class HVDRUN_EXPORT Runtime {
   StatusOr<bool> HostsUpdated() const;
 
   // recv[i] = op over ranks of send[i], for `count` elements. send == recv is in place.
-  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
-  CollectiveHandle AllreduceAsync(const void* send, void* recv, size_t count, DataType type, ReduceOp op);
+  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+                   int process_set = 0);
+  CollectiveHandle AllreduceAsync(const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+                                  int process_set = 0);
   // The named forms (CollectiveOrder::kNegotiated): `name` identifies the collective across ranks; a name may
   // be reused once its previous collective has completed on this rank. A name submitted with other parameters
   // on another rank fails with both descriptions.
   Status Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
-                   ReduceOp op);
+                   ReduceOp op, int process_set = 0);
   CollectiveHandle AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                  DataType type, ReduceOp op);
+                                  DataType type, ReduceOp op, int process_set = 0);
   // Per-call compression: this allreduce travels in `compression` instead of the job's
   // CompressionOptions::format (kNone: uncompressed); the job's fp8 safeguards apply. Every rank
   // must give the same format for a name; fusion packs only allreduces of one format together.
   Status Allreduce(const std::string& name, const void* send, void* recv, size_t count, DataType type,
-                   ReduceOp op, CompressionFormat compression);
+                   ReduceOp op, CompressionFormat compression, int process_set = 0);
   CollectiveHandle AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                  DataType type, ReduceOp op, CompressionFormat compression);
+                                  DataType type, ReduceOp op, CompressionFormat compression,
+                                  int process_set = 0);
   NegotiationCounters negotiation_counters() const;
   CompressionCounters compression_counters() const;
   const CompressionOptions& compression() const;
   // `buffer` on every rank gets root's `count` elements.
-  Status Broadcast(void* buffer, size_t count, DataType type, int root);
-  CollectiveHandle BroadcastAsync(void* buffer, size_t count, DataType type, int root);
+  Status Broadcast(void* buffer, size_t count, DataType type, int root, int process_set = 0);
+  CollectiveHandle BroadcastAsync(void* buffer, size_t count, DataType type, int root, int process_set = 0);
   // The named forms (CollectiveOrder::kNegotiated), as the named allreduces: ranks may submit names
   // in any order; every rank must give the same count, type and root for a name. Broadcasts are
   // never fused.
-  Status Broadcast(const std::string& name, void* buffer, size_t count, DataType type, int root);
+  Status Broadcast(const std::string& name, void* buffer, size_t count, DataType type, int root,
+                   int process_set = 0);
   CollectiveHandle BroadcastAsync(const std::string& name, void* buffer, size_t count, DataType type,
-                                  int root);
+                                  int root, int process_set = 0);
   // recv (size * count elements) gets every rank's `count` elements of send, in rank order.
-  Status Allgather(const void* send, void* recv, size_t count, DataType type);
+  Status Allgather(const void* send, void* recv, size_t count, DataType type, int process_set = 0);
   // The named form (CollectiveOrder::kNegotiated): every rank gives the same count and type for a
   // name; `recv` is the caller's (device memory over NCCL, as `send`).
   CollectiveHandle AllgatherAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                  DataType type);
+                                  DataType type, int process_set = 0);
   // Counts that may differ between ranks (Horovod's allgather of first dimensions that differ): each
   // rank gives `count` elements, whole rows of `row` elements (row >= 1; every rank must give the same
   // row). `result` is filled when the handle completes; it must stay valid until then. In call order
   // it runs two backend allgathers (the counts, then the rows); with negotiation the counts travel in
   // the negotiation, and the named form may be submitted in any order.
   CollectiveHandle AllgatherAsync(const void* send, size_t count, DataType type, size_t row,
-                                  AllgatherResult* result);
+                                  AllgatherResult* result, int process_set = 0);
   CollectiveHandle AllgatherAsync(const std::string& name, const void* send, size_t count, DataType type,
-                                  size_t row, AllgatherResult* result);
+                                  size_t row, AllgatherResult* result, int process_set = 0);
   // Horovod's alltoall: `send` holds, back to back in rank order, splits[j] elements for rank j (splits
   // has size() entries, each whole rows of `row` elements; row >= 1, the same on every rank), and
   // `result` gets, when the handle completes, what every rank sent this one. `send` and `result` must
@@ -165,18 +170,42 @@ class HVDRUN_EXPORT Runtime {
   // be submitted in any order; every rank must give the same type and row for a name, while splits
   // differ.
   CollectiveHandle AlltoallAsync(const void* send, const std::vector<uint64_t>& splits, DataType type,
-                                 size_t row, AlltoallResult* result);
+                                 size_t row, AlltoallResult* result, int process_set = 0);
   CollectiveHandle AlltoallAsync(const std::string& name, const void* send,
                                  const std::vector<uint64_t>& splits, DataType type, size_t row,
-                                 AlltoallResult* result);
+                                 AlltoallResult* result, int process_set = 0);
   // An alltoall of equal blocks into the caller's buffer (CollectiveOrder::kNegotiated): block j
   // (`count` elements at j * count) of `send` goes to rank j, which receives it as its block rank()
   // of `recv`; both hold size() * count elements and must not overlap. Every rank gives the same
   // count and type for a name. Over NCCL both are device memory; uneven splits padded to the largest
   // block travel this way (what AlltoallResult's form cannot: its result is host memory).
   CollectiveHandle AlltoallAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                 DataType type);
-  Status Barrier();
+                                 DataType type, int process_set = 0);
+  Status Barrier(int process_set = 0);
+  // Process sets (Horovod's): subsets of the job's ranks with their own engine each (negotiation or
+  // call order as the Runtime's, response cache, fusion, backend group: a Gloo context, an MPI
+  // communicator, an NCCL communicator, the shared-memory segment of the members on each host; the
+  // contract: runtime/process_set_table.h). Every collective above takes a `process_set` id (0, the
+  // default: the whole job); in a set, ranks, sizes, splits and results are the set's, in the order of
+  // its members' job ranks, while a broadcast's root is a job rank that must be a member. A call on a
+  // set this rank is not in, or one not registered, fails at once with a one-line error naming the
+  // set and this rank, without breaking anything. Collectives of different sets run concurrently.
+  // AddProcessSet and RemoveProcessSet must be called by every rank of the job, in the same order,
+  // before the first collective (static) or at any time after (dynamic, Horovod's
+  // HOROVOD_DYNAMIC_PROCESS_SETS); AddProcessSet returns the new set's id (1, 2, ... in the order
+  // added, never reused) and blocks on its members until all have arrived. RemoveProcessSet refuses a
+  // set with collectives still pending on this rank, and the global set.
+  StatusOr<int> AddProcessSet(const std::vector<int>& ranks);
+  Status RemoveProcessSet(int process_set);
+  // This rank's place in the set and the set's size; an error for an id not registered (rank: also
+  // for a set this rank is not in). ProcessSetIncluded: whether this rank is a member.
+  StatusOr<int> ProcessSetRank(int process_set) const;
+  StatusOr<int> ProcessSetSize(int process_set) const;
+  StatusOr<bool> ProcessSetIncluded(int process_set) const;
+  // The sets registered now, their ids ascending, the global set's 0 first; and one's job ranks.
+  std::vector<int> ProcessSetIds() const;
+  StatusOr<std::vector<int>> ProcessSetRanks(int process_set) const;
+
   // Horovod's join, for ranks that run out of data at different times (CollectiveOrder::kNegotiated
   // only). Waits until everything this rank submitted has completed, then until every rank has
   // called Join, and returns the rank that joined last (the same on every rank). Meanwhile this rank
@@ -212,6 +241,7 @@ class HVDRUN_EXPORT Runtime {
   Runtime(std::unique_ptr<RuntimeImpl> impl, std::unique_ptr<ElasticMembership> elastic);
   std::unique_ptr<RuntimeImpl> impl_;
   std::unique_ptr<ElasticMembership> elastic_;  // null outside elastic jobs; ends after impl_
+  std::unique_ptr<ProcessSetTable> sets_;       // ends first: sets drain before the job's engine
 };
 
 }  // namespace hvdrun
