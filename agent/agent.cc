@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "agent/descendants.h"
 #include "agent/rank_spawner.h"
@@ -31,6 +32,23 @@ constexpr size_t kMaxLinePiece = size_t{64} * 1024;
 constexpr size_t kReadChunk = size_t{64} * 1024;
 // Reads per stream per poll round while the rank runs, so one chatty rank cannot starve others.
 constexpr int kReadsPerRound = 16;
+// How often every running rank's RankProgress is sent.
+constexpr std::chrono::milliseconds kProgressPeriod{1000};
+
+// A directory only this user can enter, for the ranks' progress boards; empty when none can be made.
+std::string MakeBoardDirectory() {
+  std::error_code error;
+  std::string pattern =
+      (std::filesystem::temp_directory_path(error) / "hvdrun-agent-progress.XXXXXX").string();
+  if (error || ::mkdtemp(pattern.data()) == nullptr) {
+    std::fprintf(stderr,
+                 "hvdrun-agent: cannot create a directory for the ranks' progress boards (%s); "
+                 "their progress is not reported\n",
+                 std::strerror(errno));
+    return "";
+  }
+  return pattern;
+}
 
 std::string HostName() {
   const char* node = std::getenv(env::kSlurmdNodeName);
@@ -82,6 +100,10 @@ int Agent::Run() {
   }
   Flush();
   KillAndReapDescendants(kDescendantsWait, "hvdrun-agent");
+  if (!board_dir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(board_dir_, ignored);
+  }
   return exit_code_;
 }
 
@@ -111,6 +133,7 @@ int Agent::PollTimeoutMs() const {
   if (!launcher_gone_ && heartbeat_timeout_.count() > 0) {
     timeout = std::min(timeout, MillisUntil(now, last_heard_ + heartbeat_timeout_));
   }
+  if (!launcher_gone_ && launched_) timeout = std::min(timeout, MillisUntil(now, next_progress_));
   return timeout;
 }
 
@@ -144,6 +167,10 @@ void Agent::KeepDeadlines() {
     exit_code_ = kExitLaunchFailure;
     launcher_gone_ = true;
     StartTermination();
+  }
+  if (!launcher_gone_ && launched_ && now >= next_progress_) {
+    next_progress_ = now + kProgressPeriod;
+    SendProgress(/*with_records=*/false);
   }
   if (!launcher_gone_ && hello_done_ && heartbeat_interval_.count() > 0 &&
       now - last_sent_ >= heartbeat_interval_) {
@@ -186,6 +213,8 @@ void Agent::HandleMessage(protocol::Message message) {
     if (terminate->immediate) KillRemaining();
   } else if (std::holds_alternative<protocol::Heartbeat>(message)) {
     // last_heard_ is refreshed by every read.
+  } else if (auto* request = std::get_if<protocol::ProgressRequest>(&message)) {
+    SendProgress(request->with_recorder);
   } else {
     Fail("the launcher sent an agent's message: " + std::string(protocol::MessageName(message)));
   }
@@ -221,7 +250,11 @@ void Agent::HandleLaunch(const protocol::Launch& launch) {
   }
   launched_ = true;
   kill_grace_ = std::chrono::milliseconds(launch.kill_grace_ms);
-  for (const protocol::RankLaunch& rank_launch : launch.ranks) {
+  next_progress_ = Clock::now() + kProgressPeriod;
+  board_dir_ = MakeBoardDirectory();
+  for (protocol::RankLaunch rank_launch : launch.ranks) {
+    const std::string board = BoardPath(rank_launch.rank);
+    if (!board.empty()) rank_launch.env.push_back(std::string(env::kProgressFile) + "=" + board);
     SpawnedRank spawned = SpawnRank(rank_launch);
     if (spawned.pid < 0) {
       protocol::RankExited exited;
@@ -235,7 +268,8 @@ void Agent::HandleLaunch(const protocol::Launch& launch) {
     }
     auto rank = std::make_unique<Rank>(Rank{rank_launch.rank, spawned.pid, true, std::move(spawned.stdout_fd),
                                             std::move(spawned.stderr_fd), LineSplitter(kMaxLinePiece),
-                                            LineSplitter(kMaxLinePiece)});
+                                            LineSplitter(kMaxLinePiece),
+                                            RankWatch(rank_launch.rank, spawned.pid, board)});
     Send(protocol::RankStarted{rank->rank, static_cast<int32_t>(rank->pid)});
     ranks_.push_back(std::move(rank));
   }
@@ -244,7 +278,11 @@ void Agent::HandleLaunch(const protocol::Launch& launch) {
 void Agent::ReapChildren() {
   int status = 0;
   pid_t pid;
-  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+  while ((pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+    if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
+      NoteStopOrContinue(pid, status);
+      continue;
+    }
     auto it = std::find_if(ranks_.begin(), ranks_.end(),
                            [&](const auto& r) { return r->running && r->pid == pid; });
     if (it == ranks_.end()) continue;
@@ -268,8 +306,33 @@ void Agent::ReapChildren() {
     ExitStatus end = ExitStatus::FromWaitStatus(status);
     exited.exit_code = end.exit_code;
     exited.signal = end.signal;
+    // The board outlives the rank: its last collectives say where it was.
+    if (end.exit_code != 0 || end.signal != 0) {
+      Send(rank.watch.Progress(/*with_records=*/true, /*exited=*/true));
+    }
     Send(exited);
   }
+}
+
+void Agent::NoteStopOrContinue(pid_t pid, int status) {
+  for (auto& rank : ranks_) {
+    if (!rank->running || rank->pid != pid) continue;
+    if (WIFSTOPPED(status)) {
+      rank->watch.Stopped(WSTOPSIG(status));
+    } else {
+      rank->watch.Continued();
+    }
+  }
+}
+
+void Agent::SendProgress(bool with_records) {
+  for (auto& rank : ranks_) {
+    if (rank->running) Send(rank->watch.Progress(with_records, /*exited=*/false));
+  }
+}
+
+std::string Agent::BoardPath(int32_t rank) const {
+  return board_dir_.empty() ? "" : board_dir_ + "/rank-" + std::to_string(rank);
 }
 
 void Agent::DrainOutput(Rank& rank, protocol::OutputStream stream) {

@@ -13,6 +13,11 @@
 //  - When a rank's main process exits, the rest of its process group is killed.
 //  - Run() returns only when no rank is left running, nor anything a rank started: the agent is
 //    a child subreaper, so orphaned descendants become its children, and it reaps them.
+//  - Every progress period (1 s, counted from Launch) it sends a RankProgress for each running rank,
+//    read from /proc and from the rank's progress board, a file in a private temporary directory
+//    that the agent names in the rank's HVDRUN_PROGRESS_FILE and removes when Run() returns;
+//    ProgressRequest gets the same at once. A rank that ends other than with exit code 0 gets one
+//    last RankProgress, with its flight recorder, just before its RankExited.
 //
 // Single-threaded; Run() owns the calling thread, SIGCHLD, SIGTERM, SIGHUP, SIGINT and SIGPIPE for
 // its duration.
@@ -26,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/rank_watch.h"
 #include "common/process/file_descriptor.h"
 #include "common/process/line_splitter.h"
 #include "common/process/signal_watch.h"
@@ -54,6 +60,7 @@ class Agent {
     UniqueFd err_fd;
     LineSplitter out_lines;
     LineSplitter err_lines;
+    RankWatch watch;
   };
 
   // A descriptor the event loop polls: a rank's stream (`rank` set), the control stream or the signals.
@@ -78,6 +85,12 @@ class Agent {
   void HandleHello(const protocol::Hello& hello);
   void HandleLaunch(const protocol::Launch& launch);
   void ReapChildren();
+  // A waitpid status of `pid` that is a stop or a continuation: tells the rank's watch.
+  void NoteStopOrContinue(pid_t pid, int status);
+  // A RankProgress for every running rank (with their flight recorders when `with_records`).
+  void SendProgress(bool with_records);
+  // The private directory of the ranks' progress boards, made at Launch; empty when it could not be.
+  std::string BoardPath(int32_t rank) const;
   // Reads what `fd` holds now; on end of file closes it and emits the stream's last line.
   void DrainOutput(Rank& rank, protocol::OutputStream stream);
   void StartTermination();
@@ -106,6 +119,8 @@ class Agent {
   Clock::time_point last_heard_;
   Clock::time_point last_sent_;
   Clock::time_point kill_deadline_;
+  Clock::time_point next_progress_;
+  std::string board_dir_;
   std::vector<std::unique_ptr<Rank>> ranks_;
 };
 

@@ -49,6 +49,14 @@ inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
 // syntax ("localhost:4"). hvdrun gives it to mpirun, which passes it to every `hvdrun-agent
 // --mpi-rank`; the agent derives its rank's place from it and checks it against mpirun's own.
 inline constexpr const char* kMpiLayout = "HVDRUN_MPI_LAYOUT";
+// The rank's progress board (common/progress/progress_board.h): a file in its agent's private
+// temporary directory, which the rank's runtime creates and maps at start and in which it publishes
+// its collectives; absent, the runtime publishes nothing. HVDRUN_PROGRESS=0 in the rank's
+// environment turns publishing off; HVDRUN_PROGRESS_RECORDS sets the flight recorder's length
+// (1..4096, default 64).
+inline constexpr const char* kProgressFile = "HVDRUN_PROGRESS_FILE";
+inline constexpr const char* kProgress = "HVDRUN_PROGRESS";
+inline constexpr const char* kProgressRecords = "HVDRUN_PROGRESS_RECORDS";
 
 // Horovod's names for the same values.
 inline constexpr const char* kHorovodRank = "HOROVOD_RANK";

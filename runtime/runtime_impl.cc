@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "common/process/file_descriptor.h"
+#include "common/progress/rank_board.h"
 
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"
@@ -140,6 +141,8 @@ Status RuntimeImpl::PinThread() const {
 }
 
 Status RuntimeImpl::Start() {
+  // The progress board is mapped now, so that a rank stuck before its first collective shows one.
+  progress::RankBoard();
   thread_ = std::thread([this] { ThreadMain(); });
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [this] { return started_; });
@@ -155,18 +158,29 @@ StatusOr<BackendMemory::ReadyMark> RuntimeImpl::MarkReady() {
   return backend_->memory().MarkReady(CallerStream());
 }
 
+void RuntimeImpl::Publish(TensorRequest& request) {
+  request.progress_sequence =
+      progress::PublishSubmitted(request.name, CollectiveOpName(request.kind), request.bytes());
+}
+
+Status RuntimeImpl::Refused(const TensorRequest& request, Status status) {
+  progress::PublishPhase(request.progress_sequence, protocol::CollectivePhase::kFailed);
+  return status;
+}
+
 CollectiveHandle RuntimeImpl::Submit(TensorRequest request, const void* send, void* recv) {
+  Publish(request);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
+    if (!broken_.ok()) return CollectiveHandle::State::Completed(Refused(request, broken_));
   }
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
-  if (!ready.ok()) return CollectiveHandle::State::Completed(ready.status());
+  if (!ready.ok()) return CollectiveHandle::State::Completed(Refused(request, ready.status()));
   if (stream_ != nullptr) return stream_->Submit(std::move(request), send, recv, std::move(ready).value());
   auto state = std::make_shared<CollectiveHandle::State>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!broken_.ok()) return CollectiveHandle::State::Completed(broken_);
+    if (!broken_.ok()) return CollectiveHandle::State::Completed(Refused(request, broken_));
     queue_.push_back(Pending{std::move(request), send, recv, std::move(ready).value(), state});
   }
   changed_.notify_all();
@@ -231,12 +245,13 @@ nlohmann::json RuntimeImpl::LibraryReport() const {
 
 Status RuntimeImpl::Run(TensorRequest request, const void* send, void* recv) {
   if (stream_ != nullptr) return Submit(std::move(request), send, recv).Wait();
+  Publish(request);
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
-  if (!ready.ok()) return ready.status();
+  if (!ready.ok()) return Refused(request, ready.status());
   Pending pending{std::move(request), send, recv, std::move(ready).value(), nullptr};
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (!broken_.ok()) return broken_;
+    if (!broken_.ok()) return Refused(pending.request, broken_);
     if (queue_.empty() && active_ == 0) {
       ++active_;
       lock.unlock();
@@ -251,12 +266,13 @@ Status RuntimeImpl::Run(TensorRequest request, const void* send, void* recv) {
 
 Status RuntimeImpl::RunBaseline(TensorRequest request, void* buffer) {
   if (stream_ != nullptr) return Submit(std::move(request), buffer, buffer).Wait();
+  Publish(request);
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
-  if (!ready.ok()) return ready.status();
+  if (!ready.ok()) return Refused(request, ready.status());
   {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [this] { return !broken_.ok() || (queue_.empty() && active_ == 0); });
-    if (!broken_.ok()) return broken_;
+    if (!broken_.ok()) return Refused(request, broken_);
     ++active_;
   }
   return RunInline(Pending{std::move(request), buffer, buffer, std::move(ready).value(), nullptr});
@@ -337,14 +353,21 @@ Status RunInCallOrder(Backend& backend, CompressedAllreduce& compressed, int ran
 
 Status RuntimeImpl::RunGuarded(const Pending& pending) {
   std::lock_guard<std::mutex> lock(backend_mutex_);
-  try {
-    Status status = backend_->memory().WaitFor(pending.ready);
-    if (!status.ok()) return status;
-    return RunInCallOrder(*backend_, compressed_, options_.rank, options_.size, pending.request, pending.send,
-                          pending.recv);
-  } catch (const std::exception& e) {
-    return Status::Error(std::string(BackendName(options_.backend)) + ": collective failed: " + e.what());
-  }
+  const uint64_t progress = pending.request.progress_sequence;
+  progress::PublishPhase(progress, protocol::CollectivePhase::kInBackend);
+  Status status = [&]() -> Status {
+    try {
+      Status ready = backend_->memory().WaitFor(pending.ready);
+      if (!ready.ok()) return ready;
+      return RunInCallOrder(*backend_, compressed_, options_.rank, options_.size, pending.request,
+                            pending.send, pending.recv);
+    } catch (const std::exception& e) {
+      return Status::Error(std::string(BackendName(options_.backend)) + ": collective failed: " + e.what());
+    }
+  }();
+  progress::PublishPhase(progress,
+                         status.ok() ? protocol::CollectivePhase::kDone : protocol::CollectivePhase::kFailed);
+  return status;
 }
 
 void RuntimeImpl::ThreadMain() {
@@ -389,7 +412,7 @@ void RuntimeImpl::ThreadMain() {
       broken = broken_;
       ++active_;
     }
-    Status result = broken.ok() ? RunGuarded(next) : broken;
+    Status result = broken.ok() ? RunGuarded(next) : Refused(next.request, broken);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --active_;

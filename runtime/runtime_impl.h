@@ -103,6 +103,10 @@ class RuntimeImpl {
     std::shared_ptr<CollectiveHandle::State> state;
   };
 
+  // Puts `request` on the rank's progress board (common/progress/rank_board.h), if it has one.
+  static void Publish(TensorRequest& request);
+  // Marks `request` failed on the progress board, without running it, and returns `status`.
+  static Status Refused(const TensorRequest& request, Status status);
   // Pins the calling thread to RuntimeOptions::collective_thread_cpu, where one is given.
   Status PinThread() const;
   void ThreadMain();

@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/progress/rank_board.h"
 #include "runtime/request/run_request.h"
 
 namespace hvdrun {
@@ -80,6 +81,10 @@ FusedExecution::FusedExecution(int rank, CompressedAllreduce* compressed, Negoti
 
 Status FusedExecution::Execute(Backend& data, const std::vector<TensorRequest>& ready,
                                Clock::time_point agreed, size_t fusion_threshold, PendingEntries& pending) {
+  for (const TensorRequest& request : ready) {
+    progress::PublishPhase(pending.At(request.name).request.progress_sequence,
+                           protocol::CollectivePhase::kNegotiated);
+  }
   std::vector<TensorRequest> allreduces;
   for (size_t i = 0; i < ready.size(); ++i) {
     const TensorRequest& request = ready[i];
@@ -124,6 +129,7 @@ Status FusedExecution::Execute(Backend& data, const std::vector<TensorRequest>& 
 }
 
 Status FusedExecution::RunAlone(Backend& data, PendingEntry& entry) {
+  progress::PublishPhase(entry.request.progress_sequence, protocol::CollectivePhase::kInBackend);
   Status status = data.memory().WaitFor(entry.ready);
   if (!status.ok()) return status;
   const QueuedNotice notice(data.memory(), RunsAsOneCall(entry.request) ? States{entry.state} : States{});
@@ -137,6 +143,9 @@ Status FusedExecution::RunFused(Backend& data, const TensorRequest& first,
   const bool in_place = LieInPlace(members, response, &end);
   const std::vector<TensorSpan> tensors = FeedbackSpans(first, members, response, in_place);
   BackendMemory& memory = data.memory();
+  for (const PendingEntry* entry : members) {
+    progress::PublishPhase(entry->request.progress_sequence, protocol::CollectivePhase::kInBackend);
+  }
   for (const PendingEntry* entry : members) {
     if (Status ready = memory.WaitFor(entry->ready); !ready.ok()) return ready;
   }

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/progress/rank_board.h"
+
 namespace hvdrun {
 
 bool Cacheable(const TensorRequest& request) {
@@ -24,12 +26,17 @@ void PendingEntries::Complete(const std::string& name, const Status& status) {
   auto node = by_order_.extract(found->second);
   order_of_.erase(found);
   PendingEntry& entry = node.mapped();
+  progress::PublishPhase(entry.request.progress_sequence,
+                         status.ok() ? protocol::CollectivePhase::kDone : protocol::CollectivePhase::kFailed);
   release_(name, entry.state);
   entry.state->Complete(status);
 }
 
 void PendingEntries::FailAll(const Status& status) {
-  for (auto& [order, entry] : by_order_) entry.state->Complete(status);
+  for (auto& [order, entry] : by_order_) {
+    progress::PublishPhase(entry.request.progress_sequence, protocol::CollectivePhase::kFailed);
+    entry.state->Complete(status);
+  }
   by_order_.clear();
   order_of_.clear();
 }

@@ -28,6 +28,16 @@ enum class CollectiveKind : uint8_t {
   kAlltoall = 7,           // `count` elements to each rank, into the caller's buffer of size * count
 };
 
+// The collective's name on the progress board and in messages: "allreduce", "broadcast", ...
+inline const char* CollectiveOpName(CollectiveKind kind) {
+  // By CollectiveKind's value.
+  static constexpr const char* kNames[] = {"allreduce", "broadcast", "allgather", "barrier",
+                                           "allreduce", "allgather", "alltoall",  "alltoall"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kAlltoall) + 1,
+                "a name for every CollectiveKind");
+  return kNames[static_cast<size_t>(kind)];
+}
+
 struct TensorRequest {
   std::string name;
   CollectiveKind kind = CollectiveKind::kAllreduce;
@@ -42,6 +52,9 @@ struct TensorRequest {
   std::vector<uint64_t> counts;
   // kAlltoallv (this rank's; never sent: the collective exchanges them): elements for each rank.
   std::vector<uint64_t> splits;
+  // This rank's sequence for it on its progress board (common/progress/rank_board.h); 0 when it
+  // publishes none. Never sent.
+  uint64_t progress_sequence = 0;
 
   size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
   // Same collective, element type, operation, count (but for kAllgatherv and kAlltoallv), root,
