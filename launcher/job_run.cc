@@ -79,6 +79,7 @@ int JobRun::Run() {
   }
   while (launched_ && !launcher_->Done()) PollOnce();
   launcher_->ShutDown();
+  if (gathering_) FinishRecorders();  // the recorders that came before the end
   output_.Flush();
   return Conclude();
 }
@@ -288,54 +289,8 @@ void JobRun::PollOnce() {
   });
   if (stall_ != nullptr && !stopping_) CheckStall();
   if (elastic_ != nullptr && launched_ && !stopping_ && elastic_->Tick()) BeginStop();
+  CheckRecorders();
   output_.Flush();
-}
-
-void JobRun::CheckStall() {
-  StallInspector::Action action = stall_->Check(clock_());
-  if (action.warn) {
-    output_.Flush();
-    std::fputs(FormatStallWarning(*stall_->finding(), stall_->settings()).c_str(), stderr);
-  }
-  if (action.shut_down) {
-    stall_shutdown_ = StallShutdownProblem(*stall_->finding());
-    std::fprintf(stderr,
-                 "hvdrun: stall: no collective completed for %s: stopping every rank "
-                 "(--stall-check-shutdown-time-seconds)\n",
-                 DurationText(stall_->settings().shutdown_time).c_str());
-    BeginStop();
-  }
-}
-
-void JobRun::PrintRankStates() {
-  output_.Flush();
-  if (stall_ == nullptr) {
-    std::fprintf(stderr, "hvdrun: SIGUSR1: no rank has been launched yet\n");
-    return;
-  }
-  std::string text = "hvdrun: SIGUSR1: the ranks' states";
-  const bool asked = launcher_->RequestProgress(/*with_recorder=*/false);
-  text += asked ? ", as of their last report (at most a second old):\n"
-                : " (this launcher reports no progress: their ends only):\n";
-  for (const RankState& state : stall_->StatesAt(clock_())) {
-    const RankOutcome& outcome = outcomes_[state.rank];
-    std::string line = RankLabel(state) + ": ";
-    if (outcome.exited || !outcome.lost_reason.empty()) {
-      line += "ended (" + EndText(outcome) + ")";
-    } else if (outcome.pid == 0) {
-      line += "not started yet";
-    } else {
-      line += DescribeRankState(state, "");
-    }
-    text += "  " + line + "\n";
-  }
-  std::fputs(text.c_str(), stderr);
-}
-
-void JobRun::NoteFailure() {
-  if (failure_noted_ || stopping_) return;
-  failure_noted_ = true;
-  if (stall_ != nullptr) failure_waits_ = stall_->Explain(clock_());
 }
 
 void JobRun::HandleSignals() {
@@ -511,14 +466,6 @@ void JobRun::RankLost(int rank, const std::string& reason, bool stop_requested) 
     NoteFailure();
     BeginStop();
   }
-}
-
-void JobRun::RankProgressed(const RankState& state) {
-  if (stall_ == nullptr || state.rank < 0 || state.rank >= static_cast<int>(outcomes_.size())) return;
-  RankState known = state;
-  known.host = outcomes_[state.rank].host;
-  if (known.pid == 0) known.pid = outcomes_[state.rank].pid;
-  stall_->Update(known, clock_());
 }
 
 void JobRun::Verbose(const std::string& line) const {

@@ -37,6 +37,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@
 #include "launcher/rendezvous/timeline_collector.h"
 #include "launcher/results/failure_report.h"
 #include "launcher/results/job_problem.h"
+#include "launcher/stall/flight_recorders.h"
 #include "launcher/stall/stall_inspector.h"
 
 namespace hvdrun {
@@ -88,6 +90,12 @@ class JobRun : private RankEvents {
   // A rank failed on its own: what the ranks waited for then, for the blame (the first failure's).
   void NoteFailure();
   std::optional<JobProblem> FindProblem(int& first_failure) const;
+  // Asks every running rank for its flight recorder; once each has answered, or after a wait,
+  // FinishRecorders prints where the ranks diverge (and, with `print_last`, their last
+  // collectives) and writes them into --results.
+  void AskRecorders(bool print_last);
+  void CheckRecorders();
+  void FinishRecorders();
   void Verbose(const std::string& line) const;
   // Elastic jobs: the first hosts from discovery, and whether the driver takes rank `rank`'s end
   // (the job goes on).
@@ -124,6 +132,13 @@ class JobRun : private RankEvents {
   bool failure_noted_ = false;
   std::optional<StallFinding> failure_waits_;  // what the ranks waited for at the first failure
   std::optional<JobProblem> stall_shutdown_;   // the stall hvdrun ended the job on
+  RankRecords records_;                        // each rank's latest flight recorder
+  struct RecorderGathering {
+    std::set<int> waiting;  // ranks whose recorder has not come yet
+    StallClock::time_point deadline;
+    bool print_last = false;
+  };
+  std::optional<RecorderGathering> gathering_;
 
   std::vector<RankOutcome> outcomes_;
   int ends_heard_ = 0;  // numbers the ends (and losses) in the order they arrive

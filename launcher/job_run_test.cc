@@ -402,7 +402,8 @@ TEST(JobRun, SigusrOnePrintsEveryRanksStateAndTheJobGoesOn) {
       .Then(FakeRankLauncher::Exit(0, 0));
   EXPECT_EQ(t.Run(), 0) << t.err;
   EXPECT_TRUE(t.fake->stops().empty());
-  EXPECT_EQ(t.fake->progress_requests(), 1);
+  EXPECT_EQ(t.fake->progress_requests(), 2);  // the states, and the recorders
+  EXPECT_EQ(t.fake->recorder_requests(), 1);
   EXPECT_EQ(
       t.err,
       "hvdrun: SIGUSR1: the ranks' states, as of their last report (at most a second old):\n"

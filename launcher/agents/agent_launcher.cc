@@ -245,15 +245,30 @@ void AgentLauncher::HandleMessage(HostAgent& agent, protocol::Message message) {
     if (rank_done_[exited->rank]) return;
     rank_done_[exited->rank] = true;
     events_->RankEnded(RankEnd{.exit = *exited, .stop_requested = agent.told_to_stop});
+  } else if (auto* progress = std::get_if<protocol::RankProgress>(&message)) {
+    if (rank_done_[progress->rank]) return;
+    const int64_t now_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    events_->RankProgressed(RankStateFromProgress(*progress, now_unix_ms));
   } else if (auto* hello = std::get_if<protocol::AgentHello>(&message)) {
     Answered(agent, *hello);
   } else if (auto* error = std::get_if<protocol::AgentError>(&message)) {
     AgentFailed(agent, error->message);
-  } else if (!std::holds_alternative<protocol::Heartbeat>(message) &&
-             !std::holds_alternative<protocol::RankProgress>(message)) {
+  } else if (!std::holds_alternative<protocol::Heartbeat>(message)) {
     AgentFailed(agent, "protocol error: the agent sent a launcher's message (" +
                            std::string(protocol::MessageName(message)) + ")");
   }
+}
+
+bool AgentLauncher::RequestProgress(bool with_recorder) {
+  if (!launched_) return false;
+  for (HostAgent& agent : agents_) {
+    if (agent.answered && !agent.failed && !agent.connection->stream_closed()) {
+      agent.connection->Send(protocol::ProgressRequest{.with_recorder = with_recorder});
+    }
+  }
+  return true;
 }
 
 void AgentLauncher::Answered(HostAgent& agent, const protocol::AgentHello& hello) {

@@ -54,6 +54,8 @@ class AgentLauncher : public RankLauncher {
   int PollTimeoutMs() const override;
   void Service(const pollfd* fds, size_t count) override;
   void ChildExited() override {}  // an agent's end shows as the end of its stream
+  // Sends ProgressRequest to every agent that runs ranks; the RankProgress answers reach RankEvents.
+  bool RequestProgress(bool with_recorder) override;
   void Stop(StopMode mode) override;
   bool Done() const override;
   void ShutDown() override;

@@ -55,7 +55,68 @@ std::string ActivityText(const RankState& state, const std::string& awaited) {
   return text + ")";
 }
 
+RankProcess ProcessOf(protocol::ProcessState state) {
+  switch (state) {
+    case protocol::ProcessState::kRunning:
+    case protocol::ProcessState::kSleeping:
+    case protocol::ProcessState::kDiskWait:
+      return RankProcess::kRunning;
+    case protocol::ProcessState::kStopped:
+    case protocol::ProcessState::kTraced:
+      return RankProcess::kStopped;
+    case protocol::ProcessState::kZombie:
+      return RankProcess::kZombie;
+    case protocol::ProcessState::kExited:
+      return RankProcess::kExited;
+    case protocol::ProcessState::kUnknown:
+      break;
+  }
+  return RankProcess::kUnknown;
+}
+
 }  // namespace
+
+RankState RankStateFromProgress(const protocol::RankProgress& progress, int64_t now_unix_ms) {
+  RankState state;
+  state.rank = progress.rank;
+  state.pid = progress.pid;
+  state.reported = true;
+  state.process = ProcessOf(progress.state);
+  state.stop_signal = progress.stop_signal;
+  state.completed = progress.completed;
+  state.last_completed = progress.last_completed_name;
+  // What it waits for: the oldest collective it has submitted, and any later one its recorder shows.
+  auto add_pending = [&](const std::string& name, const std::string& op, uint64_t bytes) {
+    for (const PendingCollective& known : state.pending) {
+      if (known.name == name) return;
+    }
+    state.pending.push_back({.name = name, .op = op, .bytes = bytes});
+  };
+  if (progress.pending > 0 && !progress.oldest_pending_name.empty()) {
+    add_pending(progress.oldest_pending_name, "", 0);
+  }
+  for (const protocol::FlightRecord& record : progress.records) {
+    if (record.phase != protocol::CollectivePhase::kDone &&
+        record.phase != protocol::CollectivePhase::kFailed) {
+      add_pending(record.name, record.op, record.bytes);
+    }
+  }
+  state.in_backend = progress.in_backend;
+  state.backend = {.name = progress.backend_name, .op = progress.backend_op, .bytes = progress.backend_bytes};
+  int64_t since = progress.state_since_unix_ms;
+  if (state.process == RankProcess::kRunning) {
+    if (progress.in_backend) {
+      since = progress.backend_since_unix_ms;
+    } else if (progress.pending > 0) {
+      since = progress.oldest_pending_since_unix_ms;
+    } else if (progress.last_completed_unix_ms > 0) {
+      since = progress.last_completed_unix_ms;
+    }
+  }
+  if (since > 0 && now_unix_ms > since) state.state_age = std::chrono::milliseconds(now_unix_ms - since);
+  state.recorder = progress.records;
+  return state;
+}
 
 std::string SizeText(uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/protocol/agent_protocol.h"
+
 namespace hvdrun {
 
 using StallClock = std::chrono::steady_clock;
@@ -45,7 +47,13 @@ struct RankState {
   // How long the rank has been in its current state, by its own report: the process stopped, or
   // inside the backend, or (neither) since it last submitted or completed anything.
   std::chrono::milliseconds state_age{0};
+  // The rank's flight recorder (its last collectives, oldest first), when this report carries it.
+  std::vector<protocol::FlightRecord> recorder{};
 };
+
+// The launcher's view of an agent's report, heard at `now_unix_ms` (hvdrun's clock; ages are
+// measured against it, and a host clock ahead of it gives age 0).
+RankState RankStateFromProgress(const protocol::RankProgress& progress, int64_t now_unix_ms);
 
 // "4 MiB", "512 B", "1.5 KiB": a size in the largest binary unit it reaches, one decimal at most.
 std::string SizeText(uint64_t bytes);

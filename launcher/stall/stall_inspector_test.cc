@@ -178,6 +178,47 @@ TEST(StallInspector, DisabledSaysNothingAndAShutdownBelowTheCheckTimeIsIgnored) 
   EXPECT_FALSE(short_shutdown.Check(kStart + seconds(100)).shut_down);
 }
 
+TEST(RankState, FromAnAgentsReport) {
+  protocol::RankProgress progress;
+  progress.rank = 1;
+  progress.pid = 4242;
+  progress.state = protocol::ProcessState::kStopped;
+  progress.stop_signal = SIGSTOP;
+  progress.state_since_unix_ms = 1'000'000;
+  progress.board_read = true;
+  progress.completed = 812;
+  progress.last_completed_name = "grad.layer4.1.conv2";
+  progress.pending = 1;
+  progress.oldest_pending_name = "grad.fc";
+  progress.oldest_pending_since_unix_ms = 990'000;
+  protocol::FlightRecord later;
+  later.sequence = 814;
+  later.name = "grad.bias";
+  later.op = "allreduce";
+  later.phase = protocol::CollectivePhase::kSubmitted;
+  progress.records = {later};
+  RankState state = RankStateFromProgress(progress, 1'061'000);
+  EXPECT_TRUE(state.reported);
+  EXPECT_EQ(state.process, RankProcess::kStopped);
+  EXPECT_EQ(state.state_age, seconds(61));  // stopped since 1'000 s, not waiting since 990 s
+  ASSERT_EQ(state.pending.size(), 2u);
+  EXPECT_EQ(state.pending[0].name, "grad.fc");
+  EXPECT_EQ(state.pending[1].name, "grad.bias");
+  EXPECT_EQ(state.recorder.size(), 1u);
+  state.host = "b";
+  EXPECT_EQ(RankLabel(state) + ": " + DescribeRankState(state, ""),
+            "rank 1 (host b, pid 4242): stopped by SIGSTOP 61 s ago; last completed 'grad.layer4.1.conv2' "
+            "(812 done)");
+  progress.state = protocol::ProcessState::kSleeping;
+  progress.pending = 0;
+  progress.records.clear();
+  progress.last_completed_unix_ms = 986'000;
+  EXPECT_EQ(DescribeRankState(RankStateFromProgress(progress, 1'061'000), "x"),
+            "busy in user code for 75 s (running, has not submitted 'x'); last completed "
+            "'grad.layer4.1.conv2' (812 "
+            "done)");
+}
+
 TEST(RankState, SizeText) {
   EXPECT_EQ(SizeText(512), "512 B");
   EXPECT_EQ(SizeText(1536), "1.5 KiB");
