@@ -215,6 +215,10 @@ bool JobRun::Launch() {
   job.master_addr = host_networks_[rank0_host].address;
   job.master_port = launcher_->host(rank0_host).free_port;
   job.exports = options_.exports;
+  if (options_.backend != BackendKind::kMpi) {  // agents report progress: hvdrun ends stalls itself
+    std::string shutdown = RankStallShutdownExport(ReadStallSettings(options_.exports, std::getenv));
+    if (!shutdown.empty()) job.exports.push_back(std::move(shutdown));
+  }
   job.network_interfaces = options_.network_interfaces;
   job.host_networks = host_networks_;
   job.user_variables = UserSetVariables();

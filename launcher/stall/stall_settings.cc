@@ -46,4 +46,14 @@ StallSettings ReadStallSettings(const std::vector<std::string>& exports,
   return settings;
 }
 
+std::string RankStallShutdownExport(const StallSettings& settings) {
+  if (!settings.enabled || settings.shutdown_time.count() == 0 || settings.shutdown_time < settings.check_time) {
+    return "";
+  }
+  std::string text = env::kHorovodStallShutdownTime;
+  text += '=';
+  text += std::to_string((settings.shutdown_time + kRankStallShutdownMargin).count());
+  return text;
+}
+
 }  // namespace hvdrun

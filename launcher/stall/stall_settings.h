@@ -24,6 +24,17 @@ struct StallSettings {
 StallSettings ReadStallSettings(const std::vector<std::string>& exports,
                                 const std::function<const char*(const char*)>& lookup);
 
+// Where hvdrun's agents report the ranks' progress, hvdrun itself ends a job stalled for the shutdown
+// time (exit kExitStall, the stalled rank named). The ranks' own libhvdrun would end it at the same
+// moment, each waiting rank failing on its own; so the ranks get the shutdown time plus this margin
+// (one progress period and hvdrun's reaction), and hvdrun's report is the one the job ends with.
+inline constexpr std::chrono::seconds kRankStallShutdownMargin{3};
+
+// The NAME=VALUE to add to the ranks' variables for that (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS of the
+// shutdown time plus the margin), or "" where hvdrun does not end stalls itself: the check off, no
+// shutdown time, or one below the check time (ignored, as Horovod ignores it).
+std::string RankStallShutdownExport(const StallSettings& settings);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_LAUNCHER_STALL_STALL_SETTINGS_H_
