@@ -362,6 +362,22 @@ Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t rec
   return BlocksAsync("allgather", &Runtime::AllgatherAsync, name, send, recv, count, type_name, stream);
 }
 
+// Runtime::ReducescatterAsync: `recv` gets this rank's rows (Horovod's split of count / row rows) of `op`
+// over ranks of `send`. `stream`: see RuntimeFor(). In a job of one rank, a copy.
+Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
+                          const std::string& type_name, const std::string& op_name, size_t row,
+                          const std::optional<uintptr_t>& stream) {
+  RequireInit("reducescatter");
+  const DataType type = TypeByName(type_name);
+  const ReduceOp op = OpByName(op_name);
+  Runtime* runtime = RuntimeFor(stream);
+  if (runtime == nullptr) {
+    CopyIfApart(send, recv, count * DataTypeSize(type));
+    return Handle();
+  }
+  return Handle(runtime->ReducescatterAsync(name, Address(send), Address(recv), count, type, op, row));
+}
+
 void Barrier() {
   RequireInit("barrier");
   if (!g_runtime) return;
@@ -440,6 +456,8 @@ PYBIND11_MODULE(_C, m) {
         py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none());
   m.def("alltoall_into_async", &hp::AlltoallIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none());
+  m.def("reducescatter_async", &hp::ReducescatterAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
+        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("row"), py::arg("stream") = py::none());
   m.def("barrier", &hp::Barrier);
   m.def("join", &hp::Join, "Blocks until every rank has joined; returns the rank that joined last");
 }

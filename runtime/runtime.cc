@@ -12,6 +12,7 @@
 #include "common/horovod_variables.h"
 #include "common/protocol/rendezvous_client.h"
 #include "runtime/backend.h"
+#include "runtime/call_checks.h"
 #include "runtime/collective_state.h"
 #include "runtime/request/tensor_request.h"
 #include "runtime/runtime_environment.h"
@@ -75,8 +76,8 @@ Status ValidateOptions(const RuntimeOptions& options) {
   return Status::Ok();
 }
 
-// The error for a call whose arguments are wrong; such a call is not run and does not break the
-// runtime (but the other ranks, which made the call, will wait for this one until they time out).
+}  // namespace
+
 Status ValidateBuffers(const char* call, const void* send, const void* recv, size_t count, DataType type) {
   if (DataTypeSize(type) == 0) {
     return Status::Error(std::string(call) + ": unknown data type " + std::to_string(static_cast<int>(type)));
@@ -94,6 +95,8 @@ Status ValidateOp(const char* call, ReduceOp op) {
   return Status::Ok();
 }
 
+namespace {
+
 Status ValidateNegotiation(const RuntimeOptions& options) {
   if (options.order != CollectiveOrder::kNegotiated) return Status::Ok();
   if (options.negotiation.cycle_time.count() < 0) {
@@ -107,9 +110,10 @@ Status ValidateNegotiation(const RuntimeOptions& options) {
   return Status::Ok();
 }
 
-// A request for a collective of this rank.
+}  // namespace
+
 TensorRequest Request(std::string name, CollectiveKind kind, size_t count, DataType type, ReduceOp op,
-                      int root = 0) {
+                      int root) {
   TensorRequest request;
   request.name = std::move(name);
   request.kind = kind;
@@ -120,6 +124,8 @@ TensorRequest Request(std::string name, CollectiveKind kind, size_t count, DataT
   return request;
 }
 
+namespace {
+
 TensorRequest AllreduceRequest(std::string name, size_t count, DataType type, ReduceOp op,
                                CompressionFormat compression) {
   TensorRequest request = Request(std::move(name), CollectiveKind::kAllreduce, count, type, op);
@@ -127,7 +133,8 @@ TensorRequest AllreduceRequest(std::string name, size_t count, DataType type, Re
   return request;
 }
 
-// The checks every named call makes: negotiation on, and a name the caller may choose.
+}  // namespace
+
 Status ValidateName(const std::string& call, const std::string& name, bool negotiated) {
   if (!negotiated) {
     return Status::Error(call +
@@ -141,6 +148,8 @@ Status ValidateName(const std::string& call, const std::string& name, bool negot
   }
   return Status::Ok();
 }
+
+namespace {
 
 Status ValidateCompression(const std::string& call, CompressionFormat format, BackendKind backend) {
   if (CompressionFormatName(format) == "unknown") {
