@@ -72,8 +72,9 @@ std::vector<CollectiveHandle> Runtime::GroupedReducescatterAsync(
         tensor.row, ReducescatterCount(tensor.count, tensor.row, rank()), impl_->negotiated());
     if (!valid.ok()) {
       handles.clear();
-      for (size_t i = 0; i < tensors.size(); ++i)
+      for (size_t i = 0; i < tensors.size(); ++i) {
         handles.push_back(CollectiveHandle::State::Completed(valid));
+      }
       return handles;
     }
   }

@@ -20,7 +20,7 @@ namespace hvdrun {
 namespace {
 
 TEST(ReducescatterCounts, TheFirstRowsModSizeRanksGetOneRowMore) {
-  EXPECT_EQ(ReducescatterCounts(10 * 3, 3, 4), (std::vector<uint64_t>{9, 9, 6, 6}));
+  EXPECT_EQ(ReducescatterCounts(30, 3, 4), (std::vector<uint64_t>{9, 9, 6, 6}));
   EXPECT_EQ(ReducescatterCounts(2, 1, 4), (std::vector<uint64_t>{1, 1, 0, 0}));
   EXPECT_EQ(ReducescatterCounts(8, 2, 2), (std::vector<uint64_t>{4, 4}));
   EXPECT_EQ(ReducescatterCounts(0, 5, 3), (std::vector<uint64_t>{0, 0, 0}));
@@ -153,8 +153,9 @@ TEST_P(NegotiatedReducescatter, EveryTypeAndOpGivesEachRankItsRowsOfTheReduction
         size,
         [&](Runtime& runtime) {
           // Three steps of the same names: the later ones through the response cache.
-          for (int step = 0; step < 3 && !::testing::Test::HasFatalFailure(); ++step)
+          for (int step = 0; step < 3 && !::testing::Test::HasFatalFailure(); ++step) {
             SubmitAndCheck(runtime, step);
+          }
         },
         CollectiveOrder::kNegotiated,
         [&](RuntimeOptions& options) {
