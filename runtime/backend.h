@@ -158,6 +158,13 @@ class Backend {
   // backend whose library has no alltoall of uneven blocks; Gloo, MPI and NCCL override it.
   virtual Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                            const std::vector<size_t>& recv_counts, DataType type);
+  // Horovod's reducescatter: recv (counts[rank] elements) gets this rank's block of `op` over ranks of
+  // `send`, whose blocks (counts[j] elements for rank j) lie back to back in rank order. counts has
+  // size() entries, the same on every rank; send and recv must not overlap. This default reduces the
+  // whole of send with Allreduce into a buffer of the backend's memory and keeps this rank's block,
+  // for a backend whose library has no reduce-scatter (Gloo, shared memory); MPI and NCCL override it.
+  virtual Status Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts, int rank,
+                               DataType type, ReduceOp op);
   virtual Status Barrier() = 0;
   // The library's own in-place allreduce with no conversion (see Runtime::BaselineAllreduce).
   virtual Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) = 0;
@@ -209,6 +216,26 @@ inline Status Backend::Alltoallv(const void* send, const std::vector<size_t>& se
     to += bytes;
   }
   return Status::Ok();
+}
+
+inline Status Backend::Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts,
+                                     int rank, DataType type, ReduceOp op) {
+  size_t total = 0;
+  size_t before = 0;
+  for (size_t j = 0; j < counts.size(); ++j) {
+    if (static_cast<int>(j) < rank) before += counts[j];
+    total += counts[j];
+  }
+  if (total == 0) return Status::Ok();
+  const size_t element = DataTypeSize(type);
+  StatusOr<BackendMemory::Buffer> reduced = memory().Allocate(total * element);
+  if (!reduced.ok()) return reduced.status();
+  Status status = Allreduce(send, reduced.value().get(), total, type, op);
+  if (!status.ok() || counts[static_cast<size_t>(rank)] == 0) return status;
+  status = memory().CopyAll(
+      {{recv, reduced.value().get() + before * element, counts[static_cast<size_t>(rank)] * element}});
+  // The buffer is freed on return: its copy must have been made.
+  return status.ok() ? memory().Flush() : status;
 }
 
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte: for the backends whose library

@@ -142,6 +142,10 @@ class ForwardingBackend : public Backend {
   Status Alltoall(const void* send, void* recv, size_t count, DataType type) override {
     return inner_.Alltoall(send, recv, count, type);
   }
+  Status Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts, int rank,
+                       DataType type, ReduceOp op) override {
+    return inner_.Reducescatter(send, recv, counts, rank, type, op);
+  }
   Status Barrier() override { return inner_.Barrier(); }
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override {
     return inner_.BaselineAllreduce(buffer, count, type, op);

@@ -13,6 +13,7 @@
 #include "common/horovod_variables.h"
 #include "common/protocol/rendezvous_client.h"
 #include "runtime/backend.h"
+#include "runtime/call_checks.h"
 #include "runtime/collective_state.h"
 #include "runtime/elastic/membership.h"
 #include "runtime/process_set_table.h"
@@ -22,10 +23,7 @@
 #include "runtime/runtime_options_check.h"
 
 namespace hvdrun {
-namespace {
 
-// The error for a call whose arguments are wrong; such a call is not run and does not break the
-// runtime (but the other ranks, which made the call, will wait for this one until they time out).
 Status ValidateBuffers(const char* call, const void* send, const void* recv, size_t count, DataType type) {
   if (DataTypeSize(type) == 0) {
     return Status::Error(std::string(call) + ": unknown data type " + std::to_string(static_cast<int>(type)));
@@ -43,9 +41,8 @@ Status ValidateOp(const char* call, ReduceOp op) {
   return Status::Ok();
 }
 
-// A request for a collective of this rank.
 TensorRequest Request(std::string name, CollectiveKind kind, size_t count, DataType type, ReduceOp op,
-                      int root = 0) {
+                      int root) {
   TensorRequest request;
   request.name = std::move(name);
   request.kind = kind;
@@ -56,6 +53,8 @@ TensorRequest Request(std::string name, CollectiveKind kind, size_t count, DataT
   return request;
 }
 
+namespace {
+
 TensorRequest AllreduceRequest(std::string name, size_t count, DataType type, ReduceOp op,
                                CompressionFormat compression) {
   TensorRequest request = Request(std::move(name), CollectiveKind::kAllreduce, count, type, op);
@@ -63,7 +62,8 @@ TensorRequest AllreduceRequest(std::string name, size_t count, DataType type, Re
   return request;
 }
 
-// The checks every named call makes: negotiation on, and a name the caller may choose.
+}  // namespace
+
 Status ValidateName(const std::string& call, const std::string& name, bool negotiated) {
   if (!negotiated) {
     return Status::Error(call +
@@ -77,6 +77,8 @@ Status ValidateName(const std::string& call, const std::string& name, bool negot
   }
   return Status::Ok();
 }
+
+namespace {
 
 // `lookup`, or std::getenv when it is null.
 Runtime::EnvironmentLookup OrGetenv(const Runtime::EnvironmentLookup& lookup) {

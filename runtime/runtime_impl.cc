@@ -206,9 +206,10 @@ StatusOr<int> RuntimeImpl::Join() {
 
 std::string RuntimeImpl::NextUnnamed(CollectiveKind kind) {
   // By CollectiveKind's value.
-  static constexpr const char* kNames[] = {"allreduce",          "broadcast", "allgather", "barrier",
-                                           "baseline allreduce", "allgather", "alltoall",  "alltoall"};
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kAlltoall) + 1,
+  static constexpr const char* kNames[] = {"allreduce", "broadcast",          "allgather",
+                                           "barrier",   "baseline allreduce", "allgather",
+                                           "alltoall",  "alltoall",           "reducescatter"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kReducescatter) + 1,
                 "a name for every CollectiveKind");
   uint64_t call = 0;
   {

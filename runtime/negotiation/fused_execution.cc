@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/progress/rank_board.h"
+#include "runtime/request/reducescatter_parts.h"
 #include "runtime/request/run_request.h"
 
 namespace hvdrun {
@@ -85,11 +86,11 @@ Status FusedExecution::Execute(Backend& data, const std::vector<TensorRequest>& 
     progress::PublishPhase(pending.At(request.name).request.progress_sequence,
                            protocol::CollectivePhase::kNegotiated);
   }
-  std::vector<TensorRequest> allreduces;
+  std::vector<TensorRequest> fusable;  // allreduces and reducescatters
   for (size_t i = 0; i < ready.size(); ++i) {
     const TensorRequest& request = ready[i];
-    if (request.kind == CollectiveKind::kAllreduce) {
-      allreduces.push_back(request);
+    if (request.kind == CollectiveKind::kAllreduce || request.kind == CollectiveKind::kReducescatter) {
+      fusable.push_back(request);
       continue;
     }
     Times times;
@@ -103,26 +104,31 @@ Status FusedExecution::Execute(Backend& data, const std::vector<TensorRequest>& 
     pending.Complete(request.name, status);
     if (!status.ok()) return status;
   }
-  for (const FusedResponse& response : PlanFusion(allreduces, fusion_threshold)) {
+  for (const FusedResponse& response : PlanFusion(fusable, fusion_threshold)) {
     Times times;
     times.start = times.copied_in = Clock::now();
     std::vector<PendingEntry*> members;
     uint64_t bytes = 0;
     for (size_t member : response.members) {
-      members.push_back(&pending.At(allreduces[member].name));
-      bytes += allreduces[member].bytes();
+      members.push_back(&pending.At(fusable[member].name));
+      bytes += fusable[member].bytes();
     }
+    const TensorRequest& first = fusable[response.members.front()];
     Status status;
     if (members.size() == 1) {
       status = RunAlone(data, *members.front());
       times.reduced = times.end = Clock::now();
       times.device = data.last_device_time();
+    } else if (first.kind == CollectiveKind::kReducescatter) {
+      status = RunFusedReducescatter(data, first, members, &times);
     } else {
-      status = RunFused(data, allreduces[response.members.front()], members, response, &times);
+      status = RunFused(data, first, members, response, &times);
     }
-    report_->RecordResponse(bytes, members.size(), response.bytes, times.copied, times.end - times.start);
-    if (status.ok()) Record(allreduces, response.members, agreed, times, pending);
-    for (size_t member : response.members) pending.Complete(allreduces[member].name, status);
+    if (first.kind == CollectiveKind::kAllreduce) {
+      report_->RecordResponse(bytes, members.size(), response.bytes, times.copied, times.end - times.start);
+    }
+    if (status.ok()) Record(fusable, response.members, agreed, times, pending);
+    for (size_t member : response.members) pending.Complete(fusable[member].name, status);
     if (!status.ok()) return status;
   }
   return Status::Ok();
@@ -209,6 +215,59 @@ Status FusedExecution::ReduceThroughBuffer(Backend& data, const TensorRequest& f
   }
   status = memory.CopyAll(copies);
   if (status.ok()) {
+    const QueuedNotice notice(memory, std::move(states));
+    status = memory.Flush();
+  }
+  times->end = Clock::now();
+  return status;
+}
+
+Status FusedExecution::RunFusedReducescatter(Backend& data, const TensorRequest& first,
+                                             const std::vector<PendingEntry*>& members, Times* times) {
+  BackendMemory& memory = data.memory();
+  std::vector<std::vector<uint64_t>> counts;
+  for (const PendingEntry* entry : members) {
+    if (Status ready = memory.WaitFor(entry->ready); !ready.ok()) return ready;
+    counts.push_back(entry->request.counts);
+  }
+  const FusedReducescatterLayout layout = PlanFusedReducescatter(counts);
+  const size_t element = DataTypeSize(first.type);
+  const auto own = static_cast<size_t>(rank_);
+  // The whole input, then this rank's block of the result.
+  const size_t bytes = (layout.total + layout.block_counts[own]) * element;
+  if (fusion_buffer_bytes_ < bytes) {
+    StatusOr<BackendMemory::Buffer> grown = memory.Allocate(bytes);
+    if (!grown.ok()) return grown.status();
+    fusion_buffer_ = std::move(grown).value();
+    fusion_buffer_bytes_ = bytes;
+  }
+  std::byte* const fused = fusion_buffer_.get();
+  std::byte* const block = fused + layout.total * element;
+  std::vector<BackendMemory::Copy> copies;
+  for (const FusedReducescatterLayout::Piece& piece : layout.pieces) {
+    if (piece.count == 0) continue;
+    copies.push_back({fused + piece.at * element,
+                      static_cast<const std::byte*>(members[piece.member]->send) + piece.from * element,
+                      piece.count * element});
+  }
+  Status status = memory.CopyAll(copies);
+  if (!status.ok()) return status;
+  times->copied = true;
+  times->copied_in = Clock::now();
+  status = data.Reducescatter(fused, block, layout.block_counts, rank_, first.type, first.op);
+  times->reduced = times->end = Clock::now();
+  times->device = data.last_device_time();
+  if (!status.ok()) return status;
+  copies.clear();
+  for (const FusedReducescatterLayout::Piece& piece : layout.pieces) {
+    if (piece.rank != rank_ || piece.count == 0) continue;
+    copies.push_back({members[piece.member]->recv, block + (piece.at - layout.block_starts[own]) * element,
+                      piece.count * element});
+  }
+  status = memory.CopyAll(copies);
+  if (status.ok()) {
+    States states;
+    for (const PendingEntry* entry : members) states.push_back(entry->state);
     const QueuedNotice notice(memory, std::move(states));
     status = memory.Flush();
   }

@@ -1,7 +1,9 @@
 // FusedExecution: the last step of negotiated_stream.h's cycle: runs the requests the ranks agreed on
 // over the data backend, through its memory (Backend::memory()), in the order every rank runs them.
-// Broadcasts, allgathers and alltoalls run alone; allreduces are packed by PlanFusion into responses of
-// at most the cycle's fusion threshold, each one backend call (runtime/negotiation/fusion_plan.h).
+// Broadcasts, allgathers and alltoalls run alone; allreduces and reducescatters are packed by PlanFusion
+// into responses of at most the cycle's fusion threshold, each one backend call
+// (runtime/negotiation/fusion_plan.h); a fused reducescatter's members are packed rank by rank, as
+// Horovod's (runtime/request/reducescatter_parts.h).
 // A fused response whose members already lie back to back in place is reduced where it is (as
 // PyTorch DDP's gradient_as_bucket_view); otherwise its members are copied into the fusion buffer (in
 // the data backend's memory, grown as needed and kept), reduced there and copied back. Every tensor is
@@ -53,6 +55,10 @@ class FusedExecution {
   // One response of several allreduces, `members` in packing order.
   Status RunFused(Backend& data, const TensorRequest& first, const std::vector<PendingEntry*>& members,
                   const FusedResponse& response, Times* times);
+  // One response of several reducescatters: every member's parts packed rank by rank into the fusion
+  // buffer (reducescatter_parts.h), one backend reducescatter, this rank's parts copied out.
+  Status RunFusedReducescatter(Backend& data, const TensorRequest& first,
+                               const std::vector<PendingEntry*>& members, Times* times);
   // The members copied into the fusion buffer, reduced there and copied back.
   Status ReduceThroughBuffer(Backend& data, const TensorRequest& first,
                              const std::vector<PendingEntry*>& members, const FusedResponse& response,

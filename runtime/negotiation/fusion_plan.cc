@@ -7,10 +7,13 @@ namespace {
 
 size_t Padded(size_t bytes) { return (bytes + kFusionAlignment - 1) / kFusionAlignment * kFusionAlignment; }
 
-bool Fusable(const TensorRequest& request) { return request.kind == CollectiveKind::kAllreduce; }
+bool Fusable(const TensorRequest& request) {
+  return request.kind == CollectiveKind::kAllreduce || request.kind == CollectiveKind::kReducescatter;
+}
 
 bool FuseTogether(const TensorRequest& a, const TensorRequest& b) {
-  return Fusable(a) && Fusable(b) && a.type == b.type && a.op == b.op && a.compression == b.compression;
+  return Fusable(a) && Fusable(b) && a.kind == b.kind && a.type == b.type && a.op == b.op &&
+         a.compression == b.compression;
 }
 
 }  // namespace

@@ -2,13 +2,13 @@
 // backend call (runtime/negotiation/negotiated_stream.h runs them). Every rank plans the same ready list and
 // so gets the same plan.
 //
-// Horovod's rules: an allreduce joins the response being built when its type, operation and compression match
-// and the response stays within the threshold; a request that does not match is skipped over (look-
-// ahead, for mixed-precision models whose float16 and float32 gradients interleave) as long as the
-// skipped bytes and the response together fit the threshold, and the first one that does not ends
+// Horovod's rules: an allreduce (a reducescatter) joins the response being built when its kind, type,
+// operation and compression match and the response stays within the threshold; a request that does not match
+// is skipped over (look-ahead, for mixed-precision models whose float16 and float32 gradients interleave) as
+// long as the skipped bytes and the response together fit the threshold, and the first one that does not ends
 // the response. A request larger than the threshold, every request when the threshold is 0, and every
-// collective other than an allreduce is a response of its own. Responses come out in the order of
-// their first request.
+// collective other than an allreduce or a reducescatter is a response of its own. Responses come out in the
+// order of their first request.
 //
 // Members are packed back to back, each starting on a kFusionAlignment (hvdrun/types.h) boundary
 // (whole vectors for the reduction kernels, and the alignment device copies want); sizes and the

@@ -84,7 +84,7 @@ StatusOr<std::vector<Announcement>> DecodeAnnouncements(std::string_view bytes) 
     const auto op = Read<uint8_t>(bytes, at + 3);
     const auto compression = Read<uint8_t>(bytes, at + 4);
     if (kind > static_cast<uint8_t>(Announcement::Kind::kJoin) ||
-        collective > static_cast<uint8_t>(CollectiveKind::kAlltoall) ||
+        collective > static_cast<uint8_t>(CollectiveKind::kReducescatter) ||
         DataTypeSize(static_cast<DataType>(type)) == 0 ||
         ReduceOpName(static_cast<ReduceOp>(op)) == "unknown" ||
         CompressionFormatName(static_cast<CompressionFormat>(compression)) == "unknown") {

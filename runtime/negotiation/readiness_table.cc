@@ -32,6 +32,10 @@ std::string DescribeRequest(const TensorRequest& request) {
     case CollectiveKind::kAlltoall:
       return "alltoall of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " to each rank";
+    case CollectiveKind::kReducescatter:
+      return "reducescatter of " + std::string(DataTypeName(request.type)) + " x " +
+             std::to_string(request.count) + " " + std::string(ReduceOpName(request.op)) + " in rows of " +
+             std::to_string(request.row);
     case CollectiveKind::kBaselineAllreduce:
       return "baseline allreduce of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));

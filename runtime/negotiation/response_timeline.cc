@@ -14,10 +14,11 @@ void ResponseTimeline::Record(const std::vector<TensorRequest>& requests, const 
                               Clock::time_point submitted, Clock::time_point agreed, const Times& times) {
   if (timeline_ == nullptr) return;
   // By CollectiveKind's value.
-  static constexpr const char* kOperations[] = {"ALLREDUCE",          "BROADCAST", "ALLGATHER", "BARRIER",
-                                                "BASELINE_ALLREDUCE", "ALLGATHER", "ALLTOALL",  "ALLTOALL"};
+  static constexpr const char* kOperations[] = {"ALLREDUCE", "BROADCAST",          "ALLGATHER",
+                                                "BARRIER",   "BASELINE_ALLREDUCE", "ALLGATHER",
+                                                "ALLTOALL",  "ALLTOALL",           "REDUCESCATTER"};
   static_assert(
-      sizeof(kOperations) / sizeof(kOperations[0]) == static_cast<size_t>(CollectiveKind::kAlltoall) + 1,
+      sizeof(kOperations) / sizeof(kOperations[0]) == static_cast<size_t>(CollectiveKind::kReducescatter) + 1,
       "an operation for every CollectiveKind");
   const TensorRequest& first = requests[members.front()];
   const std::string operation = kOperations[static_cast<size_t>(first.kind)];
@@ -26,7 +27,10 @@ void ResponseTimeline::Record(const std::vector<TensorRequest>& requests, const 
   const bool fp8 = CompressedAllreduce::Compresses(first.type, first.op, first.compression) &&
                    (first.compression == CompressionFormat::kFloat8E4M3 ||
                     first.compression == CompressionFormat::kFloat8E5M2);
-  const bool through_path = first.kind == CollectiveKind::kAllreduce && !fp8 && !allreduce_path_.empty();
+  // A reducescatter goes where allreduces do: the shared memory reduces it (Backend::Reducescatter).
+  const bool through_path =
+      (first.kind == CollectiveKind::kAllreduce || first.kind == CollectiveKind::kReducescatter) && !fp8 &&
+      !allreduce_path_.empty();
   const std::string backend_call =
       TimelineBackendActivity(through_path ? allreduce_path_ : std::string(BackendName(backend_)), operation);
 

@@ -1,5 +1,7 @@
 #include "runtime/request/run_request.h"
 
+#include <vector>
+
 #include "hvdrun/collective_handle.h"
 #include "runtime/request/varied_allgather.h"
 #include "runtime/request/varied_alltoall.h"
@@ -37,6 +39,10 @@ Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const Tenso
                             static_cast<AlltoallResult*>(recv));
     case CollectiveKind::kAlltoall:
       return backend.Alltoall(send, recv, request.count, request.type);
+    case CollectiveKind::kReducescatter:
+      return backend.Reducescatter(send, recv,
+                                   std::vector<size_t>(request.counts.begin(), request.counts.end()), rank,
+                                   request.type, request.op);
   }
   return Status::Error("'" + request.name + "': unknown collective");
 }
@@ -53,6 +59,7 @@ bool RunsAsOneCall(const TensorRequest& request) {
     case CollectiveKind::kBarrier:
     case CollectiveKind::kBaselineAllreduce:
     case CollectiveKind::kAlltoall:
+    case CollectiveKind::kReducescatter:
       break;
   }
   return true;

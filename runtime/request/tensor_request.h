@@ -26,6 +26,8 @@ enum class CollectiveKind : uint8_t {
   kAlltoallv = 6,          // `splits[j]` elements to rank j (whole `row`s), `count` their sum, which may
                            // differ between ranks; the entry's recv is the caller's AlltoallResult
   kAlltoall = 7,           // `count` elements to each rank, into the caller's buffer of size * count
+  kReducescatter = 8,      // `op` over ranks of `count` elements (whole `row`s), each rank receiving
+                           // its part of the rows (ReducescatterCounts) into the caller's buffer
 };
 
 // The collective's name on the progress board and in messages: "allreduce", "broadcast", ...
@@ -47,8 +49,9 @@ struct TensorRequest {
   int32_t root = 0;    // kBroadcast only
   // kAllreduce only: the format its values travel in (the job's, or the call's own).
   CompressionFormat compression = CompressionFormat::kNone;
-  uint64_t row = 0;  // kAllgatherv only: elements per row, the same on every rank
+  uint64_t row = 0;  // kAllgatherv and kReducescatter: elements per row, the same on every rank
   // kAllgatherv, once ready (the ReadinessTable fills it; never sent): every rank's count.
+  // kReducescatter (filled at submission; never sent): the elements each rank receives.
   std::vector<uint64_t> counts;
   // kAlltoallv (this rank's; never sent: the collective exchanges them): elements for each rank.
   std::vector<uint64_t> splits;

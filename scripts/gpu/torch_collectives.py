@@ -261,6 +261,21 @@ def main():
         out = hvd.synchronize(handle)
         return 0 <= last < size and torch.equal(out.cpu(), torch.full((1000,), float(size * (size + 1) // 2)))
 
+    def reducescatter_uneven(device):
+        # Horovod's split (rows // size each, one more for the first rows % size ranks): uneven parts go over
+        # NCCL as one ncclReduce per rank in a group, even ones as ncclReduceScatter; both fused with Average.
+        right = True
+        for rows in (2 * size + 1, 4 * size):
+            t = torch.arange(rows * 3, dtype=torch.float32, device=device).view(rows, 3) + rank
+            outs = [hvd.reducescatter(t, op=hvd.Sum, name=f"rs.{rows}.{device}")] + \
+                hvd.grouped_reducescatter([t, t], op=hvd.Average, name=f"grs.{rows}.{device}")
+            full = torch.arange(rows * 3, dtype=torch.float32).view(rows, 3) * size + sum(range(size))
+            first = sum(rows // size + (1 if k < rows % size else 0) for k in range(rank))
+            mine = full[first:first + rows // size + (1 if rank < rows % size else 0)]
+            right = right and torch.equal(outs[0].cpu(), mine)
+            right = right and all(torch.allclose(out.cpu(), mine / size) for out in outs[1:])
+        return right
+
     def wire_compression(device):
         # libhvdrun's fp8: refused for CUDA tensors under --nccl (a "refused" row), reduced otherwise.
         t = torch.full((64,), 0.5, device=device)
@@ -287,7 +302,8 @@ def main():
                            ("allreduce on a side stream", side_stream),
                            ("broadcast_parameters, broadcast_optimizer_state", parameters_and_optimizer_state),
                            ("DistributedOptimizer, groups=2, fp16", distributed_optimizer),
-                           ("join", join_after_work), ("allreduce fp8 wire compression", wire_compression)]:
+                           ("join", join_after_work), ("allreduce fp8 wire compression", wire_compression),
+                           ("reducescatter of even and uneven first dimensions, grouped", reducescatter_uneven)]:
             paths.reset()
             try:
                 right = body(device)

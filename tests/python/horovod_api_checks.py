@@ -1,6 +1,6 @@
 """Checks of hvdrun.torch against Horovod's definitions (horovod/torch/mpi_ops.py, optimizer.py,
 functions.py of Horovod 0.28): autograd, duplicate names, sparse allreduce, grouped allgather, scale
-factors. Run by hvdrun_torch_checks.py in the same launch (its CHECKS), so they add no launch of their own.
+factors, reducescatter. Run by hvdrun_torch_checks.py in the same launch (its CHECKS), so they add no launch of their own.
 
 Each check computes what every rank must get from the rank r and the number of ranks n alone, as one
 process would, forward and backward, and compares exactly (or to the rounding named).
@@ -320,3 +320,70 @@ def scale_factors_as_horovod():
         x = torch.tensor([1.0, 2.0, 4.0], dtype=dtype)
         same(hvd.allreduce(x, prescale_factor=2.0, postscale_factor=0.5), x, "%s average scaled" % dtype)
         same(hvd.allreduce(x, op=hvd.Sum, prescale_factor=0.5, postscale_factor=4.0), x * 2 * N, "%s sum scaled" % dtype)
+
+
+def rank_rows(rows, rank):
+    """Horovod's split of a first dimension of `rows` (ReducescatterOp::ComputeOutputShapeForRank)."""
+    return rows // N + (1 if rank < rows % N else 0)
+
+
+def own_rows(full, rank=None):
+    rank = R if rank is None else rank
+    first = sum(rank_rows(full.shape[0], k) for k in range(rank))
+    return full[first:first + rank_rows(full.shape[0], rank)]
+
+
+@check
+def reducescatter_as_horovod():
+    # Every type, Sum and Average, first dimensions that split evenly, unevenly and not at all (fewer rows
+    # than ranks, none); rank r's row i holds (r + 1) * (i % 5 + 1), so sums fit every type.
+    dtypes = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8,
+              torch.int8, torch.int16)
+    started = []
+    for rows in (2 * N + 1, 4 * N, 1, 0):
+        for dtype in dtypes:
+            def of(rank):
+                return ((torch.arange(rows) % 5 + 1) * (rank + 1)).view(-1, 1).expand(-1, 3).to(dtype)
+            total = sum(of(k).double() for k in range(N))
+            for op in (hvd.Sum, hvd.Average):
+                expected = total if op is hvd.Sum else total / N
+                if not dtype.is_floating_point:
+                    expected = expected.trunc()
+                what = "reducescatter of %d rows of %s, %r" % (rows, dtype, op)
+                started.append((hvd.reducescatter_async(of(R), name=what, op=op), own_rows(expected.to(dtype)), what))
+    grouped = [torch.full((2 * N + 1 + i, 2), float(R + 1)).to(dtype) for i, dtype in enumerate(dtypes)]
+    handle = hvd.grouped_reducescatter_async(grouped, name="grs", op=hvd.Sum)
+    for handle_, expected, what in started:  # submitted together: fused in few negotiation cycles
+        rtol = 1e-2 if expected.dtype in (torch.float16, torch.bfloat16) else 0
+        same(hvd.synchronize(handle_), expected, what, rtol=rtol)
+    for i, (result, dtype) in enumerate(zip(hvd.synchronize(handle), dtypes)):
+        full = torch.full((2 * N + 1 + i, 2), float(N * (N + 1) // 2)).to(dtype)
+        same(result, own_rows(full), "grouped reducescatter %s" % dtype)
+    same(hvd.reducescatter(torch.ones(0, 3)), torch.ones(0, 3), "reducescatter of nothing")
+    same(hvd.grouped_reducescatter([torch.ones(N, 0)])[0], torch.ones(rank_rows(N, R), 0),
+         "grouped reducescatter of rows of nothing")
+    x = torch.tensor([[1.0], [3.0], [7.0]], dtype=torch.float64) * (R + 1)
+    same(hvd.reducescatter(x, op=hvd.Sum, prescale_factor=0.5, postscale_factor=3.0),
+         own_rows(torch.tensor([[1.0], [3.0], [7.0]], dtype=torch.float64) * (N * (N + 1) / 2) * 1.5),
+         "reducescatter scaled")
+    raises(ValueError, "0-dimensional", hvd.reducescatter, torch.tensor(1.0))
+
+
+@check
+def reducescatter_gradients_as_horovod():
+    # HorovodReducescatter.backward: the output gradient, times the ranks for a Sum and times the factors,
+    # gathered from every rank. Rank k weighs its rows by k + 1.
+    rows = 2 * N + 1
+    gathered = torch.cat([torch.full((rank_rows(rows, k), 2), float(k + 1), dtype=torch.float64) for k in range(N)])
+    for op, pre, post in ((hvd.Sum, 1.0, 1.0), (hvd.Average, 1.0, 1.0), (hvd.Sum, 2.0, 0.25)):
+        x = torch.ones(rows, 2, dtype=torch.float64, requires_grad=True)
+        y = hvd.reducescatter(x, op=op, prescale_factor=pre, postscale_factor=post)
+        (y * (R + 1)).sum().backward()
+        factor = (N if op is hvd.Sum else 1) * pre * post
+        same(x.grad, gathered * factor, "reducescatter gradient %r, %s, %s" % (op, pre, post))
+    a = torch.ones(rows, 2, dtype=torch.float64, requires_grad=True)
+    b = torch.ones(N, dtype=torch.float64, requires_grad=True)
+    ya, yb = hvd.grouped_reducescatter([a, b], name="grs.grad", op=hvd.Average)
+    ((ya * (R + 1)).sum() + (yb * (R + 1)).sum()).backward()
+    same(a.grad, gathered, "grouped reducescatter gradient 0")
+    same(b.grad, torch.arange(1.0, N + 1, dtype=torch.float64), "grouped reducescatter gradient 1")

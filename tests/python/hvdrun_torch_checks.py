@@ -838,12 +838,8 @@ def unsupported_features_name_themselves():
     raises(ValueError, "is not registered", hvd.allreduce, x, process_set=hvd.ProcessSet([0]))
     raises(ValueError, "must be an hvd.ProcessSet", hvd.allreduce, x, process_set=object())
     raises(ValueError, "HOROVOD_DYNAMIC_PROCESS_SETS=1", hvd.add_process_set, [0])
-    raises(error, "reducescatter", hvd.reducescatter, x)
     raises(error, "sparse", hvd.allreduce, x.to_sparse())
     raises(error, "communicators", hvd.init, comm=[0])
-    raises(error, "reducescatter_async", hvd.reducescatter_async, x)
-    raises(error, "grouped_reducescatter", hvd.grouped_reducescatter, [x])
-    raises(error, "grouped_reducescatter_async", hvd.grouped_reducescatter_async, [x])
     raises(error, "hvd.Product", getattr, hvd, "Product")
     raises(error, "mpi_threads_supported()", hvd.mpi_threads_supported)
     assert hvd.ddl_built() is False and hvd.ccl_built() is False

@@ -29,6 +29,29 @@ def _scale(buffer, factor):
         buffer.copy_(buffer.double().mul_(factor).trunc_())
 
 
+def reduced_type(call, tensor, name):
+    """The type `tensor` is reduced in: its own where libhvdrun has it, int64 for the narrow integers."""
+    if tensor.dtype in RUNTIME_TYPES:
+        return tensor.dtype
+    if tensor.dtype in WIDENED_TYPES:
+        return torch.int64
+    raise TypeError("hvdrun.torch.%s: tensor '%s' has type %s, which libhvdrun does not reduce "
+                    "(float32, float64, float16, bfloat16, int32, int64, uint8, int8, int16)" % (call, name, tensor.dtype))
+
+
+def engine_op(op, work_type, prescale_factor, postscale_factor, size):
+    """(libhvdrun's op name, prescale factor, postscale factor) that give `op` with the factors on values of
+    `work_type` over `size` ranks, as Horovod's engine computes them."""
+    if op is Average and work_type in (torch.float16, torch.bfloat16):
+        # Divided before the sum, as Horovod's fp16 compression: a float16 sum of every rank's
+        # values could overflow where their average does not.
+        return "sum", prescale_factor / size, postscale_factor
+    if op is Average and (prescale_factor != 1.0 or postscale_factor != 1.0):
+        # As Horovod's engine: the average is the sum times postscale_factor / size.
+        return "sum", prescale_factor, postscale_factor / size
+    return op.name, prescale_factor, postscale_factor
+
+
 def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None, process_set_id=0):
     """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`); returns its
     Pending, not yet registered. `wire_format` names libhvdrun's compression for it
@@ -43,23 +66,9 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
             else staged_name("allreduce", name, process_set_id))
     if path == placement.DEVICE:
         placement.refuse_wire_compression("allreduce", name, wire_format)
-    if tensor.dtype in RUNTIME_TYPES:
-        work_type = tensor.dtype
-    elif tensor.dtype in WIDENED_TYPES:
-        work_type = torch.int64
-    else:
-        raise TypeError("hvdrun.torch.allreduce: tensor '%s' has type %s, which libhvdrun does not reduce "
-                        "(float32, float64, float16, bfloat16, int32, int64, uint8, int8, int16)" % (name, tensor.dtype))
-    runtime_op = op.name
-    if op is Average and work_type in (torch.float16, torch.bfloat16):
-        # Divided before the sum, as Horovod's fp16 compression: a float16 sum of every rank's
-        # values could overflow where their average does not.
-        prescale_factor = prescale_factor / basics.set_size(process_set_id)
-        runtime_op = "sum"
-    elif op is Average and (prescale_factor != 1.0 or postscale_factor != 1.0):
-        # As Horovod's engine: the average is the sum times postscale_factor / size.
-        postscale_factor = postscale_factor / basics.set_size(process_set_id)
-        runtime_op = "sum"
+    work_type = reduced_type("allreduce", tensor, name)
+    runtime_op, prescale_factor, postscale_factor = engine_op(op, work_type, prescale_factor, postscale_factor,
+                                                                basics.set_size(process_set_id))
     type_name = RUNTIME_TYPES[work_type]
     with torch.no_grad():
         if staged:

@@ -7,6 +7,7 @@ horovod.torch.mpi_ops, gathered from the modules that hold them.
     allreduce_ops.py  allreduce and grouped_allreduce, with Horovod's prescale and postscale factors
     broadcast_ops.py  broadcast
     row_ops.py        allgather, grouped_allgather and alltoall
+    reducescatter_ops.py  reducescatter and grouped_reducescatter
     sparse.py         Horovod's sparse allreduce, over allgathers
 
 Where each tensor goes (placement.py): CPU tensors to the host runtime; in a --nccl job, CUDA tensors of
@@ -23,26 +24,9 @@ from hvdrun.torch.basics import (Adasum, Average, HorovodInternalError, HvdrunUn
                                  unsupported)
 from hvdrun.torch.broadcast_ops import broadcast, broadcast_, broadcast_async, broadcast_async_
 from hvdrun.torch.handles import poll, synchronize
+from hvdrun.torch.reducescatter_ops import (grouped_reducescatter, grouped_reducescatter_async, reducescatter,
+                                            reducescatter_async)
 from hvdrun.torch.row_ops import (allgather, allgather_async, alltoall, alltoall_async, grouped_allgather,
                                   grouped_allgather_async)
 from hvdrun.torch.sparse import sparse_allreduce_async
 
-
-def reducescatter(tensor, name=None, compression=None, op=None, process_set=None, prescale_factor=1.0,
-                  postscale_factor=1.0):
-    unsupported("reducescatter (hvd.reducescatter)", "use hvd.allreduce and keep this rank's part")
-
-
-def reducescatter_async(tensor, name=None, op=None, process_set=None, prescale_factor=1.0, postscale_factor=1.0):
-    unsupported("reducescatter (hvd.reducescatter_async)", "use hvd.allreduce_async and keep this rank's part")
-
-
-def grouped_reducescatter(tensors, name=None, compression=None, op=None, process_set=None, prescale_factor=1.0,
-                          postscale_factor=1.0):
-    unsupported("reducescatter (hvd.grouped_reducescatter)", "use hvd.grouped_allreduce and keep this rank's parts")
-
-
-def grouped_reducescatter_async(tensors, name=None, op=None, process_set=None, prescale_factor=1.0,
-                                postscale_factor=1.0):
-    unsupported("reducescatter (hvd.grouped_reducescatter_async)",
-                "use hvd.grouped_allreduce_async and keep this rank's parts")

@@ -210,6 +210,28 @@ Status MpiBackend::Alltoallv(const void* send, const std::vector<size_t>& send_c
                                               counts_in.data(), at_in.data(), datatype, comm_));
 }
 
+Status MpiBackend::Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts, int rank,
+                                 DataType type, ReduceOp op) {
+  std::vector<int> recv_counts;
+  size_t total = 0;
+  for (size_t count : counts) {
+    if (Status status = CheckCount("reducescatter", count); !status.ok()) return status;
+    recv_counts.push_back(static_cast<int>(count));
+    total += count;
+  }
+  if (total == 0) return Status::Ok();
+  const size_t own = counts[static_cast<size_t>(rank)];
+  if (BuffersOverlap(send, total * DataTypeSize(type), recv, own * DataTypeSize(type))) {
+    return Status::Error("mpi: reducescatter: the send and receive buffers overlap on rank " +
+                         std::to_string(rank_));
+  }
+  Status status =
+      MpiStatus("reducescatter", MPI_Reduce_scatter(send, recv, recv_counts.data(), types_->Datatype(type),
+                                                    types_->Op(type, op), comm_));
+  if (status.ok() && op == ReduceOp::kAverage) DivideBy(type, recv, own, size_);
+  return status;
+}
+
 Status MpiBackend::Barrier() { return MpiStatus("barrier", MPI_Barrier(comm_)); }
 
 Status MpiBackend::BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) {

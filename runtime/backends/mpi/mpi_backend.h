@@ -46,6 +46,8 @@ class MpiBackend : public Backend {
   Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
   Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                    const std::vector<size_t>& recv_counts, DataType type) override;
+  Status Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts, int rank,
+                       DataType type, ReduceOp op) override;
   Status Barrier() override;
   // float32 and float64 with kSum only: MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM), nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;

@@ -355,6 +355,56 @@ Status NcclBackend::Alltoallv(const void* send, const std::vector<size_t>& send_
   return status.ok() ? Finish("alltoallv") : status;
 }
 
+Status NcclBackend::Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts, int rank,
+                                  DataType type, ReduceOp op) {
+  const size_t own = counts[static_cast<size_t>(rank)];
+  size_t total = 0;
+  bool equal = true;
+  for (size_t count : counts) {
+    total += count;
+    equal = equal && count == counts.front();
+  }
+  if (total == 0) return Status::Ok();
+  Status status = Prepare("reducescatter");
+  if (status.ok()) status = CheckDevicePointer("reducescatter", "send buffer", send);
+  if (status.ok() && own > 0) status = CheckDevicePointer("reducescatter", "receive buffer", recv);
+  if (!status.ok()) return status;
+  const size_t element = DataTypeSize(type);
+  if (BuffersOverlap(send, total * element, recv, own * element)) {
+    return Status::Error("nccl: reducescatter: the send and receive buffers overlap on rank " +
+                         std::to_string(rank_));
+  }
+  StartTiming();
+  const bool divide = op == ReduceOp::kAverage && (average_ == NcclAverage::kSumThenDivide || size_ == 1);
+  const ncclRedOp_t nccl_op = divide ? ncclSum : NcclOp(op);
+  if (equal) {
+    status = Enqueued("reducescatter", ncclReduceScatter(send, recv, own, NcclType(type), nccl_op,
+                                                         resources_.comm, resources_.stream));
+  } else {
+    status = Enqueued("reducescatter", ncclGroupStart());
+    size_t offset = 0;
+    for (int root = 0; root < size_ && status.ok(); ++root) {
+      const size_t count = counts[static_cast<size_t>(root)];
+      if (count > 0) {
+        status = Enqueued("reducescatter",
+                          ncclReduce(static_cast<const char*>(send) + offset * element, recv, count,
+                                     NcclType(type), nccl_op, root, resources_.comm, resources_.stream));
+      }
+      offset += count;
+    }
+    const Status ended = Enqueued("reducescatter", ncclGroupEnd());
+    if (status.ok()) status = ended;
+  }
+  if (status.ok() && divide && size_ > 1 && own > 0) {
+    if (const cudaError_t error = DivideOnStream(recv, own, type, size_, resources_.stream);
+        error != cudaSuccess) {
+      return Status::Error("nccl: reducescatter failed on rank " + std::to_string(rank_) +
+                           ": dividing the sum by " + std::to_string(size_) + ": " + CudaErrorText(error));
+    }
+  }
+  return status.ok() ? Finish("reducescatter") : status;
+}
+
 Status NcclBackend::Barrier() {
   Status status = Prepare("barrier");
   if (status.ok()) {

@@ -64,6 +64,10 @@ class NcclBackend : public Backend, private BackendMemory {
   Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                    const std::vector<size_t>& recv_counts, DataType type) override;
   // A one-element allreduce.
+  // ncclReduceScatter where every rank's block has the same count; otherwise one ncclReduce per
+  // rank's block to that rank, in one group (as Horovod's NCCL reducescatter of uneven parts).
+  Status Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts, int rank,
+                       DataType type, ReduceOp op) override;
   Status Barrier() override;
   // float32 and float64 with kSum only: ncclAllReduce(buffer, buffer, ..., ncclSum), nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
