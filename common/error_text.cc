@@ -15,8 +15,9 @@ std::string DurationText(std::chrono::milliseconds duration) {
 
 std::string RankListText(const std::vector<int>& ranks, size_t most) {
   std::string text = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size() && i < most; ++i)
+  for (size_t i = 0; i < ranks.size() && i < most; ++i) {
     text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  }
   if (ranks.size() > most) text += " and " + std::to_string(ranks.size() - most) + " more";
   return text;
 }
