@@ -8,12 +8,15 @@
 //   late-init SECONDS  the same, rank 1 initialising SECONDS late (the bootstrap's timeout)
 //   busy SECONDS       in call order (no negotiation), one unnamed allreduce, rank 1 working SECONDS
 //                      in user code before it (a busy rank, which the others wait for)
+//   stop               a named allreduce "warmup" on every rank, then rank 1 stops itself (SIGSTOP)
+//                      before "x", which the others submit and wait for (a stuck rank)
 //   affinity           prints "rank R: collective thread on core C" for the thread of this process
 //                      pinned to one core other than the main thread ("none" when there is none)
 //
 // An init or collective error is printed as "rank R: ERROR" on stderr, and the exit code is 1.
 #include <dirent.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -76,6 +79,13 @@ int Run(const std::string& mode, double seconds) {
     return 0;
   }
   if ((mode == "late" || mode == "busy") && rt.rank() == 1) SleepSeconds(seconds);
+  if (mode == "stop") {
+    float warmup = 1;
+    hvdrun::Status done = rt.Allreduce("warmup", &warmup, &warmup, 1, hvdrun::DataType::kFloat32,
+                                       hvdrun::ReduceOp::kSum);
+    if (!done.ok()) return Fail(done.message());
+    if (rt.rank() == 1) ::raise(SIGSTOP);
+  }
   float value = static_cast<float>(rt.rank() + 1);
   hvdrun::Status status =
       mode == "busy"
@@ -100,7 +110,8 @@ int main(int argc, char** argv) {
   if (i == args.size()) return Fail("usage: hvdrun-test-horovod-rank [--set NAME=VALUE]... MODE [SECONDS]");
   const std::string mode = args[i];
   const double seconds = i + 1 < args.size() ? std::atof(args[i + 1].c_str()) : 0;
-  if (mode != "allreduce" && mode != "late" && mode != "late-init" && mode != "busy" && mode != "affinity") {
+  if (mode != "allreduce" && mode != "late" && mode != "late-init" && mode != "busy" && mode != "affinity" &&
+      mode != "stop") {
     return Fail("unknown mode '" + mode + "'");
   }
   return Run(mode, seconds);
