@@ -244,11 +244,24 @@ void Agent::HandleHello(const protocol::Hello& hello) {
 }
 
 void Agent::HandleLaunch(const protocol::Launch& launch) {
-  if (launched_ || terminating_) {
-    Fail("the launcher sent Launch twice, or after Terminate");
+  if (terminating_) {
+    Fail("the launcher sent Launch after Terminate");
     return;
   }
-  launched_ = true;
+  // Every message about a process names it by its rank number: a number this agent has used
+  // before (whether its process still runs or not) would make two processes one.
+  for (size_t i = 0; i < launch.ranks.size(); ++i) {
+    const int32_t number = launch.ranks[i].rank;
+    const bool used =
+        std::any_of(ranks_.begin(), ranks_.end(), [&](const auto& r) { return r->rank == number; }) ||
+        std::any_of(launch.ranks.begin(), launch.ranks.begin() + static_cast<ptrdiff_t>(i),
+                    [&](const protocol::RankLaunch& r) { return r.rank == number; });
+    if (used) {
+      Fail("the launcher sent Launch for rank " + std::to_string(number) +
+           ", which this agent already started");
+      return;
+    }
+  }
   kill_grace_ = std::chrono::milliseconds(launch.kill_grace_ms);
   next_progress_ = Clock::now() + kProgressPeriod;
   board_dir_ = MakeBoardDirectory();

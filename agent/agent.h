@@ -11,6 +11,8 @@
 //  - The node is named, in the answer to the launcher, by Slurm's name for it (SLURMD_NODENAME)
 //    when slurmd started the agent, else by the host name: several slurmd may share one machine.
 //  - When a rank's main process exits, the rest of its process group is killed.
+//  - Launch may come again while the agent runs (an elastic job that grows): each one starts its
+//    ranks beside those already started; a rank number this agent has used before is refused.
 //  - Run() returns only when no rank is left running, nor anything a rank started: the agent is
 //    a child subreaper, so orphaned descendants become its children, and it reaps them.
 //  - Every progress period (1 s, counted from Launch) it sends a RankProgress for each running rank,
@@ -109,7 +111,6 @@ class Agent {
   bool hello_done_ = false;
   bool launcher_gone_ = false;  // control stream closed or broken: stop and exit
   int stop_signal_ = 0;         // SIGTERM, SIGHUP or SIGINT received: stop the ranks and exit
-  bool launched_ = false;
   bool terminating_ = false;
   bool killed_ = false;  // SIGKILL sent: no deadline left to wait for
   int exit_code_ = 0;

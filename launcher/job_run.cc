@@ -342,7 +342,7 @@ int JobRun::Conclude() {
   const bool interrupted = interrupt_signal_ != 0;
   if (elastic_ != nullptr && launched_) elastic_->JobEnded();
   const std::vector<RankOutcome> outcomes = JudgedOutcomes();
-  const int first_failure = ChooseFirstFailure(outcomes, interrupted);
+  int first_failure = ChooseFirstFailure(outcomes, interrupted);
   const std::optional<JobProblem> problem = FindProblem(first_failure);
   const bool every_rank_succeeded =
       launched_ &&
