@@ -133,7 +133,7 @@ int Agent::PollTimeoutMs() const {
   if (!launcher_gone_ && heartbeat_timeout_.count() > 0) {
     timeout = std::min(timeout, MillisUntil(now, last_heard_ + heartbeat_timeout_));
   }
-  if (!launcher_gone_ && launched_) timeout = std::min(timeout, MillisUntil(now, next_progress_));
+  if (!launcher_gone_ && !ranks_.empty()) timeout = std::min(timeout, MillisUntil(now, next_progress_));
   return timeout;
 }
 
@@ -168,7 +168,7 @@ void Agent::KeepDeadlines() {
     launcher_gone_ = true;
     StartTermination();
   }
-  if (!launcher_gone_ && launched_ && now >= next_progress_) {
+  if (!launcher_gone_ && !ranks_.empty() && now >= next_progress_) {
     next_progress_ = now + kProgressPeriod;
     SendProgress(/*with_records=*/false);
   }
@@ -264,7 +264,7 @@ void Agent::HandleLaunch(const protocol::Launch& launch) {
   }
   kill_grace_ = std::chrono::milliseconds(launch.kill_grace_ms);
   next_progress_ = Clock::now() + kProgressPeriod;
-  board_dir_ = MakeBoardDirectory();
+  if (board_dir_.empty()) board_dir_ = MakeBoardDirectory();  // one for every Launch of the job
   for (protocol::RankLaunch rank_launch : launch.ranks) {
     const std::string board = BoardPath(rank_launch.rank);
     if (!board.empty()) rank_launch.env.push_back(std::string(env::kProgressFile) + "=" + board);
