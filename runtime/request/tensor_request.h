@@ -33,9 +33,9 @@ enum class CollectiveKind : uint8_t {
 // The collective's name on the progress board and in messages: "allreduce", "broadcast", ...
 inline const char* CollectiveOpName(CollectiveKind kind) {
   // By CollectiveKind's value.
-  static constexpr const char* kNames[] = {"allreduce", "broadcast", "allgather", "barrier",
-                                           "allreduce", "allgather", "alltoall",  "alltoall"};
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kAlltoall) + 1,
+  static constexpr const char* kNames[] = {"allreduce", "broadcast", "allgather", "barrier",      "allreduce",
+                                           "allgather", "alltoall",  "alltoall",  "reducescatter"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(CollectiveKind::kReducescatter) + 1,
                 "a name for every CollectiveKind");
   return kNames[static_cast<size_t>(kind)];
 }
