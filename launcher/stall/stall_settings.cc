@@ -47,7 +47,8 @@ StallSettings ReadStallSettings(const std::vector<std::string>& exports,
 }
 
 std::string RankStallShutdownExport(const StallSettings& settings) {
-  if (!settings.enabled || settings.shutdown_time.count() == 0 || settings.shutdown_time < settings.check_time) {
+  if (!settings.enabled || settings.shutdown_time.count() == 0 ||
+      settings.shutdown_time < settings.check_time) {
     return "";
   }
   std::string text = env::kHorovodStallShutdownTime;

@@ -81,8 +81,8 @@ int Run(const std::string& mode, double seconds) {
   if ((mode == "late" || mode == "busy") && rt.rank() == 1) SleepSeconds(seconds);
   if (mode == "stop") {
     float warmup = 1;
-    hvdrun::Status done = rt.Allreduce("warmup", &warmup, &warmup, 1, hvdrun::DataType::kFloat32,
-                                       hvdrun::ReduceOp::kSum);
+    hvdrun::Status done =
+        rt.Allreduce("warmup", &warmup, &warmup, 1, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kSum);
     if (!done.ok()) return Fail(done.message());
     if (rt.rank() == 1) ::raise(SIGSTOP);
   }

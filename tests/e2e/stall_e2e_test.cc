@@ -26,7 +26,8 @@ namespace {
 using std::chrono::milliseconds;
 
 std::vector<std::string> StuckJob(const std::vector<std::string>& flags) {
-  return Concat({{"-np", "2", "--gloo", "--stall-check-time", "1"}, flags, {HVDRUN_TEST_HOROVOD_RANK_PATH, "stop"}});
+  return Concat(
+      {{"-np", "2", "--gloo", "--stall-check-time", "1"}, flags, {HVDRUN_TEST_HOROVOD_RANK_PATH, "stop"}});
 }
 
 std::string ReadFile(const std::string& path) {
