@@ -48,4 +48,12 @@ std::string OneLineText(std::string_view text) {
   return out;
 }
 
+std::string QuotedOneLine(std::string_view text) {
+  // Appended, not chained: GCC 12's -Wrestrict misreads a chain at -O3.
+  std::string quoted = OneLineText(text);
+  quoted.insert(0, 1, '\'');
+  quoted.push_back('\'');
+  return quoted;
+}
+
 }  // namespace hvdrun

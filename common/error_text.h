@@ -29,6 +29,9 @@ std::string PrintableText(std::string_view text);
 // text included, are kept, so that a name in any language reads as it was written.
 std::string OneLineText(std::string_view text);
 
+// OneLineText(text) in single quotes, as messages name a tensor: 'grad.fc'.
+std::string QuotedOneLine(std::string_view text);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_COMMON_ERROR_TEXT_H_

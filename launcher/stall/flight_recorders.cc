@@ -19,16 +19,16 @@ const protocol::FlightRecord* Find(const std::vector<protocol::FlightRecord>& re
   return nullptr;
 }
 
-std::string Quoted(const std::string& name) { return "'" + OneLineText(name) + "'"; }
-
 // What rank's recorder says of collective `sequence`.
 std::string AtSequence(int rank, const std::vector<protocol::FlightRecord>& records, uint64_t sequence) {
   std::string text = "rank " + std::to_string(rank) + " ";
-  if (const protocol::FlightRecord* record = Find(records, sequence)) return text + Quoted(record->name);
+  if (const protocol::FlightRecord* record = Find(records, sequence)) {
+    return text + QuotedOneLine(record->name);
+  }
   text += "has not submitted it";
   if (!records.empty()) {
-    text +=
-        " (its last is #" + std::to_string(records.back().sequence) + " " + Quoted(records.back().name) + ")";
+    text += " (its last is #" + std::to_string(records.back().sequence) + " " +
+            QuotedOneLine(records.back().name) + ")";
   }
   return text;
 }
@@ -83,9 +83,18 @@ std::string FormatLastCollectives(const std::vector<protocol::FlightRecord>& rec
   const size_t begin = records.size() > count ? records.size() - count : 0;
   for (size_t i = begin; i < records.size(); ++i) {
     const protocol::FlightRecord& record = records[i];
-    text += "    #" + std::to_string(record.sequence) + " " + (record.op.empty() ? "" : record.op + " ") +
-            Quoted(record.name) + (record.bytes > 0 ? " " + SizeText(record.bytes) : "") + ": " +
-            PhaseName(record.phase) + "\n";
+    text += "    #";  // appended piece by piece: GCC 12's -Wrestrict misreads a chain at -O3
+    text += std::to_string(record.sequence);
+    text += ' ';
+    if (!record.op.empty()) text += record.op + " ";
+    text += QuotedOneLine(record.name);
+    if (record.bytes > 0) {
+      text += ' ';
+      text += SizeText(record.bytes);
+    }
+    text += ": ";
+    text += PhaseName(record.phase);
+    text += '\n';
   }
   return text;
 }

@@ -17,11 +17,9 @@ std::string AgeText(std::chrono::milliseconds age) {
   return DurationText(age);
 }
 
-std::string Quoted(const std::string& name) { return "'" + OneLineText(name) + "'"; }
-
 std::string CollectiveText(const PendingCollective& collective) {
   std::string text = collective.op.empty() ? "" : collective.op + " ";
-  text += Quoted(collective.name);
+  text += QuotedOneLine(collective.name);
   if (collective.bytes > 0) text += " (" + SizeText(collective.bytes) + ")";
   return text;
 }
@@ -47,11 +45,11 @@ std::string ActivityText(const RankState& state, const std::string& awaited) {
     std::string text = "waiting in " + CollectiveText(state.pending.front());
     if (state.pending.size() > 1) text += " and " + std::to_string(state.pending.size() - 1) + " more";
     text += " for " + age;
-    if (!awaited.empty()) text += " (has not submitted " + Quoted(awaited) + ")";
+    if (!awaited.empty()) text += " (has not submitted " + QuotedOneLine(awaited) + ")";
     return text;
   }
   std::string text = "busy in user code for " + age + " (running";
-  if (!awaited.empty()) text += ", has not submitted " + Quoted(awaited);
+  if (!awaited.empty()) text += ", has not submitted " + QuotedOneLine(awaited);
   return text + ")";
 }
 
@@ -139,8 +137,8 @@ std::string DescribeRankState(const RankState& state, const std::string& awaited
   std::string text = ActivityText(state, awaited);
   if (!state.reported) return text;
   if (state.last_completed.empty()) return text + "; no collective completed yet";
-  return text + "; last completed " + Quoted(state.last_completed) + " (" + std::to_string(state.completed) +
-         " done)";
+  return text + "; last completed " + QuotedOneLine(state.last_completed) + " (" +
+         std::to_string(state.completed) + " done)";
 }
 
 std::string RankLabel(const RankState& state) {

@@ -1,12 +1,10 @@
 // ErrorKind: what a failed Status asks of the program that got it, beyond its one line.
 //
-//   kRecoverable  an elastic job's collective failed because its ranks changed (a peer gone, a
-//                 connection reset, a newer round begun): the program restores its last commit,
-//                 re-initializes (destroys its Runtime and creates one again) and goes on
-//                 (hvdrun.torch raises HorovodInternalError).
-//   kRemoved      re-initialization found that this worker has no place in the job's new round: the
-//                 program exits 0 after printing the message.
-//   kOther        every other error.
+// kRecoverable: an elastic job's collective failed because its ranks changed (a peer gone, a
+// connection reset, a newer round begun); the program restores its last commit, re-initializes
+// (destroys its Runtime and creates one again) and goes on (hvdrun.torch raises
+// HorovodInternalError). kRemoved: re-initialization found that this worker has no place in the
+// job's new round; the program exits 0 after printing the message. kOther: every other error.
 //
 // The kind travels as a marker at the end of the message (" [elastic: recoverable]"), so that a
 // caller that adds context by prefixing (status.h's rule) keeps it, and the one line still says it.
