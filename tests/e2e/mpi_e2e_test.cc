@@ -286,11 +286,15 @@ class RunningMpiJob {
     for (pid_t pid : pids_) ASSERT_TRUE(IsRunning(pid)) << "pid " << pid << " should run";
   }
 
-  // Checks that nothing of the job runs `within` from now.
+  // Checks that nothing of the job runs `within` from now. A process SIGKILLed a moment ago may
+  // still be tearing down (its command line already gone), so the rank pids share that window.
   void ExpectNothingLeft(milliseconds within) const {
+    const auto deadline = std::chrono::steady_clock::now() + within;
     std::vector<pid_t> left = marker_.WaitUntilNoneRuns(within);
     EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
-    left = WaitUntilEnded(pids_, milliseconds(0));
+    const auto remaining =
+        std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+    left = WaitUntilEnded(pids_, std::max(remaining, milliseconds(0)));
     EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << DescribeProcesses(left);
   }
 
