@@ -2,9 +2,7 @@
 // and on request, from /proc and from the rank's progress board, and once more before the RankExited
 // of a rank that failed.
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/agent.h"
+#include "agent/agent_under_test.h"
 #include "common/process/file_descriptor.h"
 #include "common/progress/progress_board.h"
 #include "common/protocol/agent_protocol.h"
@@ -24,84 +22,7 @@ namespace {
 using protocol::Message;
 using protocol::ProcessState;
 using protocol::RankProgress;
-
-// The agent's process and both ends of its control stream; the destructor stops what is left.
-class AgentUnderTest {
- public:
-  AgentUnderTest() {
-    int to_agent[2];
-    int from_agent[2];
-    if (::pipe(to_agent) != 0 || ::pipe(from_agent) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::close(to_agent[1]);
-      ::close(from_agent[0]);
-      Agent agent{UniqueFd(to_agent[0]), UniqueFd(from_agent[1])};
-      ::_exit(agent.Run());
-    }
-    ::close(to_agent[0]);
-    ::close(from_agent[1]);
-    to_agent_ = UniqueFd(to_agent[1]);
-    from_agent_ = UniqueFd(from_agent[0]);
-  }
-  ~AgentUnderTest() {
-    to_agent_.Reset();  // the agent stops its ranks and exits
-    if (pid_ > 0 && !Exited(std::chrono::seconds(10))) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  bool Exited(std::chrono::seconds within) {
-    for (auto end = std::chrono::steady_clock::now() + within; std::chrono::steady_clock::now() < end;) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return true;
-      }
-      ::usleep(10'000);
-    }
-    return false;
-  }
-  void Send(const Message& message) {
-    ASSERT_TRUE(WriteAll(to_agent_.get(), protocol::EncodeFrame(message)));
-  }
-  void CloseStream() { to_agent_.Reset(); }
-
-  // The next message that `wanted` accepts, within 10 s; others are skipped.
-  std::optional<Message> Await(const std::function<bool(const Message&)>& wanted) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < end) {
-      StatusOr<std::optional<Message>> next = decoder_.Next();
-      if (!next.ok()) return std::nullopt;
-      if (next.value().has_value()) {
-        if (wanted(*next.value())) return next.value();
-        continue;
-      }
-      pollfd readable{from_agent_.get(), POLLIN, 0};
-      if (::poll(&readable, 1, 100) <= 0) continue;
-      char buffer[4096];
-      const ssize_t n = ::read(from_agent_.get(), buffer, sizeof(buffer));
-      if (n <= 0) return std::nullopt;
-      decoder_.Append(std::string_view(buffer, static_cast<size_t>(n)));
-    }
-    return std::nullopt;
-  }
-  template <typename T>
-  std::optional<T> AwaitA(const std::function<bool(const T&)>& also = [](const T&) { return true; }) {
-    std::optional<Message> found = Await([&](const Message& m) {
-      const T* typed = std::get_if<T>(&m);
-      return typed != nullptr && also(*typed);
-    });
-    if (!found) return std::nullopt;
-    return std::get<T>(*found);
-  }
-
- private:
-  pid_t pid_ = -1;
-  UniqueFd to_agent_;
-  UniqueFd from_agent_;
-  protocol::FrameDecoder decoder_;
-};
+using testing::AgentUnderTest;
 
 TEST(AgentProgress, ReportsTheRanksBoardAndStateAndItsRecordsWhenItFails) {
   AgentUnderTest agent;

@@ -23,7 +23,6 @@
 #include "runtime/arrival_check.h"
 #include "runtime/collective_state.h"
 #include "runtime/elastic/recoverable_backend.h"
-#include "runtime/request/run_request.h"
 #include "runtime/shm/shm_backend.h"
 #include "runtime/watched_backend.h"
 
@@ -48,15 +47,14 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, ProcessSetPlace place)
       compressed_(options_.rank, options_.size, options_.compression),
       stream_(options_.order == CollectiveOrder::kNegotiated
                   ? std::make_unique<NegotiatedStream>(options_, &compressed_)
-                  : nullptr) {}
+                  : nullptr),
+      call_order_(stream_ == nullptr ? std::make_unique<CallOrderQueue>(
+                                           [this](const Pending& pending) { return RunGuarded(pending); })
+                                     : nullptr) {}
 
 RuntimeImpl::~RuntimeImpl() {
   if (stream_ != nullptr) stream_->RequestStop();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
+  if (call_order_ != nullptr) call_order_->Stop();
   if (thread_.joinable()) thread_.join();
   CloseTimeline();
 }
@@ -171,23 +169,23 @@ Status RuntimeImpl::Refused(const TensorRequest& request, Status status) {
   return status;
 }
 
-CollectiveHandle RuntimeImpl::Submit(TensorRequest request, const void* send, void* recv) {
-  Publish(request);
+Status RuntimeImpl::Broken() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!broken_.ok()) return CollectiveHandle::State::Completed(Refused(request, broken_));
+    if (!broken_.ok()) return broken_;
+  }
+  return call_order_ != nullptr ? call_order_->broken() : Status::Ok();
+}
+
+CollectiveHandle RuntimeImpl::Submit(TensorRequest request, const void* send, void* recv) {
+  Publish(request);
+  if (Status broken = Broken(); !broken.ok()) {
+    return CollectiveHandle::State::Completed(Refused(request, broken));
   }
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
   if (!ready.ok()) return CollectiveHandle::State::Completed(Refused(request, ready.status()));
   if (stream_ != nullptr) return stream_->Submit(std::move(request), send, recv, std::move(ready).value());
-  auto state = std::make_shared<CollectiveHandle::State>();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!broken_.ok()) return CollectiveHandle::State::Completed(Refused(request, broken_));
-    queue_.push_back(Pending{std::move(request), send, recv, std::move(ready).value(), state});
-  }
-  changed_.notify_all();
-  return CollectiveHandle(std::move(state));
+  return call_order_->Submit(Pending{std::move(request), send, recv, std::move(ready).value(), nullptr});
 }
 
 StatusOr<int> RuntimeImpl::Join() {
@@ -257,20 +255,7 @@ Status RuntimeImpl::Run(TensorRequest request, const void* send, void* recv) {
   Publish(request);
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
   if (!ready.ok()) return Refused(request, ready.status());
-  Pending pending{std::move(request), send, recv, std::move(ready).value(), nullptr};
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!broken_.ok()) return Refused(pending.request, broken_);
-    if (queue_.empty() && active_ == 0) {
-      ++active_;
-      lock.unlock();
-      return RunInline(pending);
-    }
-    pending.state = std::make_shared<CollectiveHandle::State>();
-    queue_.push_back(pending);
-  }
-  changed_.notify_all();
-  return CollectiveHandle(std::move(pending.state)).Wait();
+  return call_order_->Run(Pending{std::move(request), send, recv, std::move(ready).value(), nullptr});
 }
 
 Status RuntimeImpl::RunBaseline(TensorRequest request, void* buffer) {
@@ -278,24 +263,8 @@ Status RuntimeImpl::RunBaseline(TensorRequest request, void* buffer) {
   Publish(request);
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
   if (!ready.ok()) return Refused(request, ready.status());
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return !broken_.ok() || (queue_.empty() && active_ == 0); });
-    if (!broken_.ok()) return Refused(request, broken_);
-    ++active_;
-  }
-  return RunInline(Pending{std::move(request), buffer, buffer, std::move(ready).value(), nullptr});
-}
-
-Status RuntimeImpl::RunInline(const Pending& pending) {
-  Status status = RunGuarded(pending);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    --active_;
-    if (!status.ok() && broken_.ok()) broken_ = status;
-  }
-  changed_.notify_all();
-  return status;
+  return call_order_->RunAfterQueue(
+      Pending{std::move(request), buffer, buffer, std::move(ready).value(), nullptr});
 }
 
 Status RuntimeImpl::Bootstrap() {
@@ -375,26 +344,6 @@ void RuntimeImpl::Watch() {
   backend_ = std::move(watched);
 }
 
-namespace {
-
-// A call-order request on `backend`: its order is the agreement. An allgather of varied counts first
-// gathers them (the negotiated path has them from its announcements).
-Status RunInCallOrder(Backend& backend, CompressedAllreduce& compressed, int rank, int size,
-                      const TensorRequest& request, const void* send, void* recv) {
-  if (request.kind != CollectiveKind::kAllgatherv) {
-    return RunRequest(backend, compressed, request, send, recv, rank, /*feedback_name=*/"");
-  }
-  const auto mine = static_cast<int64_t>(request.count);
-  std::vector<int64_t> counts(static_cast<size_t>(size));
-  Status status = backend.Allgather(&mine, counts.data(), 1, DataType::kInt64);
-  if (!status.ok()) return status;
-  TensorRequest gathered = request;
-  gathered.counts.assign(counts.begin(), counts.end());
-  return RunRequest(backend, compressed, gathered, send, recv, rank, /*feedback_name=*/"");
-}
-
-}  // namespace
-
 Status RuntimeImpl::RunGuarded(const Pending& pending) {
   std::lock_guard<std::mutex> lock(backend_mutex_);
   if (watched_ != nullptr) watched_->set_label("'" + pending.request.name + "'");
@@ -422,6 +371,8 @@ void RuntimeImpl::ThreadMain() {
   } catch (const std::exception& e) {
     bootstrapped = Status::Error(std::string("bootstrap failed: ") + e.what());
   }
+  // In call order the queue refuses every request from then on; it is told before Start returns.
+  if (call_order_ != nullptr && !bootstrapped.ok()) call_order_->Break(bootstrapped);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     started_ = true;
@@ -449,27 +400,7 @@ void RuntimeImpl::ThreadMain() {
     return;
   }
 
-  while (true) {
-    Pending next;
-    Status broken;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [this] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) break;
-      next = std::move(queue_.front());
-      queue_.pop_front();
-      broken = broken_;
-      ++active_;
-    }
-    Status result = broken.ok() ? RunGuarded(next) : Refused(next.request, broken);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      --active_;
-      if (!result.ok() && broken_.ok()) broken_ = result;
-    }
-    changed_.notify_all();
-    next.state->Complete(std::move(result));
-  }
+  call_order_->RunQueued();
   backend_.reset();
 }
 

@@ -7,14 +7,12 @@
 // - CollectiveOrder::kNegotiated: the thread runs a NegotiatedStream, which agrees on ready names
 //   every cycle, caches, and fuses (runtime/negotiation/negotiated_stream.h);
 // - CollectiveOrder::kCallOrder: the order of the calls is the agreement, so the thread runs the
-//   requests of a queue in submission order, one at a time, without a cycle. A blocking call (Run)
-//   that finds the runtime idle, with nothing queued and nothing running, runs on the caller's thread
-//   instead, as RunBaseline always does: that saves two thread hand-offs per call, which on a loaded
-//   machine cost as much as a small allreduce. Order is kept because a call only runs inline when
-//   every earlier one has finished; backend_mutex_ is held while any collective runs, so the backend
-//   is never used by two threads at once (backends must allow calls from different threads one at a
-//   time: MPI_THREAD_SERIALIZED).
-// The first failure is kept in broken_: queued and later collectives complete with it without running.
+//   requests of a CallOrderQueue in submission order, one at a time, without a cycle; a blocking call
+//   that finds it idle runs on the caller's thread (runtime/call_order/call_order_queue.h).
+//   backend_mutex_ is held while any collective runs, so the backend is never used by two threads at
+//   once (backends must allow calls from different threads one at a time: MPI_THREAD_SERIALIZED).
+// The first failure is kept (in broken_, or the queue's): queued and later collectives complete with
+// it without running.
 //
 // The thread bootstraps the backend (arrival check, then CreateBackend) and destroys it. Unless the
 // stall check is off, a WatchedBackend in front of it names a call that stays in the backend past the
@@ -42,7 +40,6 @@
 #define HVDRUN_RUNTIME_RUNTIME_IMPL_H_
 
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -55,6 +52,7 @@
 #include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "runtime/backend.h"
+#include "runtime/call_order/call_order_queue.h"
 #include "runtime/compression/compressed_allreduce.h"
 #include "runtime/negotiation/negotiated_stream.h"
 #include "runtime/request/tensor_request.h"
@@ -116,14 +114,7 @@ class RuntimeImpl {
   const std::string& allreduce_path() const { return allreduce_path_; }
 
  private:
-  // A call-order request waiting in the queue.
-  struct Pending {
-    TensorRequest request;
-    const void* send = nullptr;
-    void* recv = nullptr;
-    BackendMemory::ReadyMark ready;
-    std::shared_ptr<CollectiveHandle::State> state;
-  };
+  using Pending = CallOrderQueue::Pending;
 
   // Puts `request` on the rank's progress board (common/progress/rank_board.h), if it has one.
   static void Publish(TensorRequest& request);
@@ -137,10 +128,10 @@ class RuntimeImpl {
   void Watch();
   // Where the caller's stream stands, for a request's buffers (BackendMemory::MarkReady).
   StatusOr<BackendMemory::ReadyMark> MarkReady();
-  // Runs a call-order request under backend_mutex_.
+  // Runs a call-order request under backend_mutex_ (the CallOrderQueue's Runner).
   Status RunGuarded(const Pending& pending);
-  // Runs `pending` on this thread; active_ must already count it. Records a failure in broken_.
-  Status RunInline(const Pending& pending);
+  // The first failure: broken_, or in call order the queue's.
+  Status Broken();
   Status OpenTimeline();
   // Closes the timeline, and sends it to hvdrun if asked; failures are warned of on stderr.
   void CloseTimeline();
@@ -157,17 +148,14 @@ class RuntimeImpl {
   std::mutex backend_mutex_;  // held while a collective runs on backend_
 
   std::mutex mutex_;
-  std::condition_variable changed_;  // queue, started_, idle or stopping_ changed
-  std::deque<Pending> queue_;        // GUARDED_BY(mutex_)
+  std::condition_variable changed_;  // started_ changed
   bool started_ = false;             // GUARDED_BY(mutex_): bootstrapping finished
-  int active_ = 0;                   // GUARDED_BY(mutex_): collectives taken off the queue or
-                                     // running inline that have not finished
-  bool stopping_ = false;            // GUARDED_BY(mutex_)
-  Status broken_;                    // GUARDED_BY(mutex_): the first failure, or OK
+  Status broken_;                    // GUARDED_BY(mutex_): bootstrapping's or the negotiation's failure
   uint64_t unnamed_calls_ = 0;       // GUARDED_BY(mutex_)
   CompressedAllreduce compressed_;
-  const std::unique_ptr<NegotiatedStream> stream_;  // null in call-order mode
-  std::shared_ptr<Timeline> timeline_;              // opened by the collective thread; null without one
+  const std::unique_ptr<NegotiatedStream> stream_;    // null in call-order mode
+  const std::unique_ptr<CallOrderQueue> call_order_;  // null in negotiated mode
+  std::shared_ptr<Timeline> timeline_;                // opened by the collective thread; null without one
   std::thread thread_;
 };
 

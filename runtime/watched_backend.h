@@ -2,7 +2,7 @@
 // passes on (runtime/collective_watchdog.h), so that a call that does not come back is named while
 // it is stuck. The Runtime puts it in front of its data backend (shared memory included) whenever
 // the watchdog is on; it changes nothing else: same memory, same results, same errors but for a call
-// the watchdog aborted.
+// the watchdog aborted (the passing on: runtime/forwarding_backend.h).
 //
 // As every Backend: used by one collective thread; RequestAbort from any thread.
 #ifndef HVDRUN_RUNTIME_WATCHED_BACKEND_H_
@@ -10,14 +10,15 @@
 
 #include <memory>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "runtime/backend.h"
 #include "runtime/collective_watchdog.h"
+#include "runtime/forwarding_backend.h"
 
 namespace hvdrun {
 
-class WatchedBackend final : public Backend {
+class WatchedBackend final : public ForwardingBackend {
  public:
   WatchedBackend(std::unique_ptr<Backend> backend, WatchdogSettings settings);
   // Watches `backend` without owning it: it must outlive this.
@@ -26,29 +27,12 @@ class WatchedBackend final : public Backend {
   // What the next calls are, for messages (WatchedCall::name), until set again.
   void set_label(std::string label) { label_ = std::move(label); }
 
-  BackendMemory& memory() override { return backend_->memory(); }
-  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override;
-  Status Broadcast(void* buffer, size_t count, DataType type, int root) override;
-  Status Allgather(const void* send, void* recv, size_t count, DataType type) override;
-  Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
-  Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
-                   const std::vector<size_t>& recv_counts, DataType type) override;
-  Status Barrier() override;
-  Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
-  std::optional<std::chrono::nanoseconds> last_device_time() const override {
-    return backend_->last_device_time();
-  }
-  bool RequestAbort() override { return backend_->RequestAbort(); }
-  std::string Progress() override { return backend_->Progress(); }
-
  private:
-  // Runs `body` (the call to the backend) between the watchdog's Enter and Exit.
-  template <typename Body>
-  Status Watched(const char* op, size_t bytes, Body&& body);
+  // Runs the call between the watchdog's Enter and Exit.
+  Status Forward(const ForwardedCall& call) override;
 
-  // Declared before the watchdog, destroyed after it: the watchdog's thread may ask it to abort.
-  const std::unique_ptr<Backend> owned_;  // null when borrowed
-  Backend* const backend_;
+  // A member, so destroyed before the wrapped backend (ForwardingBackend's): the watchdog's thread
+  // may ask it to abort.
   CollectiveWatchdog watchdog_;
   std::string label_;
 };

@@ -112,12 +112,12 @@ bundle_set_runpaths "$stage"
 # --- 5. what hvdrun-setup builds from, Python, CMake and pkg-config files ---------------------------
 step "sources for hvdrun-setup, Python package, pkg-config file, documents"
 src=$stage/share/hvdrun/src
-# hvdrun-trainer: the trainer's and examples/shared's files but their tests; hvdrun._C.
+# hvdrun-trainer: the trainer's and examples/shared's files but their tests; hvdrun._C's files.
 mkdir -p "$src"
 (cd "$tree" && find examples/trainer examples/shared \( -name '*.cc' -o -name '*.h' \) \
   ! -name '*_test.cc' ! -name '*_test_files.*' -print0 | tar --null -T - -cf -) | tar -C "$src" -xf -
 mkdir -p "$src/python"
-cp "$tree/python/hvdrun_c_module.cc" "$src/python/"
+cp "$tree"/python/*.cc "$tree"/python/*.h "$src/python/"
 # The header-only libraries the trainer includes, and zlib's headers (libz.so.1 is in lib/).
 third_party=$src/include
 mkdir -p "$third_party"

@@ -25,7 +25,7 @@
 // past it the wait fails, naming every rank still missing. Nothing is sent over a socket.
 //
 // Layout: a header page (the ranks' lines), then two sets (double buffering) of one slot of
-// slot_bytes() per local rank.
+// slot_bytes() per local rank (runtime/shm/shm_layout.h). Open's steps: runtime/shm/shm_bootstrap.h.
 //
 // Not thread-safe: one collective thread per rank uses it, as the Backend it serves.
 #ifndef HVDRUN_RUNTIME_SHM_SHM_SEGMENT_H_
@@ -41,24 +41,10 @@
 
 #include "hvdrun/key_value_store.h"
 #include "hvdrun/status.h"
-#include "runtime/shm/fd_handover.h"
+#include "runtime/shm/shm_group.h"
+#include "runtime/shm/shm_layout.h"
 
 namespace hvdrun {
-
-// The local ranks of one host that share a segment.
-struct ShmGroup {
-  int local_rank = 0;
-  int local_size = 1;
-  int rank = 0;  // this rank's place in the job, for errors
-  // Where in the job's store the ranks of this host exchange their pids, the socket's name and
-  // their outcomes: the same for the host's ranks, unique per host and Runtime instance.
-  std::string store_prefix;
-  // How long bootstrapping may wait for a local rank.
-  std::chrono::milliseconds timeout{60000};
-  // How long one barrier may wait for a live local rank (BackendContext::collective_limit); zero:
-  // as long as it takes (a rank busy in user code is no failure).
-  std::chrono::milliseconds barrier_limit{0};
-};
 
 class ShmSegment {
  public:
@@ -107,23 +93,8 @@ class ShmSegment {
   std::string Missing() const;
 
  private:
-  struct Header;
-  // Open's steps. Local rank 0 creates the segment, publishes its socket's name (or its error) and
-  // hands the memfd to the others; they receive it and map it. Each returns the mapping, or nullptr
-  // with `error` set, and sets `description`.
-  static void* CreateAndHandOver(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
-                                 std::string* description, std::string* error);
-  static void* Receive(KeyValueStore& store, const ShmGroup& group, size_t slot_bytes,
-                       std::string* description, std::string* error);
-  // Local rank 0: hands `fd` to every other local rank through `listener` (see the contract above).
-  static std::string HandOver(KeyValueStore& store, const ShmGroup& group, FdListener& listener, int fd);
-  // Publishes this rank's `error` (empty: mapped) and, when it has none, reads every local rank's:
-  // the failure to report (this rank's own first), or "" when all of them mapped the segment. A rank
-  // with an error of its own does not wait for the others: it fails whatever they did, and they
-  // learn of it from its key.
-  static std::string AgreeOnOutcome(KeyValueStore& store, const ShmGroup& group, const std::string& error);
   ShmSegment(ShmGroup group, std::string description, void* base, size_t bytes, size_t slot_bytes);
-  Header& header() const;
+  shm_layout::Header& header() const;
   // Why local rank `local` stops a wait, or OK when it may still arrive.
   Status CheckPeer(int local, const char* what) const;
   Status OpenPidfds();

@@ -103,7 +103,7 @@ class NcclBackend : public Backend, private BackendMemory {
   // failure, past the limit and when asked (RequestAbort).
   Status Finish(std::string_view call);
 
-  // BackendMemory: this rank's device and the backend's stream.
+  // BackendMemory: this rank's device and the backend's stream (nccl_backend_memory.cc).
   bool on_device() const override { return true; }
   StatusOr<Buffer> Allocate(size_t bytes) override;
   Status CopyAll(const std::vector<Copy>& copies) override;
