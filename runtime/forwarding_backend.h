@@ -3,8 +3,8 @@
 // RecoverableBackend: an elastic job's recoverable failures). A wrapper overrides Forward only.
 //
 // The data calls (Allreduce, Broadcast, Allgather, Alltoall, Alltoallv, Barrier, BaselineAllreduce)
-// each go through Forward, with the call's name and bytes; memory, last_device_time, RequestAbort and
-// Progress are the wrapped backend's. Reducescatter is not passed on: Backend's default runs, over
+// each go through Forward, with the call's name and bytes; memory, last_device_time, RequestAbort,
+// Progress and Abandon are the wrapped backend's. Reducescatter is not passed on: Backend's default runs, over
 // this backend's own Allreduce and memory, so that a wrapper sees it as an allreduce.
 //
 // As every Backend: used by one collective thread; RequestAbort and Progress from any thread, as the
@@ -69,6 +69,7 @@ class ForwardingBackend : public Backend {
   }
   bool RequestAbort() override { return backend_->RequestAbort(); }
   std::string Progress() override { return backend_->Progress(); }
+  void Abandon() override { backend_->Abandon(); }
 
  protected:
   // What happens around every data call; this one just makes it.
