@@ -53,4 +53,8 @@ Status WatchedBackend::BaselineAllreduce(void* buffer, size_t count, DataType ty
                  [&] { return backend_->BaselineAllreduce(buffer, count, type, op); });
 }
 
+void LabelWatchedCalls(Backend& backend, std::string label) {
+  if (auto* watched = dynamic_cast<WatchedBackend*>(&backend)) watched->set_label(std::move(label));
+}
+
 }  // namespace hvdrun
