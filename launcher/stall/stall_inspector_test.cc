@@ -142,7 +142,7 @@ TEST(StallInspector, ARankThatSkippedATensorIsMissingAndTheOthersWaitForIt) {
   EXPECT_EQ(finding.cause_rank, 1);
   EXPECT_EQ(
       finding.rank_lines.front(),
-      "rank 1 (host b, pid 4241): waiting in allreduce 'b' (4 MiB) for 0 s (has not submitted 'a'); last "
+      "rank 1 (host b, pid 4241): waiting in allreduce 'b' (4 MiB) for 1 s (has not submitted 'a'); last "
       "completed 'grad.layer4.1.conv2' (1 done)");
 }
 

@@ -83,10 +83,10 @@ std::string From(const std::string& text, const std::string& start) {
 
 class StallAcrossBackends : public testing::TestWithParam<StallCase> {
  protected:
-  // hvdrun's arguments: the backend, the ranks, a check time of 1 s, `flags`, then the rank
-  // program in `mode`.
-  std::vector<std::string> Job(const std::vector<std::string>& flags,
-                               const std::vector<std::string>& mode) const {
+  // hvdrun's arguments: the backend, the ranks, the check time (`check_s` seconds), `flags`, then the
+  // rank program in `mode`.
+  std::vector<std::string> Job(const std::vector<std::string>& flags, const std::vector<std::string>& mode,
+                               const std::string& check_s = "1") const {
     return Concat({{"-np", std::to_string(GetParam().ranks)},
                    GetParam().backend_flags,
                    {"--stall-check-time", check_s},
