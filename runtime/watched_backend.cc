@@ -15,4 +15,8 @@ Status WatchedBackend::Forward(const ForwardedCall& call) {
   return watchdog_.Exit(call.Run());
 }
 
+void LabelWatchedCalls(Backend& backend, std::string label) {
+  if (auto* watched = dynamic_cast<WatchedBackend*>(&backend)) watched->set_label(std::move(label));
+}
+
 }  // namespace hvdrun

@@ -37,6 +37,9 @@ class WatchedBackend final : public ForwardingBackend {
   std::string label_;
 };
 
+// Sets the label of `backend`'s next calls when it is a WatchedBackend; does nothing otherwise.
+void LabelWatchedCalls(Backend& backend, std::string label);
+
 }  // namespace hvdrun
 
 #endif  // HVDRUN_RUNTIME_WATCHED_BACKEND_H_

@@ -69,6 +69,36 @@ void BlameInsideBackend(const std::vector<RankState>& states, StallFinding& find
   if (finding.missing_ranks.empty()) finding.missing_ranks.swap(finding.waiting_ranks);
 }
 
+// The tensors submitted by some ranks and not others (`partial`), and for each rank the one of them
+// it lacks that the most ranks hold (`awaited`, "" for none). A rank is missing when it lacks a
+// partial tensor held by at least as many ranks as any partial tensor it holds: where the ranks
+// diverge (rank 1 skipped 'a' and waits in 'b', which the others have not reached), the rank
+// that went its own way is missing and the others wait for it; an even split names both sides.
+void FindMissingRanks(const std::vector<RankState>& states, std::vector<std::string>& partial,
+                      std::vector<std::string>& awaited, std::vector<bool>& missing) {
+  std::vector<size_t> holders;
+  for (const std::string& name : SubmittedNames(states)) {
+    const auto count = static_cast<size_t>(std::count_if(
+        states.begin(), states.end(), [&](const RankState& state) { return Holds(state, name); }));
+    if (count == states.size()) continue;
+    partial.push_back(name);
+    holders.push_back(count);
+  }
+  for (const RankState& state : states) {
+    size_t lacked = 0;
+    size_t held = 0;
+    for (size_t i = 0; i < partial.size(); ++i) {
+      if (Holds(state, partial[i])) {
+        held = std::max(held, holders[i]);
+      } else if (holders[i] > lacked) {
+        lacked = holders[i];
+        awaited[state.rank] = partial[i];
+      }
+    }
+    missing[state.rank] = lacked > 0 && lacked >= held;
+  }
+}
+
 }  // namespace
 
 const char* StallKindName(StallKind kind) {
@@ -115,23 +145,16 @@ std::optional<StallFinding> StallInspector::Find(StallClock::time_point now,
   const std::vector<RankState> states = StatesAt(now);
   StallFinding finding;
   finding.stalled_for = std::chrono::duration_cast<std::chrono::milliseconds>(now - *began);
-  std::vector<std::string> awaited(states.size());  // the first partial tensor each rank lacks
-  for (const std::string& name : SubmittedNames(states)) {
-    bool partial = false;
-    for (const RankState& state : states) partial = partial || !Holds(state, name);
-    if (!partial) continue;
-    finding.tensors.push_back(name);
-    for (const RankState& state : states) {
-      if (!Holds(state, name) && awaited[state.rank].empty()) awaited[state.rank] = name;
-    }
-  }
+  std::vector<std::string> awaited(states.size());  // the partial tensor most ranks hold that each lacks
+  std::vector<bool> missing(states.size(), false);
+  FindMissingRanks(states, finding.tensors, awaited, missing);
   if (finding.tensors.empty()) {
     finding.kind = StallKind::kStuckInBackend;
     BlameInsideBackend(states, finding);
   } else {
     for (const RankState& state : states) {
-      if (!awaited[state.rank].empty()) finding.missing_ranks.push_back(state.rank);
-      if (Waits(state) && awaited[state.rank].empty()) finding.waiting_ranks.push_back(state.rank);
+      if (missing[state.rank]) finding.missing_ranks.push_back(state.rank);
+      if (Waits(state) && !missing[state.rank]) finding.waiting_ranks.push_back(state.rank);
     }
   }
   for (int rank : finding.missing_ranks) {

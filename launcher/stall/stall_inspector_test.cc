@@ -130,6 +130,31 @@ TEST(StallInspector, ARankThatSkipsATensorIsNamedWithTheTensor) {
       "completed 'grad.layer4.1.conv2' (9 done)");
 }
 
+TEST(StallInspector, ARankThatSkippedATensorIsMissingAndTheOthersWaitForIt) {
+  // Rank 1 skipped 'a' and waits in 'b'; ranks 0, 2 and 3 wait in 'a' and have not reached 'b'.
+  StallInspector inspector = Inspector(1, 0, 4);
+  for (int rank = 0; rank < 4; ++rank) inspector.Update(Running(rank, 1, {rank == 1 ? "b" : "a"}), kStart);
+  ASSERT_TRUE(inspector.Check(kStart + seconds(1)).warn);
+  const StallFinding& finding = *inspector.finding();
+  EXPECT_EQ(finding.tensors, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(finding.missing_ranks, std::vector<int>{1});
+  EXPECT_EQ(finding.waiting_ranks, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(finding.cause_rank, 1);
+  EXPECT_EQ(
+      finding.rank_lines.front(),
+      "rank 1 (host b, pid 4241): waiting in allreduce 'b' (4 MiB) for 1 s (has not submitted 'a'); last "
+      "completed 'grad.layer4.1.conv2' (1 done)");
+}
+
+TEST(StallInspector, AnEvenSplitNamesBothSides) {
+  StallInspector inspector = Inspector(1);
+  inspector.Update(Running(0, 1, {"a"}), kStart);
+  inspector.Update(Running(1, 1, {"b"}), kStart);
+  ASSERT_TRUE(inspector.Check(kStart + seconds(1)).warn);
+  EXPECT_EQ(inspector.finding()->missing_ranks, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(inspector.finding()->waiting_ranks.empty());
+}
+
 TEST(StallInspector, ACollectiveEveryRankSubmittedIsStuckInTheBackend) {
   StallInspector inspector = Inspector(1);
   for (int rank = 0; rank < 2; ++rank) {

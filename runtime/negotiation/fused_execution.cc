@@ -8,6 +8,7 @@
 #include "common/progress/rank_board.h"
 #include "runtime/request/reducescatter_parts.h"
 #include "runtime/request/run_request.h"
+#include "runtime/watched_backend.h"
 
 namespace hvdrun {
 namespace {
@@ -135,6 +136,7 @@ Status FusedExecution::Execute(Backend& data, const std::vector<TensorRequest>& 
 }
 
 Status FusedExecution::RunAlone(Backend& data, PendingEntry& entry) {
+  LabelWatchedCalls(data, "'" + entry.request.name + "'");
   progress::PublishPhase(entry.request.progress_sequence, protocol::CollectivePhase::kInBackend);
   Status status = data.memory().WaitFor(entry.ready);
   if (!status.ok()) return status;
@@ -149,6 +151,10 @@ Status FusedExecution::RunFused(Backend& data, const TensorRequest& first,
   const bool in_place = LieInPlace(members, response, &end);
   const std::vector<TensorSpan> tensors = FeedbackSpans(first, members, response, in_place);
   BackendMemory& memory = data.memory();
+  LabelWatchedCalls(data,
+                    "'" + first.name + "'" +
+                        (members.size() > 1 ? " and " + std::to_string(members.size() - 1) + " more, fused"
+                                            : std::string()));
   for (const PendingEntry* entry : members) {
     progress::PublishPhase(entry->request.progress_sequence, protocol::CollectivePhase::kInBackend);
   }

@@ -2,7 +2,8 @@
 // launcher's namespace and starts the staged hvdrun-agent on servers 1..4 through their sshd.
 // Covered: placement and environment of 8 ranks on 4 hosts, Gloo collectives across hosts, a host
 // whose link is cut, a launcher killed by SIGKILL, each start-up failure's one line, the agent found
-// at this machine's agent path without --agent-path, and, on a cluster of 8 servers, the host keys
+// at this machine's agent path without --agent-path, a rank stopped on one host named by the stall
+// inspector with its host and pid, and, on a cluster of 8 servers, the host keys
 // of hosts reached at once recorded for a user without ~/.ssh.
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -324,6 +326,25 @@ TEST_F(SshLaunchTest, SigkillOfTheLauncherLeavesNoAgentAndNoRankWithinFiveSecond
   hvdrun.Signal(SIGKILL);
   hvdrun.Wait(milliseconds(5'000));
   std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(5'000));
+  EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left);
+}
+
+TEST_F(SshLaunchTest, AStoppedRankOnAnotherHostIsNamedWithItsHostAndPid) {
+  // Rank 1, on server2, stops itself (SIGSTOP) after one allreduce; rank 0, on server1, waits for it.
+  ProcessResult result = Hvdrun(e2e::Concat({{"-np", "2", "-H", "server1:1,server2:1", "--gloo",
+                                              "--stall-check-time", "1", "--stall-shutdown-time", "3"},
+                                             SshFlags(),
+                                             {HVDRUN_TEST_HOROVOD_RANK_PATH, "stop"}}));
+  EXPECT_EQ(result.exit_code, 6) << result;
+  static const std::regex kStopped("    rank 1 \\(host server2, pid ([0-9]+)\\): stopped by SIGSTOP");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(result.stderr_text, match, kStopped)) << result;
+  // The pid is the rank's on server2, as the failure table lists it.
+  static const std::regex kRow("\\n  1 +server2 +([0-9]+) ");
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(result.stderr_text, row, kRow)) << result;
+  EXPECT_EQ(match[1].str(), row[1].str()) << result;
+  std::vector<pid_t> left = WaitForNoLeftovers("hvdrun-test-hor", milliseconds(5'000));
   EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left);
 }
 

@@ -10,6 +10,13 @@
 //                      in user code before it (a busy rank, which the others wait for)
 //   stop               a named allreduce "warmup" on every rank, then rank 1 stops itself (SIGSTOP)
 //                      before "x", which the others submit and wait for (a stuck rank)
+//   skip               "warmup" on every rank, then the others allreduce "a" and "b", and rank 1
+//                      skips "a": it submits "b" only (the ranks diverge; nothing finishes)
+//   stuck-in-backend   allreduces of 16 MiB named "big.1", "big.2", ... on every rank; rank 1 stops
+//                      itself (SIGSTOP) as soon as its progress board shows it inside the backend,
+//                      so that the others wait inside the backend for a collective every rank submitted
+//   loop SECONDS       a named allreduce "step" every 20 ms for about SECONDS on every rank (a
+//                      healthy job), then prints the sum as allreduce does
 //   affinity           prints "rank R: collective thread on core C" for the thread of this process
 //                      pinned to one core other than the main thread ("none" when there is none)
 //
@@ -29,6 +36,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/env_names.h"
+#include "common/progress/progress_board.h"
 #include "hvdrun/runtime.h"
 
 namespace {
@@ -66,6 +75,61 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+// Stops this process (SIGSTOP) once its progress board (HVDRUN_PROGRESS_FILE, which the rank's agent
+// gives it) shows a collective inside the backend; returns at once without a board.
+void StopInsideTheBackend() {
+  const char* board = std::getenv(hvdrun::env::kProgressFile);
+  if (board == nullptr) return;
+  for (;;) {
+    hvdrun::protocol::RankProgress progress;
+    if (hvdrun::progress::ReadProgressBoard(board, false, &progress).ok() && progress.in_backend) {
+      ::raise(SIGSTOP);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+hvdrun::Status StuckInBackend(hvdrun::Runtime& rt) {
+  if (rt.rank() == 1 && std::getenv(hvdrun::env::kProgressFile) == nullptr) {
+    return hvdrun::Status::Error("stuck-in-backend needs the progress board hvdrun's agent gives a rank");
+  }
+  std::vector<float> values(size_t{4} << 20, 1.0F);
+  std::thread stopper;
+  if (rt.rank() == 1) stopper = std::thread(StopInsideTheBackend);
+  hvdrun::Status status = hvdrun::Status::Ok();
+  for (int step = 1; step <= 1000 && status.ok(); ++step) {
+    status = rt.Allreduce("big." + std::to_string(step), values.data(), values.data(), values.size(),
+                          hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kSum);
+  }
+  if (stopper.joinable()) stopper.join();
+  return status;
+}
+
+// Every rank's "warmup", then "a" and "b", which rank 1 submits as "b" only.
+hvdrun::Status SkipOneName(hvdrun::Runtime& rt) {
+  float value = 1;
+  for (const char* name : {"warmup", "a", "b"}) {
+    if (rt.rank() == 1 && std::string(name) == "a") continue;
+    hvdrun::Status status =
+        rt.Allreduce(name, &value, &value, 1, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kSum);
+    if (!status.ok()) return status;
+  }
+  return hvdrun::Status::Ok();
+}
+
+hvdrun::Status Loop(hvdrun::Runtime& rt, double seconds) {
+  const int steps = static_cast<int>(seconds * 50);
+  for (int step = 0; step < steps; ++step) {
+    float value = 1;
+    hvdrun::Status status =
+        rt.Allreduce("step", &value, &value, 1, hvdrun::DataType::kFloat32, hvdrun::ReduceOp::kSum);
+    if (!status.ok()) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return hvdrun::Status::Ok();
+}
+
 int Run(const std::string& mode, double seconds) {
   if (mode == "late-init" && OwnRank() == 1) SleepSeconds(seconds);
   hvdrun::StatusOr<std::unique_ptr<hvdrun::Runtime>> runtime = hvdrun::Runtime::InitFromEnvironment(
@@ -79,6 +143,14 @@ int Run(const std::string& mode, double seconds) {
     return 0;
   }
   if ((mode == "late" || mode == "busy") && rt.rank() == 1) SleepSeconds(seconds);
+  if (mode == "stuck-in-backend" || mode == "skip") {
+    hvdrun::Status status = mode == "skip" ? SkipOneName(rt) : StuckInBackend(rt);
+    return status.ok() ? 0 : Fail(status.message());
+  }
+  if (mode == "loop") {
+    hvdrun::Status status = Loop(rt, seconds);
+    if (!status.ok()) return Fail(status.message());
+  }
   if (mode == "stop") {
     float warmup = 1;
     hvdrun::Status done =
@@ -111,7 +183,7 @@ int main(int argc, char** argv) {
   const std::string mode = args[i];
   const double seconds = i + 1 < args.size() ? std::atof(args[i + 1].c_str()) : 0;
   if (mode != "allreduce" && mode != "late" && mode != "late-init" && mode != "busy" && mode != "affinity" &&
-      mode != "stop") {
+      mode != "stop" && mode != "skip" && mode != "stuck-in-backend" && mode != "loop") {
     return Fail("unknown mode '" + mode + "'");
   }
   return Run(mode, seconds);

@@ -57,6 +57,8 @@ ProcessOptions JobMarker::Options(ProcessOptions options) const {
   return options;
 }
 
+std::vector<pid_t> JobMarker::Running() const { return ProcessesWithEnvironmentEntry(entry_); }
+
 std::vector<pid_t> JobMarker::WaitUntilNoneRuns(std::chrono::milliseconds timeout) const {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {

@@ -26,6 +26,9 @@ class JobMarker {
   // Options that mark the run (added to `options`' environment).
   ProcessOptions Options(ProcessOptions options = {}) const;
 
+  // The marked processes running now (stopped ones too).
+  std::vector<pid_t> Running() const;
+
   // Waits until no marked process runs, for up to `timeout`; returns those still running.
   std::vector<pid_t> WaitUntilNoneRuns(std::chrono::milliseconds timeout) const;
 
