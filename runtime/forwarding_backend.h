@@ -4,8 +4,8 @@
 //
 // The data calls (Allreduce, Broadcast, Allgather, Alltoall, Alltoallv, Barrier, BaselineAllreduce)
 // each go through Forward, with the call's name and bytes; memory, last_device_time, RequestAbort,
-// Progress and Abandon are the wrapped backend's. Reducescatter is not passed on: Backend's default runs, over
-// this backend's own Allreduce and memory, so that a wrapper sees it as an allreduce.
+// Progress and Abandon are the wrapped backend's. Reducescatter is not passed on: Backend's default runs,
+// over this backend's own Allreduce and memory, so that a wrapper sees it as an allreduce.
 //
 // As every Backend: used by one collective thread; RequestAbort and Progress from any thread, as the
 // wrapped backend allows.
