@@ -295,9 +295,12 @@ bool JobRun::ElasticTakesEnd(int rank, const std::string& why) {
 
 void JobRun::PollOnce() {
   std::vector<pollfd> fds = {{signals_->fd(), POLLIN, 0}};
-  PollRankLauncher(*launcher_, fds, [&] {
-    if (fds[0].revents != 0) HandleSignals();
-  });
+  PollRankLauncher(
+      *launcher_, fds,
+      [&] {
+        if (fds[0].revents != 0) HandleSignals();
+      },
+      elastic_ != nullptr && launched_ ? elastic_->WakeInMs() : -1);
   if (stall_ != nullptr && !stopping_) CheckStall();
   if (elastic_ != nullptr && launched_ && !stopping_ && elastic_->Tick()) BeginStop();
   CheckRecorders();

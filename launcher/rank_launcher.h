@@ -202,8 +202,9 @@ class RankLauncher {
 // the launcher's descriptors to `fds` (the caller's own come first), waits in poll for as long as the
 // launcher allows, calls `own_ready` (when given) for the caller to read its own descriptors' revents,
 // then has the launcher service its own. An interrupted poll (EINTR) leaves every revents 0.
+// `wake_in_ms` (>= 0) shortens the wait to when the caller has something due.
 void PollRankLauncher(RankLauncher& launcher, std::vector<pollfd>& fds,
-                      const std::function<void()>& own_ready = nullptr);
+                      const std::function<void()>& own_ready = nullptr, int wake_in_ms = -1);
 
 }  // namespace hvdrun
 

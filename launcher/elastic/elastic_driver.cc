@@ -133,6 +133,14 @@ bool ElasticDriver::Tick() {
   return failed();
 }
 
+int ElasticDriver::WakeInMs() const {
+  if (!pending_since_ || failed() || finishing_) return -1;
+  // Past the settle time, Tick() has run or runs after this turn (a job below --min-np waits
+  // there, planning on every turn: no need to wake sooner).
+  const double left = last_event_ + kSettleSeconds - clock_();
+  return left <= 0 ? -1 : static_cast<int>(left * 1000) + 1;
+}
+
 void ElasticDriver::JobEnded() {
   if (failed() || finishing_ || !pending_since_) return;
   Fail("every worker ended before the job could re-form (" + Joined(pending_why_) + ")");

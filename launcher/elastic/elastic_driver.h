@@ -113,6 +113,10 @@ class ElasticDriver {
   // job must stop because it failed (failure() says why).
   bool Tick();
 
+  // Milliseconds until Tick() has something due (the settle time of a re-formation ends); -1: nothing
+  // is due before the job's loop turns anyway.
+  int WakeInMs() const;
+
   // Every process has ended: a re-formation still due (no worker was left for it) fails the job.
   void JobEnded();
 

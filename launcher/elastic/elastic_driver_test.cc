@@ -58,12 +58,15 @@ TEST(ElasticDriver, RoundZeroIsTheLaunchAndItsVariablesNameEachWorker) {
 
 TEST(ElasticDriver, AFailedWorkerReformsTheJobAfterTheSettleTime) {
   Driven d(MinNp(2));
+  EXPECT_EQ(d.driver->WakeInMs(), -1);
   EXPECT_TRUE(d.driver->WorkerEnded(1, false, "killed by SIGKILL"));
   d.now = kSettleSeconds / 2;
+  EXPECT_EQ(d.driver->WakeInMs(), 251);  // the job's loop wakes when the settle time ends
   EXPECT_FALSE(d.driver->Tick());
   EXPECT_EQ(d.keys["elastic/round"], "0");
   d.now = kSettleSeconds;
   EXPECT_FALSE(d.driver->Tick());
+  EXPECT_EQ(d.driver->WakeInMs(), -1);
   EXPECT_EQ(d.keys["elastic/round"], "1");
   EXPECT_EQ(d.keys["elastic/1/rank/a/0/0"], "0 2 0 1 0 2 a");
   EXPECT_EQ(d.keys["elastic/1/rank/c/0/2"], "1 2 0 1 1 2 c");
