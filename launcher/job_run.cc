@@ -98,6 +98,7 @@ bool JobRun::Prepare() {
         *options_.elastic, assignment_, options_.hosts,
         [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); },
         options_.verbose);
+    if (!options_.elastic->discovery_script.empty() && launcher_->CanGrow()) elastic_->AllowGrowth(this);
   }
   if (!options_.output_dir.empty()) {
     if (Status status = output_.OpenRankFiles(options_.output_dir, assignment_.size()); !status.ok()) {
@@ -163,22 +164,12 @@ bool JobRun::DecideNetwork() {
     job_address_ = local.address;
     Verbose("job network: the hosts reach this machine at " + job_address_ + " (" + local.how + ")");
   }
+  any_remote_ = any_remote;
   bool placed = true;
   host_networks_.assign(hosts, HostNetwork{});
   for (int i = 0; i < hosts; ++i) {
-    const ReachedHost& reached = launcher_->host(i);
     const std::string& name = assignment_.hosts()[i].host;
-    // A job all on this machine keeps each host's own name (an address, "localhost" as loopback).
-    std::string seen = !reached.this_machine ? reached.address
-                       : any_remote          ? job_address_
-                                             : HostAddress(name);
-    if (!options_.network_interfaces.empty() && !reached.interfaces_known) {
-      // The host's own agent applies the rule (under mpirun); until then, it is where it was reached.
-      host_networks_[i].address = seen;
-      continue;
-    }
-    StatusOr<HostNetwork> network =
-        ChooseHostNetwork(reached.interfaces, options_.network_interfaces, seen, name);
+    StatusOr<HostNetwork> network = NetworkOf(i, name);
     if (!network.ok()) {
       StartFailed(-1, "--network-interface: " + network.status().message(), kExitUsage);
       placed = false;
@@ -190,6 +181,17 @@ bool JobRun::DecideNetwork() {
     }
   }
   return placed;
+}
+
+StatusOr<HostNetwork> JobRun::NetworkOf(int host_index, const std::string& name) const {
+  const ReachedHost& reached = launcher_->host(host_index);
+  // A job all on this machine keeps each host's own name (an address, "localhost" as loopback).
+  std::string seen = !reached.this_machine ? reached.address : any_remote_ ? job_address_ : HostAddress(name);
+  if (!options_.network_interfaces.empty() && !reached.interfaces_known) {
+    // The host's own agent applies the rule (under mpirun); until then, it is where it was reached.
+    return HostNetwork{seen, ""};
+  }
+  return ChooseHostNetwork(reached.interfaces, options_.network_interfaces, seen, name);
 }
 
 bool JobRun::StartRendezvous() {
@@ -243,6 +245,10 @@ bool JobRun::Launch() {
   for (int rank = 0; elastic_ != nullptr && rank < assignment_.size(); ++rank) {
     launch.rank_variables.push_back(elastic_->RankVariables(rank));
   }
+  for (int i = 0; i < static_cast<int>(assignment_.hosts().size()); ++i) {
+    launcher_hosts_[assignment_.hosts()[i].host] = i;
+    networks_[assignment_.hosts()[i].host] = host_networks_[i];
+  }
   Verbose("job " + job_id_ + ": " + std::to_string(assignment_.size()) + " ranks on " +
           std::to_string(assignment_.hosts().size()) + " hosts; MASTER_ADDR=" + job.master_addr +
           " MASTER_PORT=" + std::to_string(job.master_port));
@@ -255,6 +261,7 @@ bool JobRun::Launch() {
     StartFailed(-1, status.message(), kExitLaunchFailure);
     return false;
   }
+  job_launch_ = std::move(launch);
   stall_ = std::make_unique<StallInspector>(ReadStallSettings(options_.exports, std::getenv),
                                             static_cast<int>(assignment_.size()), clock_());
   if (std::string note = stall_->ShutdownIgnoredNote(); !note.empty()) {
@@ -288,9 +295,12 @@ bool JobRun::ElasticTakesEnd(int rank, const std::string& why) {
 
 void JobRun::PollOnce() {
   std::vector<pollfd> fds = {{signals_->fd(), POLLIN, 0}};
-  PollRankLauncher(*launcher_, fds, [&] {
-    if (fds[0].revents != 0) HandleSignals();
-  });
+  PollRankLauncher(
+      *launcher_, fds,
+      [&] {
+        if (fds[0].revents != 0) HandleSignals();
+      },
+      elastic_ != nullptr && launched_ ? elastic_->WakeInMs() : -1);
   if (stall_ != nullptr && !stopping_) CheckStall();
   if (elastic_ != nullptr && launched_ && !stopping_ && elastic_->Tick()) BeginStop();
   CheckRecorders();

@@ -29,12 +29,16 @@
 //
 // An elastic job (LaunchOptions::elastic) differs in this only: its failing ranks do not stop it
 // while launcher/elastic/elastic_driver.h re-forms it, and it is judged by its last round's ranks.
+// With --host-discovery-script and a launcher that can grow, the driver has JobRun reach new hosts
+// and start new ranks while the job runs (launcher/job_grow.cc): they are numbered on from the
+// launch's ranks (rank N of the job's outcomes and output is the N-th process started).
 //
 // Not thread-safe; one JobRun runs at a time (it takes over the process's signals).
 #ifndef HVDRUN_LAUNCHER_JOB_RUN_H_
 #define HVDRUN_LAUNCHER_JOB_RUN_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -56,7 +60,7 @@
 
 namespace hvdrun {
 
-class JobRun : private RankEvents {
+class JobRun : private RankEvents, private WorkerStarter {
  public:
   // `signals`: the signals the job reacts to; nullptr takes over the process's own (SignalWatch).
   JobRun(LaunchOptions options, std::unique_ptr<RankLauncher> launcher,
@@ -101,6 +105,14 @@ class JobRun : private RankEvents {
   // (the job goes on).
   bool PrepareElastic();
   bool ElasticTakesEnd(int rank, const std::string& why);
+  // Where host `host_index` (the launcher's) named `name` is on the job's network.
+  StatusOr<HostNetwork> NetworkOf(int host_index, const std::string& name) const;
+
+  // WorkerStarter (launcher/job_grow.cc).
+  HostState HostStateOf(const std::string& host, std::string* why) override;
+  void ReachHost(const HostSlots& host) override;
+  Status StartWorker(int index, const std::vector<WorkerPlace>& places, size_t place,
+                     const std::vector<std::string>& variables) override;
   // The outcomes the job is judged by (an elastic job's: its last round's failures only).
   std::vector<RankOutcome> JudgedOutcomes() const;
 
@@ -125,7 +137,14 @@ class JobRun : private RankEvents {
 
   // Decided by DecideNetwork.
   std::string job_address_;  // where the hosts reach this machine; the rendezvous service's
+  bool any_remote_ = false;  // some host of the launch is not this machine
   std::vector<HostNetwork> host_networks_;
+
+  // What Launch() gave the launcher, for ranks started later; and, by host name, the launcher's
+  // index of each host that has or had an agent, and each ready host's place on the network.
+  JobLaunch job_launch_;
+  std::map<std::string, int> launcher_hosts_;
+  std::map<std::string, HostNetwork> networks_;
 
   std::function<StallClock::time_point()> clock_ = [] { return StallClock::now(); };
   std::unique_ptr<StallInspector> stall_;  // from the launch on

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/host/network_interfaces.h"
+#include "common/placement/host_spec.h"
 #include "common/placement/rank_assignment.h"
 #include "common/placement/rank_environment.h"
 #include "common/protocol/agent_protocol.h"
@@ -171,14 +172,39 @@ class RankLauncher {
   // Prints what the launcher held back for the end (mpirun's banners, unless hvdrun's own report
   // explains the job's end) and says how the launcher ended.
   virtual Ending Finish(const Verdict& verdict) = 0;
+
+  // Growth, for an elastic job that discovery gives more hosts or slots
+  // (launcher/elastic/elastic_driver.h): a launcher that can reach hosts and start ranks after
+  // Launch() says so with CanGrow(); the others never get these calls (their defaults refuse).
+  virtual bool CanGrow() const { return false; }
+  // Starts reaching `host` (not reached before, or whose agent is gone) as Reach() reaches its
+  // hosts, --start-timeout included; returns its host index for host(), StatusOf() and
+  // LaunchMore(). Its failure reaches no RankEvents: StatusOf() says it.
+  virtual int AddHost(const HostSlots& /*host*/) { return -1; }
+  enum class HostStatus {
+    kReaching,       // its agent has not answered yet
+    kReady,          // its agent runs and takes LaunchMore()
+    kFailedToStart,  // its agent never answered; `why` says why
+    kGone,           // its agent answered and has failed or ended since; `why` says why
+  };
+  virtual HostStatus StatusOf(int /*host_index*/, std::string* why) const {
+    *why = "this launcher adds no host while a job runs";
+    return HostStatus::kGone;
+  }
+  // Starts `ranks` on host `host_index` (kReady), each numbered above every rank started before;
+  // they are reported as the first ranks are. An error is one line: none of them was started.
+  virtual Status LaunchMore(int /*host_index*/, const std::vector<protocol::RankLaunch>& /*ranks*/) {
+    return Status::Error("this launcher starts no rank while a job runs");
+  }
 };
 
 // One round of the running loop (step 4 above), shared by every loop that drives a launcher: appends
 // the launcher's descriptors to `fds` (the caller's own come first), waits in poll for as long as the
 // launcher allows, calls `own_ready` (when given) for the caller to read its own descriptors' revents,
 // then has the launcher service its own. An interrupted poll (EINTR) leaves every revents 0.
+// `wake_in_ms` (>= 0) shortens the wait to when the caller has something due.
 void PollRankLauncher(RankLauncher& launcher, std::vector<pollfd>& fds,
-                      const std::function<void()>& own_ready = nullptr);
+                      const std::function<void()>& own_ready = nullptr, int wake_in_ms = -1);
 
 }  // namespace hvdrun
 

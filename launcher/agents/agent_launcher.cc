@@ -18,9 +18,6 @@ namespace {
 
 // Agents report in at this interval; one silent for --heartbeat-timeout has failed.
 constexpr std::chrono::milliseconds kHeartbeatInterval{1000};
-// Between SIGTERM and SIGKILL when a job stops: long enough for a rank to flush its logs, short
-// enough that a failed job is over in about a second.
-constexpr std::chrono::milliseconds kKillGrace{1000};
 // How long agents get to exit once their input is closed, beyond the kill grace.
 constexpr std::chrono::milliseconds kAgentExitWait{3000};
 // How often ShutDown looks again for an agent whose end no descriptor announces (rare: see
@@ -65,66 +62,68 @@ void AgentLauncher::Reach(const RankAssignment& assignment, RankEvents* events) 
   assignment_ = assignment;
   rank_pids_.assign(assignment.size(), 0);
   rank_done_.assign(assignment.size(), false);
-  start_deadline_ = Clock::now() + std::chrono::seconds(start_timeout_s_);
   last_heartbeat_sent_ = Clock::now();
   agents_.resize(assignment.hosts().size());
   for (size_t i = 0; i < agents_.size(); ++i) {
     const HostRanks& host = assignment.hosts()[i];
-    HostAgent& agent = agents_[i];
-    agent.host = host.host;
-    agent.ranks = host.ranks;
-    const bool slurm = agent_start_ == AgentStart::kSlurm;
-    agent.local = !slurm && RunsHere(host.host, host.user);
-    agent.reached.this_machine = agent.local;
-    agent.last_heard = Clock::now();
-    if (agent_start_ == AgentStart::kLocal && !agent.local) {
-      agent.failed = true;
-      events_->StartFailed(static_cast<int>(i),
-                           "agent start: --launcher local starts agents on this machine only, and host " +
-                               host.host + " is not this machine (give --launcher ssh)",
-                           kExitLaunchFailure);
-      continue;
-    }
-    if (slurm) {
-      // The node's address, where the job's traffic reaches its ranks (an agent through srun has no
-      // connection of its own to learn it from).
-      StatusOr<std::string> address = ResolveIpv4(host.host);
-      if (!address.ok()) {
-        agent.failed = true;
-        events_->StartFailed(static_cast<int>(i), WithoutHost(address.status().message(), host.host),
-                             kExitLaunchFailure);
-        continue;
-      }
-      agent.reached.address = std::move(address).value();
-    }
-    SshOptions ssh = ssh_;
-    if (!host.user.empty()) ssh.user = host.user;  // user@host overrides --ssh-user
-    StatusOr<std::unique_ptr<AgentConnection>> connection =
-        slurm         ? AgentConnection::StartSlurm(host.host, SlurmAgentPath())
-        : agent.local ? AgentConnection::StartLocal(host.host, local_agent_path_)
-                      : AgentConnection::StartRemote(host.host, ssh, remote_agent_path_, start_deadline_);
-    if (!connection.ok()) {
-      agent.failed = true;
-      events_->StartFailed(static_cast<int>(i), WithoutHost(connection.status().message(), host.host),
-                           kExitLaunchFailure);
-      continue;
-    }
-    agent.connection = std::move(connection).value();
-    Verbose("host " + host.host + ": agent " +
-            (slurm         ? "starting through srun (pid " + std::to_string(agent.connection->pid()) + ")"
-             : agent.local ? "started (pid " + std::to_string(agent.connection->pid()) + ")"
-                           : "starting over SSH") +
-            ", ranks " + RankList(host.ranks));
-    protocol::Hello hello;
-    hello.hvdrun_version = kVersion;
-    hello.want_facts = want_facts_;
-    // --check: no heartbeats; the agent answers, then waits for its input to close.
-    if (purpose_ == Purpose::kJob) {
-      hello.heartbeat_interval_ms = static_cast<uint32_t>(kHeartbeatInterval.count());
-      hello.heartbeat_timeout_ms = static_cast<uint32_t>(heartbeat_timeout_s_ * 1000);
-    }
-    agent.connection->Send(hello);
+    agents_[i].ranks = host.ranks;
+    StartAgent(agents_[i], host.host, host.user);
   }
+}
+
+void AgentLauncher::StartAgent(HostAgent& agent, const std::string& host, const std::string& user) {
+  agent.host = host;
+  const bool slurm = agent_start_ == AgentStart::kSlurm;
+  agent.local = !slurm && RunsHere(host, user);
+  agent.reached.this_machine = agent.local;
+  agent.last_heard = Clock::now();
+  agent.start_deadline = Clock::now() + std::chrono::seconds(start_timeout_s_);
+  if (agent_start_ == AgentStart::kLocal && !agent.local) {
+    StartFailedAt(agent, "agent start: --launcher local starts agents on this machine only, and host " +
+                             host + " is not this machine (give --launcher ssh)");
+    return;
+  }
+  if (slurm) {
+    // The node's address, where the job's traffic reaches its ranks (an agent through srun has no
+    // connection of its own to learn it from).
+    StatusOr<std::string> address = ResolveIpv4(host);
+    if (!address.ok()) {
+      StartFailedAt(agent, WithoutHost(address.status().message(), host));
+      return;
+    }
+    agent.reached.address = std::move(address).value();
+  }
+  SshOptions ssh = ssh_;
+  if (!user.empty()) ssh.user = user;  // user@host overrides --ssh-user
+  StatusOr<std::unique_ptr<AgentConnection>> connection =
+      slurm         ? AgentConnection::StartSlurm(host, SlurmAgentPath())
+      : agent.local ? AgentConnection::StartLocal(host, local_agent_path_)
+                    : AgentConnection::StartRemote(host, ssh, remote_agent_path_, agent.start_deadline);
+  if (!connection.ok()) {
+    StartFailedAt(agent, WithoutHost(connection.status().message(), host));
+    return;
+  }
+  agent.connection = std::move(connection).value();
+  Verbose("host " + host + ": agent " +
+          (slurm         ? "starting through srun (pid " + std::to_string(agent.connection->pid()) + ")"
+           : agent.local ? "started (pid " + std::to_string(agent.connection->pid()) + ")"
+                         : "starting over SSH") +
+          ", ranks " + RankList(agent.ranks));
+  protocol::Hello hello;
+  hello.hvdrun_version = kVersion;
+  hello.want_facts = want_facts_;
+  // --check: no heartbeats; the agent answers, then waits for its input to close.
+  if (purpose_ == Purpose::kJob) {
+    hello.heartbeat_interval_ms = static_cast<uint32_t>(kHeartbeatInterval.count());
+    hello.heartbeat_timeout_ms = static_cast<uint32_t>(heartbeat_timeout_s_ * 1000);
+  }
+  agent.connection->Send(hello);
+}
+
+void AgentLauncher::StartFailedAt(HostAgent& agent, const std::string& reason) {
+  agent.failed = true;
+  agent.failure = reason;
+  if (!launched_) events_->StartFailed(IndexOf(agent), reason, kExitLaunchFailure);
 }
 
 bool AgentLauncher::Reached() const {
@@ -220,7 +219,8 @@ void AgentLauncher::HandleInput(HostAgent& agent) {
   } else if (agent.connection->stream_closed()) {
     bool ranks_left =
         std::any_of(agent.ranks.begin(), agent.ranks.end(), [&](int rank) { return !rank_done_[rank]; });
-    if (!launched_ || ranks_left) AgentFailed(agent, agent.connection->EndReason());
+    // An agent added while the job runs that ends before it answered failed to start.
+    if (!launched_ || ranks_left || !agent.answered) AgentFailed(agent, agent.connection->EndReason());
   }
 }
 
@@ -294,6 +294,9 @@ void AgentLauncher::Answered(HostAgent& agent, const protocol::AgentHello& hello
 }
 
 void AgentLauncher::AgentFailed(HostAgent& agent, const std::string& reason) {
+  if (agent.failure.empty()) {
+    agent.failure = agent.answered ? reason : agent.connection->Stage() + ": " + reason;
+  }
   if (!launched_) {
     // Once every host has answered or failed, agents that end are being shut down.
     if (!agent.failed && !Reached() && !shutting_down_) {
@@ -331,11 +334,9 @@ void AgentLauncher::KillRankGroups(const HostAgent& agent) {
 
 void AgentLauncher::CheckTimers() {
   Clock::time_point now = Clock::now();
-  if (!launched_ && now >= start_deadline_) {
-    for (HostAgent& agent : agents_) {
-      if (!agent.answered && !agent.failed) {
-        AgentFailed(agent, "no answer within " + std::to_string(start_timeout_s_) + " s (--start-timeout)");
-      }
+  for (HostAgent& agent : agents_) {
+    if (!agent.answered && !agent.failed && now >= agent.start_deadline) {
+      AgentFailed(agent, "no answer within " + std::to_string(start_timeout_s_) + " s (--start-timeout)");
     }
   }
   if (purpose_ != Purpose::kJob) return;
@@ -441,7 +442,12 @@ std::string AgentLauncher::SlurmAgentPath() const {
   return ssh_.agent_fallback_path.empty() ? remote_agent_path_ : ssh_.agent_fallback_path;
 }
 
-int AgentLauncher::IndexOf(const HostAgent& agent) const { return static_cast<int>(&agent - agents_.data()); }
+int AgentLauncher::IndexOf(const HostAgent& agent) const {
+  for (size_t i = 0; i < agents_.size(); ++i) {
+    if (&agents_[i] == &agent) return static_cast<int>(i);
+  }
+  return -1;
+}
 
 void AgentLauncher::Verbose(const std::string& line) const {
   if (verbose_) std::fprintf(stderr, "hvdrun: %s\n", line.c_str());

@@ -18,11 +18,17 @@
 // agent's input, which ends it, and kills an agent that has not exited a few seconds later; it waits
 // on the agents' streams and ends (launcher/agents/process_exit_watch.h), never on a fixed interval.
 //
+// Growing (an elastic job, launcher/agents/agent_growth.cc): AddHost() reaches one more host as
+// Reach() does, with its own --start-timeout; a failure there is no failure of the job (StatusOf()
+// says it). LaunchMore() sends a further Launch to a host's agent, which starts those ranks beside
+// its running ones.
+//
 // Not thread-safe; runs on hvdrun's main thread.
 #ifndef HVDRUN_LAUNCHER_AGENTS_AGENT_LAUNCHER_H_
 #define HVDRUN_LAUNCHER_AGENTS_AGENT_LAUNCHER_H_
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +66,10 @@ class AgentLauncher : public RankLauncher {
   bool Done() const override;
   void ShutDown() override;
   Ending Finish(const Verdict& /*verdict*/) override { return {}; }
+  bool CanGrow() const override { return purpose_ == Purpose::kJob; }
+  int AddHost(const HostSlots& host) override;
+  HostStatus StatusOf(int host_index, std::string* why) const override;
+  Status LaunchMore(int host_index, const std::vector<protocol::RankLaunch>& ranks) override;
 
   // Host `host_index`'s answer (for --check); nullptr when it has not answered.
   const protocol::AgentHello* hello(int host_index) const;
@@ -71,6 +81,10 @@ class AgentLauncher : public RankLauncher {
  private:
   using Clock = std::chrono::steady_clock;
 
+  // Between SIGTERM and SIGKILL when a job stops: long enough for a rank to flush its logs, short
+  // enough that a failed job is over in about a second.
+  static constexpr std::chrono::milliseconds kKillGrace{1000};
+
   struct HostAgent {
     std::string host;
     std::unique_ptr<AgentConnection> connection;  // null when the agent could not be started
@@ -79,10 +93,17 @@ class AgentLauncher : public RankLauncher {
     bool answered = false;  // its AgentHello arrived
     bool failed = false;    // it can no longer be relied on (reported)
     bool told_to_stop = false;
+    std::string failure;  // why it failed, in one line
     protocol::AgentHello hello;
     ReachedHost reached;
     Clock::time_point last_heard;
+    Clock::time_point start_deadline;  // it must answer by then (--start-timeout)
   };
+
+  // Starts `agent`'s agent on `host` (`user`: its SSH login, empty for --ssh-user's) and says Hello.
+  void StartAgent(HostAgent& agent, const std::string& host, const std::string& user);
+  // `agent` could not be started: before the launch its host fails the job's start.
+  void StartFailedAt(HostAgent& agent, const std::string& reason);
 
   void Answered(HostAgent& agent, const protocol::AgentHello& hello);
   void HandleInput(HostAgent& agent);
@@ -116,13 +137,12 @@ class AgentLauncher : public RankLauncher {
 
   RankEvents* events_ = nullptr;
   RankAssignment assignment_;
-  std::vector<HostAgent> agents_;
+  std::deque<HostAgent> agents_;    // a deque: AddHost() keeps references to the others valid
   std::vector<HostAgent*> polled_;  // the agent of each descriptor AddPollFds added, in order
   std::vector<int> rank_pids_;      // by rank; 0 until the rank started
   std::vector<bool> rank_done_;     // by rank: ended or lost
   bool launched_ = false;
   bool shutting_down_ = false;  // agents that end now are ending as asked
-  Clock::time_point start_deadline_;
   Clock::time_point last_heartbeat_sent_;
 };
 

@@ -151,10 +151,12 @@ std::vector<OptionRow> ElasticRows() {
                     "--host-discovery-script: -np"),
               "Elastic jobs (horovodrun's; the ranks use hvd.elastic, the controller Gloo)"),
       Field(Value({"--max-np", "--max-num-proc"}, "N"), &LaunchFlags::max_np,
-            "At most N ranks in an elastic job (default: no bound)"),
+            "At most N ranks in an elastic job; with --host-discovery-script it grows up to N as hosts or "
+            "slots are added (default: no bound)"),
       Field(Value({"--host-discovery-script"}, "FILE"), &LaunchFlags::host_discovery_script,
-            "An elastic job's hosts: the program FILE, run every second, prints 'host[:slots]' lines; a "
-            "failing run or bad output is one warning and the job keeps its hosts"),
+            "An elastic job's hosts: the program FILE, run every second, prints 'host[:slots]' lines; ranks "
+            "start on hosts it adds and leave hosts it drops, the job re-forming at the ranks' next commit; "
+            "a failing run or bad output is one warning and the job keeps its hosts"),
       Field(Value({"--slots-per-host"}, "N"), &LaunchFlags::slots_per_host,
             "Slots of a discovered host whose line gives none (default 1)"),
       Field(Value({"--elastic-timeout"}, "S"), &LaunchFlags::elastic_timeout,

@@ -15,13 +15,23 @@
 // the current round exits 0 the job is finishing: it ends when the round's workers have ended, and
 // a failure then stops it as in a job that is not elastic.
 //
-// This driver starts no new process while the job runs: the agents take one launch each, so a
-// round is made of the live workers; hosts that discovery adds are noted (--verbose) and unused.
+// Growth (with --host-discovery-script and a WorkerStarter): when the usable hosts change
+// (discovery adds hosts or slots, a cooldown ends) and the next round would hold new workers (up
+// to --max-np), the driver has their hosts reached (an agent each) and, once all of them are ready
+// or failed (a host whose agent did not start is blacklisted), plans the round with the new
+// workers, adds 1 to `elastic/hosts_updated`, writes the round's keys and `elastic/round`, and
+// starts the new workers (HVDRUN_ROUND: the new round). The running workers re-form at their
+// next commit (HostsUpdatedInterrupt). A re-formation after a failure adds new workers on hosts
+// that are ready and does not wait for the others. A host that leaves discovery adds 1 to
+// `elastic/hosts_updated` too, so that its workers learn at the next commit that they are removed.
+// Once a worker of a round with new workers exits 0, every live worker is `removed` in one more
+// round (never announced): new workers still waiting for the survivors stop waiting and exit 0.
 //
 // Not thread-safe: JobRun's thread calls every method (the discovery thread is HostDiscovery's).
 #ifndef HVDRUN_LAUNCHER_ELASTIC_ELASTIC_DRIVER_H_
 #define HVDRUN_LAUNCHER_ELASTIC_ELASTIC_DRIVER_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,6 +61,26 @@ StatusOr<std::vector<HostSlots>> FirstDiscoveredHosts(const ElasticOptions& opti
                                                       int start_timeout_s,
                                                       const std::function<void(const std::string&)>& say);
 
+// How the driver grows a job: agents on new hosts and workers started while the job runs (JobRun
+// implements it over its launcher).
+class WorkerStarter {
+ public:
+  enum class HostState {
+    kNew,       // no agent runs there (none was started, or it is gone): ReachHost() starts one
+    kReaching,  // its agent is starting
+    kReady,     // its agent runs and takes new workers
+    kFailed,    // its agent did not start (`why` says why); said once, the host is kNew after
+  };
+  virtual ~WorkerStarter() = default;
+  virtual HostState HostStateOf(const std::string& host, std::string* why) = 0;
+  virtual void ReachHost(const HostSlots& host) = 0;
+  // Starts worker `index` (the next launch index) at `places[place]`, its place in the round whose
+  // places (by rank) are `places`, with `variables` (NAME=VALUE, the contract's) set last. An error
+  // is one line: the worker did not start.
+  virtual Status StartWorker(int index, const std::vector<WorkerPlace>& places, size_t place,
+                             const std::vector<std::string>& variables) = 0;
+};
+
 class ElasticDriver {
  public:
   using Clock = std::function<double()>;  // seconds, monotonic
@@ -65,8 +95,12 @@ class ElasticDriver {
   ElasticDriver(const ElasticDriver&) = delete;
   ElasticDriver& operator=(const ElasticDriver&) = delete;
 
+  // With --host-discovery-script, the job grows through `starter` (not owned; it outlives the
+  // driver). Call before Begin().
+  void AllowGrowth(WorkerStarter* starter) { starter_ = starter; }
+
   // The contract's variables for worker `index` (HVDRUN_ELASTIC, HVDRUN_WORKER_ID, HVDRUN_ROUND,
-  // HVDRUN_ELASTIC_TIMEOUT_SECONDS), NAME=VALUE.
+  // HVDRUN_ELASTIC_TIMEOUT_SECONDS), NAME=VALUE; HVDRUN_ROUND is the round it was started in.
   std::vector<std::string> RankVariables(int index) const;
   // Writes round 0's keys through `set_key` (kept for later rounds) and starts discovery. Call once
   // the job's signals are blocked.
@@ -79,6 +113,10 @@ class ElasticDriver {
   // job must stop because it failed (failure() says why).
   bool Tick();
 
+  // Milliseconds until Tick() has something due (the settle time of a re-formation ends); -1: nothing
+  // is due before the job's loop turns anyway.
+  int WakeInMs() const;
+
   // Every process has ended: a re-formation still due (no worker was left for it) fails the job.
   void JobEnded();
 
@@ -87,6 +125,8 @@ class ElasticDriver {
   std::vector<std::string> FailureReport() const;
   // Worker `index` failed and the driver took its end (the job went on without it).
   bool TookFailure(int index) const { return workers_.at(index).failure_taken; }
+  // Workers started so far (launch indexes 0 to workers() - 1).
+  int workers() const { return static_cast<int>(workers_.size()); }
   // The launch indexes of the current round's workers, by rank.
   const std::vector<int>& current_round() const { return current_; }
   int round() const { return round_; }
@@ -103,6 +143,7 @@ class ElasticDriver {
   struct Worker {
     std::string id;
     std::string host;
+    int round = 0;  // the round it was started in
     bool alive = true;
     bool in_round = true;  // has a place in the current round
     bool failure_taken = false;
@@ -116,7 +157,21 @@ class ElasticDriver {
   };
 
   void WatchDiscovery();
+  // Notes a change of the usable hosts: growth may be due.
+  void WatchUsableHosts();
   void Reform();
+  // The next round from the live workers of the current one (and, when the job grows, new workers:
+  // `index_of` maps every id of the plan to its launch index). False while a growth waits for its
+  // hosts' agents; `reaching` names the hosts it does not wait for.
+  bool PlanNext(RoundPlan& plan, std::map<std::string, int>& index_of, std::vector<std::string>& reaching);
+  // Whether the agents of the hosts of `plan`'s new workers are ready; reaches those without one,
+  // blacklists those whose agent failed (false then: the plan is stale).
+  bool NewHostsReady(const RoundPlan& plan, std::vector<std::string>& reaching);
+  void StartNewWorkers(const RoundPlan& plan, const std::map<std::string, int>& index_of);
+  void Announce(const std::vector<std::string>& hosts_before, const std::vector<std::string>& grown_on,
+                double since);
+  // A worker of a round with new workers exited 0: the others stop waiting for a round (see above).
+  void ReleaseWaitingWorkers();
   void Publish(const RoundPlan& plan, const std::map<std::string, int>& index_of);
   void Fail(std::string why);
   std::vector<std::string> HostsOf(const std::vector<int>& workers) const;
@@ -125,6 +180,7 @@ class ElasticDriver {
   const Say say_;
   const bool verbose_;
   const Clock clock_;
+  WorkerStarter* starter_ = nullptr;
   SetKey set_key_;
   HostBlacklist blacklist_;
   std::unique_ptr<HostDiscovery> discovery_;
@@ -138,6 +194,11 @@ class ElasticDriver {
   std::optional<double> pending_since_;
   double last_event_ = 0;
   std::vector<std::string> pending_why_;
+  bool notice_due_ = false;  // the next round adds 1 to elastic/hosts_updated (a host left)
+  int64_t notices_ = 0;      // elastic/hosts_updated
+  // Growth: the usable hosts last seen, and since when a growth has been looked for.
+  std::vector<HostSlots> last_usable_;
+  std::optional<double> grow_since_;
   std::optional<double> below_since_;        // fewer than --min-np places since then
   size_t below_places_ = 0;                  // how many places, at the last plan
   std::map<std::string, std::string> lost_;  // host -> why it was lost (the first reason)

@@ -1,10 +1,16 @@
 #include "launcher/elastic/elastic_driver.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun {
 namespace {
@@ -52,12 +58,15 @@ TEST(ElasticDriver, RoundZeroIsTheLaunchAndItsVariablesNameEachWorker) {
 
 TEST(ElasticDriver, AFailedWorkerReformsTheJobAfterTheSettleTime) {
   Driven d(MinNp(2));
+  EXPECT_EQ(d.driver->WakeInMs(), -1);
   EXPECT_TRUE(d.driver->WorkerEnded(1, false, "killed by SIGKILL"));
   d.now = kSettleSeconds / 2;
+  EXPECT_EQ(d.driver->WakeInMs(), 251);  // the job's loop wakes when the settle time ends
   EXPECT_FALSE(d.driver->Tick());
   EXPECT_EQ(d.keys["elastic/round"], "0");
   d.now = kSettleSeconds;
   EXPECT_FALSE(d.driver->Tick());
+  EXPECT_EQ(d.driver->WakeInMs(), -1);
   EXPECT_EQ(d.keys["elastic/round"], "1");
   EXPECT_EQ(d.keys["elastic/1/rank/a/0/0"], "0 2 0 1 0 2 a");
   EXPECT_EQ(d.keys["elastic/1/rank/c/0/2"], "1 2 0 1 1 2 c");
@@ -135,6 +144,140 @@ TEST(ElasticDriver, EveryWorkerEndingBeforeTheReformationFailsTheJob) {
   for (int index = 0; index < 3; ++index) d.driver->WorkerEnded(index, false, "killed by SIGKILL");
   d.driver->JobEnded();
   EXPECT_TRUE(d.driver->failed());
+}
+
+// A WorkerStarter whose hosts' states the test sets; it records what the driver asks.
+struct FakeStarter : WorkerStarter {
+  HostState HostStateOf(const std::string& host, std::string* why) override {
+    HostState state = states.count(host) > 0 ? states[host] : HostState::kNew;
+    if (state == HostState::kFailed) {
+      *why = "agent start: connect: connection refused";
+      states.erase(host);  // said once
+    }
+    return state;
+  }
+  void ReachHost(const HostSlots& host) override {
+    reached.push_back(host.host);
+    states[host.host] = HostState::kReaching;
+  }
+  Status StartWorker(int index, const std::vector<WorkerPlace>& places, size_t place,
+                     const std::vector<std::string>& variables) override {
+    started.push_back(std::to_string(index) + " " + PlaceValue(places.at(place)));
+    started_variables.push_back(variables);
+    return Status::Ok();
+  }
+  std::map<std::string, HostState> states;
+  std::vector<std::string> reached;
+  std::vector<std::string> started;
+  std::vector<std::vector<std::string>> started_variables;
+};
+
+// A job started on hosts a and b by a discovery script whose hosts file the test rewrites.
+struct Growing {
+  explicit Growing(int min_np = 2) {
+    hosts_file = dir.WriteFile("hosts", "a\nb\n");
+    std::string script = dir.WriteFile("hosts.sh", "#!/bin/sh\ncat '" + hosts_file + "'\n");
+    ::chmod(script.c_str(), 0755);
+    ElasticOptions options = MinNp(min_np);
+    options.discovery_script = script;
+    std::vector<HostSlots> hosts = {{"a", 1}, {"b", 1}};
+    driver = std::make_unique<ElasticDriver>(
+        options, RankAssignment::Assign(hosts, 2).value(), hosts,
+        [this](const std::string& line) { lines.push_back(line); }, false, [this] { return now; });
+    driver->AllowGrowth(&starter);
+    driver->Begin([this](const std::string& key, const std::string& value) { keys[key] = value; });
+  }
+  // The script's hosts from now on (replaced at once: the script never reads half a file).
+  void SetHosts(const std::string& text) {
+    std::rename(dir.WriteFile("hosts.new", text).c_str(), hosts_file.c_str());
+  }
+  // Ticks (the discovery thread runs the script every second) until `done`, for at most 5 s.
+  template <typename Done>
+  bool TickUntil(Done done) {
+    for (int i = 0; i < 100 && !done(); ++i) {
+      driver->Tick();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+  }
+  e2e::ScratchDir dir;
+  std::string hosts_file;
+  double now = 0;
+  FakeStarter starter;
+  std::map<std::string, std::string> keys;
+  std::vector<std::string> lines;
+  std::unique_ptr<ElasticDriver> driver;
+};
+
+TEST(ElasticDriver, ADiscoveredHostJoinsOnceItsAgentIsReady) {
+  Growing g;
+  g.SetHosts("a\nb\nc\n");
+  ASSERT_TRUE(g.TickUntil([&] { return !g.starter.reached.empty(); }));
+  EXPECT_EQ(g.starter.reached, std::vector<std::string>{"c"});
+  EXPECT_EQ(g.keys["elastic/round"], "0");  // a growth waits for its agents
+  g.now = 2;
+  g.driver->Tick();
+  EXPECT_EQ(g.keys["elastic/round"], "0");
+  g.starter.states["c"] = WorkerStarter::HostState::kReady;
+  g.now = 3;
+  EXPECT_FALSE(g.driver->Tick());
+  EXPECT_EQ(g.keys["elastic/round"], "1");
+  EXPECT_EQ(g.keys["elastic/hosts_updated"], "1");
+  EXPECT_EQ(g.keys["elastic/1/rank/a/0/0"], "0 3 0 1 0 3 a");
+  EXPECT_EQ(g.keys["elastic/1/rank/b/0/1"], "1 3 0 1 1 3 b");
+  EXPECT_EQ(g.keys["elastic/1/rank/c/0/2"], "2 3 0 1 2 3 c");
+  EXPECT_EQ(g.starter.started, std::vector<std::string>{"2 2 3 0 1 2 3 c"});
+  EXPECT_EQ(g.starter.started_variables[0],
+            (std::vector<std::string>{"HVDRUN_ELASTIC=1", "HVDRUN_WORKER_ID=c/0/2", "HVDRUN_ROUND=1",
+                                      "HVDRUN_ELASTIC_TIMEOUT_SECONDS=10"}));
+  EXPECT_EQ(g.driver->current_round(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(g.driver->workers(), 3);
+  ASSERT_FALSE(g.lines.empty());
+  EXPECT_EQ(g.lines.back().rfind("elastic: round 1: 3 ranks on 3 hosts; hosts lost: none; added: c; why: new "
+                                 "slots on c; re-formed in ",
+                                 0),
+            0u)
+      << g.lines.back();
+  EXPECT_EQ(g.driver->PlanJson()["rounds"][1]["hosts_added"], nlohmann::json::array({"c"}));
+  // Nothing more to grow on.
+  g.driver->Tick();
+  EXPECT_EQ(g.keys["elastic/round"], "1");
+  // A survivor ends first: the new worker, which may still wait for the survivors, is removed in
+  // one more round so that it does not wait in vain.
+  EXPECT_TRUE(g.driver->WorkerEnded(0, true, ""));
+  EXPECT_EQ(g.keys["elastic/2/rank/c/0/2"], "removed");
+  EXPECT_EQ(g.keys["elastic/2/rank/b/0/1"], "removed");
+  EXPECT_EQ(g.keys["elastic/round"], "2");
+}
+
+TEST(ElasticDriver, AHostWhoseAgentFailsIsBlacklistedAndTheJobGoesOn) {
+  Growing g;
+  g.SetHosts("a\nb\nc\n");
+  ASSERT_TRUE(g.TickUntil([&] { return !g.starter.reached.empty(); }));
+  g.starter.states["c"] = WorkerStarter::HostState::kFailed;
+  g.now = 1;
+  g.driver->Tick();
+  g.now = 2;
+  g.driver->Tick();
+  EXPECT_EQ(g.keys["elastic/round"], "0");
+  EXPECT_EQ(g.starter.reached, std::vector<std::string>{"c"});  // out for good: never reached again
+  EXPECT_EQ(g.lines.back(),
+            "elastic: host c: agent start: connect: connection refused; the job goes on without it");
+  EXPECT_TRUE(g.starter.started.empty());
+}
+
+TEST(ElasticDriver, AHostThatLeavesDiscoveryIsNoticedAtTheNextCommit) {
+  Growing g(1);
+  g.SetHosts("a\n");
+  // Ticks a second apart on the driver's clock: past the settle time once discovery has run.
+  ASSERT_TRUE(g.TickUntil([&] {
+    g.now += 1;
+    return g.keys["elastic/round"] == "1";
+  }));
+  EXPECT_EQ(g.keys["elastic/1/rank/b/0/1"], "removed");
+  EXPECT_EQ(g.keys["elastic/1/rank/a/0/0"], "0 1 0 1 0 1 a");
+  EXPECT_EQ(g.keys["elastic/hosts_updated"], "1");  // b's worker learns it at its next commit
+  EXPECT_TRUE(g.starter.reached.empty());
 }
 
 }  // namespace

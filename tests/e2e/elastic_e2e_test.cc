@@ -76,5 +76,55 @@ TEST(ElasticJob, ADiscoveryScriptThatFailsIsAWarningAndTheJobGoesOn) {
       << result;
 }
 
+// A discovery script that prints the hosts in DIR/hosts; Rewrite(...) is the shell command that
+// replaces them at once (the script never reads half a file).
+struct DiscoveredHosts {
+  explicit DiscoveredHosts(const std::string& first) {
+    file = dir.WriteFile("hosts", first);
+    script = dir.WriteFile("hosts.sh", "#!/bin/sh\nexec cat '" + file + "'\n");
+    EXPECT_EQ(::chmod(script.c_str(), 0755), 0);
+  }
+  std::string Rewrite(const std::string& hosts) const {
+    return "printf '" + hosts + "' > '" + file + ".new' && mv '" + file + ".new' '" + file + "'";
+  }
+  ScratchDir dir;
+  std::string file;
+  std::string script;
+};
+
+TEST(ElasticJob, AHostThatDiscoveryAddsRunsANewRankInTheNextRound) {
+  // Round 0's rank 0 adds a third host; round 0's ranks end 5 s later, after the growth
+  // (discovery runs every second, the job loop turns at least every second).
+  DiscoveredHosts hosts("127.0.0.1\n127.0.0.2\n");
+  ProcessResult result = RunMarked(
+      {"-np", "2", "--host-discovery-script", hosts.script, "sh", "-c",
+       "if [ \"$HVDRUN_ROUND$HVDRUN_RANK\" = 00 ]; then " +
+           hosts.Rewrite("127.0.0.1\\n127.0.0.2\\n127.0.0.3\\n") +
+           "; fi; if [ \"$HVDRUN_ROUND\" = 0 ]; then sleep 5; fi; "
+           "echo worker $HVDRUN_WORKER_ID: rank $HVDRUN_RANK of $HVDRUN_SIZE in round $HVDRUN_ROUND"});
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("worker 127.0.0.3/0/2: rank 2 of 3 in round 1"), std::string::npos)
+      << result;
+  EXPECT_NE(result.stdout_text.find("worker 127.0.0.1/0/0: rank 0 of 2 in round 0"), std::string::npos)
+      << result;
+  EXPECT_NE(result.stderr_text.find("hvdrun: elastic: round 1: 3 ranks on 3 hosts; hosts lost: none; added: "
+                                    "127.0.0.3; why: new slots on 127.0.0.3; re-formed in "),
+            std::string::npos)
+      << result;
+}
+
+TEST(ElasticJob, AHostThatLeavesDiscoveryIsRemovedFromTheNextRound) {
+  // The ranks are not elastic programs: they do not leave on their own, and the job ends with them.
+  DiscoveredHosts hosts("127.0.0.1\n127.0.0.2\n127.0.0.3\n");
+  ProcessResult result = RunMarked(
+      {"-np", "3", "--min-np", "2", "--host-discovery-script", hosts.script, "sh", "-c",
+       "if [ \"$HVDRUN_RANK\" = 0 ]; then " + hosts.Rewrite("127.0.0.1\\n127.0.0.2\\n") + "; fi; sleep 5"});
+  EXPECT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stderr_text.find("hvdrun: elastic: round 1: 2 ranks on 2 hosts; hosts lost: 127.0.0.3; "
+                                    "added: none; why: 127.0.0.3 left discovery; re-formed in "),
+            std::string::npos)
+      << result;
+}
+
 }  // namespace
 }  // namespace hvdrun::e2e

@@ -123,7 +123,9 @@ class _DistributedOptimizerMethods:
     def synchronize(self):
         """Waits for every gradient's allreduce (starting those of groups whose parameters got fewer passes
         or none, as zeros where .grad is None) and leaves the results in .grad."""
-        if _C.size() == 1 or not self._hvd_included():
+        # Reductions in flight are waited for even on one rank: an elastic job that shrank to one keeps the
+        # hooks of its larger rounds.
+        if not self._hvd_handles and (_C.size() == 1 or not self._hvd_included()):
             self._hvd_synchronized = True
             return
         for index, group in enumerate(self._hvd_groups):
