@@ -47,7 +47,7 @@ Status CallOrderQueue::Run(Pending pending) {
   return CollectiveHandle(std::move(pending.state)).Wait();
 }
 
-Status CallOrderQueue::RunAfterQueue(Pending pending) {
+Status CallOrderQueue::RunAfterQueue(const Pending& pending) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [this] { return !broken_.ok() || (queue_.empty() && active_ == 0); });

@@ -51,7 +51,7 @@ class CallOrderQueue {
   // Runs `pending` on this thread when the queue is idle; else queues it and waits for it.
   Status Run(Pending pending);
   // Waits until the queue is idle (or broken), then runs `pending` on this thread.
-  Status RunAfterQueue(Pending pending);
+  Status RunAfterQueue(const Pending& pending);
   // The collective thread: runs queued requests until Stop was called and the queue is empty.
   void RunQueued();
   // RunQueued returns once the queue is empty.
