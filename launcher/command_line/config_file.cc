@@ -96,8 +96,9 @@ Status ConfigReader::ReadAutotune(const YAML::Node& value) {
         !on) {
       continue;
     }
-    if (Status status = ReadSetting("autotune." + key, entry->first, entry->second); !status.ok())
+    if (Status status = ReadSetting("autotune." + key, entry->first, entry->second); !status.ok()) {
       return status;
+    }
   }
   return Status::Ok();
 }

@@ -48,8 +48,9 @@ BayesianOptimizer::Point BayesianOptimizer::ToUnit(const Point& x) const {
 
 BayesianOptimizer::Point BayesianOptimizer::FromUnit(const Point& unit) const {
   Point x(ranges_.size());
-  for (size_t i = 0; i < ranges_.size(); ++i)
+  for (size_t i = 0; i < ranges_.size(); ++i) {
     x[i] = ranges_[i].low + unit[i] * (ranges_[i].high - ranges_[i].low);
+  }
   return x;
 }
 

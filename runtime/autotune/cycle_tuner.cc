@@ -94,8 +94,9 @@ StatusOr<std::optional<CycleSettings>> CycleTuner::AfterCycle(Backend& control,
   }
   static_assert(sizeof(Switch) == 3 * sizeof(int64_t));
   Status status = control.Broadcast(&message, 3, DataType::kInt64, 0);
-  if (!status.ok())
+  if (!status.ok()) {
     return Status::Error("autotune: broadcasting the next setting failed: " + status.message());
+  }
   done_ = message.done != 0;
   CycleSettings settings;
   settings.cycle_time = std::chrono::microseconds(message.cycle_time_us);
