@@ -36,6 +36,7 @@ Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&
   Tuned tuned;
   std::mutex mutex;
   std::vector<std::thread> threads;
+  threads.reserve(kRanks);
   for (int rank = 0; rank < kRanks; ++rank) {
     threads.emplace_back([&, rank] {
       RuntimeOptions options = testing::TestOptions(rank, kRanks, store);
