@@ -74,6 +74,16 @@ inline constexpr const char* kHorovodCycleTime = "HOROVOD_CYCLE_TIME";          
 inline constexpr const char* kHorovodCacheCapacity = "HOROVOD_CACHE_CAPACITY";      // entries; 0: no cache
 inline constexpr const char* kHorovodStallCheckTime = "HOROVOD_STALL_CHECK_TIME_SECONDS";
 
+// Autotuning (AutotuneOptions, docs/autotune.md), under Horovod's names, from hvdrun --autotune and
+// its flags: "1" turns it on; the log's path (rank 0 writes it); the warm-up samples, the steps per
+// sample and the samples scored, whole numbers; the Gaussian process's noise, a decimal from 0 to 10.
+inline constexpr const char* kHorovodAutotune = "HOROVOD_AUTOTUNE";
+inline constexpr const char* kHorovodAutotuneLog = "HOROVOD_AUTOTUNE_LOG";
+inline constexpr const char* kHorovodAutotuneWarmupSamples = "HOROVOD_AUTOTUNE_WARMUP_SAMPLES";
+inline constexpr const char* kHorovodAutotuneStepsPerSample = "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE";
+inline constexpr const char* kHorovodAutotuneBayesOptMaxSamples = "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES";
+inline constexpr const char* kHorovodAutotuneGaussianProcessNoise = "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE";
+
 // The timeline (RuntimeOptions::timeline). hvdrun --timeline-filename gives every rank HVDRUN_TIMELINE,
 // a directory on the rank's host: its runtime writes DIR/rank-R.json there and, when it ends, sends
 // the file to hvdrun (which merges every rank's) and deletes it. Outside hvdrun, Horovod's

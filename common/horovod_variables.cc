@@ -46,6 +46,14 @@ std::optional<double> ParseCycleTime(std::string_view text) {
   return ms;
 }
 
+std::optional<double> ParseAutotuneNoise(std::string_view text) {
+  const std::string copy(text);
+  char* end = nullptr;
+  const double noise = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end == nullptr || *end != '\0' || !(noise >= 0 && noise <= 1)) return std::nullopt;
+  return noise;
+}
+
 std::optional<std::vector<int>> ParseCoreList(std::string_view text) {
   std::vector<int> cores;
   size_t start = 0;

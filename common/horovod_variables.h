@@ -29,6 +29,11 @@ inline constexpr const char* kSwitchForm = "1 or 0";
 std::optional<double> ParseCycleTime(std::string_view text);
 inline constexpr const char* kCycleTimeForm = "a number of milliseconds from 0 to 60000";
 
+// Autotuning's Gaussian-process noise: a decimal from 0 to 1, as horovodrun checks it
+// (HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE).
+std::optional<double> ParseAutotuneNoise(std::string_view text);
+inline constexpr const char* kAutotuneNoiseForm = "a number from 0 to 1";
+
 // Core ids, comma-separated ("0,2"), each a whole number from 0 to 65535 (HOROVOD_THREAD_AFFINITY).
 std::optional<std::vector<int>> ParseCoreList(std::string_view text);
 inline constexpr const char* kCoreListForm = "core ids separated by commas, one per local rank (0,1)";
@@ -49,6 +54,8 @@ inline constexpr WholeRange kShutdownSecondsRange{0, 86400};  // 0: never
 inline constexpr WholeRange kNcclStreamsRange{1, 64};
 inline constexpr WholeRange kCacheCapacityRange{0, 1 << 20};
 inline constexpr WholeRange kFusionMebibytesRange{0, 1 << 20};
+inline constexpr WholeRange kAutotuneWarmupRange{0, 100000};   // warm-up samples
+inline constexpr WholeRange kAutotuneSamplesRange{1, 100000};  // steps per sample, samples scored
 
 }  // namespace hvdrun
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "common/env_names.h"
@@ -121,6 +122,36 @@ Status ReadTimeline(const EnvironmentReader& env, int rank, TimelineSettings& ti
   return Status::Ok();
 }
 
+// Horovod's autotuning variables (AutotuneOptions), read when HOROVOD_AUTOTUNE=1. A fusion threshold
+// or cycle time set in the environment is the user's explicit value, which the tuner leaves fixed.
+Status ReadAutotune(const EnvironmentReader& env, AutotuneOptions& autotune) {
+  StatusOr<bool> enabled = ReadFlag(env, env::kHorovodAutotune, false);
+  if (!enabled.ok() || !enabled.value()) return enabled.status();
+  autotune.enabled = true;
+  if (const char* log = env.Find(env::kHorovodAutotuneLog); log != nullptr) autotune.log_file = log;
+  for (const auto& [name, range, value] :
+       {std::tuple<const char*, WholeRange, int*>{env::kHorovodAutotuneWarmupSamples, kAutotuneWarmupRange,
+                                                  &autotune.warmup_samples},
+        {env::kHorovodAutotuneStepsPerSample, kAutotuneSamplesRange, &autotune.steps_per_sample},
+        {env::kHorovodAutotuneBayesOptMaxSamples, kAutotuneSamplesRange, &autotune.max_samples}}) {
+    if (env.Find(name) == nullptr) continue;
+    StatusOr<int64_t> number = env.RequiredWholeNumber(name, range.min, range.max);
+    if (!number.ok()) return number.status();
+    *value = static_cast<int>(number.value());
+  }
+  if (const char* text = env.Find(env::kHorovodAutotuneGaussianProcessNoise); text != nullptr) {
+    const std::optional<double> noise = ParseAutotuneNoise(text);
+    if (!noise) {
+      return Status::Error(std::string(env::kHorovodAutotuneGaussianProcessNoise) + "='" + text +
+                           "' is not " + kAutotuneNoiseForm);
+    }
+    autotune.gaussian_process_noise = *noise;
+  }
+  autotune.fusion_threshold_fixed = env.Find(env::kHorovodFusionThreshold) != nullptr;
+  autotune.cycle_time_fixed = env.Find(env::kHorovodCycleTime) != nullptr;
+  return Status::Ok();
+}
+
 // An elastic job's variables (ElasticOptions), where HVDRUN_ELASTIC=1.
 Status ReadElastic(const EnvironmentReader& env, ElasticOptions& elastic) {
   StatusOr<bool> enabled = ReadFlag(env, env::kElastic, false);
@@ -194,6 +225,7 @@ StatusOr<RuntimeEnvironment> ReadRuntimeEnvironment(const EnvironmentLookup& loo
     status = hierarchical.status();
   }
   if (status.ok()) status = ReadElastic(env, options.elastic);
+  if (status.ok()) status = ReadAutotune(env, options.autotune);
   if (!status.ok()) return status;
   StatusOr<HorovodSettings> horovod = ReadHorovodSettings(env, options);
   if (!horovod.ok()) return horovod.status();

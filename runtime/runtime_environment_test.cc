@@ -88,6 +88,40 @@ TEST_F(RuntimeEnvironmentTest, NegotiationTuningComesFromHorovodsVariables) {
   EXPECT_EQ(ReadError(), "HOROVOD_FUSION_THRESHOLD='-1' is not a whole number from 0 to 1099511627776");
 }
 
+TEST_F(RuntimeEnvironmentTest, AutotuneComesFromHorovodsVariablesAndKeepsExplicitValuesFixed) {
+  StatusOr<RuntimeEnvironment> defaults = Read();
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_FALSE(defaults->options.autotune.enabled);
+  values_[env::kHorovodAutotuneWarmupSamples] = "x";  // read only when autotuning is on, as Horovod
+  EXPECT_EQ(ReadError(), "OK");
+
+  values_[env::kHorovodAutotune] = "1";
+  EXPECT_EQ(ReadError(), "HOROVOD_AUTOTUNE_WARMUP_SAMPLES='x' is not a whole number from 0 to 100000");
+  values_[env::kHorovodAutotuneWarmupSamples] = "0";
+  values_[env::kHorovodAutotuneLog] = "/tmp/tune.csv";
+  values_[env::kHorovodAutotuneStepsPerSample] = "4";
+  values_[env::kHorovodAutotuneBayesOptMaxSamples] = "9";
+  values_[env::kHorovodAutotuneGaussianProcessNoise] = "0.25";
+  values_[env::kHorovodCycleTime] = "3";
+  StatusOr<RuntimeEnvironment> tuned = Read();
+  ASSERT_TRUE(tuned.ok()) << tuned.status().message();
+  const AutotuneOptions& autotune = tuned->options.autotune;
+  EXPECT_TRUE(autotune.enabled);
+  EXPECT_EQ(autotune.log_file, "/tmp/tune.csv");
+  EXPECT_EQ(autotune.warmup_samples, 0);
+  EXPECT_EQ(autotune.steps_per_sample, 4);
+  EXPECT_EQ(autotune.max_samples, 9);
+  EXPECT_EQ(autotune.gaussian_process_noise, 0.25);
+  EXPECT_FALSE(autotune.fusion_threshold_fixed);
+  EXPECT_TRUE(autotune.cycle_time_fixed);
+
+  values_[env::kHorovodAutotuneStepsPerSample] = "0";
+  EXPECT_EQ(ReadError(), "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE='0' is not a whole number from 1 to 100000");
+  values_[env::kHorovodAutotuneStepsPerSample] = "4";
+  values_[env::kHorovodAutotuneGaussianProcessNoise] = "1.5";
+  EXPECT_EQ(ReadError(), "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE='1.5' is not a number from 0 to 1");
+}
+
 TEST_F(RuntimeEnvironmentTest, SharedMemoryIsOnUnlessHvdrunShmIsZero) {
   StatusOr<RuntimeEnvironment> defaults = Read();
   ASSERT_TRUE(defaults.ok()) << defaults.status().message();

@@ -56,6 +56,20 @@ TEST(CommandLine, TuningFlagsReachTheRanksAsHorovodsVariables) {
                                              "HOROVOD_CACHE_CAPACITY=0"}));
 }
 
+TEST(CommandLine, AutotuneFlagsReachTheRanksAsHorovodsVariables) {
+  ParsedCommandLine parsed = Parse({"-np", "2", "--gloo", "--autotune", "--autotune-log-file", "tune.csv",
+                                    "--autotune-warmup-samples", "0", "--autotune-steps-per-sample", "4",
+                                    "--autotune-bayes-opt-max-samples", "12",
+                                    "--autotune-gaussian-process-noise", "0.25", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_EQ(
+      parsed.options->exports,
+      Joined(kGlooControllerVariables,
+             {"HOROVOD_AUTOTUNE=1", "HOROVOD_AUTOTUNE_LOG=tune.csv", "HOROVOD_AUTOTUNE_WARMUP_SAMPLES=0",
+              "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE=4", "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES=12",
+              "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE=0.25"}));
+}
+
 TEST(CommandLine, CompressionFlagsReachTheRanksAsHvdrunsVariables) {
   ParsedCommandLine parsed =
       Parse({"-np", "2", "--mpi", "--compression", "fp8", "--fp8-scaling", "off", "--fp8-safe-cast", "off",
@@ -306,6 +320,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"-np", "1", "--cycle-time-ms", "1ms", "true"},
                 "--cycle-time-ms: '1ms' is not a number of milliseconds from 0 to 60000"},
         BadCase{{"-np", "1", "--cache-capacity", "x", "true"}, "--cache-capacity: 'x' is not a whole number"},
+        BadCase{{"-np", "1", "--autotune-steps-per-sample", "0", "true"},
+                "--autotune-steps-per-sample: 0 is out of range (1 to 100000)"},
+        BadCase{{"-np", "1", "--autotune-gaussian-process-noise", "1.5", "true"},
+                "--autotune-gaussian-process-noise: '1.5' is not a number from 0 to 1"},
         BadCase{{"-np", "1", "-x", "HOROVOD_CYCLE_TIME=5", "--cycle-time-ms", "1", "true"},
                 "-x HOROVOD_CYCLE_TIME: --cycle-time-ms sets it too; give one of them"},
         BadCase{
@@ -646,10 +664,8 @@ TEST(CommandLine, ConfigFileErrorsNameTheFileLineAndKey) {
     return Parse({"-np", "2", "--config-file", dir.WriteFile("c.yaml", yaml), "prog"}).error;
   };
   const std::string file = dir.path() + "/c.yaml";
-  EXPECT_EQ(error("autotune:\n  enabled: true\n"),
-            "--config-file: " + file +
-                ":1: autotune: not supported yet: hvdrun has no autotuning; remove the section (set "
-                "params.fusion_threshold_mb and params.cycle_time_ms instead)");
+  EXPECT_EQ(error("autotune:\n  gaussian_process_noise: 2\n"),
+            file + ":2: autotune.gaussian_process_noise: '2' is not a number from 0 to 1");
   EXPECT_EQ(
       error("params:\n  fusion_treshold_mb: 8\n"),
       "--config-file: " + file +

@@ -37,7 +37,7 @@ class ConfigReader {
     return path_ + ":" + std::to_string(node.Mark().line + 1) + ": " + key;
   }
   Status ReadController(const YAML::Node& key, const YAML::Node& value);
-  Status ReadAutotune(const YAML::Node& key, const YAML::Node& value) const;
+  Status ReadAutotune(const YAML::Node& value);
   Status ReadSection(const std::string& section, const YAML::Node& value);
   Status ReadSetting(const std::string& config_key, const YAML::Node& key, const YAML::Node& value);
   // The keys the option table has under `section`, for errors: "cycle_time_ms, ...".
@@ -56,7 +56,7 @@ Status ConfigReader::Read(const YAML::Node& root) {
     if (name == "controller") {
       status = ReadController(entry->first, entry->second);
     } else if (name == "autotune") {
-      status = ReadAutotune(entry->first, entry->second);
+      status = ReadAutotune(entry->second);
     } else if (name == "params" || name == "timeline" || name == "stall_check" || name == "library_options" ||
                name == "logging") {
       status = entry->second.IsNull() ? Status::Ok() : ReadSection(name, entry->second);
@@ -84,14 +84,23 @@ Status ConfigReader::ReadController(const YAML::Node& key, const YAML::Node& val
                        "' is not a controller hvdrun has (gloo or mpi)");
 }
 
-Status ConfigReader::ReadAutotune(const YAML::Node& key, const YAML::Node& value) const {
-  const bool asks_nothing =
-      value.IsNull() || (value.IsMap() && value.size() == 1 && value["enabled"] &&
-                         value["enabled"].IsScalar() && !value["enabled"].as<bool>(true));
-  if (asks_nothing) return Status::Ok();
-  return Status::Error(Place(key, "autotune") +
-                       ": not supported yet: hvdrun has no autotuning; remove the section (set "
-                       "params.fusion_threshold_mb and params.cycle_time_ms instead)");
+Status ConfigReader::ReadAutotune(const YAML::Node& value) {
+  if (value.IsNull()) return Status::Ok();
+  if (!value.IsMap()) return ReadSection("autotune", value);
+  // As horovodrun: `enabled: false` (or no `enabled`) turns nothing on, and the section's other
+  // settings apply when --autotune does.
+  for (auto entry = value.begin(); entry != value.end(); ++entry) {
+    const std::string key = entry->first.as<std::string>();
+    bool on = true;
+    if (key == "enabled" && entry->second.IsScalar() && YAML::convert<bool>::decode(entry->second, on) &&
+        !on) {
+      continue;
+    }
+    if (Status status = ReadSetting("autotune." + key, entry->first, entry->second); !status.ok()) {
+      return status;
+    }
+  }
+  return Status::Ok();
 }
 
 Status ConfigReader::ReadSection(const std::string& section, const YAML::Node& value) {

@@ -9,12 +9,14 @@
 //   library_options: mpi_threads_disable (true|false), num_nccl_streams, thread_affinity,
 //                    gloo_timeout_seconds
 //   logging:         level, with_timestamp (true|false)
+//   autotune:        enabled (true|false), log_file, warmup_samples, steps_per_sample,
+//                    bayes_opt_max_samples, gaussian_process_noise (enabled false or absent: the
+//                    others apply only with --autotune, as in horovodrun)
 //
 // A key of the table is the row's OptionRow::config_key. A key with no value (`cycle_time_ms:`)
 // sets nothing, as in horovodrun. Anything else is an error naming file:line and the key: a key
-// horovodrun does not have, a value that is not a scalar (or not a boolean where one is expected),
-// and the autotune section, which hvdrun does not support yet (`enabled: false` alone asks nothing
-// and is accepted). Which of the settings apply is the caller's: the command line wins.
+// horovodrun does not have, a value that is not a scalar (or not a boolean where one is expected).
+// Which of the settings apply is the caller's: the command line wins.
 #ifndef HVDRUN_LAUNCHER_COMMAND_LINE_CONFIG_FILE_H_
 #define HVDRUN_LAUNCHER_COMMAND_LINE_CONFIG_FILE_H_
 

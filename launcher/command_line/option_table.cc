@@ -4,61 +4,10 @@
 #include <sstream>
 
 #include "common/env_names.h"
-#include "common/error_text.h"
-#include "common/horovod_variables.h"
+#include "launcher/command_line/option_value_checks.h"
 
 namespace hvdrun {
 namespace {
-
-StatusOr<std::string> WholeNumberIn(const std::string& shown, const std::string& text, WholeRange range) {
-  StatusOr<int> number =
-      ResolveWholeNumber(shown, text, static_cast<int>(range.min), static_cast<int>(range.max));
-  if (!number.ok()) return number.status();
-  return std::to_string(number.value());
-}
-
-StatusOr<std::string> Seconds(const std::string& shown, const std::string& text) {
-  return WholeNumberIn(shown, text, kSecondsRange);
-}
-
-StatusOr<std::string> ShutdownSeconds(const std::string& shown, const std::string& text) {
-  return WholeNumberIn(shown, text, kShutdownSecondsRange);
-}
-
-StatusOr<std::string> NcclStreams(const std::string& shown, const std::string& text) {
-  return WholeNumberIn(shown, text, kNcclStreamsRange);
-}
-
-StatusOr<std::string> CacheCapacity(const std::string& shown, const std::string& text) {
-  return WholeNumberIn(shown, text, kCacheCapacityRange);
-}
-
-// MiB on the command line, bytes for the ranks (horovodrun's conversion).
-StatusOr<std::string> FusionThreshold(const std::string& shown, const std::string& text) {
-  StatusOr<std::string> mib = WholeNumberIn(shown, text, kFusionMebibytesRange);
-  if (!mib.ok()) return mib.status();
-  return std::to_string(std::stoll(mib.value()) << 20);
-}
-
-StatusOr<std::string> CycleTime(const std::string& shown, const std::string& text) {
-  if (!ParseCycleTime(text)) {
-    return Status::Error(shown + ": '" + PrintableText(text) + "' is not " + kCycleTimeForm);
-  }
-  return text;
-}
-
-StatusOr<std::string> CoreList(const std::string& shown, const std::string& text) {
-  if (!ParseCoreList(text)) {
-    return Status::Error(shown + ": '" + PrintableText(text) + "' is not " + kCoreListForm);
-  }
-  return text;
-}
-
-StatusOr<std::string> LogLevelOf(const std::string& shown, const std::string& text) {
-  std::optional<LogLevel> level = ParseLogLevel(text);
-  if (!level) return Status::Error(shown + ": '" + PrintableText(text) + "' is not " + kLogLevelForm);
-  return std::string(LogLevelName(*level));
-}
 
 OptionSyntax Switch(std::vector<std::string> names) {
   return {std::move(names), OptionKind::kSwitch, "", false};
@@ -273,13 +222,13 @@ std::vector<OptionRow> TuningRows() {
       Section(
           VariableValue(Value({"--fusion-threshold-mb"}, "MB"),
                         "Tensor fusion: the largest fused buffer, in MiB; 0 turns fusion off (default 128)",
-                        env::kHorovodFusionThreshold, &FusionThreshold, "params.fusion_threshold_mb"),
+                        env::kHorovodFusionThreshold, &CheckFusionThreshold, "params.fusion_threshold_mb"),
           "libhvdrun's tuning (Horovod's variables for the ranks)"),
       VariableValue(Value({"--cycle-time-ms"}, "MS"), "Negotiation cycle, in ms (default 1)",
-                    env::kHorovodCycleTime, &CycleTime, "params.cycle_time_ms"),
+                    env::kHorovodCycleTime, &CheckCycleTime, "params.cycle_time_ms"),
       VariableValue(Value({"--cache-capacity"}, "N"),
                     "Response cache, in entries; 0 turns it off (default 1024)", env::kHorovodCacheCapacity,
-                    &CacheCapacity, "params.cache_capacity"),
+                    &CheckCacheCapacity, "params.cache_capacity"),
       VariableSwitch(
           {"--hierarchical-allreduce"},
           "On several hosts with as many ranks each, over Gloo: reduce inside each host through "
@@ -315,6 +264,32 @@ std::vector<OptionRow> TuningRows() {
   };
 }
 
+// horovodrun's autotuning (docs/autotune.md); the config file's autotune section.
+std::vector<OptionRow> AutotuneRows() {
+  return {
+      Section(VariableSwitch({"--autotune"},
+                             "Tune the fusion threshold and cycle time while the job runs (Bayesian search; "
+                             "values set with --fusion-threshold-mb or --cycle-time-ms stay fixed)",
+                             env::kHorovodAutotune, "1", "autotune.enabled", true),
+              "Autotuning (horovodrun's)"),
+      VariableValue(Value({"--autotune-log-file"}, "FILE"),
+                    "Rank 0 writes each sample's setting and score there as CSV (Horovod's columns and more)",
+                    env::kHorovodAutotuneLog, nullptr, "autotune.log_file"),
+      VariableValue(Value({"--autotune-warmup-samples"}, "N"), "Samples discarded first (default 3)",
+                    env::kHorovodAutotuneWarmupSamples, &CheckAutotuneWarmup, "autotune.warmup_samples"),
+      VariableValue(Value({"--autotune-steps-per-sample"}, "N"), "Training steps per sample (default 10)",
+                    env::kHorovodAutotuneStepsPerSample, &CheckAutotuneSamples, "autotune.steps_per_sample"),
+      VariableValue(Value({"--autotune-bayes-opt-max-samples"}, "N"),
+                    "Settings scored, the starting one included, before the best is kept (default 20)",
+                    env::kHorovodAutotuneBayesOptMaxSamples, &CheckAutotuneSamples,
+                    "autotune.bayes_opt_max_samples"),
+      VariableValue(Value({"--autotune-gaussian-process-noise"}, "X"),
+                    "The scores' noise for the search's Gaussian process, 0 to 1 (default 0.8)",
+                    env::kHorovodAutotuneGaussianProcessNoise, &CheckAutotuneNoise,
+                    "autotune.gaussian_process_noise"),
+  };
+}
+
 std::vector<OptionRow> StallAndTimelineRows() {
   return {
       Section(
@@ -326,11 +301,12 @@ std::vector<OptionRow> StallAndTimelineRows() {
       VariableValue(Value({"--stall-check-time", "--stall-check-warning-time-seconds"}, "S"),
                     "Seconds without a completed collective while a rank waits before hvdrun warns, naming "
                     "the tensors, the missing ranks and their state; repeated at that period (default 60)",
-                    env::kHorovodStallCheckTime, &Seconds, "stall_check.warning_time_seconds"),
+                    env::kHorovodStallCheckTime, &CheckSeconds, "stall_check.warning_time_seconds"),
       VariableValue(Value({"--stall-shutdown-time", "--stall-check-shutdown-time-seconds"}, "S"),
                     "Seconds stalled after which hvdrun ends the job, exit 6 (default 0: never; ignored "
                     "below the check time)",
-                    env::kHorovodStallShutdownTime, &ShutdownSeconds, "stall_check.shutdown_time_seconds"),
+                    env::kHorovodStallShutdownTime, &CheckShutdownSeconds,
+                    "stall_check.shutdown_time_seconds"),
       WithConfig(Field(Value({"--timeline-filename"}, "FILE"), &LaunchFlags::timeline_filename,
                        "Record every rank's libhvdrun timeline and merge them into FILE, a Chrome trace for "
                        "Perfetto or chrome://tracing, one process per rank (also: HOROVOD_TIMELINE)"),
@@ -359,28 +335,29 @@ std::vector<OptionRow> LibraryRows() {
                      env::kHorovodMpiThreadsDisable, "0", "library_options.mpi_threads_disable", false),
       VariableValue(Value({"--num-nccl-streams"}, "N"),
                     "NCCL streams per runtime (libhvdrun's NCCL backend has one)",
-                    env::kHorovodNumNcclStreams, &NcclStreams, "library_options.num_nccl_streams"),
+                    env::kHorovodNumNcclStreams, &CheckNcclStreams, "library_options.num_nccl_streams"),
       VariableValue(
           Value({"--thread-affinity"}, "CORES"),
           "Pin each rank's collective thread to a core: one core id per local rank, comma-separated",
-          env::kHorovodThreadAffinity, &CoreList, "library_options.thread_affinity"),
+          env::kHorovodThreadAffinity, &CheckCoreList, "library_options.thread_affinity"),
       VariableValue(
           Value({"--gloo-timeout-seconds"}, "S"),
           "Seconds libhvdrun's bootstrap and each backend operation wait for the other ranks (default 30)",
-          env::kHorovodGlooTimeout, &Seconds, "library_options.gloo_timeout_seconds"),
+          env::kHorovodGlooTimeout, &CheckSeconds, "library_options.gloo_timeout_seconds"),
       VariableValue(Value({"--log-level"}, "LEVEL"),
                     "libhvdrun's messages from LEVEL up: TRACE, DEBUG, INFO, WARNING (default), ERROR, FATAL",
-                    env::kHorovodLogLevel, &LogLevelOf, "logging.level"),
+                    env::kHorovodLogLevel, &CheckLogLevelOf, "logging.level"),
       VariableSwitch({"--log-with-timestamp"}, "Stamp libhvdrun's messages with the time",
                      env::kHorovodLogHideTime, "0", "logging.with_timestamp", true),
       VariableSwitch({"--log-without-timestamp"}, "libhvdrun's messages without the time (the default)",
                      env::kHorovodLogHideTime, "1", "logging.with_timestamp", false),
       VariableSwitch({"--log-hide-timestamp"}, nullptr, env::kHorovodLogHideTime, "1", nullptr, true),
       VariableSwitch({"--no-log-hide-timestamp"}, nullptr, env::kHorovodLogHideTime, "0", nullptr, true),
-      Section(Field(Value({"--config-file"}, "FILE"), &LaunchFlags::config_file,
-                    "horovodrun's YAML of settings (params, timeline, stall_check, library_options, logging, "
-                    "controller); an option on the command line wins over the file"),
-              "Configuration and help"),
+      Section(
+          Field(Value({"--config-file"}, "FILE"), &LaunchFlags::config_file,
+                "horovodrun's YAML of settings (params, autotune, timeline, stall_check, library_options, "
+                "logging, controller); an option on the command line wins over the file"),
+          "Configuration and help"),
       Field(Switch({"-h", "--help"}), &LaunchFlags::help, "Print this help and exit"),
       Field(Switch({"-v", "--version"}), &LaunchFlags::version, "Print hvdrun's version and exit"),
   };
@@ -389,7 +366,7 @@ std::vector<OptionRow> LibraryRows() {
 std::vector<OptionRow> MakeTable() {
   std::vector<OptionRow> table;
   for (auto rows : {HostRows, ElasticRows, ControllerRows, OutputRows, CheckRows, SshRows, TuningRows,
-                    StallAndTimelineRows, LibraryRows}) {
+                    AutotuneRows, StallAndTimelineRows, LibraryRows}) {
     std::vector<OptionRow> part = rows();
     table.insert(table.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   }

@@ -24,7 +24,8 @@ NegotiatedStream::NegotiatedStream(const RuntimeOptions& options, CompressedAllr
       agreement_(options.rank, options.size, options.negotiation.cache_capacity),
       stalls_(options.negotiation),
       timeline_(options.backend),
-      execution_(options.rank, compressed, &report_, &timeline_) {}
+      execution_(options.rank, compressed, &report_, &timeline_),
+      tuner_(CycleTuner::Create(options)) {}
 
 CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* send, void* recv,
                                           BackendMemory::ReadyMark ready) {
@@ -86,6 +87,7 @@ bool NegotiatedStream::Cycle(Backend& control, Backend& data, const CycleSetting
     status = execution_.Execute(data, ready, Clock::now(), settings.fusion_threshold_bytes, pending_);
   }
   if (status.ok()) agreement_.Learn(ready);
+  if (status.ok() && tuner_ != nullptr) status = Tune(control, ready);
   report_.RecordCycle(settings, agreed->gathered, ready.size(), agreement_.cache_evictions());
   if (!status.ok()) {
     FailEverything(status);
@@ -96,6 +98,15 @@ bool NegotiatedStream::Cycle(Backend& control, Backend& data, const CycleSetting
     queue_.CompleteJoin(*agreed->join_done);
   }
   return true;
+}
+
+Status NegotiatedStream::Tune(Backend& control, const std::vector<TensorRequest>& ready) {
+  StatusOr<std::optional<CycleSettings>> next =
+      tuner_->AfterCycle(control, ready, std::chrono::steady_clock::now());
+  if (!next.ok()) return next.status();
+  if (next.value().has_value()) settings_ = *next.value();
+  if (tuner_->done()) tuner_.reset();
+  return Status::Ok();
 }
 
 void NegotiatedStream::FailEverything(const Status& status) {

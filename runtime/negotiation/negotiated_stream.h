@@ -10,6 +10,8 @@
 //   NegotiationReport the counters and response statistics for the rank's report
 //   ResponseTimeline  each response in the rank's timeline
 //   CycleSettings     the cycle time and fusion threshold, read at the start of each cycle
+//   CycleTuner        autotuning, when on: changes CycleSettings between cycles, the same on every
+//                     rank (runtime/autotune/cycle_tuner.h)
 //
 // Callers Submit named requests from any thread. Every cycle_time, every rank's collective thread
 // runs one cycle, itself a collective on the backend:
@@ -46,13 +48,16 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "hvdrun/collective_handle.h"
 #include "hvdrun/counters.h"
 #include "hvdrun/options.h"
 #include "hvdrun/status.h"
+#include "runtime/autotune/cycle_tuner.h"
 #include "runtime/backend.h"
 #include "runtime/compression/compressed_allreduce.h"
 #include "runtime/negotiation/cycle_agreement.h"
@@ -115,6 +120,8 @@ class NegotiatedStream {
   // Breaks the runtime with `status` (unless it is already broken) and completes everything pending
   // and queued with the first failure.
   void FailEverything(const Status& status);
+  // Autotuning after a cycle that ran `ready`: the next cycles' settings when the ranks switch now.
+  Status Tune(Backend& control, const std::vector<TensorRequest>& ready);
 
   const int rank_;
   const BackendKind backend_;
@@ -130,6 +137,7 @@ class NegotiatedStream {
   RankJoin join_;
   ResponseTimeline timeline_;
   FusedExecution execution_;
+  std::unique_ptr<CycleTuner> tuner_;  // null when autotuning is off or done
 };
 
 }  // namespace hvdrun

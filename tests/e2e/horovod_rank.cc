@@ -17,6 +17,9 @@
 //                      so that the others wait inside the backend for a collective every rank submitted
 //   loop SECONDS       a named allreduce "step" every 20 ms for about SECONDS on every rank (a
 //                      healthy job), then prints the sum as allreduce does
+//   steps N            N training-like steps, each four named allreduces ("grad0" ... "grad3", 64 Ki
+//                      floats each) submitted together, rank R computing 1 + 2R ms before each step
+//                      (ranks whose timings differ), then sends its report (Runtime::SendReport)
 //   affinity           prints "rank R: collective thread on core C" for the thread of this process
 //                      pinned to one core other than the main thread ("none" when there is none)
 //
@@ -130,6 +133,26 @@ hvdrun::Status Loop(hvdrun::Runtime& rt, double seconds) {
   return hvdrun::Status::Ok();
 }
 
+// `steps` steps of four named allreduces (see above), then the rank's report.
+int Steps(hvdrun::Runtime& rt, int steps) {
+  std::vector<std::vector<float>> grads(4, std::vector<float>(size_t{1} << 16, 1.0f));
+  for (int step = 0; step < steps; ++step) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1 + 2 * rt.rank()));
+    std::vector<hvdrun::CollectiveHandle> handles;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      handles.push_back(rt.AllreduceAsync("grad" + std::to_string(i), grads[i].data(), grads[i].data(),
+                                          grads[i].size(), hvdrun::DataType::kFloat32,
+                                          hvdrun::ReduceOp::kAverage));
+    }
+    for (hvdrun::CollectiveHandle& handle : handles) {
+      if (hvdrun::Status status = handle.Wait(); !status.ok()) return Fail(status.message());
+    }
+  }
+  if (hvdrun::Status sent = rt.SendReport(R"({"summary": {}})"); !sent.ok()) return Fail(sent.message());
+  std::printf("rank %d: %d steps\n", rt.rank(), steps);
+  return 0;
+}
+
 int Run(const std::string& mode, double seconds) {
   if (mode == "late-init" && OwnRank() == 1) SleepSeconds(seconds);
   hvdrun::StatusOr<std::unique_ptr<hvdrun::Runtime>> runtime = hvdrun::Runtime::InitFromEnvironment(
@@ -142,6 +165,7 @@ int Run(const std::string& mode, double seconds) {
                 core < 0 ? "none" : std::to_string(core).c_str());
     return 0;
   }
+  if (mode == "steps") return Steps(rt, static_cast<int>(seconds));
   if ((mode == "late" || mode == "busy") && rt.rank() == 1) SleepSeconds(seconds);
   if (mode == "stuck-in-backend" || mode == "skip") {
     hvdrun::Status status = mode == "skip" ? SkipOneName(rt) : StuckInBackend(rt);
@@ -183,7 +207,7 @@ int main(int argc, char** argv) {
   const std::string mode = args[i];
   const double seconds = i + 1 < args.size() ? std::atof(args[i + 1].c_str()) : 0;
   if (mode != "allreduce" && mode != "late" && mode != "late-init" && mode != "busy" && mode != "affinity" &&
-      mode != "stop" && mode != "skip" && mode != "stuck-in-backend" && mode != "loop") {
+      mode != "stop" && mode != "skip" && mode != "stuck-in-backend" && mode != "loop" && mode != "steps") {
     return Fail("unknown mode '" + mode + "'");
   }
   return Run(mode, seconds);

@@ -7,11 +7,9 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
-#include <cctype>
 #include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -112,6 +110,12 @@ TEST_P(HorovodrunRowTest, DoesWhatTheRowSays) {
   options.working_dir = dir.path();
   // The rows' own variables come from the case alone, whatever the test runs under.
   for (const char* name : {"HOROVOD_FUSION_THRESHOLD",
+                           "HOROVOD_AUTOTUNE",
+                           "HOROVOD_AUTOTUNE_LOG",
+                           "HOROVOD_AUTOTUNE_WARMUP_SAMPLES",
+                           "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE",
+                           "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES",
+                           "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE",
                            "HOROVOD_CYCLE_TIME",
                            "HOROVOD_CACHE_CAPACITY",
                            "HOROVOD_HIERARCHICAL_ALLREDUCE",
@@ -218,21 +222,58 @@ std::vector<RowCase> HabitCases() {
   };
 }
 
-std::vector<RowCase> UnknownCases() {
-  std::vector<RowCase> cases;
-  for (const char* option : {"--autotune", "--autotune-log-file FILE", "--autotune-warmup-samples N",
-                             "--autotune-steps-per-sample N", "--autotune-bayes-opt-max-samples N",
-                             "--autotune-gaussian-process-noise X"}) {
-    std::istringstream words(option);
-    std::vector<std::string> args = {"-np", "2"};
-    for (std::string word; words >> word;) args.push_back(word == "FILE" ? "f" : word == "X" ? "0.5" : "1");
-    args[2] = std::string(option).substr(0, std::string(option).find(' '));
-    args.emplace_back(kEnv);
-    std::string name = "Unknown";
-    for (char c : args[2]) name += std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_';
-    cases.push_back({option, name, args, {}, 2, {}, {"unknown option '" + args[2] + "'"}});
-  }
-  return cases;
+// The autotuning flags: each reaches the ranks as Horovod's variable; the log file's row runs a short
+// search (autotune_e2e_test.cc checks it more closely).
+std::vector<RowCase> AutotuneCases() {
+  return {
+      {"--autotune",
+       "Autotune",
+       {"-np", "2", "--autotune", kEnv, "HOROVOD_AUTOTUNE"},
+       {},
+       0,
+       {"HOROVOD_AUTOTUNE=1"}},
+      {"--autotune-log-file FILE",
+       "AutotuneLogFile",
+       {"-np", "2", "--gloo", "--autotune", "--autotune-log-file", std::string(kDir) + "/tune.csv",
+        "--autotune-warmup-samples", "0", "--autotune-steps-per-sample", "1",
+        "--autotune-bayes-opt-max-samples", "3", kHorovod, "steps", "12"},
+       {},
+       0,
+       {"rank 0: 12 steps"},
+       {"autotune: kept fusion threshold "},
+       {},
+       {},
+       {},
+       {},
+       {"tune.csv"},
+       {"tune.csv:hierarchical_allreduce,hierarchical_allgather,torus_allreduce,cache_enabled,cycle_time_ms,"
+        "tensor_fusion_threshold,score,score_spread,chosen\n"}},
+      {"--autotune-warmup-samples N",
+       "AutotuneWarmupSamples",
+       {"-np", "2", "--autotune-warmup-samples", "5", kEnv, "HOROVOD_AUTOTUNE_WARMUP_SAMPLES"},
+       {},
+       0,
+       {"HOROVOD_AUTOTUNE_WARMUP_SAMPLES=5"}},
+      {"--autotune-steps-per-sample N",
+       "AutotuneStepsPerSample",
+       {"-np", "2", "--autotune-steps-per-sample", "4", kEnv, "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE"},
+       {},
+       0,
+       {"HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE=4"}},
+      {"--autotune-bayes-opt-max-samples N",
+       "AutotuneBayesOptMaxSamples",
+       {"-np", "2", "--autotune-bayes-opt-max-samples", "9", kEnv, "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES"},
+       {},
+       0,
+       {"HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES=9"}},
+      {"--autotune-gaussian-process-noise X",
+       "AutotuneGaussianProcessNoise",
+       {"-np", "2", "--autotune-gaussian-process-noise", "0.5", kEnv,
+        "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE"},
+       {},
+       0,
+       {"HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE=0.5"}},
+  };
 }
 
 // The elastic flags (docs/elastic.md): each job runs to its end without a failure.
@@ -348,11 +389,11 @@ std::vector<RowCase> OptionCases() {
        {"HOROVOD_FUSION_THRESHOLD=33554432", "HOROVOD_CYCLE_TIME=5"}},
       {"--config-file FILE",
        "ConfigFileAutotune",
-       {"-np", "2", "--config-file", "autotune.yaml", kEnv},
+       {"-np", "2", "--config-file", "autotune.yaml", kEnv, "HOROVOD_AUTOTUNE",
+        "HOROVOD_AUTOTUNE_WARMUP_SAMPLES"},
        {},
-       2,
-       {},
-       {"autotune.yaml:1: autotune: not supported yet"}},
+       0,
+       {"HOROVOD_AUTOTUNE=1", "HOROVOD_AUTOTUNE_WARMUP_SAMPLES=3"}},
       {"-p PORT", "SshPort", {"-np", "2", "-p", "2222", kEnv, "HVDRUN_SIZE"}, {}, 0, {"HVDRUN_SIZE=2"}},
       {"-i FILE",
        "SshIdentityFile",
@@ -855,7 +896,7 @@ std::vector<RowCase> VariableCases() {
 
 std::vector<RowCase> AllCases() {
   std::vector<RowCase> all;
-  for (auto cases : {HabitCases, UnknownCases, ElasticCases, OptionCases, MoreOptionCases, VariableCases}) {
+  for (auto cases : {HabitCases, AutotuneCases, ElasticCases, OptionCases, MoreOptionCases, VariableCases}) {
     std::vector<RowCase> part = cases();
     all.insert(all.end(), part.begin(), part.end());
   }

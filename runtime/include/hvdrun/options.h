@@ -57,6 +57,29 @@ struct NegotiationOptions {
   std::function<void(const std::string&)> warn;
 };
 
+// Autotuning (Horovod's HOROVOD_AUTOTUNE*, hvdrun --autotune; docs/autotune.md): while the job runs,
+// rank 0 measures bytes reduced per second of step under one setting of the fusion threshold (0-64
+// MiB) and the cycle time (1-100 ms) after another, chosen by a Bayesian search, and every rank
+// switches to each in the same cycle; after max_samples scored samples every rank keeps the best
+// one measured, the starting setting included. The negotiated collective order only (the call-order
+// path has neither a cycle nor a fusion threshold). Off by default, and then it costs nothing.
+struct AutotuneOptions {
+  bool enabled = false;
+  // Rank 0 writes each sample there as CSV (Horovod's columns and hvdrun's); empty: no file.
+  std::string log_file;
+  // Samples measured and discarded first, while the job warms up (Horovod's 3).
+  int warmup_samples = 3;
+  // Steps per sample (Horovod's 10): a step ends where a tensor name comes round again.
+  int steps_per_sample = 10;
+  // Settings scored before the best is kept, the starting one included (Horovod's 20).
+  int max_samples = 20;
+  // The scores' noise relative to their spread, for the Gaussian process (Horovod's 0.8).
+  double gaussian_process_noise = 0.8;
+  // Set explicitly by the user (HOROVOD_FUSION_THRESHOLD, HOROVOD_CYCLE_TIME): kept as they are.
+  bool fusion_threshold_fixed = false;
+  bool cycle_time_fixed = false;
+};
+
 // A Chrome-trace timeline of what this rank's runtime does, for chrome://tracing and Perfetto
 // (docs/timeline.md). hvdrun --timeline-filename gives every rank one and merges them into one file;
 // InitFromEnvironment reads these settings from the variables hvdrun sets (HVDRUN_TIMELINE: a
@@ -163,6 +186,7 @@ struct RuntimeOptions {
   bool hierarchical_allreduce = true;
   // Off by default: a lost rank fails the job's collectives for good.
   ElasticOptions elastic;
+  AutotuneOptions autotune;
 };
 
 }  // namespace hvdrun

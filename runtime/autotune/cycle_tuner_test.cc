@@ -1,0 +1,142 @@
+#include "runtime/autotune/cycle_tuner.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/in_memory_store.h"
+#include "runtime/test_job.h"
+
+namespace hvdrun {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr int kRanks = 2;
+constexpr int kSteps = 40;
+constexpr size_t kCount = 4096;
+
+struct Tuned {
+  std::vector<nlohmann::json> negotiation;  // each rank's report's
+  std::vector<std::string> warnings;        // rank 0's
+};
+
+// Runs kSteps training-like steps (four named allreduces each) on two ranks with autotuning as
+// `configure` sets it; rank 1 computes 3 ms longer per step than rank 0, so their timings differ.
+Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&)>& configure) {
+  auto store = NewInMemoryStore();
+  Tuned tuned;
+  std::mutex mutex;
+  std::vector<std::thread> threads;
+  threads.reserve(kRanks);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    threads.emplace_back([&, rank] {
+      RuntimeOptions options = testing::TestOptions(rank, kRanks, store);
+      options.order = CollectiveOrder::kNegotiated;
+      options.autotune.enabled = true;
+      options.autotune.warmup_samples = 1;
+      options.autotune.steps_per_sample = 2;
+      options.autotune.max_samples = 6;
+      options.negotiation.warn = [&](const std::string& line) {
+        std::lock_guard<std::mutex> lock(mutex);
+        tuned.warnings.push_back(line);
+      };
+      configure(options.autotune, options.negotiation);
+      StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
+      ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+      std::vector<std::vector<float>> grads(4, std::vector<float>(kCount, 1.0f));
+      for (int step = 0; step < kSteps; ++step) {
+        std::this_thread::sleep_for(milliseconds(1 + 3 * rank));
+        std::vector<CollectiveHandle> handles;
+        for (size_t i = 0; i < grads.size(); ++i) {
+          handles.push_back((*runtime)->AllreduceAsync("grad" + std::to_string(i), grads[i].data(),
+                                                       grads[i].data(), kCount, DataType::kFloat32,
+                                                       ReduceOp::kAverage));
+        }
+        for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+      }
+      ASSERT_TRUE((*runtime)->SendReport("{}").ok());
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int rank = 0; rank < kRanks; ++rank) {
+    StatusOr<std::string> sent = store->Get("report/" + std::to_string(rank), milliseconds(1000));
+    if (!sent.ok()) {
+      ADD_FAILURE() << sent.status().message();
+      continue;
+    }
+    tuned.negotiation.push_back(nlohmann::json::parse(sent.value())["libhvdrun"]["negotiation"]);
+  }
+  return tuned;
+}
+
+TEST(CycleTuner, EveryRankEndsWithTheSettingRankZeroChoseAndLogged) {
+  const std::string log = ::testing::TempDir() + "/cycle_tuner_" + std::to_string(::getpid()) + ".csv";
+  const Tuned tuned =
+      RunTunedJob([&](AutotuneOptions& autotune, NegotiationOptions&) { autotune.log_file = log; });
+  ASSERT_EQ(tuned.negotiation.size(), 2u);
+  EXPECT_EQ(tuned.negotiation[0]["fusion_threshold_bytes"], tuned.negotiation[1]["fusion_threshold_bytes"]);
+  EXPECT_EQ(tuned.negotiation[0]["cycle_time_ms"], tuned.negotiation[1]["cycle_time_ms"]);
+
+  std::ifstream in(log);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  ::unlink(log.c_str());
+  ASSERT_EQ(lines.size(), 1u + 6 + 1);  // the header, six samples, the choice
+  EXPECT_EQ(lines[0].rfind("hierarchical_allreduce,hierarchical_allgather,", 0), 0u);
+  // The last line is the chosen setting: cycle_time_ms and tensor_fusion_threshold (MiB) as every
+  // rank's report has them.
+  std::vector<std::string> fields;
+  std::stringstream last(lines.back());
+  while (std::getline(last, line, ',')) fields.push_back(line);
+  ASSERT_EQ(fields.size(), 9u) << lines.back();
+  EXPECT_EQ(fields[8], "1");
+  EXPECT_NEAR(std::stod(fields[4]), tuned.negotiation[0]["cycle_time_ms"].get<double>(), 0.01);
+  EXPECT_NEAR(std::stod(fields[5]) * 1024 * 1024,
+              tuned.negotiation[0]["fusion_threshold_bytes"].get<double>(),
+              4096.0 + 1024);  // rounded up to a multiple of local_size * 512 B; the log has 6 digits
+
+  ASSERT_EQ(tuned.warnings.size(), 1u);
+  EXPECT_EQ(tuned.warnings[0].rfind("autotune: kept fusion threshold ", 0), 0u) << tuned.warnings[0];
+  EXPECT_NE(tuned.warnings[0].find("the starting setting's (128 MiB, 1 ms: "), std::string::npos)
+      << tuned.warnings[0];
+  EXPECT_NE(tuned.warnings[0].find("; 6 samples, 12 steps scored"), std::string::npos) << tuned.warnings[0];
+}
+
+TEST(CycleTuner, AnExplicitCycleTimeStaysWhileTheFusionThresholdIsTuned) {
+  const Tuned tuned = RunTunedJob([](AutotuneOptions& autotune, NegotiationOptions& negotiation) {
+    autotune.cycle_time_fixed = true;
+    negotiation.cycle_time = std::chrono::microseconds(2000);
+  });
+  ASSERT_EQ(tuned.negotiation.size(), 2u);
+  for (const nlohmann::json& negotiation : tuned.negotiation) EXPECT_EQ(negotiation["cycle_time_ms"], 2.0);
+  EXPECT_EQ(tuned.negotiation[0]["fusion_threshold_bytes"], tuned.negotiation[1]["fusion_threshold_bytes"]);
+  ASSERT_EQ(tuned.warnings.size(), 1u);
+  EXPECT_NE(tuned.warnings[0].find("and cycle time 2 ms"), std::string::npos) << tuned.warnings[0];
+}
+
+TEST(CycleTuner, BothValuesExplicitLeavesNothingToTune) {
+  RuntimeOptions options;
+  options.autotune.enabled = true;
+  options.autotune.fusion_threshold_fixed = true;
+  options.autotune.cycle_time_fixed = true;
+  std::vector<std::string> warnings;
+  options.negotiation.warn = [&](const std::string& line) { warnings.push_back(line); };
+  EXPECT_EQ(CycleTuner::Create(options), nullptr);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("nothing to tune"), std::string::npos);
+  options.autotune.enabled = false;
+  EXPECT_EQ(CycleTuner::Create(options), nullptr);
+}
+
+}  // namespace
+}  // namespace hvdrun
