@@ -19,13 +19,14 @@
 #    backend.
 #
 # Environment: JOBS and HVDRUN_BUNDLE_CMAKE_ARGS as build-bundle.sh; HVDRUN_CLEAN_ROOT_CACHE as
-# clean-root.sh.
+# clean-root.sh; HVDRUN_BULLSEYE_CCACHE_DIR the compiler cache (default build/ccache-bullseye; the
+# paths in it are relative to the copy of the tree, so that checkouts can share one).
 # Exit status: build-bundle.sh's; 77 not run as root.
 set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "${1:-$root_dir/build/bundle}")
 work=$root_dir/build/bundle-bullseye-root
-ccache_dir=$root_dir/build/ccache-bullseye
+ccache_dir=$(realpath -m "${HVDRUN_BULLSEYE_CCACHE_DIR:-$root_dir/build/ccache-bullseye}")
 
 # shellcheck source=packaging/lib/source-copy.sh
 . "$root_dir/packaging/lib/source-copy.sh"
