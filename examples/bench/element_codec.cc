@@ -1,10 +1,11 @@
 #include "examples/bench/element_codec.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "runtime/bit_cast.h"
 
 namespace hvdrun {
 namespace {
@@ -37,12 +38,12 @@ double HalfValue(uint16_t bits) {
 
 // bfloat16: a float's upper half, rounded to nearest even.
 uint16_t BFloat16Bits(float value) {
-  const auto word = std::bit_cast<uint32_t>(value);
+  const auto word = BitCast<uint32_t>(value);
   if (std::isnan(value)) return static_cast<uint16_t>((word >> 16) | 0x40);
   return static_cast<uint16_t>((word + 0x7fff + ((word >> 16) & 1)) >> 16);
 }
 
-double BFloat16Value(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+double BFloat16Value(uint16_t bits) { return BitCast<float>(static_cast<uint32_t>(bits) << 16); }
 
 template <typename T>
 void Put(char* to, T value) {

@@ -30,7 +30,9 @@
 # trainer or Python extension: those are built on the target machine (hvdrun-setup).
 #
 # Environment: JOBS=N parallel jobs (default every CPU); HVDRUN_BUNDLE_CMAKE_ARGS more configure
-# arguments (e.g. -DHVDRUN_WITH_NCCL=OFF).
+# arguments (e.g. -DHVDRUN_WITH_NCCL=OFF); HVDRUN_BUNDLE_COMMIT the commit the tree is of, where it
+# is not a git checkout but a copy of one (copy_source_tree: the Debian bullseye build root of
+# packaging/bundle/build-bundle-bullseye.sh, which has no git).
 #
 # Exit status: 0 built; 1 a missing tool or a failed build; 3 a needed library not found here;
 # 4 a program in bin/ or a library in lib/ needs one of the machine's own libraries (Open MPI, NCCL,
@@ -65,8 +67,15 @@ start=$SECONDS
 step() { echo "build-bundle: [$((SECONDS - start)) s] $*"; }
 
 # --- 1. build -------------------------------------------------------------------------------------
-step "hvdrun $version (commit $(git -C "$root" describe --always --dirty)), $jobs jobs, in $tree/build"
-copy_source_tree "$root" "$tree"
+commit=${HVDRUN_BUNDLE_COMMIT:-$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)}
+step "hvdrun $version (commit $commit), $jobs jobs, in $tree/build"
+if [ -n "${HVDRUN_BUNDLE_COMMIT:-}" ]; then
+  rm -rf "$tree"
+  mkdir -p "$tree"
+  cp -a "$root/." "$tree/"
+else
+  copy_source_tree "$root" "$tree"
+fi
 export CCACHE_DIR=${CCACHE_DIR:-$(ccache -k cache_dir)}
 export CCACHE_BASEDIR=$tree
 export CCACHE_IGNOREOPTIONS=-Werror
@@ -178,7 +187,7 @@ fi
 cat >"$stage/share/hvdrun/bundle.env" <<ENV
 # Written by packaging/bundle/build-bundle.sh; read by bin/hvdrun-setup and by the host facts.
 HVDRUN_BUNDLE_VERSION="$version"
-HVDRUN_BUNDLE_COMMIT="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+HVDRUN_BUNDLE_COMMIT="$commit"
 HVDRUN_BUNDLE_BACKENDS="$backends"
 HVDRUN_BUNDLE_MACHINE_LIBS="${machine_libs% }"
 HVDRUN_BUNDLE_GLOO="$gloo_version"

@@ -3,28 +3,32 @@
 #
 #   bash packaging/bundle/test-bundle.sh [WORK_DIR]          (default build/bundle-test)
 #
-# 1. builds the bundle (packaging/bundle/build-bundle.sh, which checks that every library a file
-#    needs is in it or the base system, and its size); HVDRUN_BUNDLE_TARBALL=FILE tests that one,
-#    every ELF file in it needs no newer glibc, libstdc++ or libgcc_s than the stated baseline
-#    (packaging/bundle/symbol-versions.sh prints the table, file by file),
-# 2. makes a clean root of this machine's Debian release (packaging/lib/clean-root.sh, shared with
-#    the package test: debootstrap minbase, or the day's tarball of one): no compiler, no Python,
-#    none of hvdrun's build dependencies,
+# 1. builds the bundle in a Debian bullseye root (packaging/bundle/build-bundle-bullseye.sh, which
+#    runs build-bundle.sh there: it checks that every library a file needs is in it or the base
+#    system, and its size); HVDRUN_BUNDLE_TARBALL=FILE tests that one; every ELF file in it needs no
+#    newer glibc, libstdc++ or libgcc_s than the stated baseline (packaging/bundle/symbol-versions.sh
+#    prints the table, file by file),
+# then in a clean root of each release of HVDRUN_BUNDLE_TEST_RELEASES (default: this machine's
+# Debian release, then bullseye, the baseline's: glibc 2.31, GCC 10's libstdc++):
+# 2. makes the clean root (packaging/lib/clean-root.sh, shared with the package test: debootstrap
+#    minbase, or the day's tarball of one): no compiler, no Python, none of hvdrun's build
+#    dependencies,
 # 3. unpacks the bundle there and moves it elsewhere (nothing in it may name its place); there,
 #    every library each of its ELF files needs resolves but the machine's own (Open MPI's, NCCL);
-#    hvdrun -np 2 --gloo hvdrun-bench runs; hvdrun --check names the bundle's Gloo; hvdrun-setup
-#    says that the compiler is missing,
-# 4. installs what a user's machine would have, a step at a time, hvdrun-setup saying each time
+#    hvdrun -np 2 --gloo hvdrun-bench runs; hvdrun --check names the bundle's Gloo; hvdrun-lab
+#    validates, runs and reports a small experiment; hvdrun-setup says that the compiler is missing,
+# 4. (this machine's release only: bullseye's torch, 1.7, is older than hvdrun.torch needs)
+#    installs what a user's machine would have, a step at a time, hvdrun-setup saying each time
 #    what is still missing: g++ (then: no python3), Debian's python3-torch and libtorch-dev (then: no
 #    pybind11), pybind11-dev (then --cuda: this torch has no CUDA); then hvdrun-setup builds
 #    hvdrun-trainer and hvdrun.torch against that torch (timed), and says there is no NCCL where
-#    the bundle has the NCCL backend,
-# 5. runs hvdrun -np 2 --gloo hvdrun-trainer, the hvdrun.torch check (packaging/lib/
-#    hvdrun_torch_check.py) as hvdrun.torch and as horovod.torch, and the bundle's allreduce example
-#    built with find_package(hvdrun) and with pkg-config, each under hvdrun,
-# 6. where the bundle has the MPI backend: installs Debian's openmpi-bin, the machine's own Open
-#    MPI, and runs hvdrun -np 2 --mpi hvdrun-bench; where it has NCCL: hvdrun --nccl fails, naming
-#    libnccl.so.2.
+#    the bundle has the NCCL backend; runs hvdrun -np 2 --gloo hvdrun-trainer, the hvdrun.torch
+#    check (packaging/lib/hvdrun_torch_check.py) as hvdrun.torch and as horovod.torch,
+# 5. the bundle's allreduce example built with that release's g++ and CMake (find_package(hvdrun))
+#    and with pkg-config, each run under hvdrun -np 2 --gloo,
+# 6. where the bundle has the MPI backend: installs the release's openmpi-bin, the machine's own
+#    Open MPI, and runs hvdrun -np 2 --mpi hvdrun-bench; where it has NCCL: hvdrun --nccl fails,
+#    naming libnccl.so.2.
 # Each step says how long the test has run.
 set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,12 +38,14 @@ work=$(realpath -m "${1:-$root_dir/build/bundle-test}")
 . "$root_dir/packaging/lib/clean-root.sh"
 clean_root_skip_unless_root test-bundle "debootstrap, chroot"
 clean_root_init test-bundle "$work"
+host_codename=$codename
+releases=${HVDRUN_BUNDLE_TEST_RELEASES:-$host_codename bullseye}
 
 # --- 1. the bundle ----------------------------------------------------------------------------------
 tarball=${HVDRUN_BUNDLE_TARBALL:-}
 if [ -z "$tarball" ]; then
-  step "building the bundle"
-  bash "$root_dir/packaging/bundle/build-bundle.sh" "$work/bundle"
+  step "building the bundle in a Debian bullseye root"
+  bash "$root_dir/packaging/bundle/build-bundle-bullseye.sh" "$work/bundle"
   tarball=$(find "$work/bundle" -maxdepth 1 -name 'hvdrun-*-linux-*.tar.gz' | head -n1)
 fi
 name=$(basename "$tarball" .tar.gz)
@@ -47,16 +53,19 @@ step "glibc and GCC runtime versions each file needs, against the baseline (pack
 bash "$root_dir/packaging/bundle/symbol-versions.sh" "$tarball"
 
 # --- 2. a clean root --------------------------------------------------------------------------------
-step "a clean root: debootstrap --variant=minbase $codename, or the day's tarball of one"
-clean_root_make
-clean_root_configure
-cp "$tarball" "$clean_root/tmp/"
-cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$clean_root/tmp/"
-cat >"$clean_root/tmp/test-env.sh" <<ENV
+clean_root_for() { # clean_root_for RELEASE: a clean root of RELEASE with the bundle and test-env.sh
+  clean_root_codename=$1
+  clean_root_find_sources
+  step "a clean root: debootstrap --variant=minbase $codename, or the day's tarball of one"
+  clean_root_make
+  clean_root_configure
+  cp "$tarball" "$clean_root/tmp/"
+  cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$clean_root/tmp/"
+  cat >"$clean_root/tmp/test-env.sh" <<ENV
 name=$name
 ENV
-# What every script below starts with: the bundle's bin/ on PATH, and a check of one line.
-cat >>"$clean_root/tmp/test-env.sh" <<'ENV'
+  # What every script below starts with: the bundle's bin/ on PATH, and a check of one line.
+  cat >>"$clean_root/tmp/test-env.sh" <<'ENV'
 bundle=/srv/$name
 export PATH=$bundle/bin:$PATH
 cd /root
@@ -75,10 +84,12 @@ setup_fails() {
   fi
 }
 ENV
+}
 
 # --- 3. unpacked, moved, run with nothing installed -------------------------------------------------
-step "unpacked and moved in the clean root; its libraries; hvdrun -np 2 --gloo hvdrun-bench"
-in_root 300 <<'SCRIPT'
+test_bare() {
+  step "$codename: unpacked and moved in the clean root; its libraries; hvdrun -np 2 --gloo hvdrun-bench; hvdrun-lab"
+  in_root 300 <<'SCRIPT'
 . /tmp/test-env.sh
 mkdir -p /opt/unpacked
 tar -C /opt/unpacked -xzf "/tmp/$name.tar.gz"
@@ -101,28 +112,46 @@ grep -q '"busbw_gbps"' gloo.json
 # No Gloo package here: hvdrun --check names the bundle's own.
 hvdrun --check | tee check.out
 grep -Eq "^  gloo +Gloo [^ ]+ \(the bundle's own\)$" check.out
+
+cat >experiment.yaml <<'YAML'
+name: bundle-smoke
+program: hvdrun-bench
+args: [-b, 4K, -e, 16K, -f, 4, --iters, 5, --warmup, 1]
+figures: {step_time: time_us, step_time_scale: 1.0e-6, throughput: busbw_gbps, throughput_unit: GB/s}
+matrix:
+  np: [1, 2]
+repeats: 1
+timeout: 60
+YAML
+hvdrun-lab validate experiment.yaml
+hvdrun-lab run experiment.yaml --results results >lab.out || { cat lab.out; exit 1; }
+expect lab.out "hvdrun-lab: 2 runs: 2 ok (0 kept from before), 0 failed"
+hvdrun-lab report results/bundle-smoke
+grep -q '^## Speedup' results/bundle-smoke/report.md
 setup_fails 3 "no C++ compiler"
 SCRIPT
+}
 
 # --- 4. what a user's machine has, a step at a time; hvdrun-setup -------------------------------------
-step "apt install g++; hvdrun-setup: no python3"
-in_root 600 <<'SCRIPT'
+test_setup() {
+  step "$codename: apt install g++; hvdrun-setup: no python3"
+  in_root 600 <<'SCRIPT'
 . /tmp/test-env.sh
 apt-get update -q >/dev/null
 eatmydata apt-get install -y -q --no-install-recommends g++ >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }
 setup_fails 3 "no python3"
 SCRIPT
 
-step "apt install python3-torch libtorch-dev (and cmake, pkgconf for the example); hvdrun-setup: no pybind11"
-in_root 900 <<'SCRIPT'
+  step "$codename: apt install python3-torch libtorch-dev (and cmake, pkgconf for the example); hvdrun-setup: no pybind11"
+  in_root 900 <<'SCRIPT'
 . /tmp/test-env.sh
 eatmydata apt-get install -y -q --no-install-recommends python3-torch libtorch-dev cmake make pkgconf \
   >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }
 setup_fails 3 "pybind11 not found"
 SCRIPT
 
-step "apt install pybind11-dev; hvdrun-setup --cuda: no CUDA; hvdrun-setup"
-in_root 900 <<'SCRIPT'
+  step "$codename: apt install pybind11-dev; hvdrun-setup --cuda: no CUDA; hvdrun-setup"
+  in_root 900 <<'SCRIPT'
 . /tmp/test-env.sh
 eatmydata apt-get install -y -q --no-install-recommends pybind11-dev >/tmp/apt.log 2>&1 ||
   { tail -n 30 /tmp/apt.log; exit 1; }
@@ -137,9 +166,8 @@ if [[ " $HVDRUN_BUNDLE_MACHINE_LIBS " == *" libnccl.so.2 "* ]]; then
 fi
 SCRIPT
 
-# --- 5. what hvdrun-setup built, and programs built against the bundle ------------------------------
-step "hvdrun-trainer, hvdrun.torch and horovod.torch, the allreduce example (CMake, pkg-config)"
-in_root 600 <<'SCRIPT'
+  step "$codename: hvdrun-trainer, hvdrun.torch and horovod.torch"
+  in_root 600 <<'SCRIPT'
 . /tmp/test-env.sh
 hvdrun-trainer --version
 hvdrun -np 2 --gloo hvdrun-trainer --model fmnist-cnn --synthetic --batch-size 8 --warmup-steps 1 \
@@ -152,7 +180,20 @@ expect torch.out "[1]<stdout>:hvdrun rank 1 of 2: sum [3.0, 3.0, 3.0, 3.0], same
 PYTHONPATH=$bundle/lib/python:$bundle/share/hvdrun/horovod-compat \
   hvdrun -np 2 --gloo /usr/bin/python3 /tmp/hvdrun_torch_check.py horovod | tee horovod.out
 expect horovod.out "[0]<stdout>:horovod rank 0 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
+SCRIPT
+}
 
+# --- 5. programs built against the bundle with the release's compiler -------------------------------
+test_examples() {
+  step "$codename: the allreduce example built with $codename's g++ (CMake find_package, pkg-config)"
+  in_root 600 <<'SCRIPT'
+. /tmp/test-env.sh
+if ! command -v cmake >/dev/null; then
+  apt-get update -q >/dev/null
+  eatmydata apt-get install -y -q --no-install-recommends g++ cmake make pkgconf >/tmp/apt.log 2>&1 ||
+    { tail -n 30 /tmp/apt.log; exit 1; }
+fi
+g++ --version | head -n1
 sums='sum over ranks of (rank + 1) * (1 2 3 4) = 3 6 9 12'
 example=$bundle/share/doc/hvdrun/examples/allreduce
 cmake -S "$example" -B allreduce-build -DCMAKE_PREFIX_PATH="$bundle" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" \
@@ -166,23 +207,27 @@ c++ -std=c++17 -Wall -Wextra -Werror "$example/allreduce.cc" \
 hvdrun -np 2 --gloo ./allreduce-pc >pc-run.out
 expect pc-run.out "[0]<stdout>:rank 0 of 2: $sums"
 SCRIPT
+}
 
 # --- 6. the machine's own Open MPI; no NCCL --------------------------------------------------------------
-# shellcheck source=/dev/null
-backends=$(. "$clean_root/srv/$name/share/hvdrun/bundle.env" && echo "$HVDRUN_BUNDLE_BACKENDS")
-if [[ " $backends " == *" mpi "* ]]; then
-  step "apt install openmpi-bin (the machine's own); hvdrun -np 2 --mpi hvdrun-bench"
-  in_root 600 <<'SCRIPT'
+test_mpi_nccl() {
+  local backends
+  # shellcheck source=/dev/null
+  backends=$(. "$clean_root/srv/$name/share/hvdrun/bundle.env" && echo "$HVDRUN_BUNDLE_BACKENDS")
+  if [[ " $backends " == *" mpi "* ]]; then
+    step "$codename: apt install openmpi-bin (the machine's own); hvdrun -np 2 --mpi hvdrun-bench"
+    in_root 600 <<'SCRIPT'
 . /tmp/test-env.sh
 eatmydata apt-get install -y -q --no-install-recommends openmpi-bin >/tmp/apt.log 2>&1 ||
   { tail -n 30 /tmp/apt.log; exit 1; }
+mpirun --version | head -n1
 hvdrun -np 2 --mpi hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json mpi.json | tee mpi.out
 grep -q '"busbw_gbps"' mpi.json
 SCRIPT
-fi
-if [[ " $backends " == *" nccl "* ]]; then
-  step "hvdrun --nccl without NCCL: fails, naming libnccl.so.2"
-  in_root 120 <<'SCRIPT'
+  fi
+  if [[ " $backends " == *" nccl "* ]]; then
+    step "$codename: hvdrun --nccl without NCCL: fails, naming libnccl.so.2"
+    in_root 120 <<'SCRIPT'
 . /tmp/test-env.sh
 status=0
 hvdrun -np 1 --nccl hvdrun-bench -b 8 -e 8 --iters 1 --warmup 0 >nccl.out 2>&1 || status=$?
@@ -192,6 +237,16 @@ if [ "$status" -eq 0 ] || ! grep -q 'libnccl\.so\.2' nccl.out; then
   exit 1
 fi
 SCRIPT
-fi
+  fi
+}
 
+for release in $releases; do
+  clean_root_for "$release"
+  test_bare
+  if [ "$release" = "$host_codename" ]; then
+    test_setup
+  fi
+  test_examples
+  test_mpi_nccl
+done
 step "passed"

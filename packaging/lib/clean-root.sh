@@ -12,8 +12,10 @@
 #                                log prefix NAME; the root is WORK/root. Removes WORK/root and each
 #                                SCRATCH directory, and sets the EXIT trap that kills the running
 #                                namespace (by its PID) and removes them again (none left under a
-#                                mount); sets codename, mirror, sources (sources.list lines) and
-#                                extra_repos (piuparts' --extra-repo flags) from this machine's apt.
+#                                mount); sets codename (this machine's release, or
+#                                $clean_root_codename where the caller set it), mirror, sources
+#                                (sources.list lines) and extra_repos (piuparts' --extra-repo flags)
+#                                from this machine's apt.
 #   step MESSAGE                 prints "NAME: [S s] MESSAGE", S the seconds since clean_root_init
 #   clean_root_make              WORK/root: debootstrap --variant=minbase with eatmydata. The first
 #                                test of the day debootstraps and keeps a tarball of the root in
@@ -26,7 +28,10 @@
 #   in_root LIMIT <<SCRIPT       a bash script (stdin) run as root in WORK/root, with /proc, /sys
 #                                (read-only: Open MPI's hwloc reads the CPU topology there) and a
 #                                /dev/shm (Open MPI's shared memory) of its own, an empty environment
-#                                but PATH, HOME, LANG and DEBIAN_FRONTEND, and bash -euo pipefail
+#                                but PATH, HOME, LANG and DEBIAN_FRONTEND, and bash -euo pipefail.
+#                                Each rw:DIR or ro:DIR of the array clean_root_binds (set by the
+#                                caller; empty by default) is this machine's DIR, bound at the same
+#                                path in the root (ro: read-only) for the script's time.
 #
 # Everything that runs in the root runs in mount and PID namespaces of its own (unshare): /proc and
 # every other mount made there vanish with it, and killing the one unshare process, by its PID,
@@ -57,6 +62,7 @@ clean_root_init() {
   clean_root=$clean_root_work/root
   clean_root_ns_pid=""
   clean_root_scratch=("${@:3}")
+  clean_root_binds=()
   clean_root_require "$clean_root_name" debootstrap unshare flock
   trap clean_root_cleanup EXIT
   trap 'exit 130' INT TERM
@@ -139,28 +145,35 @@ archive_for_suite() {
   done
 }
 
+# The release is this machine's, or $clean_root_codename where the caller set it (an older Debian
+# release, from the archives this machine's apt uses for its own: Debian keeps every release's
+# suites in the same archives).
 clean_root_find_sources() {
+  local host_codename
   # shellcheck source=/dev/null
-  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-  if [ -z "$codename" ]; then
+  host_codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  if [ -z "$host_codename" ]; then
     echo "$clean_root_name: /etc/os-release: no VERSION_CODENAME" >&2
     exit 1
   fi
+  codename=${clean_root_codename:-$host_codename}
   mirror=$(archive_for_suite "$codename")
+  [ -n "$mirror" ] || mirror=$(archive_for_suite "$host_codename")
   if [ -z "$mirror" ]; then
-    echo "$clean_root_name: no 'deb' source for $codename in /etc/apt/sources.list or sources.list.d" >&2
+    echo "$clean_root_name: no 'deb' source for $host_codename in /etc/apt/sources.list or sources.list.d" >&2
     exit 1
   fi
   # The release's updates and security suites, where apt has them, so that the clean root is as
   # current as this machine, whose libraries hvdrun was built against.
   sources="deb $mirror $codename main"
   extra_repos=()
-  local suite url
-  for suite in "$codename-updates" "$codename-security"; do
-    url=$(archive_for_suite "$suite")
+  local kind url
+  for kind in updates security; do
+    url=$(archive_for_suite "$codename-$kind")
+    [ -n "$url" ] || url=$(archive_for_suite "$host_codename-$kind")
     if [ -n "$url" ]; then
-      sources+=$'\n'"deb $url $suite main"
-      extra_repos+=("--extra-repo=deb $url $suite main")
+      sources+=$'\n'"deb $url $codename-$kind main"
+      extra_repos+=("--extra-repo=deb $url $codename-$kind main")
     fi
   done
 }
@@ -210,9 +223,17 @@ in_root() {
   # shellcheck disable=SC2016  # expanded by the bash started in the namespaces
   in_namespaces "$limit" bash -c '
     set -e
-    mount -t proc proc "$1/proc"
-    mount -t sysfs -o ro sysfs "$1/sys"
-    mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
-    exec chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-      DEBIAN_FRONTEND=noninteractive bash -euo pipefail -c "$2"' _ "$clean_root" "$script"
+    root=$1 script=$2
+    shift 2
+    mount -t proc proc "$root/proc"
+    mount -t sysfs -o ro sysfs "$root/sys"
+    mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
+    for bind in "$@"; do
+      mkdir -p "$root${bind#*:}"
+      mount --bind "${bind#*:}" "$root${bind#*:}"
+      if [ "${bind%%:*}" = ro ]; then mount -o remount,bind,ro "$root${bind#*:}"; fi
+    done
+    exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+      DEBIAN_FRONTEND=noninteractive bash -euo pipefail -c "$script"' _ "$clean_root" "$script" \
+    "${clean_root_binds[@]}"
 }
