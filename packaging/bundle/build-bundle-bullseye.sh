@@ -13,20 +13,22 @@
 #    3.10 the build asks for), installed from this machine's apt cache or archive; kept as a tarball
 #    of the day beside the minbase one, so that the next build unpacks it (seconds),
 # 2. this tree's files (those git tracks, packaging/lib/source-copy.sh) copied into the root and
-#    build-bundle.sh run on them there, through ccache with its cache in build/ccache-bullseye
-#    (another compiler than the test build's: its objects are not the test build's), and with the
+#    build-bundle.sh run on them there, through ccache with its cache in
+#    ~/.cache/hvdrun/ccache-bullseye (outside the tree, so that every clone and CI run on the
+#    machine shares it; another compiler than the test build's: its objects are not the test
+#    build's), and with the
 #    CUDA toolkit of this machine (/usr/local/cuda, read-only) where it has one, for the NCCL
 #    backend.
 #
 # Environment: JOBS and HVDRUN_BUNDLE_CMAKE_ARGS as build-bundle.sh; HVDRUN_CLEAN_ROOT_CACHE as
-# clean-root.sh; HVDRUN_BULLSEYE_CCACHE_DIR the compiler cache (default build/ccache-bullseye; the
-# paths in it are relative to the copy of the tree, so that checkouts can share one).
+# clean-root.sh; HVDRUN_BULLSEYE_CCACHE_DIR the compiler cache (default
+# ${XDG_CACHE_HOME:-~/.cache}/hvdrun/ccache-bullseye; the paths in it are relative to the copy of the tree, so that checkouts can share one).
 # Exit status: build-bundle.sh's; 77 not run as root.
 set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "${1:-$root_dir/build/bundle}")
 work=$root_dir/build/bundle-bullseye-root
-ccache_dir=$(realpath -m "${HVDRUN_BULLSEYE_CCACHE_DIR:-$root_dir/build/ccache-bullseye}")
+ccache_dir=$(realpath -m "${HVDRUN_BULLSEYE_CCACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/hvdrun/ccache-bullseye}")
 
 # shellcheck source=packaging/lib/source-copy.sh
 . "$root_dir/packaging/lib/source-copy.sh"
