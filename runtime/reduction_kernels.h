@@ -1,4 +1,4 @@
-// Reduction kernels: element-wise sum, min and max of hvdrun's element types on the CPU, and the
+// Reduction kernels: element-wise sum, min, max and product of hvdrun's element types on the CPU, and the
 // division that turns a sum into an average, for every backend whose library lacks a type or an op
 // (Gloo reduces everything with them; MPI reduces float16 and bfloat16 with them, through
 // user-defined ops). One set, so that every backend rounds alike.

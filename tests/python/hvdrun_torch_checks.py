@@ -840,7 +840,6 @@ def unsupported_features_name_themselves():
     raises(ValueError, "HOROVOD_DYNAMIC_PROCESS_SETS=1", hvd.add_process_set, [0])
     raises(error, "sparse", hvd.allreduce, x.to_sparse())
     raises(error, "communicators", hvd.init, comm=[0])
-    raises(error, "hvd.Product", getattr, hvd, "Product")
     raises(error, "mpi_threads_supported()", hvd.mpi_threads_supported)
     assert hvd.ddl_built() is False and hvd.ccl_built() is False
     raises(error, "timeline", hvd.start_timeline, "/tmp/t.json")

@@ -18,13 +18,13 @@ from hvdrun.torch.compression import Compression
 from hvdrun.torch.functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
 from hvdrun.torch import basics as _basics
 from hvdrun.torch.mpi_ops import (Adasum, Average, HorovodInternalError, HvdrunUnsupportedError, Max, Min, ProcessSet,
-                                  ReduceOp, Sum, add_process_set, allgather, allgather_async, allreduce, allreduce_,
-                                  allreduce_async, allreduce_async_, alltoall, alltoall_async, barrier, broadcast,
-                                  broadcast_, broadcast_async, broadcast_async_, global_process_set, grouped_allgather,
-                                  grouped_allgather_async, grouped_allreduce, grouped_allreduce_, grouped_allreduce_async,
-                                  grouped_allreduce_async_, grouped_reducescatter, grouped_reducescatter_async, join,
-                                  poll, reducescatter, reducescatter_async, remove_process_set, sparse_allreduce_async,
-                                  synchronize, unsupported)
+                                  Product, ReduceOp, Sum, add_process_set, allgather, allgather_async, allreduce,
+                                  allreduce_, allreduce_async, allreduce_async_, alltoall, alltoall_async, barrier,
+                                  broadcast, broadcast_, broadcast_async, broadcast_async_, global_process_set,
+                                  grouped_allgather, grouped_allgather_async, grouped_allreduce, grouped_allreduce_,
+                                  grouped_allreduce_async, grouped_allreduce_async_, grouped_reducescatter,
+                                  grouped_reducescatter_async, join, poll, reducescatter, reducescatter_async,
+                                  remove_process_set, sparse_allreduce_async, synchronize, unsupported)
 from hvdrun.torch.optimizer import DistributedOptimizer
 from hvdrun.torch.sync_batch_norm import SyncBatchNorm
 
@@ -171,12 +171,6 @@ def start_timeline(file_path, mark_cycles=False):
 
 def stop_timeline():
     unsupported("stop_timeline()", "run hvdrun with --timeline-filename FILE")
-
-
-def __getattr__(name):
-    if name == "Product":
-        unsupported("the product reduction (hvd.Product)", "use hvd.Sum of logarithms, or hvd.allgather")
-    raise AttributeError("module 'hvdrun.torch' has no attribute '%s'" % name)
 
 
 # Last: hvd.elastic's reset calls this module's init() and shutdown().

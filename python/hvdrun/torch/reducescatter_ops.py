@@ -79,7 +79,7 @@ def _global_set_only(process_set):
 
 
 def reducescatter_async(tensor, name=None, op=None, process_set=None, prescale_factor=1.0, postscale_factor=1.0):
-    """Starts a reducescatter of `tensor` (op: hvd.Average by default, or hvd.Sum, hvd.Min, hvd.Max);
+    """Starts a reducescatter of `tensor` (op: hvd.Average by default, or hvd.Sum, hvd.Min, hvd.Max, hvd.Product);
     returns a handle whose synchronize() gives this rank's rows of the reduction. The input is not
     modified."""
     _global_set_only(process_set)

@@ -182,12 +182,12 @@ class HVDRUN_EXPORT Runtime {
   CollectiveHandle AlltoallAsync(const std::string& name, const void* send, void* recv, size_t count,
                                  DataType type, int process_set = 0);
   // Horovod's reducescatter (CollectiveOrder::kNegotiated; over the whole job, process set 0): `op` (kSum,
-  // kAverage, kMin, kMax) over ranks of `send`'s `count` elements, whole rows of `row` elements (row >= 1),
-  // of which `recv` gets this rank's part: ReducescatterCount(count, row, rank()) elements, the rows of
-  // Horovod's split of the first dimension (rows / size() to every rank, one more to each of the first rows %
-  // size()). Every rank gives the same count, row, type and op for a name; send and recv must not overlap
-  // (over NCCL both are device memory). Negotiated reducescatters of one type and op ready in the same cycle
-  // are fused into one backend call, as allreduces are.
+  // kAverage, kMin, kMax, kProduct) over ranks of `send`'s `count` elements, whole rows of `row` elements
+  // (row >= 1), of which `recv` gets this rank's part: ReducescatterCount(count, row, rank()) elements, the
+  // rows of Horovod's split of the first dimension (rows / size() to every rank, one more to each of the
+  // first rows % size()). Every rank gives the same count, row, type and op for a name; send and recv must
+  // not overlap (over NCCL both are device memory). Negotiated reducescatters of one type and op ready in the
+  // same cycle are fused into one backend call, as allreduces are.
   CollectiveHandle ReducescatterAsync(const std::string& name, const void* send, void* recv, size_t count,
                                       DataType type, ReduceOp op, size_t row);
   Status Reducescatter(const std::string& name, const void* send, void* recv, size_t count, DataType type,
