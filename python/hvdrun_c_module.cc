@@ -400,10 +400,10 @@ Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t rec
 }
 
 // Runtime::ReducescatterAsync: `recv` gets this rank's rows (Horovod's split of count / row rows) of `op`
-// over ranks of `send`. `stream`: see RuntimeFor(). In a job of one rank, a copy.
+// over the ranks of `process_set` of `send`. `stream`: see RuntimeFor(). In a job of one rank, a copy.
 Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                           const std::string& type_name, const std::string& op_name, size_t row,
-                          const std::optional<uintptr_t>& stream) {
+                          const std::optional<uintptr_t>& stream, int process_set) {
   RequireInit("reducescatter");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -412,7 +412,8 @@ Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t rec
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
-  return Handle(runtime->ReducescatterAsync(name, Address(send), Address(recv), count, type, op, row));
+  return Handle(
+      runtime->ReducescatterAsync(name, Address(send), Address(recv), count, type, op, row, process_set));
 }
 
 void Barrier(int process_set) {
@@ -537,7 +538,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("alltoall_into_async", &hp::AlltoallIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   m.def("reducescatter_async", &hp::ReducescatterAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
-        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("row"), py::arg("stream") = py::none());
+        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("row"), py::arg("stream") = py::none(),
+        py::arg("process_set") = 0);
   m.def("barrier", &hp::Barrier, py::arg("process_set") = 0);
   m.def("add_process_set", &hp::AddProcessSet, py::arg("ranks"),
         "Registers a process set of these job ranks on every runtime; returns its id");

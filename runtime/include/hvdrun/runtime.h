@@ -181,19 +181,21 @@ class HVDRUN_EXPORT Runtime {
   // block travel this way (what AlltoallResult's form cannot: its result is host memory).
   CollectiveHandle AlltoallAsync(const std::string& name, const void* send, void* recv, size_t count,
                                  DataType type, int process_set = 0);
-  // Horovod's reducescatter (CollectiveOrder::kNegotiated; over the whole job, process set 0): `op` (kSum,
-  // kAverage, kMin, kMax, kProduct) over ranks of `send`'s `count` elements, whole rows of `row` elements
-  // (row >= 1), of which `recv` gets this rank's part: ReducescatterCount(count, row, rank()) elements, the
-  // rows of Horovod's split of the first dimension (rows / size() to every rank, one more to each of the
-  // first rows % size()). Every rank gives the same count, row, type and op for a name; send and recv must
-  // not overlap (over NCCL both are device memory). Negotiated reducescatters of one type and op ready in the
-  // same cycle are fused into one backend call, as allreduces are.
+  // Horovod's reducescatter (CollectiveOrder::kNegotiated): `op` (kSum, kAverage, kMin, kMax, kProduct) over
+  // the ranks of `process_set` (0: the whole job) of `send`'s `count` elements, whole rows of `row` elements
+  // (row >= 1), of which `recv` gets this rank's part: ReducescatterCount(count, row, r, process_set)
+  // elements, r this rank's place in the set, the rows of Horovod's split of the first dimension (rows / n
+  // to every one of the set's n ranks, one more to each of the first rows % n). Every rank gives the same
+  // count, row, type and op for a name; send and recv must not overlap (over NCCL both are device memory).
+  // Negotiated reducescatters of one type and op ready in the same cycle are fused into one backend call,
+  // as allreduces are.
   CollectiveHandle ReducescatterAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                      DataType type, ReduceOp op, size_t row);
+                                      DataType type, ReduceOp op, size_t row, int process_set = 0);
   Status Reducescatter(const std::string& name, const void* send, void* recv, size_t count, DataType type,
-                       ReduceOp op, size_t row);
-  // The elements rank `rank` receives of a reducescatter of `count` elements in rows of `row`.
-  size_t ReducescatterCount(size_t count, size_t row, int rank) const;
+                       ReduceOp op, size_t row, int process_set = 0);
+  // The elements the rank in place `rank` of `process_set` receives of a reducescatter of `count` elements
+  // in rows of `row` (0 for a place or set that does not exist).
+  size_t ReducescatterCount(size_t count, size_t row, int rank, int process_set = 0) const;
   // One tensor of a grouped reducescatter: ReducescatterAsync's send, recv, count and row.
   struct ReducescatterTensor {
     const void* send = nullptr;
@@ -207,7 +209,7 @@ class HVDRUN_EXPORT Runtime {
   // (every handle completes with that error) before any is submitted.
   std::vector<CollectiveHandle> GroupedReducescatterAsync(const std::string& name,
                                                           const std::vector<ReducescatterTensor>& tensors,
-                                                          DataType type, ReduceOp op);
+                                                          DataType type, ReduceOp op, int process_set = 0);
   Status Barrier(int process_set = 0);
   // Process sets (Horovod's): subsets of the job's ranks with their own engine each (negotiation or
   // call order as the Runtime's, response cache, fusion, backend group: a Gloo context, an MPI
