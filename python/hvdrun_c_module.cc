@@ -259,11 +259,12 @@ void CopyIfApart(uintptr_t send, uintptr_t recv, size_t bytes) {
 }
 
 // `compression`: a CompressionFormat's name ("bf16", "fp8", ...) for this allreduce's wire format, or
-// empty for the job's (hvdrun --compression). `stream`: see RuntimeFor().
+// empty for the job's (hvdrun --compression). `stream`: see RuntimeFor(). `prescale`, `postscale`:
+// Runtime::ScaleFactors, applied by the engine; a job of one rank has none, and its caller scales.
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                       const std::string& type_name, const std::string& op_name,
-                      const std::string& compression, const std::optional<uintptr_t>& stream,
-                      int process_set) {
+                      const std::string& compression, const std::optional<uintptr_t>& stream, int process_set,
+                      double prescale, double postscale) {
   RequireInit("allreduce");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -277,11 +278,9 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
-  if (format) {
-    return Handle(
-        runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, *format, process_set));
-  }
-  return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, process_set));
+  return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op,
+                                        format.value_or(runtime->compression().format),
+                                        Runtime::ScaleFactors{prescale, postscale}, process_set));
 }
 
 // `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
@@ -400,10 +399,12 @@ Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t rec
 }
 
 // Runtime::ReducescatterAsync: `recv` gets this rank's rows (Horovod's split of count / row rows) of `op`
-// over the ranks of `process_set` of `send`. `stream`: see RuntimeFor(). In a job of one rank, a copy.
+// over the ranks of `process_set` of `send`, with scale factors as AllreduceAsync's. `stream`: see
+// RuntimeFor(). In a job of one rank, a copy.
 Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                           const std::string& type_name, const std::string& op_name, size_t row,
-                          const std::optional<uintptr_t>& stream, int process_set) {
+                          const std::optional<uintptr_t>& stream, int process_set, double prescale,
+                          double postscale) {
   RequireInit("reducescatter");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -412,8 +413,47 @@ Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t rec
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
-  return Handle(
-      runtime->ReducescatterAsync(name, Address(send), Address(recv), count, type, op, row, process_set));
+  return Handle(runtime->ReducescatterAsync(name, Address(send), Address(recv), count, type, op, row,
+                                            Runtime::ScaleFactors{prescale, postscale}, process_set));
+}
+
+// Runtime::StartTimeline and StopTimeline on every runtime of this rank (a --nccl job's two share the
+// file); nothing in a job of one rank, which has no engine.
+void StartTimeline(const std::string& path, bool mark_cycles) {
+  RequireInit("start_timeline");
+  if (!g_runtime) return;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    status = g_runtime->StartTimeline(path, mark_cycles);
+    if (status.ok() && g_device_runtime) {
+      status = g_device_runtime->StartTimeline(path, mark_cycles);
+      if (!status.ok()) (void)g_runtime->StopTimeline();
+    }
+  }
+  Check(status);
+}
+
+// Runtime::MpiThreadsSupported of the host runtime (the one an --mpi job runs over).
+bool MpiThreadsSupported() {
+  RequireInit("mpi_threads_supported");
+  if (!g_runtime)
+    throw std::invalid_argument("hvdrun.torch.mpi_threads_supported: a job of one rank has no MPI");
+  StatusOr<bool> supported = g_runtime->MpiThreadsSupported();
+  Check(supported.status());
+  return supported.value();
+}
+
+void StopTimeline() {
+  RequireInit("stop_timeline");
+  if (!g_runtime) return;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    if (g_device_runtime) status = g_device_runtime->StopTimeline();
+    if (Status stopped = g_runtime->StopTimeline(); status.ok()) status = stopped;
+  }
+  Check(status);
 }
 
 void Barrier(int process_set) {
@@ -539,8 +579,11 @@ PYBIND11_MODULE(_C, m) {
         py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   m.def("reducescatter_async", &hp::ReducescatterAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("row"), py::arg("stream") = py::none(),
-        py::arg("process_set") = 0);
+        py::arg("process_set") = 0, py::arg("prescale") = 1.0, py::arg("postscale") = 1.0);
   m.def("barrier", &hp::Barrier, py::arg("process_set") = 0);
+  m.def("start_timeline", &hp::StartTimeline, py::arg("path"), py::arg("mark_cycles") = false);
+  m.def("stop_timeline", &hp::StopTimeline);
+  m.def("mpi_threads_supported", &hp::MpiThreadsSupported);
   m.def("add_process_set", &hp::AddProcessSet, py::arg("ranks"),
         "Registers a process set of these job ranks on every runtime; returns its id");
   m.def("remove_process_set", &hp::RemoveProcessSet, py::arg("process_set"));

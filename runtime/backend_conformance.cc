@@ -88,6 +88,8 @@ struct References {
         return min[i];
       case ReduceOp::kMax:
         return max[i];
+      case ReduceOp::kProduct:  // ProductOfEveryTypeAndPlacement computes its own
+        return NAN;
       case ReduceOp::kAverage:
         break;
     }

@@ -88,6 +88,20 @@ ReductionKernel ReductionKernelFor(DataType type, ReduceOp op) {
   return kernel;
 }
 
+void ScaleBy(DataType type, void* values, size_t count, double factor) {
+  WithElementType(type, [&]<typename T>() {
+    using A = ElementArithmetic<T>;
+    using C = typename A::Compute;
+    T* v = static_cast<T*>(values);
+    if constexpr (std::is_integral_v<C>) {
+      for (size_t i = 0; i < count; ++i) v[i] = static_cast<T>(static_cast<double>(v[i]) * factor);
+    } else {
+      const C f = static_cast<C>(factor);
+      for (size_t i = 0; i < count; ++i) StoreElement(v + i, A::Narrow(static_cast<C>(A::Widen(v[i]) * f)));
+    }
+  });
+}
+
 void DivideBy(DataType type, void* values, size_t count, int divisor) {
   WithElementType(type, [&]<typename T>() {
     using A = ElementArithmetic<T>;

@@ -47,7 +47,16 @@ size_t Runtime::ReducescatterCount(size_t count, size_t row, int rank, int proce
 CollectiveHandle Runtime::ReducescatterAsync(const std::string& name, const void* send, void* recv,
                                              size_t count, DataType type, ReduceOp op, size_t row,
                                              int process_set) {
+  return ReducescatterAsync(name, send, recv, count, type, op, row, ScaleFactors{}, process_set);
+}
+
+CollectiveHandle Runtime::ReducescatterAsync(const std::string& name, const void* send, void* recv,
+                                             size_t count, DataType type, ReduceOp op, size_t row,
+                                             ScaleFactors factors, int process_set) {
   const std::string call = "Reducescatter('" + name + "')";
+  if (Status valid = ValidateFactors(call, factors.prescale, factors.postscale); !valid.ok()) {
+    return CollectiveHandle::State::Completed(std::move(valid));
+  }
   StatusOr<SetEngine> engine = sets_->Engine(*impl_, process_set, call);
   if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
   RuntimeImpl& impl = *engine.value().impl;
@@ -60,6 +69,8 @@ CollectiveHandle Runtime::ReducescatterAsync(const std::string& name, const void
   TensorRequest request = Request(impl.Named(name), CollectiveKind::kReducescatter, count, type, op);
   request.row = row;
   request.counts = std::move(counts);
+  request.prescale = factors.prescale;
+  request.postscale = factors.postscale;
   return engine.value().Track(impl.Submit(std::move(request), send, recv));
 }
 

@@ -7,7 +7,7 @@ placement.py chooses (the NCCL runtime in device memory, or pinned host memory).
 import torch
 
 from hvdrun.torch import basics, placement
-from hvdrun.torch.allreduce_ops import _scale, engine_op, reduced_type
+from hvdrun.torch.allreduce_ops import _scale, engine_factors, engine_op, reduced_type
 from hvdrun.torch.basics import (RUNTIME_TYPES, Sum, check_process_set, check_tensor, check_tensor_list,
                                  submission_stream, tensor_path)
 from hvdrun.torch.handles import HandleGroup, Pending, auto_name, check_name_free, given, register, staged_name, \
@@ -40,6 +40,7 @@ def _reducescatter_start(call, tensor, name, op, prescale_factor, postscale_fact
         raise RuntimeError("hvdrun.torch.%s('%s'): %s" % (call, name, error)) from None
     runtime_op, prescale_factor, postscale_factor = engine_op(op, work_type, prescale_factor, postscale_factor,
                                                                 set_size)
+    engine, (prescale_factor, postscale_factor) = engine_factors(prescale_factor, postscale_factor)
     type_name = RUNTIME_TYPES[work_type]
     trailing = tuple(tensor.shape[1:])
     row = 1
@@ -56,7 +57,8 @@ def _reducescatter_start(call, tensor, name, op, prescale_factor, postscale_fact
             handle = basics.host_staging.submit_after(
                 ready, lambda: basics.runtime.reducescatter_async(name, send.data_ptr(), result.data_ptr(), count,
                                                                   type_name, runtime_op, max(row, 1),
-                                                                  process_set=process_set_id),
+                                                                  process_set=process_set_id, prescale=engine[0],
+                                                                  postscale=engine[1]),
                 "hvdrun.torch.%s('%s')" % (call, name))
         else:
             send = work
@@ -64,7 +66,8 @@ def _reducescatter_start(call, tensor, name, op, prescale_factor, postscale_fact
             handle = basics.runtime.reducescatter_async(name, send.data_ptr(), result.data_ptr(), count, type_name,
                                                         runtime_op, max(row, 1),
                                                         stream=submission_stream(path, tensor),
-                                                        process_set=process_set_id)
+                                                        process_set=process_set_id, prescale=engine[0],
+                                                        postscale=engine[1])
 
     def finish():
         with torch.no_grad():

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hvdrun/status.h"
@@ -51,6 +52,8 @@ class MpiBackend : public Backend {
   Status Barrier() override;
   // float32 and float64 with kSum only: MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM), nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
+  // MPI_Query_thread's level is MPI_THREAD_MULTIPLE.
+  std::optional<bool> mpi_threads_multiple() const override;
 
  private:
   MpiBackend(MPI_Comm comm, std::unique_ptr<MpiTypeMap> types, int rank, int size);

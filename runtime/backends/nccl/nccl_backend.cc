@@ -481,6 +481,17 @@ Status NcclBackend::Zero(void* to, size_t bytes) {
   return Status::Ok();
 }
 
+Status NcclBackend::Scale(void* values, size_t count, DataType type, double factor) {
+  Status status = Prepare("scaling by a prescale or postscale factor");
+  if (!status.ok()) return status;
+  if (const cudaError_t error = ScaleOnStream(values, count, type, factor, resources_.stream);
+      error != cudaSuccess) {
+    return Status::Error("nccl: rank " + std::to_string(rank_) + ": scaling " + std::to_string(count) +
+                         " elements by " + std::to_string(factor) + " failed: " + CudaErrorText(error));
+  }
+  return Status::Ok();
+}
+
 Status NcclBackend::Flush() {
   Status status = Prepare("copying out of the fusion buffer");
   return status.ok() ? Finish("copying out of the fusion buffer") : status;
