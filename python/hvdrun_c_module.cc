@@ -559,7 +559,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("nccl_version_code", &hp::NcclVersionCode);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "",
-        py::arg("stream") = py::none(), py::arg("process_set") = 0);
+        py::arg("stream") = py::none(), py::arg("process_set") = 0, py::arg("prescale") = 1.0,
+        py::arg("postscale") = 1.0);
   m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
         py::arg("dtype"), py::arg("root"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   py::class_<hp::GatherHandle>(m, "GatherHandle")
