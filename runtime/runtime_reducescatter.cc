@@ -96,8 +96,9 @@ std::vector<CollectiveHandle> Runtime::GroupedReducescatterAsync(
     }
     if (!valid.ok()) {
       handles.clear();
-      for (size_t i = 0; i < tensors.size(); ++i)
+      for (size_t i = 0; i < tensors.size(); ++i) {
         handles.push_back(CollectiveHandle::State::Completed(valid));
+      }
       return handles;
     }
   }
