@@ -44,8 +44,9 @@ void ReducescatterInSet(Runtime& runtime, int id, const std::vector<int>& ranks,
                                         ReduceOp::kSum, kRow, id);
   ASSERT_TRUE(status.ok()) << status.message() << where;
   size_t first = 0;
-  for (int before = 0; before < place; ++before)
+  for (int before = 0; before < place; ++before) {
     first += runtime.ReducescatterCount(kCount, kRow, before, id);
+  }
   for (size_t j = 0; j < own; ++j) {
     int64_t expected = 0;
     for (int rank : ranks) expected += Value(rank, first + j) + step;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -31,7 +32,7 @@ struct Flags {
 bool ParseFlags(int argc, char** argv, Flags* flags) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    const long value = std::strtol(argv[i + 1], nullptr, 10);
+    const int64_t value = std::strtoll(argv[i + 1], nullptr, 10);
     if (value <= 0) return false;
     if (flag == "--mib") {
       flags->mib = static_cast<size_t>(value);
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
     const bool failed = std::find(ours.begin(), ours.end(), -1.0) != ours.end() ||
                         std::find(in_set.begin(), in_set.end(), -1.0) != in_set.end() ||
                         std::find(in_job.begin(), in_job.end(), -1.0) != in_job.end();
-    const float expected = static_cast<float>(size * (size + 1) / 2);
+    const float expected = static_cast<float>(size) * static_cast<float>(size + 1) / 2.0F;
     if (failed || recv.front() != expected || recv.back() != expected) {
       std::fprintf(stderr, "set_bench: rank %d: a collective failed or reduced wrongly (%g, expected %g)\n",
                    hvd.rank(), static_cast<double>(recv.front()), static_cast<double>(expected));
