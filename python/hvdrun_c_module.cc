@@ -437,8 +437,9 @@ void StartTimeline(const std::string& path, bool mark_cycles) {
 // Runtime::MpiThreadsSupported of the host runtime (the one an --mpi job runs over).
 bool MpiThreadsSupported() {
   RequireInit("mpi_threads_supported");
-  if (!g_runtime)
+  if (!g_runtime) {
     throw std::invalid_argument("hvdrun.torch.mpi_threads_supported: a job of one rank has no MPI");
+  }
   StatusOr<bool> supported = g_runtime->MpiThreadsSupported();
   Check(supported.status());
   return supported.value();
