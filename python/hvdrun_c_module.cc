@@ -36,7 +36,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("nccl_version_code", &hp::NcclVersionCode);
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "",
-        py::arg("stream") = py::none(), py::arg("process_set") = 0);
+        py::arg("stream") = py::none(), py::arg("process_set") = 0, py::arg("prescale") = 1.0,
+        py::arg("postscale") = 1.0);
   m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
         py::arg("dtype"), py::arg("root"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   py::class_<hp::GatherHandle>(m, "GatherHandle")
@@ -55,8 +56,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("alltoall_into_async", &hp::AlltoallIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   m.def("reducescatter_async", &hp::ReducescatterAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
-        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("row"), py::arg("stream") = py::none());
+        py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("row"), py::arg("stream") = py::none(),
+        py::arg("process_set") = 0, py::arg("prescale") = 1.0, py::arg("postscale") = 1.0);
   m.def("barrier", &hp::Barrier, py::arg("process_set") = 0);
+  m.def("start_timeline", &hp::StartTimeline, py::arg("path"), py::arg("mark_cycles") = false);
+  m.def("stop_timeline", &hp::StopTimeline);
+  m.def("mpi_threads_supported", &hp::MpiThreadsSupported);
   m.def("add_process_set", &hp::AddProcessSet, py::arg("ranks"),
         "Registers a process set of these job ranks on every runtime; returns its id");
   m.def("remove_process_set", &hp::RemoveProcessSet, py::arg("process_set"));

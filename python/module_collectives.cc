@@ -76,8 +76,8 @@ void GatherHandle::CopyTo(uintptr_t address) const {
 
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                       const std::string& type_name, const std::string& op_name,
-                      const std::string& compression, const std::optional<uintptr_t>& stream,
-                      int process_set) {
+                      const std::string& compression, const std::optional<uintptr_t>& stream, int process_set,
+                      double prescale, double postscale) {
   RequireInit("allreduce");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -91,11 +91,9 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
-  if (format) {
-    return Handle(
-        runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, *format, process_set));
-  }
-  return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op, process_set));
+  return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op,
+                                        format.value_or(runtime->compression().format),
+                                        Runtime::ScaleFactors{prescale, postscale}, process_set));
 }
 
 Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
@@ -168,7 +166,8 @@ Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t rec
 
 Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                           const std::string& type_name, const std::string& op_name, size_t row,
-                          const std::optional<uintptr_t>& stream) {
+                          const std::optional<uintptr_t>& stream, int process_set, double prescale,
+                          double postscale) {
   RequireInit("reducescatter");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -177,7 +176,8 @@ Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t rec
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
-  return Handle(runtime->ReducescatterAsync(name, Address(send), Address(recv), count, type, op, row));
+  return Handle(runtime->ReducescatterAsync(name, Address(send), Address(recv), count, type, op, row,
+                                            Runtime::ScaleFactors{prescale, postscale}, process_set));
 }
 
 }  // namespace hvdrun::python

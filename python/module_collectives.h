@@ -62,11 +62,12 @@ class GatherHandle {
 };
 
 // `compression`: a CompressionFormat's name ("bf16", "fp8", ...) for this allreduce's wire format, or
-// empty for the job's (hvdrun --compression). `stream`: see RuntimeFor().
+// empty for the job's (hvdrun --compression). `stream`: see RuntimeFor(). `prescale`, `postscale`:
+// Runtime::ScaleFactors, applied by the engine; a job of one rank has none, and its caller scales.
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                       const std::string& type_name, const std::string& op_name,
-                      const std::string& compression, const std::optional<uintptr_t>& stream,
-                      int process_set);
+                      const std::string& compression, const std::optional<uintptr_t>& stream, int process_set,
+                      double prescale, double postscale);
 // `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
 // `stream`: see RuntimeFor().
 Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
@@ -90,10 +91,12 @@ Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t rec
                           const std::string& type_name, const std::optional<uintptr_t>& stream,
                           int process_set);
 // Runtime::ReducescatterAsync: `recv` gets this rank's rows (Horovod's split of count / row rows) of `op`
-// over ranks of `send`. `stream`: see RuntimeFor(). In a job of one rank, a copy.
+// over the ranks of `process_set` of `send`, with scale factors as AllreduceAsync's. `stream`: see
+// RuntimeFor(). In a job of one rank, a copy.
 Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                           const std::string& type_name, const std::string& op_name, size_t row,
-                          const std::optional<uintptr_t>& stream);
+                          const std::optional<uintptr_t>& stream, int process_set, double prescale,
+                          double postscale);
 
 }  // namespace hvdrun::python
 

@@ -201,6 +201,43 @@ int NcclVersionCode() {
 #endif
 }
 
+void StartTimeline(const std::string& path, bool mark_cycles) {
+  RequireInit("start_timeline");
+  if (!g_runtime) return;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    status = g_runtime->StartTimeline(path, mark_cycles);
+    if (status.ok() && g_device_runtime) {
+      status = g_device_runtime->StartTimeline(path, mark_cycles);
+      if (!status.ok()) (void)g_runtime->StopTimeline();
+    }
+  }
+  Check(status);
+}
+
+void StopTimeline() {
+  RequireInit("stop_timeline");
+  if (!g_runtime) return;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    if (g_device_runtime) status = g_device_runtime->StopTimeline();
+    if (Status stopped = g_runtime->StopTimeline(); status.ok()) status = stopped;
+  }
+  Check(status);
+}
+
+bool MpiThreadsSupported() {
+  RequireInit("mpi_threads_supported");
+  if (!g_runtime) {
+    throw std::invalid_argument("hvdrun.torch.mpi_threads_supported: a job of one rank has no MPI");
+  }
+  StatusOr<bool> supported = g_runtime->MpiThreadsSupported();
+  Check(supported.status());
+  return supported.value();
+}
+
 void Barrier(int process_set) {
   RequireInit("barrier");
   if (!g_runtime) return;

@@ -70,6 +70,13 @@ std::vector<std::string> BuiltBackends();
 int NcclVersionCode();
 // On the host runtime; nothing in a job of one rank.
 void Barrier(int process_set);
+// Runtime::StartTimeline and StopTimeline on every runtime of this rank (a --nccl job's two share the
+// file); nothing in a job of one rank, which has no engine.
+void StartTimeline(const std::string& path, bool mark_cycles);
+void StopTimeline();
+// Runtime::MpiThreadsSupported of the host runtime (the one an --mpi job runs over); a job of one
+// rank raises ValueError.
+bool MpiThreadsSupported();
 // Process sets (Runtime::AddProcessSet): registered on every runtime of this rank, the device one
 // first as they were created, so that a set's id is the same on both. In a job of one rank there is
 // no runtime and no set but the global one. Adding waits for the set's members (GIL released).

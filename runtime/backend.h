@@ -89,6 +89,13 @@ class BackendMemory {
   virtual Status CopyAll(const std::vector<Copy>& copies) = 0;
   // Sets `bytes` at `to` to zero, before the backend's next collective runs.
   virtual Status Zero(void* to, size_t bytes) = 0;
+  // Multiplies `count` elements of `type` at `values` by `factor` (Horovod's prescale and postscale
+  // factors), as ScaleBy (runtime/reduction_kernels.h) does on the host, before the backend's next
+  // collective runs. Device memory only: the engine scales host memory itself (ScaleValues,
+  // runtime/request/scale_factors.h), so memory that is not on a device refuses here.
+  virtual Status Scale(void* /*values*/, size_t /*count*/, DataType /*type*/, double /*factor*/) {
+    return Status::Error("scaling is done on the host for memory that is not on a device");
+  }
   // Waits until every copy and collective made so far has finished (the backend's own work only).
   virtual Status Flush() = 0;
   // Called on the caller's thread when it submits a tensor: marks the point of `caller_stream` (a
@@ -171,6 +178,9 @@ class Backend {
   // How long the device took for the last collective, timed by events on its stream (NCCL), for the
   // timeline; none for a backend whose calls the host runs (their time is the call's).
   virtual std::optional<std::chrono::nanoseconds> last_device_time() const { return std::nullopt; }
+  // An MPI backend: whether its MPI library provides MPI_THREAD_MULTIPLE to this process (Horovod's
+  // mpi_threads_supported()); none for the other backends.
+  virtual std::optional<bool> mpi_threads_multiple() const { return std::nullopt; }
   // Asks the call that another thread has in this backend to end, with an error, as soon as it can
   // (the collective watchdog, past the stall shutdown time: runtime/collective_watchdog.h).
   // Thread-safe. Returns false where the backend cannot (the default): its own limit

@@ -88,6 +88,8 @@ struct References {
         return min[i];
       case ReduceOp::kMax:
         return max[i];
+      case ReduceOp::kProduct:  // ProductOfEveryTypeAndPlacement computes its own
+        return NAN;
       case ReduceOp::kAverage:
         break;
     }
@@ -228,6 +230,52 @@ void IntegerAveragesTruncateTowardZero(const ConformanceRank& r) {
   const int64_t large_sum = r.size == 1 ? -kLarge - 1 : -2 * kLarge - 1;
   r.report->Check(ValuesOf<int64_t>(buffer->Download()) == std::vector<int64_t>{large_sum / r.size},
                   large_what);
+}
+
+// Rank `rank`'s input element i for a product: 0, or plus or minus a power of two (0.5, 1 or 2; integer
+// types 1 or 2, and rank 0's int64 values times 2^31 so that a 32-bit product would show), so that
+// the product over up to four ranks is exact in every type, whatever order a backend multiplies in.
+double ProductInput(DataType type, int rank, size_t i) {
+  if (i % 11 == 5) return 0;
+  const auto r = static_cast<size_t>(rank);
+  const int exponent = IsInteger(type) ? static_cast<int>((i + r) % 2) : static_cast<int>((i + r) % 3) - 1;
+  double value = std::ldexp((i * 3 + r) % 4 == 0 ? -1.0 : 1.0, exponent);
+  if (type == DataType::kInt64 && rank == 0) value *= 0x1p31;
+  return value;
+}
+
+void ProductOfEveryTypeAndPlacement(const ConformanceRank& r) {
+  for (DataType type : kAllTypes) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1025}}) {
+      if (count > r.max_count) continue;
+      std::vector<double> mine(count);
+      std::vector<double> expected(count, 1.0);
+      for (size_t i = 0; i < count; ++i) {
+        mine[i] = ProductInput(type, r.rank, i);
+        for (int rank = 0; rank < r.size; ++rank) expected[i] *= ProductInput(type, rank, i);
+      }
+      std::vector<char> input(count * DataTypeSize(type));
+      ConvertFromDouble(type, mine.data(), input.data(), count);
+      for (bool in_place : {true, false}) {
+        std::unique_ptr<TestBuffer> send = Holding(r, input);
+        std::unique_ptr<TestBuffer> recv = Holding(r, std::vector<char>(input.size(), 0x55));
+        TestBuffer& output = in_place ? *send : *recv;
+        const std::string what = "allreduce product " + Describe(type, count) + (in_place ? " in place" : "");
+        if (!Succeeded(r, what,
+                       r.backend->Allreduce(send->data(), output.data(), count, type, ReduceOp::kProduct))) {
+          return;
+        }
+        std::vector<double> result(count);
+        ConvertToDouble(type, output.Download().data(), result.data(), count);
+        size_t wrong = 0;
+        while (wrong < count && result[wrong] == expected[wrong]) ++wrong;
+        r.report->Check(wrong == count, wrong == count ? what
+                                                       : what + ": element " + std::to_string(wrong) +
+                                                             " is " + std::to_string(result[wrong]) +
+                                                             ", expected " + std::to_string(expected[wrong]));
+      }
+    }
+  }
 }
 
 void Float32SumsWithinTheRoundingBound(const ConformanceRank& r) {
@@ -466,6 +514,7 @@ const std::vector<ConformanceCase>& ConformanceCases() {
   static const std::vector<ConformanceCase> kCases = {
       {"AllreduceEveryTypeOpCountAndPlacement", &AllreduceEveryTypeOpCountAndPlacement},
       {"IntegerAveragesTruncateTowardZero", &IntegerAveragesTruncateTowardZero},
+      {"ProductOfEveryTypeAndPlacement", &ProductOfEveryTypeAndPlacement},
       {"Float32SumsWithinTheRoundingBound", &Float32SumsWithinTheRoundingBound},
       {"BroadcastFromEveryRoot", &BroadcastFromEveryRoot},
       {"AllgatherFromEveryPlacement", &AllgatherFromEveryPlacement},

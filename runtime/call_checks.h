@@ -20,6 +20,8 @@ namespace hvdrun {
 Status ValidateBuffers(const char* call, const void* send, const void* recv, size_t count, DataType type);
 // A known reduction.
 Status ValidateOp(const char* call, ReduceOp op);
+// Scale factors (Runtime::ScaleFactors) that are finite numbers.
+Status ValidateFactors(const std::string& call, double prescale, double postscale);
 // The checks every named call makes: negotiation on, and a name the caller may choose.
 Status ValidateName(const std::string& call, const std::string& name, bool negotiated);
 // A request for a collective of this rank.

@@ -31,6 +31,13 @@ Status ForwardingBackend::Alltoallv(const void* send, const std::vector<size_t>&
               [&] { return backend_->Alltoallv(send, send_counts, recv, recv_counts, type); });
 }
 
+Status ForwardingBackend::Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts,
+                                        int rank, DataType type, ReduceOp op) {
+  const size_t sent = std::accumulate(counts.begin(), counts.end(), size_t{0});
+  return Pass("reducescatter", sent * DataTypeSize(type),
+              [&] { return backend_->Reducescatter(send, recv, counts, rank, type, op); });
+}
+
 Status ForwardingBackend::Barrier() {
   return Pass("barrier", 0, [&] { return backend_->Barrier(); });
 }

@@ -2,10 +2,11 @@
 // wrappers that change what happens around each call (WatchedBackend: the collective watchdog;
 // RecoverableBackend: an elastic job's recoverable failures). A wrapper overrides Forward only.
 //
-// The data calls (Allreduce, Broadcast, Allgather, Alltoall, Alltoallv, Barrier, BaselineAllreduce)
-// each go through Forward, with the call's name and bytes; memory, last_device_time, RequestAbort,
-// Progress and Abandon are the wrapped backend's. Reducescatter is not passed on: Backend's default runs,
-// over this backend's own Allreduce and memory, so that a wrapper sees it as an allreduce.
+// The data calls (Allreduce, Broadcast, Allgather, Alltoall, Alltoallv, Reducescatter, Barrier,
+// BaselineAllreduce) each go through Forward, with the call's name and bytes, to the wrapped
+// backend's own (MPI's and NCCL's reduce-scatter, the others' default over their allreduce); memory,
+// last_device_time, RequestAbort, Progress, Abandon and mpi_threads_multiple are the wrapped
+// backend's.
 //
 // As every Backend: used by one collective thread; RequestAbort and Progress from any thread, as the
 // wrapped backend allows.
@@ -62,6 +63,8 @@ class ForwardingBackend : public Backend {
   Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
   Status Alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                    const std::vector<size_t>& recv_counts, DataType type) override;
+  Status Reducescatter(const void* send, void* recv, const std::vector<size_t>& counts, int rank,
+                       DataType type, ReduceOp op) override;
   Status Barrier() override;
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
   std::optional<std::chrono::nanoseconds> last_device_time() const override {
@@ -70,6 +73,7 @@ class ForwardingBackend : public Backend {
   bool RequestAbort() override { return backend_->RequestAbort(); }
   std::string Progress() override { return backend_->Progress(); }
   void Abandon() override { backend_->Abandon(); }
+  std::optional<bool> mpi_threads_multiple() const override { return backend_->mpi_threads_multiple(); }
 
  protected:
   // What happens around every data call; this one just makes it.

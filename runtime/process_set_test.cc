@@ -27,8 +27,35 @@ bool Contains(const std::vector<int>& ranks, int rank) {
   return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
 }
 
-// Steps of allreduce, allgather, broadcast and barrier on set `id` (its job ranks `ranks`), each
-// result checked against what one process computes from every member's values.
+// A reducescatter of 5 rows of 3 (an uneven split over 2, 3 or 4 ranks) on set `id`, this rank's
+// part checked against what one process computes from every member's values.
+void ReducescatterInSet(Runtime& runtime, int id, const std::vector<int>& ranks, const std::string& name,
+                        int step) {
+  constexpr size_t kRow = 3;
+  constexpr size_t kCount = 5 * kRow;
+  const int me = runtime.rank();
+  const std::string where = " in set " + std::to_string(id) + " on rank " + std::to_string(me);
+  const int place = static_cast<int>(std::find(ranks.begin(), ranks.end(), me) - ranks.begin());
+  std::vector<int64_t> send(kCount);
+  for (size_t i = 0; i < kCount; ++i) send[i] = Value(me, i) + step;
+  const size_t own = runtime.ReducescatterCount(kCount, kRow, place, id);
+  std::vector<int64_t> part(std::max<size_t>(own, 1));
+  Status status = runtime.Reducescatter(name, send.data(), part.data(), kCount, DataType::kInt64,
+                                        ReduceOp::kSum, kRow, id);
+  ASSERT_TRUE(status.ok()) << status.message() << where;
+  size_t first = 0;
+  for (int before = 0; before < place; ++before) {
+    first += runtime.ReducescatterCount(kCount, kRow, before, id);
+  }
+  for (size_t j = 0; j < own; ++j) {
+    int64_t expected = 0;
+    for (int rank : ranks) expected += Value(rank, first + j) + step;
+    ASSERT_EQ(part[j], expected) << "reducescatter[" << first + j << "]" << where;
+  }
+}
+
+// Steps of allreduce, allgather, broadcast, barrier (and, named, reducescatter) on set `id` (its job
+// ranks `ranks`), each result checked against what one process computes from every member's values.
 void Exercise(Runtime& runtime, int id, const std::vector<int>& ranks, bool named) {
   const int me = runtime.rank();
   const std::string where = " in set " + std::to_string(id) + " on rank " + std::to_string(me);
@@ -61,6 +88,7 @@ void Exercise(Runtime& runtime, int id, const std::vector<int>& ranks, bool name
     ASSERT_EQ(value, Value(root, 1) + step) << "broadcast from job rank " << root << where;
     status = runtime.Barrier(id);
     ASSERT_TRUE(status.ok()) << status.message() << where;
+    if (named) ReducescatterInSet(runtime, id, ranks, name + "r", step);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "runtime/compression/wire_format.h"
 
@@ -48,6 +49,20 @@ template <typename T>
 void Max(void* out, const void* a, const void* b, size_t n) {
   CombineElements<T>(out, a, b, n, [](auto x, auto y) { return std::max(x, y); });
 }
+// Integers multiply as unsigned, which wraps around modulo 2^bits as MPI_PROD and ncclProd do in
+// practice, where a signed overflow would be undefined.
+template <typename T>
+void Product(void* out, const void* a, const void* b, size_t n) {
+  CombineElements<T>(out, a, b, n, [](auto x, auto y) {
+    using C = decltype(x);
+    if constexpr (std::is_integral_v<C>) {
+      using U = std::make_unsigned_t<C>;
+      return static_cast<C>(static_cast<U>(x) * static_cast<U>(y));
+    } else {
+      return static_cast<C>(x * y);
+    }
+  });
+}
 
 }  // namespace
 
@@ -61,6 +76,9 @@ ReductionKernel ReductionKernelFor(DataType type, ReduceOp op) {
       case ReduceOp::kMax:
         kernel = &Max<T>;
         return;
+      case ReduceOp::kProduct:
+        kernel = &Product<T>;
+        return;
       case ReduceOp::kSum:
       case ReduceOp::kAverage:
         break;
@@ -68,6 +86,20 @@ ReductionKernel ReductionKernelFor(DataType type, ReduceOp op) {
     kernel = &Sum<T>;
   });
   return kernel;
+}
+
+void ScaleBy(DataType type, void* values, size_t count, double factor) {
+  WithElementType(type, [&]<typename T>() {
+    using A = ElementArithmetic<T>;
+    using C = typename A::Compute;
+    T* v = static_cast<T*>(values);
+    if constexpr (std::is_integral_v<C>) {
+      for (size_t i = 0; i < count; ++i) v[i] = static_cast<T>(static_cast<double>(v[i]) * factor);
+    } else {
+      const C f = static_cast<C>(factor);
+      for (size_t i = 0; i < count; ++i) StoreElement(v + i, A::Narrow(static_cast<C>(A::Widen(v[i]) * f)));
+    }
+  });
 }
 
 void DivideBy(DataType type, void* values, size_t count, int divisor) {

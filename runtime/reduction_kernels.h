@@ -1,4 +1,4 @@
-// Reduction kernels: element-wise sum, min and max of hvdrun's element types on the CPU, and the
+// Reduction kernels: element-wise sum, min, max and product of hvdrun's element types on the CPU, and the
 // division that turns a sum into an average, for every backend whose library lacks a type or an op
 // (Gloo reduces everything with them; MPI reduces float16 and bfloat16 with them, through
 // user-defined ops). One set, so that every backend rounds alike.
@@ -31,6 +31,11 @@ ReductionKernel ReductionKernelFor(DataType type, ReduceOp op);
 
 // values[i] /= divisor for `count` elements of `type`, in the type's arithmetic.
 void DivideBy(DataType type, void* values, size_t count, int divisor);
+
+// values[i] *= factor for `count` elements of `type`, as Horovod's engine scales its buffers on the CPU
+// (its prescale and postscale factors): float32, float16 and bfloat16 times the factor rounded to float,
+// in float; float64 in double; integers times the factor in double, truncated toward zero.
+void ScaleBy(DataType type, void* values, size_t count, double factor);
 
 // The arithmetic of an element type T: done in T itself, or in float for the 2-byte floats, which
 // Narrow rounds back to nearest-even.

@@ -96,6 +96,40 @@ TEST(ReductionKernelsTest, DivisionFinishesAnAverageInTheTypesArithmetic) {
   EXPECT_EQ(large[0], (int64_t{1} << 62) + 1);
 }
 
+TEST(ReductionKernelsTest, ProductOfEveryTypeWrapsIntegersAround) {
+  for (DataType type : kAllTypes) {
+    EXPECT_EQ(Reduce(type, ReduceOp::kProduct, {-2, 1, 3, 0, 16}, {4, -2, -1, 8, 16}),
+              (std::vector<double>{-8, -2, -3, 0, 256}))
+        << DataTypeName(type);
+  }
+  std::vector<int32_t> wraps = {int32_t{1} << 30};
+  const std::vector<int32_t> two = {4};
+  ReductionKernelFor(DataType::kInt32, ReduceOp::kProduct)(wraps.data(), wraps.data(), two.data(), 1);
+  EXPECT_EQ(wraps[0], 0);  // 2^32 modulo 2^32, as MPI_PROD and ncclProd in practice
+}
+
+TEST(ReductionKernelsTest, ScalingIsHorovodsCpuArithmetic) {
+  for (DataType type : kAllTypes) {
+    std::vector<char> values = Elements(type, {-3, 3, 5, 0});
+    ScaleBy(type, values.data(), 4, 0.5);
+    const bool integer = type == DataType::kInt32 || type == DataType::kInt64;
+    // Integers: times the factor in double, truncated toward zero.
+    EXPECT_EQ(Values(type, values),
+              (integer ? std::vector<double>{-1, 1, 2, 0} : std::vector<double>{-1.5, 1.5, 2.5, 0}))
+        << DataTypeName(type);
+  }
+  // float32 and the 2-byte floats: times the factor rounded to float (0.1 is 0.100000001490116...).
+  std::vector<float> single = {10.0F};
+  ScaleBy(DataType::kFloat32, single.data(), 1, 0.1);
+  EXPECT_EQ(single[0], 10.0F * 0.1F);
+  std::vector<double> twice = {10.0};
+  ScaleBy(DataType::kFloat64, twice.data(), 1, 0.1);
+  EXPECT_EQ(twice[0], 10.0 * 0.1);
+  std::vector<char> third = Elements(DataType::kFloat16, {1});
+  ScaleBy(DataType::kFloat16, third.data(), 1, 1.0 / 3.0);
+  EXPECT_EQ(Values(DataType::kFloat16, third)[0], 0.333251953125);
+}
+
 // An output's old bits never decide whether a result is written. gloo::float16's assignment skips
 // the write when the old bits, read as a whole number, round to the new value: an output holding
 // 0x0002 kept it where max(1, 2) = 2.0 (0x4000) was due, and 0x0001 where min(1, 2) = 1.0 was.

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,35 +25,6 @@
 
 namespace hvdrun {
 
-Status ValidateBuffers(const char* call, const void* send, const void* recv, size_t count, DataType type) {
-  if (DataTypeSize(type) == 0) {
-    return Status::Error(std::string(call) + ": unknown data type " + std::to_string(static_cast<int>(type)));
-  }
-  if (count > 0 && (send == nullptr || recv == nullptr)) {
-    return Status::Error(std::string(call) + ": null buffer for " + std::to_string(count) + " elements");
-  }
-  return Status::Ok();
-}
-
-Status ValidateOp(const char* call, ReduceOp op) {
-  if (ReduceOpName(op) == "unknown") {
-    return Status::Error(std::string(call) + ": unknown reduce op " + std::to_string(static_cast<int>(op)));
-  }
-  return Status::Ok();
-}
-
-TensorRequest Request(std::string name, CollectiveKind kind, size_t count, DataType type, ReduceOp op,
-                      int root) {
-  TensorRequest request;
-  request.name = std::move(name);
-  request.kind = kind;
-  request.type = type;
-  request.op = op;
-  request.count = count;
-  request.root = root;
-  return request;
-}
-
 namespace {
 
 TensorRequest AllreduceRequest(std::string name, size_t count, DataType type, ReduceOp op,
@@ -61,24 +33,6 @@ TensorRequest AllreduceRequest(std::string name, size_t count, DataType type, Re
   request.compression = compression;
   return request;
 }
-
-}  // namespace
-
-Status ValidateName(const std::string& call, const std::string& name, bool negotiated) {
-  if (!negotiated) {
-    return Status::Error(call +
-                         ": named collectives need a Runtime initialized with CollectiveOrder::kNegotiated "
-                         "(RuntimeOptions::order, on every rank)");
-  }
-  if (name.empty() || name.front() == '(') {
-    return Status::Error(call +
-                         ": a name must be non-empty and must not begin with '(', which marks "
-                         "the names of unnamed calls");
-  }
-  return Status::Ok();
-}
-
-namespace {
 
 // `lookup`, or std::getenv when it is null.
 Runtime::EnvironmentLookup OrGetenv(const Runtime::EnvironmentLookup& lookup) {
@@ -173,6 +127,15 @@ int Runtime::cross_size() const { return impl_->options().cross_size; }
 BackendKind Runtime::backend() const { return impl_->options().backend; }
 CollectiveOrder Runtime::order() const { return impl_->options().order; }
 std::string Runtime::allreduce_path() const { return impl_->allreduce_path(); }
+
+StatusOr<bool> Runtime::MpiThreadsSupported() const {
+  const std::optional<bool> multiple = impl_->mpi_threads_multiple();
+  if (!multiple) {
+    return Status::Error("MpiThreadsSupported: this job's backend is " + std::string(BackendName(backend())) +
+                         ", not mpi (hvdrun --mpi)");
+  }
+  return *multiple;
+}
 int Runtime::round() const { return elastic_ != nullptr ? elastic_->round() : 0; }
 
 StatusOr<bool> Runtime::HostsUpdated() const {
@@ -223,16 +186,25 @@ Status Runtime::Allreduce(const std::string& name, const void* send, void* recv,
 CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
                                          DataType type, ReduceOp op, CompressionFormat compression,
                                          int process_set) {
+  return AllreduceAsync(name, send, recv, count, type, op, compression, ScaleFactors{}, process_set);
+}
+
+CollectiveHandle Runtime::AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                         DataType type, ReduceOp op, CompressionFormat compression,
+                                         ScaleFactors factors, int process_set) {
   const std::string call = "Allreduce('" + name + "')";
   Status valid = ValidateBuffers(call.c_str(), send, recv, count, type);
   if (valid.ok()) valid = ValidateOp(call.c_str(), op);
+  if (valid.ok()) valid = ValidateFactors(call, factors.prescale, factors.postscale);
   if (valid.ok()) valid = ValidateCompression(call, compression, impl_->options().backend);
   if (valid.ok()) valid = ValidateName(call, name, impl_->negotiated());
   StatusOr<SetEngine> engine = valid.ok() ? sets_->Engine(*impl_, process_set, call) : valid;
   if (!engine.ok()) return CollectiveHandle::State::Completed(engine.status());
   RuntimeImpl& impl = *engine.value().impl;
-  return engine.value().Track(
-      impl.Submit(AllreduceRequest(impl.Named(name), count, type, op, compression), send, recv));
+  TensorRequest request = AllreduceRequest(impl.Named(name), count, type, op, compression);
+  request.prescale = factors.prescale;
+  request.postscale = factors.postscale;
+  return engine.value().Track(impl.Submit(std::move(request), send, recv));
 }
 
 NegotiationCounters Runtime::negotiation_counters() const { return impl_->negotiation_counters(); }

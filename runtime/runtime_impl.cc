@@ -1,23 +1,17 @@
 #include "runtime/runtime_impl.h"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <filesystem>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <system_error>
 #include <utility>
 
-#include "common/process/file_descriptor.h"
 #include "common/progress/rank_board.h"
 
 #include "runtime/arrival_check.h"
@@ -27,19 +21,6 @@
 #include "runtime/watched_backend.h"
 
 namespace hvdrun {
-namespace {
-
-// The timelines this process's Runtimes have open, by path.
-std::mutex& TimelinesMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-std::map<std::string, std::weak_ptr<Timeline>>& OpenTimelines() {
-  static auto* open = new std::map<std::string, std::weak_ptr<Timeline>>();
-  return *open;
-}
-
-}  // namespace
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions options, ProcessSetPlace place)
     : options_(std::move(options)),
@@ -57,75 +38,6 @@ RuntimeImpl::~RuntimeImpl() {
   if (call_order_ != nullptr) call_order_->Stop();
   if (thread_.joinable()) thread_.join();
   CloseTimeline();
-}
-
-Status RuntimeImpl::OpenTimeline() {
-  const TimelineSettings& settings = options_.timeline;
-  if (settings.path.empty()) return Status::Ok();
-  std::lock_guard<std::mutex> lock(TimelinesMutex());
-  std::weak_ptr<Timeline>& shared = OpenTimelines()[settings.path];
-  timeline_ = shared.lock();
-  if (timeline_ == nullptr) {
-    const std::filesystem::path parent = std::filesystem::path(settings.path).parent_path();
-    std::error_code error;
-    if (!parent.empty()) std::filesystem::create_directories(parent, error);
-    if (error) {
-      OpenTimelines().erase(settings.path);
-      return Status::Error("cannot create the timeline's directory '" + parent.string() +
-                           "': " + error.message());
-    }
-    TimelineOptions options;
-    options.path = settings.path;
-    options.rank = options_.rank;
-    options.host = settings.host;
-    options.mark_cycles = settings.mark_cycles;
-    options.zero = std::chrono::steady_clock::now();
-    StatusOr<std::unique_ptr<Timeline>> opened = Timeline::Open(std::move(options));
-    if (!opened.ok()) {
-      OpenTimelines().erase(settings.path);
-      return opened.status();
-    }
-    timeline_ = std::shared_ptr<Timeline>(std::move(opened).value());
-    shared = timeline_;
-  }
-  if (stream_ != nullptr) stream_->set_timeline(timeline_.get());
-  return Status::Ok();
-}
-
-void RuntimeImpl::CloseTimeline() {
-  if (timeline_ == nullptr) return;
-  std::lock_guard<std::mutex> lock(TimelinesMutex());
-  if (timeline_.use_count() > 1) {  // another Runtime of this process still records in it
-    timeline_.reset();
-    return;
-  }
-  const std::string path = timeline_->options().path;
-  OpenTimelines().erase(path);
-  Status status = timeline_->Close();
-  timeline_.reset();
-  if (status.ok() && options_.timeline.send_to_launcher) {
-    // In pieces well under the rendezvous protocol's frame limit.
-    constexpr size_t kPieceBytes = size_t{8} << 20;
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) status = Status::Error("cannot read timeline '" + path + "': " + std::strerror(errno));
-    std::string piece(kPieceBytes, '\0');
-    uint64_t offset = 0;
-    while (status.ok()) {
-      const ssize_t n = ::pread(fd.get(), piece.data(), piece.size(), static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) status = Status::Error("cannot read timeline '" + path + "': " + std::strerror(errno));
-      if (n <= 0) break;
-      status =
-          options_.store->SendTimelinePiece(options_.rank, offset, piece.substr(0, static_cast<size_t>(n)));
-      offset += static_cast<uint64_t>(n);
-    }
-    if (status.ok()) {
-      ::unlink(path.c_str());
-      // Its directory too, once empty: the last rank of the host to finish leaves none behind.
-      ::rmdir(std::filesystem::path(path).parent_path().c_str());
-    }
-  }
-  if (!status.ok()) std::fprintf(stderr, "libhvdrun: timeline: %s\n", status.message().c_str());
 }
 
 Status RuntimeImpl::PinThread() const {
@@ -292,6 +204,7 @@ Status RuntimeImpl::Bootstrap() {
   context.group_id = place_.id;
   StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options_.backend, context);
   if (!backend.ok()) return backend.status();
+  mpi_threads_multiple_ = backend.value()->mpi_threads_multiple();
   if (stream_ != nullptr && backend.value()->memory().on_device()) {
     StatusOr<std::unique_ptr<Backend>> control = CreateBackend(BackendKind::kGloo, context);
     if (!control.ok()) {

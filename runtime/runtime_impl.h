@@ -43,6 +43,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +113,14 @@ class RuntimeImpl {
   // "shm" when allreduces go through the host's shared memory (runtime/shm/shm_backend.h), else the
   // backend's name; set before Start returns.
   const std::string& allreduce_path() const { return allreduce_path_; }
+  // The backend's Backend::mpi_threads_multiple; set before Start returns.
+  std::optional<bool> mpi_threads_multiple() const { return mpi_threads_multiple_; }
+  // Runtime::StartTimeline and StopTimeline for this engine (runtime_timeline.cc): records its responses
+  // in a timeline at `path` (shared with this process's other engines that name it) until stopped.
+  // Thread-safe. Start fails where a timeline is open already (RuntimeOptions::timeline included) and in
+  // call order; Stop without a start does nothing.
+  Status StartTimeline(const std::string& path, bool mark_cycles);
+  Status StopTimeline();
 
  private:
   using Pending = CallOrderQueue::Pending;
@@ -141,11 +150,12 @@ class RuntimeImpl {
 
   const RuntimeOptions options_;
   const ProcessSetPlace place_;
-  std::string scope_;                  // written by the collective thread before started_ is set
-  std::unique_ptr<Backend> backend_;   // likewise
-  std::unique_ptr<Backend> control_;   // likewise: the negotiation's Gloo beside a device backend
-  std::string allreduce_path_;         // likewise
-  WatchedBackend* watched_ = nullptr;  // likewise: backend_, when the collective watchdog is on
+  std::string scope_;                         // written by the collective thread before started_ is set
+  std::unique_ptr<Backend> backend_;          // likewise
+  std::unique_ptr<Backend> control_;          // likewise: the negotiation's Gloo beside a device backend
+  std::string allreduce_path_;                // likewise
+  std::optional<bool> mpi_threads_multiple_;  // likewise
+  WatchedBackend* watched_ = nullptr;         // likewise: backend_, when the collective watchdog is on
   // Likewise: the negotiation's backend (control_, or the one under backend_), watched on its own.
   std::unique_ptr<WatchedBackend> watched_control_;
   std::mutex backend_mutex_;  // held while a collective runs on backend_
@@ -159,6 +169,8 @@ class RuntimeImpl {
   const std::unique_ptr<NegotiatedStream> stream_;    // null in call-order mode
   const std::unique_ptr<CallOrderQueue> call_order_;  // null in negotiated mode
   std::shared_ptr<Timeline> timeline_;                // opened by the collective thread; null without one
+  std::mutex started_mutex_;
+  std::shared_ptr<Timeline> started_timeline_;  // GUARDED_BY(started_mutex_): StartTimeline's
   std::thread thread_;
 };
 

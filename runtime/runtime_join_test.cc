@@ -52,6 +52,11 @@ double Expected(const Tensor& tensor, int size, int step, size_t i) {
       return joined_ranks ? 0.0 : Unit(i);
     case ReduceOp::kMax:
       return size * Unit(i);
+    case ReduceOp::kProduct: {  // a joined rank's zeros make it 0
+      double product = 1;
+      for (int rank = 0; rank < size; ++rank) product *= (rank + 1) * Unit(i);
+      return joined_ranks ? 0.0 : product;
+    }
   }
   return NAN;
 }

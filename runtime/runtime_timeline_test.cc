@@ -207,6 +207,74 @@ TEST(RuntimeTimeline, RanksThatSendTheirFilesLeaveNoDirectoryBehind) {
   }
 }
 
+// Runtime::StartTimeline and StopTimeline (Horovod's start_timeline, stop_timeline) while the job runs:
+// what runs between them is in the file, complete when Stop returns; what runs after is not.
+TEST(RuntimeTimeline, StartedAndStoppedWhileTheJobRuns) {
+  e2e::ScratchDir dir;
+  auto path = [&](int rank) { return dir.path() + "/started/rank-" + std::to_string(rank) + ".json"; };
+  testing::RunRanks(
+      2,
+      [&](Runtime& runtime) {
+        std::vector<float> values(16, 1.0F);
+        ASSERT_TRUE(
+            runtime.Allreduce("before", values.data(), values.data(), 16, DataType::kFloat32, ReduceOp::kSum)
+                .ok());
+        ASSERT_TRUE(runtime.StopTimeline().ok()) << "a stop without a start does nothing";
+        const Status started = runtime.StartTimeline(path(runtime.rank()), /*mark_cycles=*/true);
+        ASSERT_TRUE(started.ok()) << started.message();
+        const Status again = runtime.StartTimeline(dir.path() + "/other.json");
+        EXPECT_NE(again.message().find("already writes a timeline to '" + path(runtime.rank()) + "'"),
+                  std::string::npos)
+            << again.message();
+        for (int step = 0; step < 3; ++step) {
+          ASSERT_TRUE(
+              runtime
+                  .Allreduce("during", values.data(), values.data(), 16, DataType::kFloat32, ReduceOp::kSum)
+                  .ok());
+        }
+        ASSERT_TRUE(runtime.Broadcast("broadcast", values.data(), 1, DataType::kFloat32, 0).ok());
+        const Status stopped = runtime.StopTimeline();
+        ASSERT_TRUE(stopped.ok()) << stopped.message();
+        const std::string written = e2e::ReadFileBytes(path(runtime.rank()));
+        ASSERT_TRUE(
+            runtime.Allreduce("after", values.data(), values.data(), 16, DataType::kFloat32, ReduceOp::kSum)
+                .ok());
+        EXPECT_EQ(e2e::ReadFileBytes(path(runtime.rank())), written) << "nothing is written after the stop";
+        const json trace = ReadTrace(path(runtime.rank()));
+        std::map<std::string, int> names;
+        for (const json& event : trace) {
+          if (event.value("name", "") == "ALLREDUCE") {
+            EXPECT_EQ(event["pid"], runtime.rank());
+            for (const json& name : event["args"]["names"]) ++names[name.get<std::string>()];
+          }
+        }
+        EXPECT_EQ(names, (std::map<std::string, int>{{"during", 3}})) << written;
+        const std::map<std::string, int> counts = CountByName(trace);
+        EXPECT_EQ(counts.count("BROADCAST"), 1U);
+        EXPECT_GT(counts.count("CYCLE_START"), 0U);
+        // Started again: the file is written anew.
+        ASSERT_TRUE(runtime.StartTimeline(path(runtime.rank())).ok());
+        ASSERT_TRUE(runtime.StopTimeline().ok());
+        EXPECT_EQ(CountByName(ReadTrace(path(runtime.rank()))).count("ALLREDUCE"), 0U);
+      },
+      CollectiveOrder::kNegotiated);
+}
+
+TEST(RuntimeTimeline, AStartedTimelineIsRefusedInCallOrderAndBesideTheJobsOwn) {
+  e2e::ScratchDir dir;
+  testing::RunRanks(1, [&](Runtime& runtime) {
+    EXPECT_NE(runtime.StartTimeline(dir.path() + "/t.json").message().find("CollectiveOrder::kNegotiated"),
+              std::string::npos);
+  });
+  RuntimeOptions options = testing::TestOptions(0, 1, NewInMemoryStore());
+  options.order = CollectiveOrder::kNegotiated;
+  options.timeline.path = dir.path() + "/job.json";
+  StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+  EXPECT_NE(runtime.value()->StartTimeline(dir.path() + "/t.json").message().find("--timeline-filename"),
+            std::string::npos);
+}
+
 TEST(RuntimeTimeline, AFileThatCannotBeCreatedFailsInitNamingIt) {
   e2e::ScratchDir dir;
   const std::string blocker = dir.WriteFile("not-a-dir", "");

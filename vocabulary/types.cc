@@ -14,11 +14,12 @@ constexpr std::array<std::pair<DataType, std::string_view>, 6> kDataTypes = {{
     {DataType::kInt32, "int32"},
     {DataType::kInt64, "int64"},
 }};
-constexpr std::array<std::pair<ReduceOp, std::string_view>, 4> kReduceOps = {{
+constexpr std::array<std::pair<ReduceOp, std::string_view>, 5> kReduceOps = {{
     {ReduceOp::kSum, "sum"},
     {ReduceOp::kAverage, "average"},
     {ReduceOp::kMin, "min"},
     {ReduceOp::kMax, "max"},
+    {ReduceOp::kProduct, "product"},
 }};
 constexpr std::array<std::pair<BackendKind, std::string_view>, 3> kBackends = {{
     {BackendKind::kGloo, "gloo"},

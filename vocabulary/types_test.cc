@@ -7,7 +7,8 @@ namespace {
 
 constexpr DataType kAllDataTypes[] = {DataType::kFloat32,  DataType::kFloat64, DataType::kFloat16,
                                       DataType::kBFloat16, DataType::kInt32,   DataType::kInt64};
-constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax};
+constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax,
+                                      ReduceOp::kProduct};
 constexpr BackendKind kAllBackends[] = {BackendKind::kGloo, BackendKind::kMpi, BackendKind::kNccl};
 
 TEST(DataTypeTest, SizesAreTheElementWidths) {

@@ -71,6 +71,11 @@ double Expected(ReduceOp op, DataType type, int ranks, size_t index) {
       return k;
     case ReduceOp::kMax:
       return k * n;
+    case ReduceOp::kProduct: {
+      double product = 1;
+      for (int rank = 1; rank <= ranks; ++rank) product *= k * rank;
+      return product;
+    }
   }
   return 0;
 }
@@ -331,7 +336,7 @@ void AddSweepFlags(CLI::App& app, BenchOptions& options) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--dtype", options.dtype,
                  "float32, float64, float16, bfloat16, int32 or int64 (default float32)");
-  app.add_option("--op", options.op, "sum, average, min or max (default sum)");
+  app.add_option("--op", options.op, "sum, average, min, max or product (default sum)");
   app.add_flag("--baseline", options.baseline,
                "Also time the backend library's own allreduce, in the same run");
   app.add_option("--json", options.json_path, "Rank 0 writes the results to this JSON file");

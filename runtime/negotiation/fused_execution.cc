@@ -8,6 +8,7 @@
 #include "common/progress/rank_board.h"
 #include "runtime/request/reducescatter_parts.h"
 #include "runtime/request/run_request.h"
+#include "runtime/request/scale_factors.h"
 #include "runtime/watched_backend.h"
 
 namespace hvdrun {
@@ -168,10 +169,21 @@ Status FusedExecution::RunFused(Backend& data, const TensorRequest& first,
   if (!in_place) {
     return ReduceThroughBuffer(data, first, members, response, tensors, std::move(states), times);
   }
+  if (Scaled(first)) states.clear();  // the postscale follows the reduction: they learn at the end too
   auto* base = static_cast<std::byte*>(members.front()->recv);
-  const QueuedNotice notice(memory, std::move(states));
-  Status status = compressed_->Allreduce(data, base, base, end / DataTypeSize(first.type), first.type,
-                                         first.op, first.compression, tensors);
+  const size_t count = end / DataTypeSize(first.type);
+  Status status = ScaleValues(memory, base, count, first.type, first.prescale);
+  {
+    const QueuedNotice notice(memory, std::move(states));
+    if (status.ok()) {
+      status =
+          compressed_->Allreduce(data, base, base, count, first.type, first.op, first.compression, tensors);
+    }
+  }
+  if (status.ok() && Scaled(first)) {
+    status = ScaleValues(memory, base, count, first.type, first.postscale);
+    if (status.ok()) status = memory.Flush();
+  }
   times->reduced = times->end = Clock::now();
   times->device = data.last_device_time();
   return status;
@@ -204,13 +216,16 @@ Status FusedExecution::ReduceThroughBuffer(Backend& data, const TensorRequest& f
   }
   if (status.ok() && response.bytes > filled) status = memory.Zero(fused + filled, response.bytes - filled);
   if (status.ok()) status = memory.CopyAll(copies);
+  const size_t count = response.bytes / DataTypeSize(first.type);
+  if (status.ok()) status = ScaleValues(memory, fused, count, first.type, first.prescale);
   if (!status.ok()) return status;
   times->copied = true;
   times->copied_in = Clock::now();
-  status = compressed_->Allreduce(data, fused, fused, response.bytes / DataTypeSize(first.type), first.type,
-                                  first.op, first.compression, tensors);
+  status =
+      compressed_->Allreduce(data, fused, fused, count, first.type, first.op, first.compression, tensors);
   times->reduced = times->end = Clock::now();
   times->device = data.last_device_time();
+  if (status.ok()) status = ScaleValues(memory, fused, count, first.type, first.postscale);
   if (!status.ok()) return status;
   copies.clear();
   for (size_t i = 0; i < members.size(); ++i) {
@@ -257,12 +272,14 @@ Status FusedExecution::RunFusedReducescatter(Backend& data, const TensorRequest&
                       piece.count * element});
   }
   Status status = memory.CopyAll(copies);
+  if (status.ok()) status = ScaleValues(memory, fused, layout.total, first.type, first.prescale);
   if (!status.ok()) return status;
   times->copied = true;
   times->copied_in = Clock::now();
   status = data.Reducescatter(fused, block, layout.block_counts, rank_, first.type, first.op);
   times->reduced = times->end = Clock::now();
   times->device = data.last_device_time();
+  if (status.ok()) status = ScaleValues(memory, block, layout.block_counts[own], first.type, first.postscale);
   if (!status.ok()) return status;
   copies.clear();
   for (const FusedReducescatterLayout::Piece& piece : layout.pieces) {

@@ -13,7 +13,7 @@ bool Fusable(const TensorRequest& request) {
 
 bool FuseTogether(const TensorRequest& a, const TensorRequest& b) {
   return Fusable(a) && Fusable(b) && a.kind == b.kind && a.type == b.type && a.op == b.op &&
-         a.compression == b.compression;
+         a.compression == b.compression && a.prescale == b.prescale && a.postscale == b.postscale;
 }
 
 }  // namespace

@@ -41,8 +41,8 @@
 // submitted it, without breaking the runtime (Horovod's "not supported with Join"). A joined rank
 // keeps the busy cycle time, since the others' collectives now wait on its cycles.
 //
-// Thread-safe: Submit, Join, RequestStop, broken, counters and ReportJson from any thread; Run,
-// set_timeline and set_allreduce_path on the collective thread.
+// Thread-safe: Submit, Join, RequestStop, broken, counters, ReportJson and set_timeline from any
+// thread; Run and set_allreduce_path on the collective thread.
 #ifndef HVDRUN_RUNTIME_NEGOTIATION_NEGOTIATED_STREAM_H_
 #define HVDRUN_RUNTIME_NEGOTIATION_NEGOTIATED_STREAM_H_
 
@@ -51,6 +51,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hvdrun/collective_handle.h"
@@ -107,9 +108,9 @@ class NegotiatedStream {
   NegotiationCounters counters() const { return report_.counters(); }
   // What the rank's report carries (docs/results.md): NegotiationReport::ToJson.
   nlohmann::json ReportJson() const { return report_.ToJson(); }
-  // Records every response in `timeline` from now on; null records nothing. Not owned: it must
-  // outlive Run.
-  void set_timeline(Timeline* timeline) { timeline_.set_timeline(timeline); }
+  // Records every response in `timeline` from now on; null records nothing. From any thread; returns
+  // once no response is being recorded in the previous one.
+  void set_timeline(std::shared_ptr<Timeline> timeline) { timeline_.set_timeline(std::move(timeline)); }
   // What carries allreduces ("shm", or the backend's name), for the timeline's <PATH>_ALLREDUCE
   // activity; the backend's name until set. Before Run.
   void set_allreduce_path(const std::string& path) { timeline_.set_allreduce_path(path); }

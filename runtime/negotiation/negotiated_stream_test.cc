@@ -73,6 +73,11 @@ double Expected(const Tensor& tensor, int size, size_t i) {
       return unit;
     case ReduceOp::kMax:
       return unit * size;
+    case ReduceOp::kProduct: {
+      double product = 1;
+      for (int rank = 1; rank <= size; ++rank) product *= unit * rank;
+      return product;
+    }
   }
   return NAN;
 }
@@ -91,6 +96,13 @@ std::vector<Tensor> EveryTypeAndOp() {
                                      std::string(ReduceOpName(op)),
                                  type, op, count});
       }
+    }
+  }
+  // Products where they are exact (up to 7^4 x 4! at 4 ranks), fused as sums are.
+  for (DataType type : {DataType::kFloat32, DataType::kFloat64, DataType::kInt64}) {
+    for (size_t count : {1, 3, 1000}) {
+      tensors.push_back(Tensor{"t" + std::to_string(n++) + "." + std::string(DataTypeName(type)) + ".product",
+                               type, ReduceOp::kProduct, count});
     }
   }
   return tensors;

@@ -33,8 +33,8 @@ bool Announcement::operator==(const Announcement& other) const {
 namespace {
 
 // Layout of one announcement, little-endian: kind u8, collective u8, type u8, op u8, compression u8,
-// root i32, count u64, row u64, name length u32, name bytes.
-constexpr size_t kFixedBytes = 5 + 4 + 8 + 8 + 4;
+// root i32, count u64, row u64, prescale f64, postscale f64, name length u32, name bytes.
+constexpr size_t kFixedBytes = 5 + 4 + 8 + 8 + 8 + 8 + 4;
 
 template <typename T>
 void Append(std::string& out, T value) {
@@ -63,6 +63,8 @@ std::string EncodeAnnouncements(const std::vector<Announcement>& announcements) 
     Append<int32_t>(out, a.request.root);
     Append<uint64_t>(out, a.request.count);
     Append<uint64_t>(out, a.request.row);
+    Append<double>(out, a.request.prescale);
+    Append<double>(out, a.request.postscale);
     Append<uint32_t>(out, static_cast<uint32_t>(a.request.name.size()));
     out += a.request.name;
   }
@@ -99,7 +101,9 @@ StatusOr<std::vector<Announcement>> DecodeAnnouncements(std::string_view bytes) 
     a.request.root = Read<int32_t>(bytes, at + 5);
     a.request.count = Read<uint64_t>(bytes, at + 9);
     a.request.row = Read<uint64_t>(bytes, at + 17);
-    const auto name_size = Read<uint32_t>(bytes, at + 25);
+    a.request.prescale = Read<double>(bytes, at + 25);
+    a.request.postscale = Read<double>(bytes, at + 33);
+    const auto name_size = Read<uint32_t>(bytes, at + 41);
     at += kFixedBytes;
     if (bytes.size() - at < name_size) {
       return Status::Error("negotiation: announcement " + std::to_string(out.size()) + "'s name of " +

@@ -1,11 +1,30 @@
 #include "runtime/negotiation/readiness_table.h"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <utility>
 
 #include "common/error_text.h"
 
 namespace hvdrun {
+
+namespace {
+
+// The shortest text that reads back as `value`: "0.1", "2".
+std::string ShortestText(double value) {
+  std::array<char, 32> text{};
+  const std::to_chars_result written = std::to_chars(text.data(), text.data() + text.size(), value);
+  return std::string(text.data(), written.ptr);
+}
+
+// " scaled by 0.5 then 2" when a request has scale factors; empty otherwise.
+std::string FactorsText(const TensorRequest& request) {
+  if (request.prescale == 1.0 && request.postscale == 1.0) return {};
+  return " scaled by " + ShortestText(request.prescale) + " then " + ShortestText(request.postscale);
+}
+
+}  // namespace
 
 std::string DescribeRequest(const TensorRequest& request) {
   switch (request.kind) {
@@ -14,7 +33,8 @@ std::string DescribeRequest(const TensorRequest& request) {
              std::to_string(request.count) + " " + std::string(ReduceOpName(request.op)) +
              (request.compression == CompressionFormat::kNone
                   ? std::string()
-                  : " in " + std::string(CompressionFormatName(request.compression)));
+                  : " in " + std::string(CompressionFormatName(request.compression))) +
+             FactorsText(request);
     case CollectiveKind::kBroadcast:
       return "broadcast of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " from rank " + std::to_string(request.root);
@@ -35,7 +55,7 @@ std::string DescribeRequest(const TensorRequest& request) {
     case CollectiveKind::kReducescatter:
       return "reducescatter of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " " + std::string(ReduceOpName(request.op)) + " in rows of " +
-             std::to_string(request.row);
+             std::to_string(request.row) + FactorsText(request);
     case CollectiveKind::kBaselineAllreduce:
       return "baseline allreduce of " + std::string(DataTypeName(request.type)) + " x " +
              std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));

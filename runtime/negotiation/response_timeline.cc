@@ -1,18 +1,30 @@
 #include "runtime/negotiation/response_timeline.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "runtime/compression/compressed_allreduce.h"
 
 namespace hvdrun {
 
+void ResponseTimeline::set_timeline(std::shared_ptr<Timeline> timeline) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  timeline_ = std::move(timeline);
+}
+
+bool ResponseTimeline::recording() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return timeline_ != nullptr;
+}
+
 void ResponseTimeline::MarkCycle(Clock::time_point start) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (timeline_ != nullptr) timeline_->MarkCycle(start);
 }
 
 void ResponseTimeline::Record(const std::vector<TensorRequest>& requests, const std::vector<size_t>& members,
                               Clock::time_point submitted, Clock::time_point agreed, const Times& times) {
-  if (timeline_ == nullptr) return;
+  if (!recording()) return;
   // By CollectiveKind's value.
   static constexpr const char* kOperations[] = {"ALLREDUCE", "BROADCAST",          "ALLGATHER",
                                                 "BARRIER",   "BASELINE_ALLREDUCE", "ALLGATHER",
@@ -53,7 +65,8 @@ void ResponseTimeline::Record(const std::vector<TensorRequest>& requests, const 
                    : times.copied_in;
   response.activities.push_back({backend_call, call_start, times.reduced});
   if (times.copied) response.activities.push_back({kTimelineMemcpyOut, times.reduced, times.end});
-  timeline_->Record(response);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (timeline_ != nullptr) timeline_->Record(response);
 }
 
 }  // namespace hvdrun

@@ -4,12 +4,15 @@
 // QUEUE, MEMCPY_IN_FUSION_BUFFER, <BACKEND>_<OPERATION> and MEMCPY_OUT_FUSION_BUFFER (the copies only
 // when the tensors were copied through the fusion buffer).
 //
-// Not thread-safe: the collective thread owns it (the Timeline it writes to is thread-safe).
+// The collective thread records; set_timeline and recording may be called from any thread (a timeline
+// started or stopped while the job runs: Runtime::StartTimeline).
 #ifndef HVDRUN_RUNTIME_NEGOTIATION_RESPONSE_TIMELINE_H_
 #define HVDRUN_RUNTIME_NEGOTIATION_RESPONSE_TIMELINE_H_
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,14 +41,14 @@ class ResponseTimeline {
 
   explicit ResponseTimeline(BackendKind backend) : backend_(backend) {}
 
-  // Records every response in `timeline` from now on; null records nothing. Not owned: it must
-  // outlive the engine's Run.
-  void set_timeline(Timeline* timeline) { timeline_ = timeline; }
+  // Records every response in `timeline` from now on; null records nothing. Returns once no response
+  // is being recorded in the previous one, which no thread of the engine then uses any more.
+  void set_timeline(std::shared_ptr<Timeline> timeline);
   // What carries allreduces ("shm", or the backend's name), for the <PATH>_ALLREDUCE activity; the
   // backend's name until set.
   void set_allreduce_path(const std::string& path) { allreduce_path_ = path; }
   // Whether responses are recorded (there is a timeline).
-  bool recording() const { return timeline_ != nullptr; }
+  bool recording() const;
 
   // A cycle that has work starts at `start` (Timeline::MarkCycle).
   void MarkCycle(Clock::time_point start);
@@ -56,7 +59,8 @@ class ResponseTimeline {
 
  private:
   const BackendKind backend_;
-  Timeline* timeline_ = nullptr;
+  mutable std::mutex mutex_;            // held while a response or cycle is written to timeline_
+  std::shared_ptr<Timeline> timeline_;  // GUARDED_BY(mutex_)
   std::string allreduce_path_;
 };
 

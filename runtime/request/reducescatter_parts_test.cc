@@ -53,10 +53,12 @@ double Value(int rank, size_t i) { return static_cast<double>((rank + 1) * stati
 
 double Expected(ReduceOp op, DataType type, int size, size_t i) {
   double sum = 0;
+  double product = 1;
   double low = Value(0, i);
   double high = low;
   for (int rank = 0; rank < size; ++rank) {
     sum += Value(rank, i);
+    product *= Value(rank, i);
     low = std::min(low, Value(rank, i));
     high = std::max(high, Value(rank, i));
   }
@@ -67,6 +69,8 @@ double Expected(ReduceOp op, DataType type, int size, size_t i) {
       return type == DataType::kInt32 || type == DataType::kInt64 ? std::trunc(sum / size) : sum / size;
     case ReduceOp::kMin:
       return low;
+    case ReduceOp::kProduct:
+      return product;
     case ReduceOp::kMax:
       break;
   }
@@ -80,7 +84,7 @@ struct Case {
   size_t row;
 };
 
-// Every type with Sum and Average, Min and Max on two; rows that split evenly, unevenly and not at
+// Every type with Sum and Average, Min, Max and Product on some; rows that split evenly, unevenly and not at
 // all (fewer rows than ranks, none); several of one type and op, which fuse.
 std::vector<Case> Cases() {
   std::vector<Case> cases;
@@ -99,6 +103,8 @@ std::vector<Case> Cases() {
   for (size_t fused : {5, 3}) cases.push_back({DataType::kBFloat16, ReduceOp::kAverage, fused, 1});
   cases.push_back({DataType::kFloat32, ReduceOp::kMin, 9, 2});
   cases.push_back({DataType::kInt64, ReduceOp::kMax, 5, 3});
+  // Products (exact in float64 up to 4 ranks), two to be fused.
+  for (size_t fused : {9, 4}) cases.push_back({DataType::kFloat64, ReduceOp::kProduct, fused, 2});
   return cases;
 }
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "hvdrun/collective_handle.h"
+#include "runtime/request/scale_factors.h"
 #include "runtime/request/varied_allgather.h"
 #include "runtime/request/varied_alltoall.h"
 
@@ -13,6 +14,21 @@ Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const Tenso
   if (request.count == 0 && request.kind != CollectiveKind::kBarrier &&
       request.kind != CollectiveKind::kAllgatherv && request.kind != CollectiveKind::kAlltoallv) {
     return Status::Ok();  // a varied allgather or alltoall still receives the others' elements
+  }
+  if (Scaled(request) && request.kind == CollectiveKind::kAllreduce) {
+    return RunScaled(backend.memory(), request, send, recv, request.count, [&](const void* from, void* to) {
+      TensorRequest unscaled = request;
+      unscaled.prescale = unscaled.postscale = 1.0;
+      return RunRequest(backend, compressed, unscaled, from, to, rank, feedback_name);
+    });
+  }
+  if (Scaled(request) && request.kind == CollectiveKind::kReducescatter) {
+    const size_t received = static_cast<size_t>(request.counts[static_cast<size_t>(rank)]);
+    return RunScaled(backend.memory(), request, send, recv, received, [&](const void* from, void* to) {
+      return backend.Reducescatter(from, to,
+                                   std::vector<size_t>(request.counts.begin(), request.counts.end()), rank,
+                                   request.type, request.op);
+    });
   }
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
@@ -48,6 +64,7 @@ Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const Tenso
 }
 
 bool RunsAsOneCall(const TensorRequest& request) {
+  if (Scaled(request)) return false;  // the factors are applied around the reduction
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
       return !CompressedAllreduce::Compresses(request.type, request.op, request.compression);

@@ -16,13 +16,14 @@ namespace hvdrun {
 // Runs `request` of rank `rank` on `backend`: `send` and `recv` are its buffers (for kAllgatherv
 // and kAlltoallv, recv is the caller's AllgatherResult; a kAllgatherv's request.counts must hold
 // every rank's count). Allreduces go through `compressed`, with error feedback keyed on
-// `feedback_name` (none when empty).
+// `feedback_name` (none when empty). Scale factors (request.prescale, postscale) are applied around the
+// reduction (runtime/request/scale_factors.h).
 Status RunRequest(Backend& backend, CompressedAllreduce& compressed, const TensorRequest& request,
                   const void* send, void* recv, int rank, const std::string& feedback_name);
 
 // Whether RunRequest runs `request` as one backend call, so that the backend's first wait for its
-// queued work is the request's end (BackendMemory::OnQueued): not a compressed allreduce, a varied
-// allgather or an alltoall with splits, which make several.
+// queued work is the request's end (BackendMemory::OnQueued): not a compressed or scaled allreduce or
+// reducescatter, a varied allgather or an alltoall with splits, which make several.
 bool RunsAsOneCall(const TensorRequest& request);
 
 }  // namespace hvdrun

@@ -50,6 +50,11 @@ struct TensorRequest {
   // kAllreduce only: the format its values travel in (the job's, or the call's own).
   CompressionFormat compression = CompressionFormat::kNone;
   uint64_t row = 0;  // kAllgatherv and kReducescatter: elements per row, the same on every rank
+  // kAllreduce and kReducescatter: Horovod's prescale and postscale factors. Each rank's values are
+  // multiplied by `prescale` before the reduction and the result by `postscale` after it, on the fused
+  // buffer (ScaleValues: runtime/request/scale_factors.h); the same on every rank for a name.
+  double prescale = 1.0;
+  double postscale = 1.0;
   // kAllgatherv, once ready (the ReadinessTable fills it; never sent): every rank's count.
   // kReducescatter (filled at submission; never sent): the elements each rank receives.
   std::vector<uint64_t> counts;
@@ -61,12 +66,13 @@ struct TensorRequest {
 
   size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
   // Same collective, element type, operation, count (but for kAllgatherv and kAlltoallv), root,
-  // compression and row (the name is compared by the caller).
+  // compression, row and scale factors (the name is compared by the caller).
   bool Matches(const TensorRequest& other) const {
     const bool counts_may_differ = kind == CollectiveKind::kAllgatherv || kind == CollectiveKind::kAlltoallv;
     return kind == other.kind && type == other.type && op == other.op &&
            (count == other.count || counts_may_differ) && root == other.root &&
-           compression == other.compression && row == other.row;
+           compression == other.compression && row == other.row && prescale == other.prescale &&
+           postscale == other.postscale;
   }
 };
 

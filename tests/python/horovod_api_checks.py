@@ -1,6 +1,6 @@
 """Checks of hvdrun.torch against Horovod's definitions (horovod/torch/mpi_ops.py, optimizer.py,
 functions.py of Horovod 0.28): autograd, duplicate names, sparse allreduce, grouped allgather, scale
-factors, reducescatter. Run by hvdrun_torch_checks.py in the same launch (its CHECKS), so they add no launch of their own.
+factors, the product, reducescatter. Run by hvdrun_torch_checks.py in the same launch (its CHECKS), so they add no launch of their own.
 
 Each check computes what every rank must get from the rank r and the number of ranks n alone, as one
 process would, forward and backward, and compares exactly (or to the rounding named).
@@ -320,6 +320,55 @@ def scale_factors_as_horovod():
         x = torch.tensor([1.0, 2.0, 4.0], dtype=dtype)
         same(hvd.allreduce(x, prescale_factor=2.0, postscale_factor=0.5), x, "%s average scaled" % dtype)
         same(hvd.allreduce(x, op=hvd.Sum, prescale_factor=0.5, postscale_factor=4.0), x * 2 * N, "%s sum scaled" % dtype)
+
+
+def product_input(rank, dtype, count=11):
+    """Rank `rank`'s values for a product: 0, or plus or minus a power of two (0.5, 1, 2; integers 1 or 2;
+    uint8 positive), so that the product over the ranks is exact in every type."""
+    values = []
+    for i in range(count):
+        exponent = (i + rank) % 2 if not dtype.is_floating_point else (i + rank) % 3 - 1
+        sign = -1.0 if (i * 3 + rank) % 4 == 0 and dtype != torch.uint8 else 1.0
+        values.append(0.0 if i % 11 == 5 else sign * 2.0 ** exponent)
+    return torch.tensor(values, dtype=torch.float64)
+
+
+@check
+def product_as_horovod():
+    # hvd.Product over every type allreduce takes, fused with others ready in the same cycle, in place,
+    # grouped, with factors (the prescale on each rank's values, the postscale on the product), and its
+    # gradient as Horovod's (the product of the output gradients); a reducescatter of it too.
+    dtypes = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8,
+              torch.int8, torch.int16)
+    started = []
+    for dtype in dtypes:
+        expected = torch.stack([product_input(k, dtype) for k in range(N)]).prod(0).to(dtype)
+        x = product_input(R, dtype).to(dtype)
+        what = "product of %s" % dtype
+        started.append((hvd.allreduce_async(x, name=what, op=hvd.Product), expected, what))
+        started.append((hvd.grouped_allreduce_async([x, x[:3]], name="group." + what, op=hvd.Product), expected,
+                        "grouped " + what))
+        inplace = x.clone()
+        started.append((hvd.allreduce_async_(inplace, name="inplace." + what, op=hvd.Product), expected,
+                        "in place " + what))
+    for handle, expected, what in started:  # submitted together: fused in few negotiation cycles
+        result = hvd.synchronize(handle)
+        if isinstance(result, list):
+            same(result[1], expected[:3], what)
+            result = result[0]
+        same(result, expected, what)
+    x = torch.full((3,), 2.0, dtype=torch.float64)
+    same(hvd.allreduce(x, op=hvd.Product, prescale_factor=0.5, postscale_factor=3.0), torch.full((3,), 3.0,
+         dtype=torch.float64), "product scaled")
+    x = torch.full((2,), float(R + 1), dtype=torch.float64, requires_grad=True)
+    y = hvd.allreduce(x, op=hvd.Product)
+    same(y.detach(), torch.full((2,), float(torch.arange(1, N + 1).prod()), dtype=torch.float64), "product forward")
+    (y * 2.0).sum().backward()
+    same(x.grad, torch.full((2,), 2.0 ** N, dtype=torch.float64), "product gradient (Horovod's: the product)")
+    full = torch.stack([product_input(k, torch.float32, 2 * N + 1) for k in range(N)]).prod(0).float()
+    same(hvd.reducescatter(product_input(R, torch.float32, 2 * N + 1).float(), op=hvd.Product), own_rows(full),
+         "reducescatter product")
+    same(hvd.allreduce(torch.ones(0, 2), op=hvd.Product), torch.ones(0, 2), "product of nothing")
 
 
 def rank_rows(rows, rank):

@@ -81,7 +81,23 @@ def exercise(ps, tag):
         sent = torch.arange(len(ranks)) + 100 * R
         received = hvd.alltoall(sent, process_set=ps)
         same(received, torch.tensor([100 * r + ps.rank() for r in ranks]), "alltoall %s" % tag)
+        # 5 rows: an uneven split over 2 or 3 members (Horovod's: the first rows % n get one more).
+        rows = torch.arange(10, dtype=torch.float64).view(5, 2) + step
+        first, own = own_rows(5, ps)
+        same(hvd.reducescatter(rows * (R + 1), op=hvd.Sum, process_set=ps), (rows * total)[first:first + own],
+             "reducescatter %s step %d" % (tag, step))
+        parts = hvd.grouped_reducescatter([rows * (R + 1), (rows * (R + 1)).long()], name="%s.grs.%d" % (tag, step),
+                                          process_set=ps)
+        same(parts[0], (rows * total / len(ranks))[first:first + own], "grouped reducescatter %s" % tag)
+        same(parts[1], ((rows * total).long() // len(ranks))[first:first + own], "grouped reducescatter long %s" % tag)
         hvd.barrier(process_set=ps)
+
+
+def own_rows(rows, ps):
+    """(first row, rows) of this rank's part of `rows` split over the members of `ps`, as Horovod splits."""
+    n = ps.size()
+    counts = [rows // n + (1 if k < rows % n else 0) for k in range(n)]
+    return sum(counts[:ps.rank()]), counts[ps.rank()]
 
 
 @check
@@ -121,6 +137,13 @@ def autograd_and_objects_in_a_set():
     torch.nn.init.constant_(model.weight, float(R))
     hvd.broadcast_parameters(model.state_dict(), root_rank=root, process_set=ps)
     same(model.weight.data, torch.full((1, 2), float(root)), "broadcast_parameters in a set")
+    # Horovod's reducescatter gradient: the output gradient, times the members for a Sum, gathered in the set.
+    z = torch.ones(4, 2, dtype=torch.float64).requires_grad_()
+    (hvd.reducescatter(z, op=hvd.Sum, process_set=ps) * (ps.rank() + 1)).sum().backward()
+    counts = [4 // ps.size() + (1 if k < 4 % ps.size() else 0) for k in range(ps.size())]
+    expected = torch.cat([torch.full((counts[k], 2), float((k + 1) * ps.size()), dtype=torch.float64)
+                          for k in range(ps.size())])
+    same(z.grad, expected, "reducescatter backward in a set")
 
 
 @check
@@ -145,6 +168,8 @@ def a_call_on_a_set_this_rank_is_not_in_is_one_line():
                                                                               ",".join(map(str, ps.ranks))),
                hvd.allreduce, torch.ones(2), process_set=ps)
         raises(RuntimeError, "is not in process set", hvd.barrier, process_set=ps)
+        raises(RuntimeError, "rank %d is not in process set %d" % (R, ps.process_set_id), hvd.reducescatter,
+               torch.ones(2), process_set=ps)
     if R in SETS[0].ranks:
         raises(RuntimeError, "root %d is not in process set 1" % (N - 1), hvd.broadcast, torch.ones(1), N - 1,
                process_set=SETS[0])

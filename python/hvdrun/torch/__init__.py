@@ -18,13 +18,13 @@ from hvdrun.torch.compression import Compression
 from hvdrun.torch.functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
 from hvdrun.torch import basics as _basics
 from hvdrun.torch.mpi_ops import (Adasum, Average, HorovodInternalError, HvdrunUnsupportedError, Max, Min, ProcessSet,
-                                  ReduceOp, Sum, add_process_set, allgather, allgather_async, allreduce, allreduce_,
-                                  allreduce_async, allreduce_async_, alltoall, alltoall_async, barrier, broadcast,
-                                  broadcast_, broadcast_async, broadcast_async_, global_process_set, grouped_allgather,
-                                  grouped_allgather_async, grouped_allreduce, grouped_allreduce_, grouped_allreduce_async,
-                                  grouped_allreduce_async_, grouped_reducescatter, grouped_reducescatter_async, join,
-                                  poll, reducescatter, reducescatter_async, remove_process_set, sparse_allreduce_async,
-                                  synchronize, unsupported)
+                                  Product, ReduceOp, Sum, add_process_set, allgather, allgather_async, allreduce,
+                                  allreduce_, allreduce_async, allreduce_async_, alltoall, alltoall_async, barrier,
+                                  broadcast, broadcast_, broadcast_async, broadcast_async_, global_process_set,
+                                  grouped_allgather, grouped_allgather_async, grouped_allreduce, grouped_allreduce_,
+                                  grouped_allreduce_async, grouped_allreduce_async_, grouped_reducescatter,
+                                  grouped_reducescatter_async, join, poll, reducescatter, reducescatter_async,
+                                  remove_process_set, sparse_allreduce_async, synchronize, unsupported)
 from hvdrun.torch.optimizer import DistributedOptimizer
 from hvdrun.torch.sync_batch_norm import SyncBatchNorm
 
@@ -141,8 +141,11 @@ def ccl_built():
 
 
 def mpi_threads_supported():
-    unsupported("mpi_threads_supported()", "libhvdrun does not report the MPI thread level it got; hvdrun.torch "
-                "collectives may be called from any thread")
+    """Horovod's: whether the job's MPI gives this process MPI_THREAD_MULTIPLE (libhvdrun asks for it). As
+    Horovod, a ValueError when the job does not run over MPI (hvdrun --mpi)."""
+    if not mpi_enabled():
+        raise ValueError("hvdrun.torch.mpi_threads_supported: this job does not run over MPI (hvdrun --mpi)")
+    return _C.mpi_threads_supported()
 
 
 def rocm_built():
@@ -166,17 +169,17 @@ def is_homogeneous():
 
 
 def start_timeline(file_path, mark_cycles=False):
-    unsupported("start_timeline()", "run hvdrun with --timeline-filename FILE")
+    """Horovod's start_timeline: from now on rank 0 writes what libhvdrun does to `file_path`, the Chrome
+    trace of one rank that hvdrun --timeline-filename writes for every rank (`mark_cycles`: a CYCLE_START
+    at each negotiation cycle with work); the other ranks write nothing, as in Horovod. Called by every
+    rank. A one-line error when a timeline is written already (hvdrun --timeline-filename)."""
+    if _C.rank() == 0:
+        _C.start_timeline(str(file_path), bool(mark_cycles))
 
 
 def stop_timeline():
-    unsupported("stop_timeline()", "run hvdrun with --timeline-filename FILE")
-
-
-def __getattr__(name):
-    if name == "Product":
-        unsupported("the product reduction (hvd.Product)", "use hvd.Sum of logarithms, or hvd.allgather")
-    raise AttributeError("module 'hvdrun.torch' has no attribute '%s'" % name)
+    """Horovod's stop_timeline: closes the file start_timeline opened, complete, before returning."""
+    _C.stop_timeline()
 
 
 # Last: hvd.elastic's reset calls this module's init() and shutdown().

@@ -1,6 +1,7 @@
 """allreduce and grouped_allreduce (their in-place, asynchronous and differentiable forms) and the
-prescale/postscale factors, applied here in Horovod's CPU arithmetic (_scale). Where a tensor goes:
-placement.py (the host runtime, the NCCL runtime in device memory, or staged through pinned host memory)."""
+prescale/postscale factors, which libhvdrun's engine applies on its fused buffers (engine_factors; in a job
+of one rank, which has no engine, _scale here). Where a tensor goes: placement.py (the host runtime, the NCCL
+runtime in device memory, or staged through pinned host memory)."""
 
 import torch
 
@@ -12,9 +13,9 @@ from hvdrun.torch.handles import (HandleGroup, Pending, auto_name, check_name_fr
 
 
 def _scale(buffer, factor):
-    """Multiplies `buffer` by `factor` in place as Horovod's engine scales its buffers on the CPU
-    (ScaleBuffer): float32, float16 and bfloat16 values times the factor rounded to float32, in float32;
-    float64 values in double; integers times the factor in double, truncated toward zero."""
+    """Multiplies `buffer` by `factor` in place as Horovod's engine (and libhvdrun's) scales its buffers on the
+    CPU: float32, float16 and bfloat16 values times the factor rounded to float32, in float32; float64 values
+    in double; integers times the factor in double, truncated toward zero. For a job of one rank only."""
     if factor == 1.0:
         return
     if buffer.dtype == torch.float64:
@@ -52,6 +53,14 @@ def engine_op(op, work_type, prescale_factor, postscale_factor, size):
     return op.name, prescale_factor, postscale_factor
 
 
+def engine_factors(prescale_factor, postscale_factor):
+    """((prescale, postscale) for libhvdrun's engine, (prescale, postscale) left to _scale): the engine
+    applies them on its fused buffers, but in a job of one rank, which has none."""
+    if basics.runtime.backend() == "none":
+        return (1.0, 1.0), (prescale_factor, postscale_factor)
+    return (prescale_factor, postscale_factor), (1.0, 1.0)
+
+
 def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None, process_set_id=0):
     """Starts an allreduce of `tensor` whose result lands in `output` (which may be `tensor`); returns its
     Pending, not yet registered. `wire_format` names libhvdrun's compression for it
@@ -69,6 +78,7 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
     work_type = reduced_type("allreduce", tensor, name)
     runtime_op, prescale_factor, postscale_factor = engine_op(op, work_type, prescale_factor, postscale_factor,
                                                                 basics.set_size(process_set_id))
+    engine, (prescale_factor, postscale_factor) = engine_factors(prescale_factor, postscale_factor)
     type_name = RUNTIME_TYPES[work_type]
     with torch.no_grad():
         if staged:
@@ -78,7 +88,8 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
             handle = basics.host_staging.submit_after(
                 ready, lambda: basics.runtime.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(),
                                                   type_name, runtime_op, wire_format or "",
-                                                  process_set=process_set_id),
+                                                  process_set=process_set_id, prescale=engine[0],
+                                                  postscale=engine[1]),
                 "hvdrun.torch.allreduce('%s')" % name)
         else:
             # In place where it can be; otherwise a contiguous copy of the work type, where the tensor
@@ -91,7 +102,7 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
             _scale(buffer, prescale_factor)
             handle = basics.runtime.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(), type_name,
                                         runtime_op, wire_format or "", stream=submission_stream(path, tensor),
-                                        process_set=process_set_id)
+                                        process_set=process_set_id, prescale=engine[0], postscale=engine[1])
 
     def finish():
         with torch.no_grad():

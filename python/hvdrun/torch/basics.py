@@ -35,7 +35,7 @@ def unsupported(feature, instead=None):
 
 
 class ReduceOp:
-    """A reduction operation; hvd.Average, hvd.Sum, hvd.Min, hvd.Max (and hvd.Adasum, refused)."""
+    """A reduction operation; hvd.Average, hvd.Sum, hvd.Min, hvd.Max, hvd.Product (and hvd.Adasum, refused)."""
 
     def __init__(self, name):
         self.name = name
@@ -48,6 +48,7 @@ Average = ReduceOp("average")
 Sum = ReduceOp("sum")
 Min = ReduceOp("min")
 Max = ReduceOp("max")
+Product = ReduceOp("product")
 Adasum = ReduceOp("adasum")
 
 
@@ -250,7 +251,7 @@ def resolve_op(average, op, call="allreduce"):
     if op is Adasum:
         unsupported("Adasum (hvdrun.torch.%s(op=hvd.Adasum))" % call, "use op=hvd.Average (or hvd.Sum)")
     if not isinstance(op, ReduceOp):
-        raise ValueError("hvdrun.torch.%s: op must be hvd.Average, hvd.Sum, hvd.Min or hvd.Max, got %r" % (call, op))
+        raise ValueError("hvdrun.torch.%s: op must be hvd.Average, hvd.Sum, hvd.Min, hvd.Max or hvd.Product, got %r" % (call, op))
     return op
 
 

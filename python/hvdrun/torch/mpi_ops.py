@@ -20,8 +20,8 @@ backend's but NCCL's) through pinned host memory (staging.py).
 from hvdrun.torch.allreduce_ops import (allreduce, allreduce_, allreduce_async, allreduce_async_, grouped_allreduce,
                                         grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_)
 from hvdrun.torch.basics import (Adasum, Average, HorovodInternalError, HvdrunUnsupportedError, Max, Min, ProcessSet,
-                                 ReduceOp, Sum, add_process_set, barrier, global_process_set, join, remove_process_set,
-                                 unsupported)
+                                 Product, ReduceOp, Sum, add_process_set, barrier, global_process_set, join,
+                                 remove_process_set, unsupported)
 from hvdrun.torch.broadcast_ops import broadcast, broadcast_, broadcast_async, broadcast_async_
 from hvdrun.torch.handles import poll, synchronize
 from hvdrun.torch.reducescatter_ops import (grouped_reducescatter, grouped_reducescatter_async, reducescatter,

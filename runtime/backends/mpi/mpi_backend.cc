@@ -239,6 +239,12 @@ Status MpiBackend::Reducescatter(const void* send, void* recv, const std::vector
 
 Status MpiBackend::Barrier() { return MpiStatus("barrier", MPI_Barrier(comm_)); }
 
+std::optional<bool> MpiBackend::mpi_threads_multiple() const {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided == MPI_THREAD_MULTIPLE;
+}
+
 Status MpiBackend::BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) {
   if (op != ReduceOp::kSum || (type != DataType::kFloat32 && type != DataType::kFloat64)) {
     return Status::Error("mpi: the baseline allreduce supports float32 and float64 with sum, not " +

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hvdrun/status.h"
@@ -55,6 +56,8 @@ class MpiBackend : public Backend {
   // (MpiLibraryHold::Abandon), so that the rank exits instead of waiting for a peer that may never
   // come; mpirun then ends the job.
   void Abandon() override;
+  // MPI_Query_thread's level is MPI_THREAD_MULTIPLE.
+  std::optional<bool> mpi_threads_multiple() const override;
 
  private:
   MpiBackend(MPI_Comm comm, std::unique_ptr<MpiTypeMap> types, int rank, int size);

@@ -14,6 +14,7 @@ constexpr int kBFloat16Index = 1;
 constexpr int kSumIndex = 0;
 constexpr int kMinIndex = 1;
 constexpr int kMaxIndex = 2;
+constexpr int kProductIndex = 3;
 
 // An MPI_User_function: inout[i] = in[i] op inout[i] for `*length` elements of kType.
 template <DataType kType, ReduceOp kOp>
@@ -22,7 +23,7 @@ void Reduce(void* in, void* inout, int* length, MPI_Datatype* /*datatype*/) {
 }
 
 template <DataType kType>
-Status CreateOps(std::array<MPI_Op, 3>& ops) {
+Status CreateOps(std::array<MPI_Op, 4>& ops) {
   const std::string name(DataTypeName(kType));
   Status status = MpiStatus("creating the " + name + " sum op",
                             MPI_Op_create(&Reduce<kType, ReduceOp::kSum>, 1, &ops[kSumIndex]));
@@ -33,6 +34,10 @@ Status CreateOps(std::array<MPI_Op, 3>& ops) {
   if (status.ok()) {
     status = MpiStatus("creating the " + name + " max op",
                        MPI_Op_create(&Reduce<kType, ReduceOp::kMax>, 1, &ops[kMaxIndex]));
+  }
+  if (status.ok()) {
+    status = MpiStatus("creating the " + name + " product op",
+                       MPI_Op_create(&Reduce<kType, ReduceOp::kProduct>, 1, &ops[kProductIndex]));
   }
   return status;
 }
@@ -50,6 +55,8 @@ int OpIndex(ReduceOp op) {
       return kMinIndex;
     case ReduceOp::kMax:
       return kMaxIndex;
+    case ReduceOp::kProduct:
+      return kProductIndex;
     case ReduceOp::kSum:
     case ReduceOp::kAverage:
       break;
@@ -63,6 +70,8 @@ MPI_Op NativeOp(ReduceOp op) {
       return MPI_MIN;
     case ReduceOp::kMax:
       return MPI_MAX;
+    case ReduceOp::kProduct:
+      return MPI_PROD;
     case ReduceOp::kSum:
     case ReduceOp::kAverage:
       break;

@@ -37,9 +37,9 @@ class MpiTypeMap {
 
   // Index 0: float16, 1: bfloat16.
   std::array<MPI_Datatype, 2> two_byte_types_{MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
-  // [type][0: sum, 1: min, 2: max], type indexed as above.
-  std::array<std::array<MPI_Op, 3>, 2> two_byte_ops_{
-      {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}, {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}}};
+  // [type][0: sum, 1: min, 2: max, 3: product], type indexed as above.
+  std::array<std::array<MPI_Op, 4>, 2> two_byte_ops_{{{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                                                      {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}}};
 };
 
 }  // namespace hvdrun

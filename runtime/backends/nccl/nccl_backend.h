@@ -108,6 +108,7 @@ class NcclBackend : public Backend, private BackendMemory {
   StatusOr<Buffer> Allocate(size_t bytes) override;
   Status CopyAll(const std::vector<Copy>& copies) override;
   Status Zero(void* to, size_t bytes) override;
+  Status Scale(void* values, size_t count, DataType type, double factor) override;
   Status Flush() override;
   StatusOr<ReadyMark> MarkReady(void* caller_stream) override;
   Status WaitFor(const ReadyMark& mark) override;

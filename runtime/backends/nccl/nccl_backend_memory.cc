@@ -12,6 +12,7 @@
 #include "runtime/backends/nccl/nccl_backend.h"
 #include "runtime/backends/nccl/nccl_copies.h"
 #include "runtime/backends/nccl/nccl_ready_events.h"
+#include "runtime/backends/nccl/nccl_scale.h"
 #include "runtime/backends/nccl/nccl_terms.h"
 #include "runtime/handle_pool.h"
 
@@ -65,6 +66,17 @@ Status NcclBackend::Zero(void* to, size_t bytes) {
   if (const cudaError_t error = cudaMemsetAsync(to, 0, bytes, resources_.stream); error != cudaSuccess) {
     return Status::Error("nccl: rank " + std::to_string(rank_) + ": zeroing " + std::to_string(bytes) +
                          " bytes of the fusion buffer failed: " + CudaErrorText(error));
+  }
+  return Status::Ok();
+}
+
+Status NcclBackend::Scale(void* values, size_t count, DataType type, double factor) {
+  Status status = Prepare("scaling by a prescale or postscale factor");
+  if (!status.ok()) return status;
+  if (const cudaError_t error = ScaleOnStream(values, count, type, factor, resources_.stream);
+      error != cudaSuccess) {
+    return Status::Error("nccl: rank " + std::to_string(rank_) + ": scaling " + std::to_string(count) +
+                         " elements by " + std::to_string(factor) + " failed: " + CudaErrorText(error));
   }
   return Status::Ok();
 }

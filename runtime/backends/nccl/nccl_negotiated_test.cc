@@ -53,6 +53,11 @@ double Expected(ReduceOp op, DataType type, int size, size_t i) {
       return unit;
     case ReduceOp::kMax:
       return unit * size;
+    case ReduceOp::kProduct: {
+      double product = 1;
+      for (int rank = 1; rank <= size; ++rank) product *= unit * rank;
+      return product;
+    }
   }
   return NAN;
 }

@@ -1,5 +1,6 @@
 // Division of a device buffer on a CUDA stream: the second half of an average over NCCL libraries
-// that have no ncclAvg (before 2.10), after an ncclSum on the same stream.
+// that have no ncclAvg (before 2.10), after an ncclSum on the same stream. Multiplication by a factor
+// (ScaleOnStream): Horovod's prescale and postscale factors, as the host's ScaleBy computes them.
 //
 // Floating types are divided (float16 and bfloat16 in float32, rounded once back); integers are
 // divided truncating toward zero, as C++ and the other backends divide. Enqueues one kernel and
@@ -16,6 +17,10 @@
 namespace hvdrun {
 
 cudaError_t DivideOnStream(void* values, size_t count, DataType type, int divisor, cudaStream_t stream);
+
+// values[i] *= factor: float32, float16 and bfloat16 times the factor rounded to float, in float;
+// float64 in double; integers times the factor in double, truncated toward zero.
+cudaError_t ScaleOnStream(void* values, size_t count, DataType type, double factor, cudaStream_t stream);
 
 }  // namespace hvdrun
 

@@ -46,6 +46,8 @@ ncclRedOp_t NcclOp(ReduceOp op) {
 #endif
     case ReduceOp::kMin:
       return ncclMin;
+    case ReduceOp::kProduct:
+      return ncclProd;
     case ReduceOp::kMax:
       break;
   }

@@ -106,6 +106,10 @@ class HVDRUN_EXPORT Runtime {
   // shared_memory), "shm+gloo" (hierarchical_allreduce) or the backend's name ("gloo", "mpi",
   // "nccl"). Benchmarks and timelines name it.
   std::string allreduce_path() const;
+  // Horovod's mpi_threads_supported(): whether the MPI library of an --mpi job gives this process
+  // MPI_THREAD_MULTIPLE (libhvdrun asks for it when it initializes MPI; a program that initialized MPI
+  // itself chose the level). An error in a job whose backend is not MPI.
+  StatusOr<bool> MpiThreadsSupported() const;
   // Elastic jobs: the round this Runtime is in (0 in a job that is not elastic).
   int round() const;
   // Elastic jobs: whether hvdrun has found new hosts, whose ranks wait to join, since this Runtime
@@ -134,6 +138,20 @@ class HVDRUN_EXPORT Runtime {
   CollectiveHandle AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
                                   DataType type, ReduceOp op, CompressionFormat compression,
                                   int process_set = 0);
+  // Horovod's prescale_factor and postscale_factor, for the named allreduces and reducescatters: each
+  // rank's values are multiplied by `prescale` before the reduction and the result by `postscale` after
+  // it, by the engine on its fused buffer (over NCCL by a kernel on its stream, in device memory), in
+  // Horovod's arithmetic (float32, float16 and bfloat16 times the factor rounded to float; float64 in
+  // double; integers in double, truncated toward zero). With kAverage, the average of the prescaled
+  // values is multiplied by `postscale`. Every rank gives the same factors for a name; only collectives
+  // with the same factors are fused together. Each factor must be finite.
+  struct ScaleFactors {
+    double prescale = 1.0;
+    double postscale = 1.0;
+  };
+  CollectiveHandle AllreduceAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                  DataType type, ReduceOp op, CompressionFormat compression,
+                                  ScaleFactors factors, int process_set = 0);
   NegotiationCounters negotiation_counters() const;
   CompressionCounters compression_counters() const;
   const CompressionOptions& compression() const;
@@ -181,19 +199,25 @@ class HVDRUN_EXPORT Runtime {
   // block travel this way (what AlltoallResult's form cannot: its result is host memory).
   CollectiveHandle AlltoallAsync(const std::string& name, const void* send, void* recv, size_t count,
                                  DataType type, int process_set = 0);
-  // Horovod's reducescatter (CollectiveOrder::kNegotiated; over the whole job, process set 0): `op` (kSum,
-  // kAverage, kMin, kMax) over ranks of `send`'s `count` elements, whole rows of `row` elements (row >= 1),
-  // of which `recv` gets this rank's part: ReducescatterCount(count, row, rank()) elements, the rows of
-  // Horovod's split of the first dimension (rows / size() to every rank, one more to each of the first rows %
-  // size()). Every rank gives the same count, row, type and op for a name; send and recv must not overlap
-  // (over NCCL both are device memory). Negotiated reducescatters of one type and op ready in the same cycle
-  // are fused into one backend call, as allreduces are.
+  // Horovod's reducescatter (CollectiveOrder::kNegotiated): `op` (kSum, kAverage, kMin, kMax, kProduct) over
+  // the ranks of `process_set` (0: the whole job) of `send`'s `count` elements, whole rows of `row` elements
+  // (row >= 1), of which `recv` gets this rank's part: ReducescatterCount(count, row, r, process_set)
+  // elements, r this rank's place in the set, the rows of Horovod's split of the first dimension (rows / n
+  // to every one of the set's n ranks, one more to each of the first rows % n). Every rank gives the same
+  // count, row, type and op for a name; send and recv must not overlap (over NCCL both are device memory).
+  // Negotiated reducescatters of one type and op ready in the same cycle are fused into one backend call,
+  // as allreduces are.
   CollectiveHandle ReducescatterAsync(const std::string& name, const void* send, void* recv, size_t count,
-                                      DataType type, ReduceOp op, size_t row);
+                                      DataType type, ReduceOp op, size_t row, int process_set = 0);
   Status Reducescatter(const std::string& name, const void* send, void* recv, size_t count, DataType type,
-                       ReduceOp op, size_t row);
-  // The elements rank `rank` receives of a reducescatter of `count` elements in rows of `row`.
-  size_t ReducescatterCount(size_t count, size_t row, int rank) const;
+                       ReduceOp op, size_t row, int process_set = 0);
+  // With scale factors (ScaleFactors above).
+  CollectiveHandle ReducescatterAsync(const std::string& name, const void* send, void* recv, size_t count,
+                                      DataType type, ReduceOp op, size_t row, ScaleFactors factors,
+                                      int process_set = 0);
+  // The elements the rank in place `rank` of `process_set` receives of a reducescatter of `count` elements
+  // in rows of `row` (0 for a place or set that does not exist).
+  size_t ReducescatterCount(size_t count, size_t row, int rank, int process_set = 0) const;
   // One tensor of a grouped reducescatter: ReducescatterAsync's send, recv, count and row.
   struct ReducescatterTensor {
     const void* send = nullptr;
@@ -207,7 +231,7 @@ class HVDRUN_EXPORT Runtime {
   // (every handle completes with that error) before any is submitted.
   std::vector<CollectiveHandle> GroupedReducescatterAsync(const std::string& name,
                                                           const std::vector<ReducescatterTensor>& tensors,
-                                                          DataType type, ReduceOp op);
+                                                          DataType type, ReduceOp op, int process_set = 0);
   Status Barrier(int process_set = 0);
   // Process sets (Horovod's): subsets of the job's ranks with their own engine each (negotiation or
   // call order as the Runtime's, response cache, fusion, backend group: a Gloo context, an MPI
@@ -243,6 +267,17 @@ class HVDRUN_EXPORT Runtime {
   // are refused until Join returns. Afterwards every rank's count of unnamed calls is the largest
   // any rank had, so that unnamed calls match again.
   StatusOr<int> Join();
+
+  // Horovod's start_timeline and stop_timeline, for this rank: from StartTimeline on, the negotiated
+  // engine (CollectiveOrder::kNegotiated) writes what it does to `path`, the Chrome-trace file
+  // hvdrun's --timeline-filename writes for each rank (docs/timeline.md; `mark_cycles`: its
+  // --timeline-mark-cycles), together with the engines of the process sets this rank is in when it
+  // starts; StopTimeline closes the file, complete, before it returns. Runtimes of one process that
+  // start a timeline at the same path write one file. Thread-safe with the collectives. Errors: a
+  // timeline already written (hvdrun --timeline-filename, or a StartTimeline not yet stopped), a
+  // call-order Runtime, a file that cannot be created. StopTimeline without a start does nothing.
+  Status StartTimeline(const std::string& path, bool mark_cycles = false);
+  Status StopTimeline();
 
   // Sends this rank's end-of-run report (a JSON object; its "summary" member holds the figures
   // hvdrun aggregates over ranks: docs/results.md) to hvdrun's collector. With negotiation, the

@@ -25,6 +25,7 @@ enum class ReduceOp : uint8_t {
   kAverage = 1,  // the sum divided by the number of ranks (integer types: truncated toward zero)
   kMin = 2,
   kMax = 3,
+  kProduct = 4,  // the product over ranks (Horovod's hvd.Product); integers wrap around as their type does
 };
 
 // How float32 sums and averages travel between ranks (CompressionOptions in hvdrun/runtime.h;
