@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "common/error_text.h"
@@ -11,11 +12,16 @@ namespace hvdrun {
 
 namespace {
 
-// The shortest text that reads back as `value`: "0.1", "2".
+// The shortest text that reads back as `value`: "0.1", "2". (Not std::to_chars: GCC 10's library,
+// the relocatable bundle's baseline, has none for floating point.)
 std::string ShortestText(double value) {
   std::array<char, 32> text{};
-  const std::to_chars_result written = std::to_chars(text.data(), text.data() + text.size(), value);
-  return std::string(text.data(), written.ptr);
+  for (int digits = 1; digits < 17; ++digits) {
+    std::snprintf(text.data(), text.size(), "%.*g", digits, value);
+    if (std::strtod(text.data(), nullptr) == value) return text.data();
+  }
+  std::snprintf(text.data(), text.size(), "%.17g", value);
+  return text.data();
 }
 
 // " scaled by 0.5 then 2" when a request has scale factors; empty otherwise.

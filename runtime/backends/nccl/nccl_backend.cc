@@ -10,6 +10,7 @@
 
 #include "runtime/backends/nccl/nccl_average.h"
 #include "runtime/backends/nccl/nccl_ready_events.h"
+#include "runtime/backends/nccl/nccl_scale.h"
 #include "runtime/backends/nccl/nccl_terms.h"
 #include "runtime/backends/nccl/nccl_unique_id.h"
 #include "runtime/handle_pool.h"
