@@ -1,6 +1,7 @@
 #include "tests/e2e/job_marker.h"
 
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -66,6 +67,11 @@ std::vector<pid_t> JobMarker::WaitUntilNoneRuns(std::chrono::milliseconds timeou
     if (running.empty() || std::chrono::steady_clock::now() >= deadline) return running;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+void JobMarker::ExpectNoneRunsWithin(std::chrono::milliseconds within) const {
+  const std::vector<pid_t> left = WaitUntilNoneRuns(within);
+  EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << left.size() << " processes";
 }
 
 }  // namespace hvdrun::e2e

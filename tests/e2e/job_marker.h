@@ -31,6 +31,8 @@ class JobMarker {
 
   // Waits until no marked process runs, for up to `timeout`; returns those still running.
   std::vector<pid_t> WaitUntilNoneRuns(std::chrono::milliseconds timeout) const;
+  // A test failure naming how many marked processes still run `within` from now.
+  void ExpectNoneRunsWithin(std::chrono::milliseconds within) const;
 
  private:
   std::string entry_;

@@ -10,10 +10,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,21 +35,9 @@ struct StallCase {
 
 void PrintTo(const StallCase& stall_case, std::ostream* out) { *out << stall_case.name; }
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void ExpectNothingLeft(const JobMarker& marker) {
-  std::vector<pid_t> left = marker.WaitUntilNoneRuns(milliseconds(3'000));
-  EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << left.size() << " processes";
-}
-
 // True when process `pid` is stopped by a signal (state T in /proc/PID/stat).
 bool IsStopped(pid_t pid) {
-  std::string stat = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat = ReadFileBytes("/proc/" + std::to_string(pid) + "/stat");
   const size_t name_end = stat.rfind(')');
   return name_end != std::string::npos && name_end + 2 < stat.size() && stat[name_end + 2] == 'T';
 }
@@ -108,7 +94,7 @@ TEST_P(StallAcrossBackends, AStoppedRankIsNamedWithinTheCheckTimeAndTheShutdownE
   std::this_thread::sleep_for(milliseconds(2'000));
   hvdrun.Signal(SIGUSR1);
   ProcessResult result = hvdrun.Wait(kRunTimeout);
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_EQ(result.exit_code, kExitStall) << result;
   const std::string warning = From(result.stderr_text, "hvdrun: stall: no collective completed");
   EXPECT_NE(warning.find("'x'"), std::string::npos) << result;
@@ -125,9 +111,9 @@ TEST_P(StallAcrossBackends, AStoppedRankIsNamedWithinTheCheckTimeAndTheShutdownE
   // The flight recorders: every rank's, each with the collective all of them completed.
   for (int rank = 0; rank < ranks(); ++rank) {
     const std::string file = results + "/ranks/rank-" + std::to_string(rank) + ".recorder.json";
-    EXPECT_NE(ReadWholeFile(file).find("\"warmup\""), std::string::npos) << file << "\n" << result;
+    EXPECT_NE(ReadFileBytes(file).find("\"warmup\""), std::string::npos) << file << "\n" << result;
   }
-  const std::string summary = ReadWholeFile(results + "/summary.json");
+  const std::string summary = ReadFileBytes(results + "/summary.json");
   EXPECT_NE(summary.find("\"kind\": \"stall\""), std::string::npos) << summary;
 }
 
@@ -135,7 +121,7 @@ TEST_P(StallAcrossBackends, ARankBusyInUserCodeIsNamedAndTheJobThenFinishes) {
   JobMarker marker;
   // Rank 1 works for 3 check times before it submits 'x'; the others wait, and then all finish.
   ProcessResult result = RunHvdrun(Job({}, {"late", "3"}), marker.Options());
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_EQ(result.exit_code, 0) << result;
   const std::string warning = From(result.stderr_text, "hvdrun: stall: no collective completed");
   EXPECT_NE(warning.find("    rank 1 (host localhost, pid "), std::string::npos) << result;
@@ -153,7 +139,7 @@ TEST_P(StallAcrossBackends, ARankBusyInUserCodeIsNamedAndTheJobThenFinishes) {
 TEST_P(StallAcrossBackends, ARankThatSkipsATensorNameIsNamedWithTheTensor) {
   JobMarker marker;
   ProcessResult result = RunHvdrun(Job({"--stall-shutdown-time", "3"}, {"skip"}), marker.Options());
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_EQ(result.exit_code, kExitStall) << result;
   const std::string warning = From(result.stderr_text, "hvdrun: stall: no collective completed");
   EXPECT_NE(warning.find("submitted by some ranks and not others: 'a'"), std::string::npos) << result;
@@ -167,7 +153,7 @@ TEST_P(StallAcrossBackends, ARankStoppedInsideTheBackendIsSeenByTheWatchdog) {
   JobMarker marker;
   ProcessResult result =
       RunHvdrun(Job({"--stall-shutdown-time", "3"}, {"stuck-in-backend"}), marker.Options());
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_EQ(result.exit_code, kExitStall) << result;
   // The waiting ranks' watchdog names the collective that every rank submitted.
   static const std::regex kWatchdog(
@@ -188,7 +174,7 @@ TEST_P(StallAcrossBackends, SigusrOneWhileHealthyPrintsTheStatesAndChangesNothin
   std::this_thread::sleep_for(milliseconds(2'000));
   hvdrun.Signal(SIGUSR1);
   ProcessResult result = hvdrun.Wait(kRunTimeout);
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_EQ(result.exit_code, 0) << result;
   const std::string states = From(result.stderr_text, "hvdrun: SIGUSR1: the ranks' states");
   EXPECT_NE(states.find("  rank 0 (host localhost, pid "), std::string::npos) << result;
@@ -214,7 +200,7 @@ TEST(StallUnderMpi, TheRanksOwnWatchdogNamesTheStoppedRankAndTheirShutdownTimeEn
       marker.Options());
   ASSERT_TRUE(WaitForAStoppedRank(marker, milliseconds(15'000)));
   ProcessResult result = hvdrun.Wait(milliseconds(20'000));
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_FALSE(result.timed_out) << "the job did not end by itself" << result;
   EXPECT_NE(result.exit_code, 0) << result;
   EXPECT_NE(result.stderr_text.find("hvdrun: rank "), std::string::npos) << "no failure report" << result;

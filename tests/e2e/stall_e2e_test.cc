@@ -8,8 +8,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,25 +28,13 @@ std::vector<std::string> StuckJob(const std::vector<std::string>& flags) {
       {{"-np", "2", "--gloo", "--stall-check-time", "1"}, flags, {HVDRUN_TEST_HOROVOD_RANK_PATH, "stop"}});
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void ExpectNothingLeft(const JobMarker& marker) {
-  std::vector<pid_t> left = marker.WaitUntilNoneRuns(milliseconds(3'000));
-  EXPECT_TRUE(left.empty()) << "outlived hvdrun: " << left.size() << " processes";
-}
-
 TEST(StuckJob, TheStallShutdownEndsTheJobBlamingTheStoppedRank) {
   ScratchDir dir;
   const std::string results = dir.path() + "/results";
   JobMarker marker;
   ProcessResult result =
       RunHvdrun(StuckJob({"--stall-shutdown-time", "3", "--results", results}), marker.Options());
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_EQ(result.exit_code, kExitStall) << result;
   // The warning came at the check time (1 s), naming the stopped rank and what the other waits for.
   EXPECT_NE(result.stderr_text.find("rank 1 (host "), std::string::npos) << result;
@@ -58,12 +44,12 @@ TEST(StuckJob, TheStallShutdownEndsTheJobBlamingTheStoppedRank) {
             std::string::npos)
       << result;
   EXPECT_LT(result.elapsed, milliseconds(20'000)) << result;
-  const std::string summary = ReadFile(results + "/summary.json");
+  const std::string summary = ReadFileBytes(results + "/summary.json");
   EXPECT_NE(summary.find("\"kind\": \"stall\""), std::string::npos) << summary;
   EXPECT_NE(summary.find("\"rank\": 1"), std::string::npos) << summary;
   EXPECT_TRUE(std::filesystem::exists(results + "/ranks/rank-0.recorder.json")) << result;
   EXPECT_TRUE(std::filesystem::exists(results + "/ranks/rank-1.recorder.json")) << result;
-  EXPECT_NE(ReadFile(results + "/ranks/rank-0.recorder.json").find("\"warmup\""), std::string::npos);
+  EXPECT_NE(ReadFileBytes(results + "/ranks/rank-0.recorder.json").find("\"warmup\""), std::string::npos);
 }
 
 TEST(StuckJob, SigusrOnePrintsEachRanksStateWithoutDisturbingTheJob) {
@@ -72,7 +58,7 @@ TEST(StuckJob, SigusrOnePrintsEachRanksStateWithoutDisturbingTheJob) {
   std::this_thread::sleep_for(milliseconds(3'000));
   hvdrun.Signal(SIGUSR1);
   ProcessResult result = hvdrun.Wait(kRunTimeout);
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   // SIGUSR1 did not end the job; the stall shutdown did, later.
   EXPECT_EQ(result.exit_code, kExitStall) << result;
   EXPECT_NE(result.stderr_text.find("hvdrun: SIGUSR1: the ranks' states"), std::string::npos) << result;
@@ -88,7 +74,7 @@ TEST(StuckJob, WithoutTheStallCheckNothingIsSaidOrEnded) {
   std::this_thread::sleep_for(milliseconds(3'000));
   hvdrun.Signal(SIGTERM);
   ProcessResult result = hvdrun.Wait(kRunTimeout);
-  ExpectNothingLeft(marker);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_EQ(result.exit_code, 128 + SIGTERM) << result;
   EXPECT_EQ(result.stderr_text.find("stall"), std::string::npos) << result;
 }
