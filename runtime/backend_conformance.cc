@@ -29,6 +29,31 @@ class VectorBuffer : public TestBuffer {
   std::vector<char> bytes_;
 };
 
+// A buffer of the backend's kind holding `bytes`.
+std::unique_ptr<TestBuffer> Holding(const ConformanceRank& r, const std::vector<char>& bytes) {
+  std::unique_ptr<TestBuffer> buffer = r.allocate(bytes.size());
+  buffer->Upload(bytes);
+  return buffer;
+}
+
+// True if `status` is OK; otherwise reports the failed collective.
+bool Succeeded(const ConformanceRank& r, const std::string& call, const Status& status) {
+  if (status.ok()) return true;
+  r.report->CollectiveFailed(call, status);
+  return false;
+}
+
+// How far an allreduce's element i may be from its float64 reference, `expected`.
+double Tolerance(const ConformanceRank& r, DataType type, ReduceOp op, const References& references, size_t i,
+                 double expected) {
+  if (op != ReduceOp::kAverage) return 0;
+  const double unit = UnitRoundoff(type);
+  if (r.average == AverageRounding::kScaleThenSum) {
+    return (r.size + 2) * unit * references.magnitude[i] / r.size;
+  }
+  return 2 * unit * std::fabs(expected);
+}
+
 void AllreduceEveryTypeOpCountAndPlacement(const ConformanceRank& r) {
   for (DataType type : kAllTypes) {
     for (size_t count : kAllreduceCounts) {

@@ -1,20 +1,16 @@
 // What the backend conformance cases (backend_conformance.cc) compute with: the types, ops and counts
 // they cover, each rank's inputs, the float64 references of the reductions over them with the
-// rounding each may show, buffers of the backend's kind, and the report of a failed call. Test
-// support, as backend_conformance.h: never part of libhvdrun.
+// rounding each may show. Test support, as backend_conformance.h: never part of libhvdrun.
 #ifndef HVDRUN_RUNTIME_BACKEND_CONFORMANCE_VALUES_H_
 #define HVDRUN_RUNTIME_BACKEND_CONFORMANCE_VALUES_H_
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "hvdrun/status.h"
 #include "hvdrun/types.h"
-#include "runtime/backend_conformance.h"
 #include "runtime/element_conversion.h"
 
 namespace hvdrun::testing {
@@ -114,13 +110,6 @@ inline std::vector<char> Inputs(DataType type, int rank, size_t count) {
   return bytes;
 }
 
-// A buffer of the backend's kind holding `bytes`.
-inline std::unique_ptr<TestBuffer> Holding(const ConformanceRank& r, const std::vector<char>& bytes) {
-  std::unique_ptr<TestBuffer> buffer = r.allocate(bytes.size());
-  buffer->Upload(bytes);
-  return buffer;
-}
-
 template <typename T>
 std::vector<char> BytesOf(const std::vector<T>& values) {
   std::vector<char> bytes(values.size() * sizeof(T));
@@ -135,26 +124,8 @@ std::vector<T> ValuesOf(const std::vector<char>& bytes) {
   return values;
 }
 
-// True if `status` is OK; otherwise reports the failed collective.
-inline bool Succeeded(const ConformanceRank& r, const std::string& call, const Status& status) {
-  if (status.ok()) return true;
-  r.report->CollectiveFailed(call, status);
-  return false;
-}
-
 inline std::string Describe(DataType type, size_t count) {
   return std::string(DataTypeName(type)) + " count " + std::to_string(count);
-}
-
-// How far an allreduce's element i may be from its float64 reference, `expected`.
-inline double Tolerance(const ConformanceRank& r, DataType type, ReduceOp op, const References& references,
-                        size_t i, double expected) {
-  if (op != ReduceOp::kAverage) return 0;
-  const double unit = UnitRoundoff(type);
-  if (r.average == AverageRounding::kScaleThenSum) {
-    return (r.size + 2) * unit * references.magnitude[i] / r.size;
-  }
-  return 2 * unit * std::fabs(expected);
 }
 
 }  // namespace hvdrun::testing
