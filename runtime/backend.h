@@ -186,12 +186,6 @@ class Backend {
   // Thread-safe. Returns false where the backend cannot (the default): its own limit
   // (BackendContext::collective_limit) ends the call.
   virtual bool RequestAbort() { return false; }
-  // Tells the backend, before it is destroyed, that the job has failed on this rank (a collective
-  // failed and the Runtime is broken): it must then end without waiting for the other ranks, some
-  // of which may never come. MPI skips MPI_Finalize, whose closing exchange waits for every rank
-  // (a stopped one too); the rank exits and mpirun ends the job. Called on the collective thread;
-  // the default does nothing.
-  virtual void Abandon() {}
   // Which ranks the call that another thread has in this backend still waits for, for the
   // collective watchdog's line ("waiting for rank 1 (local rank 1, pid 4242)"); empty where the
   // backend cannot tell, or when it waits for none. Thread-safe.

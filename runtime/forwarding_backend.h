@@ -5,7 +5,7 @@
 // The data calls (Allreduce, Broadcast, Allgather, Alltoall, Alltoallv, Reducescatter, Barrier,
 // BaselineAllreduce) each go through Forward, with the call's name and bytes, to the wrapped
 // backend's own (MPI's and NCCL's reduce-scatter, the others' default over their allreduce); memory,
-// last_device_time, RequestAbort, Progress, Abandon and mpi_threads_multiple are the wrapped
+// last_device_time, RequestAbort, Progress and mpi_threads_multiple are the wrapped
 // backend's.
 //
 // As every Backend: used by one collective thread; RequestAbort and Progress from any thread, as the
@@ -72,7 +72,6 @@ class ForwardingBackend : public Backend {
   }
   bool RequestAbort() override { return backend_->RequestAbort(); }
   std::string Progress() override { return backend_->Progress(); }
-  void Abandon() override { backend_->Abandon(); }
   std::optional<bool> mpi_threads_multiple() const override { return backend_->mpi_threads_multiple(); }
 
  protected:

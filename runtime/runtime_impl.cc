@@ -307,7 +307,6 @@ void RuntimeImpl::ThreadMain() {
       std::lock_guard<std::mutex> lock(mutex_);
       if (broken_.ok()) broken_ = ended;
     }
-    AbandonBackendsIfBroken();
     watched_control_.reset();
     control_.reset();
     backend_.reset();
@@ -315,15 +314,7 @@ void RuntimeImpl::ThreadMain() {
   }
 
   call_order_->RunQueued();
-  AbandonBackendsIfBroken();
   backend_.reset();
-}
-
-void RuntimeImpl::AbandonBackendsIfBroken() {
-  if (Broken().ok()) return;
-  if (watched_control_ != nullptr) watched_control_->Abandon();
-  if (control_ != nullptr) control_->Abandon();
-  if (backend_ != nullptr) backend_->Abandon();
 }
 
 }  // namespace hvdrun

@@ -132,9 +132,6 @@ class RuntimeImpl {
   // Pins the calling thread to RuntimeOptions::collective_thread_cpu, where one is given.
   Status PinThread() const;
   void ThreadMain();
-  // On the thread, before the backends are destroyed: a broken runtime's backends end without
-  // waiting for the other ranks (Backend::Abandon).
-  void AbandonBackendsIfBroken();
   Status Bootstrap();
   // Puts the collective watchdog in front of the bootstrapped backends, unless the stall check is off.
   void Watch();

@@ -80,11 +80,6 @@ std::string ShmBackend::Progress() {
   return missing.empty() ? backend_->Progress() : missing;
 }
 
-void ShmBackend::Abandon() {
-  backend_->Abandon();
-  if (cross_ != nullptr) cross_->Abandon();
-}
-
 Status ShmBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
   return allreduce_.Allreduce(send, recv, count, type, op);
 }

@@ -54,7 +54,6 @@ class ShmBackend : public Backend {
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
   // The local ranks an allreduce's barrier waits for (ShmSegment::Missing), else the backend's.
   std::string Progress() override;
-  void Abandon() override;
 
  private:
   // Destroyed in reverse order: the job's backend while the segment is still mapped, the cross-host

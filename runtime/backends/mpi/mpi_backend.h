@@ -52,10 +52,6 @@ class MpiBackend : public Backend {
   Status Barrier() override;
   // float32 and float64 with kSum only: MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM), nothing else.
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
-  // The job failed on this rank: the communicator is not freed and MPI is not finalised
-  // (MpiLibraryHold::Abandon), so that the rank exits instead of waiting for a peer that may never
-  // come; mpirun then ends the job.
-  void Abandon() override;
   // MPI_Query_thread's level is MPI_THREAD_MULTIPLE.
   std::optional<bool> mpi_threads_multiple() const override;
 
@@ -68,7 +64,6 @@ class MpiBackend : public Backend {
   std::unique_ptr<MpiTypeMap> types_;
   int rank_;
   int size_;
-  bool abandoned_ = false;
 };
 
 }  // namespace hvdrun

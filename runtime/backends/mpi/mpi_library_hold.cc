@@ -12,7 +12,6 @@ struct LibraryState {
   std::mutex mutex;
   int holds = 0;                          // GUARDED_BY(mutex)
   bool initialized_by_libhvdrun = false;  // GUARDED_BY(mutex)
-  bool abandoned = false;                 // GUARDED_BY(mutex)
 };
 
 // Never destroyed, so that a backend released during static destruction still finds it.
@@ -87,16 +86,10 @@ MpiLibraryHold::MpiLibraryHold() {
 MpiLibraryHold::~MpiLibraryHold() {
   LibraryState& state = State();
   std::lock_guard<std::mutex> lock(state.mutex);
-  if (--state.holds > 0 || !state.initialized_by_libhvdrun || state.abandoned) return;
+  if (--state.holds > 0 || !state.initialized_by_libhvdrun) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized == 0) MPI_Finalize();
-}
-
-void MpiLibraryHold::Abandon() {
-  LibraryState& state = State();
-  std::lock_guard<std::mutex> lock(state.mutex);
-  state.abandoned = true;
 }
 
 }  // namespace hvdrun

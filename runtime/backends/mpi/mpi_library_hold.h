@@ -31,14 +31,8 @@ class MpiLibraryHold {
 
   // Takes a hold; EnsureInitialized must have succeeded.
   MpiLibraryHold();
-  // Releases it; the last hold released finalises MPI if EnsureInitialized initialised it and no
-  // backend abandoned it.
+  // Releases it; the last hold released finalises MPI if EnsureInitialized initialised it.
   ~MpiLibraryHold();
-
-  // The job failed in this process (Backend::Abandon): MPI is never finalised from then on, since
-  // MPI_Finalize waits for every rank and a failed job's peers may never come (a stopped rank). The
-  // process exits without it, and mpirun, seeing a rank end without MPI_Finalize, ends the job.
-  static void Abandon();
   MpiLibraryHold(const MpiLibraryHold&) = delete;
   MpiLibraryHold& operator=(const MpiLibraryHold&) = delete;
 };
