@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <vector>
 
 #include "common/atomic_file.h"
 #include "common/version.h"
@@ -45,6 +46,35 @@ nlohmann::json PlanToJson(const RankAssignment& assignment, const LaunchOptions&
           {"ranks", ranks}};
 }
 
+namespace {
+
+std::string ReportFileName(int rank) { return "rank-" + std::to_string(rank) + ".json"; }
+
+// Removes the reports in RANKS that are not of this job (an earlier, larger job's in the same
+// directory, or this job's rank that sent none), so that no rank's report is mistaken for this job's.
+Status RemoveOtherReports(const std::filesystem::path& ranks, const std::map<int, std::string>& reports) {
+  std::error_code error;
+  std::vector<std::filesystem::path> stale;
+  for (const auto& entry : std::filesystem::directory_iterator(ranks, error)) {
+    const std::string name = entry.path().filename().string();
+    // Only rank-N.json: the stall check's rank-N.recorder.json beside them are this job's.
+    if (name.size() <= 10 || name.rfind("rank-", 0) != 0 || !name.ends_with(".json")) continue;
+    if (name.find_first_not_of("0123456789", 5) != name.size() - 5) continue;
+    bool ours = false;
+    for (const auto& report : reports) ours = ours || name == ReportFileName(report.first);
+    if (!ours) stale.push_back(entry.path());
+  }
+  for (const std::filesystem::path& path : stale) {
+    if (!std::filesystem::remove(path, error) && error) {
+      return Status::Error("--results: cannot remove an earlier job's '" + path.string() +
+                           "': " + error.message());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status WriteResults(const std::string& dir, const nlohmann::json& plan,
                     const std::map<int, std::string>& reports, const nlohmann::json& summary) {
   std::filesystem::path root(dir);
@@ -57,9 +87,10 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
     return status;
   }
   for (const auto& [rank, report] : reports) {
-    std::string path = (root / "ranks" / ("rank-" + std::to_string(rank) + ".json")).string();
+    std::string path = (root / "ranks" / ReportFileName(rank)).string();
     if (Status status = WriteResultsFile(path, report + "\n"); !status.ok()) return status;
   }
+  if (Status status = RemoveOtherReports(root / "ranks", reports); !status.ok()) return status;
   return WriteResultsFile((root / "summary.json").string(), summary.dump(2) + "\n");
 }
 

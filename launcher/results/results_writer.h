@@ -1,6 +1,6 @@
 // The results directory of one run (--results DIR), as docs/results.md describes it:
 //   DIR/plan.json           hosts, ranks and their placement, backend, command, job id
-//   DIR/ranks/rank-N.json   each rank's report, as the rank sent it
+//   DIR/ranks/rank-N.json   each rank's report, as the rank sent it (an earlier job's removed)
 //   DIR/summary.json        the figures aggregated over ranks (launcher/results/run_summary.h)
 // Every file is written whole or not at all (common/atomic_file.h), so a reader never sees half a
 // file. The job secret and the values of -x variables are never written.

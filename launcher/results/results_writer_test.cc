@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "tests/e2e/scratch_dir.h"
@@ -45,6 +46,25 @@ TEST_F(ResultsWriterTest, WritesPlanReportsAndSummary) {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
   }
+}
+
+// A directory reused by a smaller job keeps none of the larger job's reports, so that no report is
+// counted as this job's; the stall check's recorder files beside them stay.
+TEST_F(ResultsWriterTest, AnEarlierJobsReportsOfOtherRanksAreRemoved) {
+  std::filesystem::create_directories(dir_ / "ranks");
+  for (const char* name :
+       {"rank-0.json", "rank-3.json", "rank-12.json", "rank-3.recorder.json", "rank-x.json"}) {
+    std::FILE* file = std::fopen((dir_ / "ranks" / name).c_str(), "w");
+    ASSERT_NE(file, nullptr) << name;
+    std::fclose(file);
+  }
+  ASSERT_TRUE(WriteResults(dir_.string(), {{"num_proc", 2}}, {{0, "{}"}, {1, "{}"}}, {}).ok());
+  EXPECT_EQ(ReadFile(dir_ / "ranks" / "rank-0.json"), "{}\n");
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "ranks" / "rank-1.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "ranks" / "rank-3.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "ranks" / "rank-12.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "ranks" / "rank-3.recorder.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "ranks" / "rank-x.json"));
 }
 
 // summary.json says how the job ended, so that a failed job's (exit code 127: the program was not
