@@ -214,7 +214,7 @@ TEST(ElasticRoundWatchTest, ACollectiveWaitingForASilentPeerEndsWhenTheJobMovesO
     silent.join();
     if (hosts_added) {
       EXPECT_TRUE(waited.ok()) << waited.message();
-      EXPECT_GE(took, milliseconds(1800));
+      EXPECT_GE(took, milliseconds(1500));  // still waiting when round 1 was 1.5 s old
     } else {
       EXPECT_EQ(KindOf(waited), ErrorKind::kRecoverable) << waited.message();
       EXPECT_LT(took, std::chrono::seconds(5));
