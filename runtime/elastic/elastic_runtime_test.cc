@@ -171,14 +171,19 @@ TEST(ElasticRoundWatchTest, ACollectiveWaitingForASilentPeerEndsWhenTheJobMovesO
   for (const bool hosts_added : {false, true}) {
     const std::string test = hosts_added ? "silent-grow" : "silent";
     auto store = NewInMemoryStore();
+    // Without the watch the wait would last for the backend's limit: 20 s, not the default 30 days.
+    const auto options = [&](int rank) {
+      RuntimeOptions bounded = ElasticOptionsFor(test, rank, 2, store, CollectiveOrder::kCallOrder, false);
+      bounded.negotiation.stall_shutdown = std::chrono::seconds(20);
+      return bounded;
+    };
     Latch started(3);
     std::promise<void> speak;
     std::shared_future<void> spoken = speak.get_future().share();
     Status waited;
     Clock::duration took{};
     std::thread silent([&] {
-      StatusOr<std::unique_ptr<Runtime>> runtime =
-          Runtime::Init(ElasticOptionsFor(test, 1, 2, store, CollectiveOrder::kCallOrder, false));
+      StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options(1));
       started.ArriveAndWait();
       ASSERT_TRUE(runtime.ok()) << runtime.status().message();
       spoken.wait();
@@ -189,8 +194,7 @@ TEST(ElasticRoundWatchTest, ACollectiveWaitingForASilentPeerEndsWhenTheJobMovesO
       }
     });
     std::thread waiting([&] {
-      StatusOr<std::unique_ptr<Runtime>> runtime =
-          Runtime::Init(ElasticOptionsFor(test, 0, 2, store, CollectiveOrder::kCallOrder, false));
+      StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options(0));
       started.ArriveAndWait();
       ASSERT_TRUE(runtime.ok()) << runtime.status().message();
       const Clock::time_point start = Clock::now();
