@@ -52,9 +52,11 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Init(RuntimeOptions options) {
   Status valid = ValidateRuntimeOptions(options);
   if (!valid.ok()) return valid;
   auto impl = std::make_unique<RuntimeImpl>(std::move(options));
+  const OpenSocketTable before = elastic != nullptr ? OpenSockets() : OpenSocketTable();
   Status started = impl->Start();
   // An elastic round whose peers went away while it bootstrapped: the next round may do.
   if (!started.ok()) return elastic != nullptr ? AsRecoverable(started) : started;
+  if (elastic != nullptr) elastic->Watch(before, OpenSockets());
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl), std::move(elastic)));
 }
 
@@ -113,6 +115,7 @@ Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl, std::unique_ptr<ElasticMembe
       sets_(std::make_unique<ProcessSetTable>(impl_->options(), impl_->scope())) {}
 
 Runtime::~Runtime() {
+  if (elastic_ != nullptr) elastic_->StopWatching();  // before the backends close the sockets it watches
   sets_.reset();  // the sets' engines end before the job's, whose options (the store) they use
   impl_.reset();  // the backend ends before the worker's place in the round is given up
   elastic_.reset();

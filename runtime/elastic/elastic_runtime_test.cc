@@ -1,11 +1,13 @@
 // Elastic runtimes (RuntimeOptions::elastic, docs/elastic.md) as threads over real TCP (Gloo) and one
 // in-memory store, the test playing hvdrun's driver by writing the rounds' keys: re-initialization in
-// the same process, a lost rank's recoverable error, the survivors' new round, a removed worker, the
-// assignment's timeout, a round that moved on, the hosts-updated counter, MPI's refusal.
+// the same process, a lost rank's recoverable error, the survivors' new round, a silent rank's wait
+// ended by the next round, a removed worker, the assignment's timeout, a round that moved on, the
+// hosts-updated counter, MPI's refusal.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -160,6 +162,69 @@ INSTANTIATE_TEST_SUITE_P(Orders, ElasticLostRankTest,
                                            LostRankCase{CollectiveOrder::kNegotiated, false},
                                            LostRankCase{CollectiveOrder::kCallOrder, true},
                                            LostRankCase{CollectiveOrder::kNegotiated, true}));
+
+// Rank 1 stays alive but silent, as a rank whose host's link was cut: rank 0's allreduce waits for
+// it. Once the test writes round 1 (hvdrun's re-formation without the host), the round's watch ends
+// the wait with the recoverable error (round_watch.h); when hvdrun has announced new hosts first
+// (hosts_updated moved), the round goes on and the allreduce completes once rank 1 calls it.
+TEST(ElasticRoundWatchTest, ACollectiveWaitingForASilentPeerEndsWhenTheJobMovesOnWithoutNewHosts) {
+  for (const bool hosts_added : {false, true}) {
+    const std::string test = hosts_added ? "silent-grow" : "silent";
+    auto store = NewInMemoryStore();
+    // Without the watch the wait would last for the backend's limit: 20 s, not the default 30 days.
+    const auto options = [&](int rank) {
+      RuntimeOptions bounded = ElasticOptionsFor(test, rank, 2, store, CollectiveOrder::kCallOrder, false);
+      bounded.negotiation.stall_shutdown = std::chrono::seconds(20);
+      return bounded;
+    };
+    Latch started(3);
+    std::promise<void> speak;
+    std::shared_future<void> spoken = speak.get_future().share();
+    Status waited;
+    Clock::duration took{};
+    std::thread silent([&] {
+      StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options(1));
+      started.ArriveAndWait();
+      ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+      spoken.wait();
+      float sum = 0;
+      Status late = SumOf(**runtime, 2.0F, &sum);
+      if (hosts_added) {
+        EXPECT_TRUE(late.ok()) << late.message();
+      }
+    });
+    std::thread waiting([&] {
+      StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options(0));
+      started.ArriveAndWait();
+      ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+      const Clock::time_point start = Clock::now();
+      float sum = 0;
+      waited = SumOf(**runtime, 1.0F, &sum);
+      took = Clock::now() - start;
+      if (waited.ok()) {
+        EXPECT_EQ(sum, 3.0F);
+      }
+    });
+    started.ArriveAndWait();
+    std::this_thread::sleep_for(milliseconds(300));
+    if (hosts_added) {
+      ASSERT_TRUE(store->Add("elastic/hosts_updated", 1).ok());
+    }
+    ASSERT_TRUE(store->Set("elastic/round", "1").ok());
+    if (hosts_added) std::this_thread::sleep_for(milliseconds(1500));
+    if (!hosts_added) waiting.join();
+    speak.set_value();
+    if (hosts_added) waiting.join();
+    silent.join();
+    if (hosts_added) {
+      EXPECT_TRUE(waited.ok()) << waited.message();
+      EXPECT_GE(took, milliseconds(1500));  // still waiting when round 1 was 1.5 s old
+    } else {
+      EXPECT_EQ(KindOf(waited), ErrorKind::kRecoverable) << waited.message();
+      EXPECT_LT(took, std::chrono::seconds(5));
+    }
+  }
+}
 
 // A one-rank elastic runtime of `test` over `store`, initialized for round 0.
 std::unique_ptr<Runtime> OneRank(const std::string& test, const std::shared_ptr<KeyValueStore>& store,

@@ -19,7 +19,6 @@
 namespace hvdrun {
 namespace {
 
-constexpr const char* kHostsUpdatedKey = "elastic/hosts_updated";
 // How often re-initialization looks for its place.
 constexpr std::chrono::milliseconds kPlacePoll{50};
 
@@ -179,7 +178,7 @@ StatusOr<std::unique_ptr<ElasticMembership>> ElasticMembership::Join(RuntimeOpti
   StatusOr<RoundPlace> taken = TakePlace(options);
   if (!taken.ok()) return taken.status();
   const RoundPlace& found = taken.value();
-  StatusOr<int64_t> hosts_updated = options.store->Add(kHostsUpdatedKey, 0);
+  StatusOr<int64_t> hosts_updated = options.store->Add(kElasticHostsUpdatedKey, 0);
   if (!hosts_updated.ok()) {
     Release(options.elastic.worker_id);
     return Status::Error("elastic: " + hosts_updated.status().message());
@@ -205,10 +204,17 @@ ElasticMembership::ElasticMembership(std::shared_ptr<KeyValueStore> job_store, s
       round_(round),
       hosts_updated_(hosts_updated) {}
 
-ElasticMembership::~ElasticMembership() { Release(worker_id_); }
+ElasticMembership::~ElasticMembership() {
+  watch_.reset();
+  Release(worker_id_);
+}
+
+void ElasticMembership::Watch(const OpenSocketTable& before, const OpenSocketTable& after) {
+  watch_ = std::make_unique<RoundWatch>(job_store_, round_, hosts_updated_, before, after);
+}
 
 StatusOr<bool> ElasticMembership::HostsUpdated() const {
-  StatusOr<int64_t> now = job_store_->Add(kHostsUpdatedKey, 0);
+  StatusOr<int64_t> now = job_store_->Add(kElasticHostsUpdatedKey, 0);
   if (!now.ok()) return Status::Error("elastic: " + now.status().message());
   return now.value() != hosts_updated_;
 }

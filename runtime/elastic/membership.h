@@ -25,6 +25,7 @@
 #include "hvdrun/key_value_store.h"
 #include "hvdrun/options.h"
 #include "hvdrun/status.h"
+#include "runtime/elastic/round_watch.h"
 
 namespace hvdrun {
 
@@ -60,6 +61,12 @@ class ElasticMembership {
   // joined: hvdrun has found hosts whose ranks wait to join. Does not wait.
   StatusOr<bool> HostsUpdated() const;
 
+  // Starts the round's watch (round_watch.h) on the sockets of `after` that `before` lacks: those
+  // the runtime opened while it started. StopWatching ends it; the runtime calls it before its
+  // backends close those sockets.
+  void Watch(const OpenSocketTable& before, const OpenSocketTable& after);
+  void StopWatching() { watch_.reset(); }
+
  private:
   ElasticMembership(std::shared_ptr<KeyValueStore> job_store, std::string worker_id, int round,
                     int64_t hosts_updated);
@@ -68,6 +75,7 @@ class ElasticMembership {
   const std::string worker_id_;
   const int round_;
   const int64_t hosts_updated_;
+  std::unique_ptr<RoundWatch> watch_;
 };
 
 }  // namespace hvdrun

@@ -21,6 +21,9 @@ namespace hvdrun {
 
 // The key hvdrun writes the job's newest round under (a decimal number).
 inline constexpr const char* kElasticRoundKey = "elastic/round";
+// The counter hvdrun adds 1 to when it has found hosts whose ranks wait to join, or a host left
+// discovery: the running ranks re-form at their next commit.
+inline constexpr const char* kElasticHostsUpdatedKey = "elastic/hosts_updated";
 
 // The job's newest round as the store says now ("elastic/round"; 0 before hvdrun wrote it).
 // Does not wait.

@@ -139,4 +139,23 @@ std::vector<pid_t> ClusterTest::WaitUntilOnlySshds(std::chrono::milliseconds tim
       timeout);
 }
 
+std::vector<pid_t> ClusterTest::WaitForNoLeftovers(const std::vector<std::string>& programs,
+                                                   std::chrono::milliseconds timeout) const {
+  return WaitUntilNone(
+      [&](pid_t pid) {
+        std::string name = ProgramName(pid);
+        return name == "hvdrun-agent" || std::find(programs.begin(), programs.end(), name) != programs.end();
+      },
+      timeout);
+}
+
+std::vector<std::string> ClusterTest::SshFlags(const std::string& known_hosts) const {
+  return {"--ssh-known-hosts",
+          known_hosts.empty() ? c().known_hosts() : known_hosts,
+          "-i",
+          c().user_key(),
+          "--agent-path",
+          StagedProgram("hvdrun-agent")};
+}
+
 }  // namespace hvdrun::cluster

@@ -74,6 +74,15 @@ class ClusterTest : public testing::Test {
   // processes left after `timeout`.
   std::vector<pid_t> WaitUntilOnlySshds(std::chrono::milliseconds timeout) const;
 
+  // Waits until no hvdrun-agent and no process named in `programs` (a rank's program, srun) runs
+  // in the cluster; returns those left after `timeout`.
+  std::vector<pid_t> WaitForNoLeftovers(const std::vector<std::string>& programs,
+                                        std::chrono::milliseconds timeout) const;
+
+  // hvdrun's options that reach the cluster's servers over SSH: the user key, a known_hosts (by
+  // default the cluster's), and the staged hvdrun-agent as --agent-path.
+  std::vector<std::string> SshFlags(const std::string& known_hosts = "") const;
+
  private:
   // Owned; created by CreateCluster, deleted by TearDownTestSuite.
   static TestCluster* cluster_;

@@ -3,7 +3,8 @@
 // hvdrun runs under salloc or sbatch in the launcher's namespace and starts the staged hvdrun-agent
 // on each node through srun. Covered: Slurm's host lists expanded as `scontrol show hostnames`
 // does, hosts, slots and -np taken from the allocation, Gloo collectives under sbatch, MPI under
-// salloc (mpirun finding the allocation itself), a rank's failure, a node that dies, scancel in
+// salloc (mpirun finding the allocation itself), a rank's failure, a node that dies (in a job, and
+// in an elastic job, which goes on without it: elastic_training.h), scancel in
 // the middle of a job leaving nothing running on any node, Slurm's task variables as each rank sees
 // them, and an hvdrun-lab matrix submitted with the sbatch script hvdrun-lab writes.
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 
 #include "common/placement/slurm_allocation.h"
 #include "tests/cluster/cluster_test.h"
+#include "tests/cluster/elastic_training.h"
 #include "tests/cluster/slurm_cluster.h"
 #include "tests/e2e/collective_rank_output.h"
 #include "tests/e2e/installed_hvdrun.h"
@@ -75,16 +77,6 @@ class SlurmTest : public ClusterTest {
   }
   e2e::RunningProcess StartInLauncherWithSlurm(const std::vector<std::string>& argv) const {
     return c().Start(c().launcher(), argv, Options());
-  }
-
-  // Waits until no agent, srun or `rank_program` runs in the cluster; returns what is left.
-  std::vector<pid_t> WaitForNoLeftovers(const std::string& rank_program, milliseconds timeout) const {
-    return WaitUntilNone(
-        [&](pid_t pid) {
-          std::string name = ProgramName(pid);
-          return name == "hvdrun-agent" || name == "srun" || name == rank_program;
-        },
-        timeout);
   }
 
  private:
@@ -151,7 +143,7 @@ TEST_F(SlurmTest, UnderSallocHostsSlotsAndNpComeFromTheAllocation) {
   EXPECT_NE(result.stderr_text.find("host server3: agent ready (server3, "), std::string::npos) << result;
   std::string plan = ReadFile(dir.path() + "/plan.json");
   EXPECT_NE(plan.find("\"launcher\": \"slurm\""), std::string::npos) << plan;
-  EXPECT_TRUE(WaitForNoLeftovers("sh", milliseconds(10'000)).empty());
+  EXPECT_TRUE(WaitForNoLeftovers({"srun", "sh"}, milliseconds(10'000)).empty());
 
   // An -np larger than the allocation is refused, naming both.
   ProcessResult too_many = InLauncher(
@@ -232,7 +224,7 @@ TEST_F(SlurmTest, ARankFailureGivesTheFailureReport) {
             std::string::npos)
       << result;
   EXPECT_LT(result.elapsed, milliseconds(20'000)) << result;
-  EXPECT_TRUE(WaitForNoLeftovers("sleep", milliseconds(10'000)).empty());
+  EXPECT_TRUE(WaitForNoLeftovers({"srun", "sleep"}, milliseconds(10'000)).empty());
 }
 
 TEST_F(SlurmTest, ScancelInTheMiddleOfAJobLeavesNothingOnAnyNode) {
@@ -248,7 +240,7 @@ TEST_F(SlurmTest, ScancelInTheMiddleOfAJobLeavesNothingOnAnyNode) {
   EXPECT_NE(result.exit_code, 0) << result;
   // slurmstepd sends SIGTERM to every process of the job's steps; the agents report their ranks' ends.
   EXPECT_NE(result.stderr_text.find("failed first (killed by SIGTERM)"), std::string::npos) << result;
-  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(15'000));
+  std::vector<pid_t> left = WaitForNoLeftovers({"srun", "sleep"}, milliseconds(15'000));
   EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
 }
 
@@ -318,7 +310,7 @@ timeout: 60
   EXPECT_NE(ReadFile(results + "/slurm-lab/report.md").find("| Slurm job | " + job_id + " (nodes "),
             std::string::npos)
       << report;
-  EXPECT_TRUE(WaitForNoLeftovers("hvdrun-bench", milliseconds(10'000)).empty());
+  EXPECT_TRUE(WaitForNoLeftovers({"srun", "hvdrun-bench"}, milliseconds(10'000)).empty());
 
   // A cell that needs more nodes than the allocation has: one line naming both, nothing run.
   ProcessResult small = InLauncher(
@@ -332,17 +324,47 @@ timeout: 60
       << small;
 }
 
-// Last: its node stays down for the rest of the process (ctest runs each test in its own).
+// Everything of a node dies at once, slurmd, slurmstepd, agent and ranks: as a node that loses power.
+// Its sshd, the test cluster's, stays. The node stays down for the rest of the process (ctest runs
+// each test in its own).
+void KillNode(const TestCluster& cluster, int number) {
+  for (pid_t pid : cluster.PidsIn(cluster.server(number))) {
+    if (ProgramName(pid) != "sshd") ::kill(pid, SIGKILL);
+  }
+}
+
+// An elastic job on server1, server3 and server4 (server2 is the next test's to kill): server4, rank
+// 2's node, dies mid-training; the job re-forms round 1 on the other two and finishes.
+TEST_F(SlurmTest, AnElasticJobGoesOnWithoutANodeThatDies) {
+  if (std::string reason = ElasticTraining::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
+  ElasticTraining training;
+  e2e::RunningProcess job = StartInLauncherWithSlurm(
+      e2e::Concat({{"salloc", "-N", "3", "--nodelist=server[1,3-4]", "--ntasks-per-node=1", "--quiet",
+                    e2e::HvdrunPath(), "--min-np", "2", "--heartbeat-timeout", "3"},
+                   training.Program()}));
+  e2e::KillOnScopeExit guard;
+  guard.Add(job.pid());
+  ASSERT_TRUE(training.WaitUntilMidTraining(milliseconds(60'000))) << "rank 2 never reached step 50";
+  KillNode(c(), 4);
+  ProcessResult result = job.Wait(milliseconds(60'000));
+  EXPECT_FALSE(result.timed_out) << result;
+  EXPECT_TRUE(training.EndedOnTheSurvivors(result, "server4")) << result;
+  std::vector<pid_t> left = WaitForNoLeftovers({"srun", "python3"}, milliseconds(15'000));
+  EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
+  // Slurm holds the allocation's nodes until server4 reports the job's end, which it never will:
+  // the node set down, as slurmctld would after SlurmdTimeout, frees server1 and server3.
+  ProcessResult down =
+      InLauncher({"scontrol", "update", "NodeName=server4", "State=DOWN", "Reason=killed by the test"},
+                 milliseconds(10'000));
+  EXPECT_EQ(down.exit_code, 0) << down;
+}
+
 TEST_F(SlurmTest, ANodeThatDiesLosesItsRanksAndTheJobEnds) {
   e2e::RunningProcess job =
       StartInLauncherWithSlurm({"salloc", "-N", "2", "--nodelist=server[1-2]", "--ntasks-per-node=2",
                                 "--quiet", e2e::HvdrunPath(), "--heartbeat-timeout", "3", "sleep", "60"});
   ASSERT_TRUE(WaitForPrograms("sleep", 4, milliseconds(30'000)));
-  // Everything of server2 dies at once, slurmd, slurmstepd, agent and ranks: as a node that loses
-  // power. Its sshd, the test cluster's, stays.
-  for (pid_t pid : c().PidsIn(c().server(2))) {
-    if (ProgramName(pid) != "sshd") ::kill(pid, SIGKILL);
-  }
+  KillNode(c(), 2);
   ProcessResult result = job.Wait(milliseconds(40'000));
   EXPECT_FALSE(result.timed_out) << result;
   EXPECT_EQ(result.exit_code, 1) << result;
@@ -350,7 +372,7 @@ TEST_F(SlurmTest, ANodeThatDiesLosesItsRanksAndTheJobEnds) {
                 "hvdrun: rank 2 on host server2 failed first (agent failed: no heartbeat for 3 s"),
             std::string::npos)
       << result;
-  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(15'000));
+  std::vector<pid_t> left = WaitForNoLeftovers({"srun", "sleep"}, milliseconds(15'000));
   EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
 }
 

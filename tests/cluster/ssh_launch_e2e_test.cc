@@ -43,29 +43,9 @@ class SshLaunchTest : public ClusterTest {
  protected:
   static void SetUpTestSuite() { CreateCluster(4); }
 
-  // hvdrun's options that reach the cluster's servers: its user key, its known_hosts, the agent.
-  std::vector<std::string> SshFlags(const std::string& known_hosts = "") const {
-    return {"--ssh-known-hosts",
-            known_hosts.empty() ? c().known_hosts() : known_hosts,
-            "-i",
-            c().user_key(),
-            "--agent-path",
-            AgentPath()};
-  }
-
   // Runs the installed hvdrun in the launcher's namespace.
   ProcessResult Hvdrun(const std::vector<std::string>& args, milliseconds timeout = kRunTimeout) const {
     return RunInLauncher(e2e::Concat({{e2e::HvdrunPath()}, args}), timeout);
-  }
-
-  // Waits until no agent or `rank_program` runs in the cluster; returns what is left.
-  std::vector<pid_t> WaitForNoLeftovers(const std::string& rank_program, milliseconds timeout) const {
-    return WaitUntilNone(
-        [&](pid_t pid) {
-          std::string name = ProgramName(pid);
-          return name == "hvdrun-agent" || name == rank_program;
-        },
-        timeout);
   }
 };
 
@@ -89,7 +69,7 @@ TEST_F(SshLaunchTest, EightRanksOnFourHostsGetTheirPlaceAndTheirHostsAddress) {
   EXPECT_NE(result.stderr_text.find("hosts reach this machine at " + c().launcher().address),
             std::string::npos)
       << result;
-  EXPECT_TRUE(WaitForNoLeftovers("sh", milliseconds(5'000)).empty());
+  EXPECT_TRUE(WaitForNoLeftovers({"sh"}, milliseconds(5'000)).empty());
 }
 
 TEST_F(SshLaunchTest, UserAtHostLogsInAsThatUserAndOverridesSshUser) {
@@ -137,7 +117,7 @@ TEST_F(SshLaunchTest, CheckPrintsEachHostsFactsAndWritesThem) {
   EXPECT_NE(result.stderr_text.find("hvdrun: --check: 2 hosts answered with the same versions"),
             std::string::npos)
       << result;
-  EXPECT_TRUE(WaitForNoLeftovers("sleep", milliseconds(5'000)).empty());
+  EXPECT_TRUE(WaitForNoLeftovers({"sleep"}, milliseconds(5'000)).empty());
 }
 
 TEST_F(SshLaunchTest, CheckFailsWithCodeThreeOnAnUnreachableHost) {
@@ -282,7 +262,7 @@ TEST_F(SshLaunchTest, AHostWithoutTheInterfaceIsAUsageErrorNamingIt) {
       std::string::npos)
       << result;
   EXPECT_EQ(result.stderr_text.find("server1"), std::string::npos) << result;
-  EXPECT_TRUE(WaitForNoLeftovers("true", milliseconds(5'000)).empty());
+  EXPECT_TRUE(WaitForNoLeftovers({"true"}, milliseconds(5'000)).empty());
 }
 
 TEST_F(SshLaunchTest, AHostWhoseLinkIsCutFailsTheJobWithinTheHeartbeatTimeout) {
@@ -310,7 +290,7 @@ TEST_F(SshLaunchTest, AHostWhoseLinkIsCutFailsTheJobWithinTheHeartbeatTimeout) {
   EXPECT_GE(took, milliseconds(4'000 - 1'000)) << result;
   EXPECT_LT(took, milliseconds(4'000 + 1'000 + 4'000)) << result;
   // The cut-off agent notices the silent launcher by its own heartbeat timeout.
-  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(8'000));
+  std::vector<pid_t> left = WaitForNoLeftovers({"sleep"}, milliseconds(8'000));
   EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left);
 }
 
@@ -325,7 +305,7 @@ TEST_F(SshLaunchTest, SigkillOfTheLauncherLeavesNoAgentAndNoRankWithinFiveSecond
   ASSERT_EQ(ProgramsIn(c().PidsInCluster(), "hvdrun-agent").size(), 4u);
   hvdrun.Signal(SIGKILL);
   hvdrun.Wait(milliseconds(5'000));
-  std::vector<pid_t> left = WaitForNoLeftovers("sleep", milliseconds(5'000));
+  std::vector<pid_t> left = WaitForNoLeftovers({"sleep"}, milliseconds(5'000));
   EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left);
 }
 
@@ -344,7 +324,7 @@ TEST_F(SshLaunchTest, AStoppedRankOnAnotherHostIsNamedWithItsHostAndPid) {
   std::smatch row;
   ASSERT_TRUE(std::regex_search(result.stderr_text, row, kRow)) << result;
   EXPECT_EQ(match[1].str(), row[1].str()) << result;
-  std::vector<pid_t> left = WaitForNoLeftovers("hvdrun-test-hor", milliseconds(5'000));
+  std::vector<pid_t> left = WaitForNoLeftovers({"hvdrun-test-hor"}, milliseconds(5'000));
   EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left);
 }
 

@@ -1,0 +1,56 @@
+// ElasticTraining: the hvd.elastic program tests/python/elastic_recovery.py as the ranks of an
+// elastic job on three one-slot hosts of the test cluster (over SSH or in a Slurm allocation), with
+// --min-np 2: it trains a small model for 300 steps, committing every 10; rank 2 touches a file at
+// step 50 (WaitUntilMidTraining), after which the test makes rank 2's host fail; rank 0 writes the
+// time its first step of round 1 ended (SecondsToFirstStep); every rank of the round the job ends
+// in checks that it ran every step and holds rank 0's parameters, and prints one line.
+//
+// The program imports torch: hvdrun.torch must be built and staged (UnusableReason). Not
+// thread-safe.
+#ifndef HVDRUN_TESTS_CLUSTER_ELASTIC_TRAINING_H_
+#define HVDRUN_TESTS_CLUSTER_ELASTIC_TRAINING_H_
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/process_runner.h"
+#include "tests/e2e/scratch_dir.h"
+
+namespace hvdrun::cluster {
+
+class ElasticTraining {
+ public:
+  // Empty when hvdrun.torch is built; otherwise why not, for a skip message.
+  static std::string UnusableReason();
+
+  // The end of hvdrun's command line that runs the program with Gloo: -x for the variables it reads
+  // (the staged package on PYTHONPATH, the files below, and what it checks at its end: round 1,
+  // one reset, to 2 ranks), then the interpreter and the script.
+  std::vector<std::string> Program() const;
+
+  // Waits until rank 2 has run 50 steps; false after `timeout`.
+  bool WaitUntilMidTraining(std::chrono::milliseconds timeout) const;
+
+  // Seconds from `failure` to the end of rank 0's first step in round 1; none when it wrote none.
+  std::optional<double> SecondsToFirstStep(std::chrono::system_clock::time_point failure) const;
+
+  // Success when hvdrun exited 0 after re-forming round 1 on the two hosts other than `lost` (the
+  // line that says so), and both ranks of round 1, on those hosts, ended with every step run and
+  // identical parameters.
+  testing::AssertionResult EndedOnTheSurvivors(const e2e::ProcessResult& result,
+                                               const std::string& lost) const;
+
+ private:
+  std::string ProgressFile() const { return dir_.path() + "/progress"; }
+  std::string FirstStepFile() const { return dir_.path() + "/first_step"; }
+
+  e2e::ScratchDir dir_;
+};
+
+}  // namespace hvdrun::cluster
+
+#endif  // HVDRUN_TESTS_CLUSTER_ELASTIC_TRAINING_H_
