@@ -93,8 +93,9 @@ Status JobRun::StartWorker(int index, const std::vector<WorkerPlace>& places, si
     outcome.heard = ends_heard_++;
     return launched;
   }
-  Verbose("rank " + std::to_string(index) + " (round rank " + std::to_string(mine.rank) + " of " +
-          std::to_string(places.size()) + ") starting on " + mine.host);
+  Verbose("process " + std::to_string(index) + " (rank " + std::to_string(mine.rank) + " of " +
+          std::to_string(places.size()) + " in round " + std::to_string(elastic_->round()) +
+          ") starting on " + mine.host);
   return Status::Ok();
 }
 
