@@ -62,6 +62,13 @@ int JobRun::RoundRankOf(int process) const {
   return found != round.end() ? static_cast<int>(found - round.begin()) : -1;
 }
 
+std::string JobRun::ProcessName(int process) const {
+  if (elastic_ == nullptr) return "rank " + std::to_string(process);
+  const int rank = RoundRankOf(process);
+  const std::string name = "process " + std::to_string(process);
+  return rank < 0 ? name : "rank " + std::to_string(rank) + " (" + name + ")";
+}
+
 void JobRun::WatchRound() {
   const std::vector<int> processes = RoundProcesses();
   if (elastic_ != nullptr) {

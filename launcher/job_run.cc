@@ -403,8 +403,7 @@ void JobRun::StartFailed(int host_index, const std::string& reason, int exit_cod
 void JobRun::RankStarted(int rank, int pid) {
   outcomes_[rank].pid = pid;
   if (stall_ != nullptr) RankProgressed(RankState{.rank = rank, .host = outcomes_[rank].host, .pid = pid});
-  Verbose("rank " + std::to_string(rank) + " started on " + outcomes_[rank].host + ", pid " +
-          std::to_string(pid));
+  Verbose(ProcessName(rank) + " started on " + outcomes_[rank].host + ", pid " + std::to_string(pid));
 }
 
 void JobRun::RankOutput(const protocol::RankOutput& output) { output_.Write(output); }
@@ -422,7 +421,7 @@ void JobRun::RankEnded(const RankEnd& end) {
   outcome.stopped_by_hvdrun = end.stop_requested && IsStopSignal(end.exit.signal);
   const std::string how =
       end.exit.signal != 0 ? SignalName(end.exit.signal) : "exit " + std::to_string(end.exit.exit_code);
-  Verbose("rank " + std::to_string(outcome.rank) + " ended: " + how);
+  Verbose(ProcessName(outcome.rank) + " ended: " + how);
   if (end.stop_requested || stopping_) return;
   if (ElasticTakesEnd(outcome.rank, outcome.Failed()
                                         ? (end.exit.signal != 0 ? "killed by " : "ended with ") + how

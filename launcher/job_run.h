@@ -121,6 +121,9 @@ class JobRun : private RankEvents, private WorkerStarter {
   // not elastic. RoundRankOf: a process's rank in the current round, -1 when it has none.
   std::vector<int> RoundProcesses() const;
   int RoundRankOf(int process) const;
+  // For --verbose lines: "rank 3", in an elastic job "rank 1 (process 3)" ("process 3" outside the
+  // current round).
+  std::string ProcessName(int process) const;
   // From the launch and at each new round of an elastic job: the console shows the round's ranks
   // (OutputRouter::ShowAs), and the stall check starts over on them.
   void WatchRound();
