@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -78,14 +79,23 @@ Status JobRun::StartWorker(int index, const std::vector<WorkerPlace>& places, si
   RankOutcome& outcome = outcomes_[index];
   outcome.rank = index;
   outcome.host = mine.host;
+  if (!options_.output_dir.empty()) {
+    // Its own files, named by the round it starts in and its rank there (output_router.h).
+    const std::string dir = options_.output_dir + "/" +
+                            RoundRankDirName(elastic_->round(), mine.rank, static_cast<int>(places.size()));
+    if (Status files = output_.AddRankFiles(index, dir); !files.ok()) {
+      std::fprintf(stderr, "hvdrun: %s; its output goes to the console only\n", files.message().c_str());
+    }
+  }
   Status launched = launcher_->LaunchMore(launcher_hosts_.at(mine.host), {std::move(launch)});
   if (!launched.ok()) {
     outcome.lost_reason = "did not start: " + launched.message();
     outcome.heard = ends_heard_++;
     return launched;
   }
-  Verbose("rank " + std::to_string(index) + " (round rank " + std::to_string(mine.rank) + " of " +
-          std::to_string(places.size()) + ") starting on " + mine.host);
+  Verbose("process " + std::to_string(index) + " (rank " + std::to_string(mine.rank) + " of " +
+          std::to_string(places.size()) + " in round " + std::to_string(elastic_->round()) +
+          ") starting on " + mine.host);
   return Status::Ok();
 }
 

@@ -262,35 +262,11 @@ bool JobRun::Launch() {
     return false;
   }
   job_launch_ = std::move(launch);
-  stall_ = std::make_unique<StallInspector>(ReadStallSettings(options_.exports, std::getenv),
-                                            static_cast<int>(assignment_.size()), clock_());
+  WatchRound();
   if (std::string note = stall_->ShutdownIgnoredNote(); !note.empty()) {
     std::fprintf(stderr, "hvdrun: %s\n", note.c_str());
   }
-  for (const RankOutcome& outcome : outcomes_) {
-    if (outcome.pid > 0) {
-      RankProgressed(RankState{.rank = outcome.rank, .host = outcome.host, .pid = outcome.pid});
-    }
-  }
   return true;
-}
-
-bool JobRun::PrepareElastic() {
-  if (!options_.elastic || options_.elastic->discovery_script.empty()) return true;
-  StatusOr<std::vector<HostSlots>> hosts = FirstDiscoveredHosts(
-      *options_.elastic, options_.num_proc, options_.start_timeout_s,
-      [](const std::string& line) { std::fprintf(stderr, "hvdrun: %s\n", line.c_str()); });
-  if (!hosts.ok()) {
-    std::fprintf(stderr, "hvdrun: %s\n", hosts.status().message().c_str());
-    start_failure_code_ = kExitLaunchFailure;
-    return false;
-  }
-  options_.hosts = std::move(hosts).value();
-  return true;
-}
-
-bool JobRun::ElasticTakesEnd(int rank, const std::string& why) {
-  return elastic_ != nullptr && elastic_->WorkerEnded(rank, why.empty(), why);
 }
 
 void JobRun::PollOnce() {
@@ -303,6 +279,7 @@ void JobRun::PollOnce() {
       elastic_ != nullptr && launched_ ? elastic_->WakeInMs() : -1);
   if (stall_ != nullptr && !stopping_) CheckStall();
   if (elastic_ != nullptr && launched_ && !stopping_ && elastic_->Tick()) BeginStop();
+  if (elastic_ != nullptr && launched_ && elastic_->round() != watched_round_) WatchRound();
   CheckRecorders();
   output_.Flush();
 }
@@ -337,15 +314,16 @@ void JobRun::BeginStop() {
   launcher_->Stop(RankLauncher::StopMode::kGraceful);
 }
 
-std::optional<JobProblem> JobRun::FindProblem(int& first_failure) const {
+std::optional<JobProblem> JobRun::FindProblem(const std::vector<RankOutcome>& outcomes,
+                                              int& first_failure) const {
   if (stall_shutdown_) {
     // The ranks' ends after hvdrun's stop are its doing; only a failure before it counts.
-    first_failure = ChooseFirstFailure(outcomes_, /*interrupted=*/true);
+    first_failure = ChooseFirstFailure(outcomes, /*interrupted=*/true);
     return stall_shutdown_;
   }
   const std::chrono::seconds check_time =
       stall_ != nullptr ? stall_->settings().check_time : StallSettings{}.check_time;
-  return FailureProblem(outcomes_, first_failure, failure_waits_, check_time);
+  return FailureProblem(outcomes, first_failure, failure_waits_, check_time);
 }
 
 int JobRun::Conclude() {
@@ -353,7 +331,7 @@ int JobRun::Conclude() {
   if (elastic_ != nullptr && launched_) elastic_->JobEnded();
   const std::vector<RankOutcome> outcomes = JudgedOutcomes();
   int first_failure = ChooseFirstFailure(outcomes, interrupted);
-  const std::optional<JobProblem> problem = FindProblem(first_failure);
+  const std::optional<JobProblem> problem = FindProblem(outcomes, first_failure);
   const bool every_rank_succeeded =
       launched_ &&
       std::none_of(outcomes.begin(), outcomes.end(), [](const RankOutcome& o) { return o.Failed(); });
@@ -411,18 +389,6 @@ int JobRun::Conclude() {
   return exit_code;
 }
 
-std::vector<RankOutcome> JobRun::JudgedOutcomes() const {
-  std::vector<RankOutcome> outcomes = outcomes_;
-  if (elastic_ == nullptr) return outcomes;
-  // The failures an elastic job went on without are not its failure.
-  for (RankOutcome& outcome : outcomes) {
-    if (!elastic_->TookFailure(outcome.rank)) continue;
-    outcome.stop_requested = true;
-    outcome.stopped_by_hvdrun = true;
-  }
-  return outcomes;
-}
-
 void JobRun::StartFailed(int host_index, const std::string& reason, int exit_code) {
   if (host_index >= 0) {
     std::fprintf(stderr, "hvdrun: host %s: %s\n", assignment_.hosts()[host_index].host.c_str(),
@@ -437,8 +403,7 @@ void JobRun::StartFailed(int host_index, const std::string& reason, int exit_cod
 void JobRun::RankStarted(int rank, int pid) {
   outcomes_[rank].pid = pid;
   if (stall_ != nullptr) RankProgressed(RankState{.rank = rank, .host = outcomes_[rank].host, .pid = pid});
-  Verbose("rank " + std::to_string(rank) + " started on " + outcomes_[rank].host + ", pid " +
-          std::to_string(pid));
+  Verbose(ProcessName(rank) + " started on " + outcomes_[rank].host + ", pid " + std::to_string(pid));
 }
 
 void JobRun::RankOutput(const protocol::RankOutput& output) { output_.Write(output); }
@@ -456,7 +421,7 @@ void JobRun::RankEnded(const RankEnd& end) {
   outcome.stopped_by_hvdrun = end.stop_requested && IsStopSignal(end.exit.signal);
   const std::string how =
       end.exit.signal != 0 ? SignalName(end.exit.signal) : "exit " + std::to_string(end.exit.exit_code);
-  Verbose("rank " + std::to_string(outcome.rank) + " ended: " + how);
+  Verbose(ProcessName(outcome.rank) + " ended: " + how);
   if (end.stop_requested || stopping_) return;
   if (ElasticTakesEnd(outcome.rank, outcome.Failed()
                                         ? (end.exit.signal != 0 ? "killed by " : "ended with ") + how

@@ -30,8 +30,9 @@
 // An elastic job (LaunchOptions::elastic) differs in this only: its failing ranks do not stop it
 // while launcher/elastic/elastic_driver.h re-forms it, and it is judged by its last round's ranks.
 // With --host-discovery-script and a launcher that can grow, the driver has JobRun reach new hosts
-// and start new ranks while the job runs (launcher/job_grow.cc): they are numbered on from the
-// launch's ranks (rank N of the job's outcomes and output is the N-th process started).
+// and start new ranks while the job runs (launcher/job_grow.cc). The launcher numbers processes in
+// the order they were started (the launch's ranks first); the console, --output-filename's files,
+// the stall check and the job's report show each one's rank in its round (docs/elastic.md).
 //
 // Not thread-safe; one JobRun runs at a time (it takes over the process's signals).
 #ifndef HVDRUN_LAUNCHER_JOB_RUN_H_
@@ -93,7 +94,7 @@ class JobRun : private RankEvents, private WorkerStarter {
   void PrintRankStates();
   // A rank failed on its own: what the ranks waited for then, for the blame (the first failure's).
   void NoteFailure();
-  std::optional<JobProblem> FindProblem(int& first_failure) const;
+  std::optional<JobProblem> FindProblem(const std::vector<RankOutcome>& outcomes, int& first_failure) const;
   // Asks every running rank for its flight recorder; once each has answered, or after a wait,
   // FinishRecorders prints where the ranks diverge (and, with `print_last`, their last
   // collectives) and writes them into --results.
@@ -113,8 +114,19 @@ class JobRun : private RankEvents, private WorkerStarter {
   void ReachHost(const HostSlots& host) override;
   Status StartWorker(int index, const std::vector<WorkerPlace>& places, size_t place,
                      const std::vector<std::string>& variables) override;
-  // The outcomes the job is judged by (an elastic job's: its last round's failures only).
+  // The outcomes the job is judged by (an elastic job's: its last round's ranks, by their rank in
+  // it, failures the job went on without marked as stopped).
   std::vector<RankOutcome> JudgedOutcomes() const;
+  // The processes (launch indexes) of the current round, by rank: every process in a job that is
+  // not elastic. RoundRankOf: a process's rank in the current round, -1 when it has none.
+  std::vector<int> RoundProcesses() const;
+  int RoundRankOf(int process) const;
+  // For --verbose lines: "rank 3", in an elastic job "rank 1 (process 3)" ("process 3" outside the
+  // current round).
+  std::string ProcessName(int process) const;
+  // From the launch and at each new round of an elastic job: the console shows the round's ranks
+  // (OutputRouter::ShowAs), and the stall check starts over on them.
+  void WatchRound();
 
   // RankEvents.
   void StartFailed(int host_index, const std::string& reason, int exit_code) override;
@@ -147,7 +159,8 @@ class JobRun : private RankEvents, private WorkerStarter {
   std::map<std::string, HostNetwork> networks_;
 
   std::function<StallClock::time_point()> clock_ = [] { return StallClock::now(); };
-  std::unique_ptr<StallInspector> stall_;  // from the launch on
+  std::unique_ptr<StallInspector> stall_;  // from the launch on, over the current round's ranks
+  int watched_round_ = 0;                  // the elastic round stall_ and the console follow
   bool failure_noted_ = false;
   std::optional<StallFinding> failure_waits_;  // what the ranks waited for at the first failure
   std::optional<JobProblem> stall_shutdown_;   // the stall hvdrun ended the job on

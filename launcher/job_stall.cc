@@ -45,8 +45,9 @@ void JobRun::PrintRankStates() {
   AskRecorders(/*print_last=*/true);
   text += asked ? ", as of their last report (at most a second old):\n"
                 : " (this launcher reports no progress: their ends only):\n";
+  const std::vector<int> processes = RoundProcesses();
   for (const RankState& state : stall_->StatesAt(clock_())) {
-    const RankOutcome& outcome = outcomes_[state.rank];
+    const RankOutcome& outcome = outcomes_[processes.at(state.rank)];
     std::string line = RankLabel(state) + ": ";
     if (outcome.exited || !outcome.lost_reason.empty()) {
       line += "ended (" + EndText(outcome) + ")";
@@ -68,14 +69,18 @@ void JobRun::NoteFailure() {
 }
 
 void JobRun::RankProgressed(const RankState& state) {
+  // The launcher's state names a process; the stall check knows the current round's ranks.
   if (stall_ == nullptr || state.rank < 0 || state.rank >= static_cast<int>(outcomes_.size())) return;
+  const int rank = RoundRankOf(state.rank);
+  if (rank < 0) return;
   RankState known = state;
+  known.rank = rank;
   known.host = outcomes_[state.rank].host;
   if (known.pid == 0) known.pid = outcomes_[state.rank].pid;
   stall_->Update(known, clock_());
   if (!state.recorder.empty()) {
-    records_[state.rank] = state.recorder;
-    if (gathering_) gathering_->waiting.erase(state.rank);
+    records_[rank] = state.recorder;
+    if (gathering_) gathering_->waiting.erase(rank);
   }
 }
 
@@ -85,8 +90,12 @@ void JobRun::CheckRecorders() {
 
 void JobRun::AskRecorders(bool print_last) {
   std::set<int> ranks;
-  for (const RankOutcome& outcome : outcomes_) {
-    if (outcome.pid > 0 && !outcome.exited && outcome.lost_reason.empty()) ranks.insert(outcome.rank);
+  const std::vector<int> processes = RoundProcesses();
+  for (size_t rank = 0; rank < processes.size(); ++rank) {
+    const RankOutcome& outcome = outcomes_[processes[rank]];
+    if (outcome.pid > 0 && !outcome.exited && outcome.lost_reason.empty()) {
+      ranks.insert(static_cast<int>(rank));
+    }
   }
   if (ranks.empty() || !launcher_->RequestProgress(/*with_recorder=*/true)) return;
   if (gathering_) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <utility>
 
 namespace hvdrun {
 namespace {
@@ -31,26 +32,36 @@ std::string RankDirName(int rank, int num_ranks) {
   return "rank." + number;
 }
 
+std::string RoundRankDirName(int round, int rank, int round_size) {
+  if (round == 0) return RankDirName(rank, round_size);
+  return "round." + std::to_string(round) + "/" + RankDirName(rank, round_size);
+}
+
 Status OutputRouter::OpenRankFiles(const std::string& dir, int num_ranks) {
   files_.clear();
-  files_.resize(num_ranks);
   for (int rank = 0; rank < num_ranks; ++rank) {
-    std::filesystem::path rank_dir = std::filesystem::path(dir) / RankDirName(rank, num_ranks);
-    std::error_code error;
-    std::filesystem::create_directories(rank_dir, error);
-    if (error) {
-      return Status::Error("--output-filename: cannot create '" + rank_dir.string() +
-                           "': " + error.message());
-    }
-    for (auto [name, file] :
-         {std::pair{"stdout", &files_[rank].out}, std::pair{"stderr", &files_[rank].err}}) {
-      std::string path = (rank_dir / name).string();
-      file->reset(std::fopen(path.c_str(), "wb"));
-      if (*file == nullptr) {
-        return Status::Error("--output-filename: cannot write '" + path + "': " + std::strerror(errno));
-      }
+    if (Status status =
+            AddRankFiles(rank, (std::filesystem::path(dir) / RankDirName(rank, num_ranks)).string());
+        !status.ok()) {
+      return status;
     }
   }
+  return Status::Ok();
+}
+
+Status OutputRouter::AddRankFiles(int process, const std::string& rank_dir) {
+  std::error_code error;
+  std::filesystem::create_directories(rank_dir, error);
+  if (error) return Status::Error("--output-filename: cannot create '" + rank_dir + "': " + error.message());
+  RankFiles files;
+  for (auto [name, file] : {std::pair{"stdout", &files.out}, std::pair{"stderr", &files.err}}) {
+    std::string path = (std::filesystem::path(rank_dir) / name).string();
+    file->reset(std::fopen(path.c_str(), "wb"));
+    if (*file == nullptr) {
+      return Status::Error("--output-filename: cannot write '" + path + "': " + std::strerror(errno));
+    }
+  }
+  files_[process] = std::move(files);
   return Status::Ok();
 }
 
@@ -58,12 +69,14 @@ void OutputRouter::Write(const protocol::RankOutput& output) {
   bool is_stdout = output.stream == protocol::OutputStream::kStdout;
   std::FILE* console = is_stdout ? out_ : err_;
   if (stamp_lines_) std::fputs(LocalTimeStamp().c_str(), console);
-  std::fprintf(console, "[%d]<%s>:", output.rank, is_stdout ? "stdout" : "stderr");
+  auto shown = shown_as_.find(output.rank);
+  std::fprintf(console, "[%d]<%s>:", shown != shown_as_.end() ? shown->second : output.rank,
+               is_stdout ? "stdout" : "stderr");
   std::fwrite(output.data.data(), 1, output.data.size(), console);
   std::fputc('\n', console);
 
-  if (output.rank >= 0 && static_cast<size_t>(output.rank) < files_.size()) {
-    RankFiles& files = files_[output.rank];
+  if (auto found = files_.find(output.rank); found != files_.end()) {
+    RankFiles& files = found->second;
     std::FILE* file = is_stdout ? files.out.get() : files.err.get();
     std::fwrite(output.data.data(), 1, output.data.size(), file);
     if (output.newline) std::fputc('\n', file);
@@ -84,18 +97,18 @@ void OutputRouter::Write(const protocol::RankOutput& output) {
 void OutputRouter::Flush() {
   std::fflush(out_);
   std::fflush(err_);
-  for (RankFiles& files : files_) {
+  for (auto& [process, files] : files_) {
     if (files.out) std::fflush(files.out.get());
     if (files.err) std::fflush(files.err.get());
   }
 }
 
-std::vector<std::string> OutputRouter::StderrTail(int rank) const {
+std::vector<std::string> OutputRouter::StderrTail(int process) const {
   std::vector<std::string> lines;
-  if (auto it = stderr_tail_.find(rank); it != stderr_tail_.end()) {
+  if (auto it = stderr_tail_.find(process); it != stderr_tail_.end()) {
     lines.assign(it->second.begin(), it->second.end());
   }
-  if (auto it = stderr_partial_.find(rank); it != stderr_partial_.end() && !it->second.empty()) {
+  if (auto it = stderr_partial_.find(process); it != stderr_partial_.end() && !it->second.empty()) {
     lines.push_back(it->second);
     if (lines.size() > kStderrTailLines) lines.erase(lines.begin());
   }

@@ -83,6 +83,32 @@ TEST(OutputRouter, RankFilesHoldTheExactBytes) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(OutputRouter, AProcessStartedLaterShowsItsRoundRankAndHasItsOwnFiles) {
+  EXPECT_EQ(RoundRankDirName(0, 3, 12), "rank.03");
+  EXPECT_EQ(RoundRankDirName(2, 3, 12), "round.2/rank.03");
+  EXPECT_EQ(RoundRankDirName(1, 1, 2), "round.1/rank.1");
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hvdrun_router_later_" + std::to_string(::getpid()));
+  MemoryConsole console;
+  {
+    OutputRouter router(console.out(), console.err());
+    ASSERT_TRUE(router.OpenRankFiles(dir.string(), 2).ok());
+    // Process 2 joined round 1 as its rank 1; process 1 became rank 2 there.
+    ASSERT_TRUE(router.AddRankFiles(2, (dir / RoundRankDirName(1, 1, 3)).string()).ok());
+    router.ShowAs(2, 1);
+    router.ShowAs(1, 2);
+    router.Write(RankOutput{2, OutputStream::kStdout, true, "new"});
+    router.Write(RankOutput{1, OutputStream::kStderr, true, "old"});
+    router.Flush();
+    EXPECT_EQ(router.StderrTail(1), std::vector<std::string>{"old"});  // by process
+  }
+  EXPECT_EQ(console.Out(), "[1]<stdout>:new\n");
+  EXPECT_EQ(console.Err(), "[2]<stderr>:old\n");
+  EXPECT_EQ(ReadFile(dir / "round.1" / "rank.1" / "stdout"), "new\n");
+  EXPECT_EQ(ReadFile(dir / "rank.1" / "stderr"), "old\n");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(OutputRouter, UnwritableDirectoryIsNamed) {
   MemoryConsole console;
   OutputRouter router(console.out(), console.err());

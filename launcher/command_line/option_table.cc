@@ -112,7 +112,8 @@ std::vector<OptionRow> ElasticRows() {
             "Seconds an elastic job waits with fewer than --min-np slots before it fails, and a rank for its "
             "next round (default: HOROVOD_ELASTIC_TIMEOUT, else 600)"),
       Field(Value({"--reset-limit"}, "N"), &LaunchFlags::reset_limit,
-            "An elastic job fails at its N+1-th re-formation (default: no limit)"),
+            "An elastic job fails at its N+1-th re-formation, whether ranks were lost or hosts left or were "
+            "added (Horovod's count of resets; default: no limit)"),
       Field(Pair({"--blacklist-cooldown-range"}, "MIN MAX"), &LaunchFlags::blacklist_cooldown_range,
             "A failed host may come back after MIN*2^n seconds plus up to MIN more, at most MAX (n: its "
             "failures; 1 <= MIN <= MAX <= 3600). Default: a failed host is out for good"),

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -174,12 +175,13 @@ struct FakeStarter : WorkerStarter {
 
 // A job started on hosts a and b by a discovery script whose hosts file the test rewrites.
 struct Growing {
-  explicit Growing(int min_np = 2) {
+  explicit Growing(int min_np = 2, std::optional<int> reset_limit = std::nullopt) {
     hosts_file = dir.WriteFile("hosts", "a\nb\n");
     std::string script = dir.WriteFile("hosts.sh", "#!/bin/sh\ncat '" + hosts_file + "'\n");
     ::chmod(script.c_str(), 0755);
     ElasticOptions options = MinNp(min_np);
     options.discovery_script = script;
+    options.reset_limit = reset_limit;
     std::vector<HostSlots> hosts = {{"a", 1}, {"b", 1}};
     driver = std::make_unique<ElasticDriver>(
         options, RankAssignment::Assign(hosts, 2).value(), hosts,
@@ -278,6 +280,37 @@ TEST(ElasticDriver, AHostThatLeavesDiscoveryIsNoticedAtTheNextCommit) {
   EXPECT_EQ(g.keys["elastic/1/rank/a/0/0"], "0 1 0 1 0 1 a");
   EXPECT_EQ(g.keys["elastic/hosts_updated"], "1");  // b's worker learns it at its next commit
   EXPECT_TRUE(g.starter.reached.empty());
+}
+
+// --reset-limit counts re-formations as Horovod's driver counts resets (registration.py): every
+// new round after the first, whether hosts were lost, left discovery or were added.
+TEST(ElasticDriver, AGrowthAndAHostLeavingEachCountForTheResetLimit) {
+  Growing g(1, 1);
+  g.SetHosts("a\nb\nc\n");
+  ASSERT_TRUE(g.TickUntil([&] { return !g.starter.reached.empty(); }));
+  g.starter.states["c"] = WorkerStarter::HostState::kReady;
+  EXPECT_FALSE(g.driver->Tick());
+  EXPECT_EQ(g.keys["elastic/round"], "1");  // the growth: the first re-formation, within the limit
+  g.SetHosts("a\nc\n");
+  ASSERT_TRUE(g.TickUntil([&] {
+    g.now += 1;
+    return g.driver->failed();
+  }));
+  EXPECT_EQ(g.keys["elastic/round"], "1");
+  EXPECT_EQ(g.driver->FailureReport()[0],
+            "elastic job failed in round 1: a re-formation past --reset-limit 1 (b left discovery)");
+}
+
+TEST(ElasticDriver, AResetLimitOfZeroRefusesEvenAGrowth) {
+  Growing g(2, 0);
+  g.SetHosts("a\nb\nc\n");
+  ASSERT_TRUE(g.TickUntil([&] { return !g.starter.reached.empty(); }));
+  g.starter.states["c"] = WorkerStarter::HostState::kReady;
+  EXPECT_TRUE(g.driver->Tick());
+  EXPECT_EQ(g.keys["elastic/round"], "0");
+  EXPECT_TRUE(g.starter.started.empty());
+  EXPECT_EQ(g.driver->FailureReport()[0],
+            "elastic job failed in round 0: a re-formation past --reset-limit 0 (new slots on c)");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -100,6 +101,47 @@ TEST(ElasticJob, AFailureAfterARankSucceededFailsTheJobAsWithoutElastic) {
   t.fake->Then(FakeRankLauncher::Exit(0, 0)).Then(FakeRankLauncher::Exit(1, 3));
   EXPECT_EQ(t.Run(), 3) << t.err;
   EXPECT_EQ(t.fake->stops(), std::vector<RankLauncher::StopMode>{RankLauncher::StopMode::kGraceful});
+}
+
+// After a re-formation, process 2 is rank 1 of round 1: its lines, the stall check and the report
+// name it so (docs/elastic.md, "Ranks across rounds").
+TEST(ElasticJob, AfterAReformationTheConsoleTheStallCheckAndTheReportShowTheRoundsRanks) {
+  LaunchOptions options = ElasticOptionsFor(2);
+  options.exports = {"HOROVOD_STALL_CHECK_TIME_SECONDS=1", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=3"};
+  ElasticJob t(std::move(options));
+  auto now = std::make_shared<StallClock::time_point>();
+  t.job.SetClockForTesting([now] { return *now; });
+  RankState waits;
+  waits.rank = 0;
+  waits.reported = true;
+  waits.process = RankProcess::kRunning;
+  waits.pending.push_back({.name = "grad.fc", .op = "allreduce", .bytes = 64});
+  RankState stopped;
+  stopped.rank = 2;  // the process; rank 1 of round 1
+  stopped.reported = true;
+  stopped.process = RankProcess::kStopped;
+  stopped.stop_signal = SIGSTOP;
+  t.fake->Then(FakeRankLauncher::Print(2, "round 0"))
+      .Then(FakeRankLauncher::Killed(1, SIGKILL))
+      .Then(Wait(800ms))  // past the settle time: the job re-forms
+      .Then(FakeRankLauncher::Print(2, "round 1"))
+      .Then(FakeRankLauncher::Progress(waits))
+      .Then(FakeRankLauncher::Progress(stopped));
+  for (int i = 0; i < 12; ++i) {
+    t.fake->Then([now](FakeRankLauncher&, RankEvents&) { *now += 250ms; });
+  }
+  EXPECT_EQ(t.Run(), kExitStall) << t.err;
+  EXPECT_NE(t.err.find("[2]<stderr>:round 0\n"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("[1]<stderr>:round 1\n"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("  missing rank 1:\n    rank 1 (host 127.0.0.3, pid "), std::string::npos) << t.err;
+  EXPECT_NE(
+      t.err.find("hvdrun: the job stalled for 3 s and hvdrun ended it (--stall-check-shutdown-time-seconds): "
+                 "rank 1 on host 127.0.0.3 stopped progressing"),
+      std::string::npos)
+      << t.err;
+  // The report's table: round 1's two ranks, rank 1 with process 2's last stderr line.
+  EXPECT_NE(t.err.find("stalled (cause)   round 1\n"), std::string::npos) << t.err;
+  EXPECT_EQ(t.err.find("  2     127.0.0.2"), std::string::npos) << t.err;
 }
 
 }  // namespace

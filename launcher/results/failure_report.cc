@@ -40,6 +40,8 @@ std::string RanksText(const std::vector<int>& ranks) {
   return text;
 }
 
+int ProcessOf(const RankOutcome& outcome) { return outcome.process >= 0 ? outcome.process : outcome.rank; }
+
 // The problem blames a rank other than the first failure (or there is no first failure).
 bool BlamesAnother(const JobProblem* problem, int first_failure) {
   return problem != nullptr &&
@@ -132,7 +134,7 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
       --rows;
     }
     std::string note = Note(outcome, first_failure, problem);
-    std::vector<std::string> tail = output.StderrTail(outcome.rank);
+    std::vector<std::string> tail = output.StderrTail(ProcessOf(outcome));
     std::string last = tail.empty() ? "" : Clip(tail.back(), kStderrColumnWidth);
     std::string row = "  " + Pad(std::to_string(outcome.rank), 6) + Pad(Clip(outcome.host, 17), 18) +
                       Pad(outcome.pid > 0 ? std::to_string(outcome.pid) : "-", 9) +
@@ -145,7 +147,8 @@ std::string FormatFailureReport(const std::vector<RankOutcome>& ranks, int first
   }
   if (hidden > 0) report << "  ... and " << hidden << " more ranks that exited normally or were stopped\n";
 
-  std::vector<std::string> tail = pinned >= 0 ? output.StderrTail(pinned) : std::vector<std::string>{};
+  std::vector<std::string> tail =
+      pinned >= 0 ? output.StderrTail(ProcessOf(ranks.at(pinned))) : std::vector<std::string>{};
   if (!tail.empty()) {
     report << "last stderr lines of rank " << pinned << ":\n";
     for (const std::string& line : tail) report << "  " << line << "\n";

@@ -25,6 +25,9 @@ struct RankOutcome {
   bool stop_requested = false;     // it had been told to stop before it ended or was lost
   uint64_t end_unix_ns = 0;        // when it ended, by its host's clock; 0 when unknown
   int heard = -1;                  // the order in which its end (or loss) reached hvdrun; -1 before
+  // The launcher's index of its process (OutputRouter's key), where it is not `rank`: an elastic
+  // job's ranks are those of its last round; -1: `rank`.
+  int process = -1;
 
   bool Failed() const {
     return !lost_reason.empty() || (exited && (exit.exit_code != 0 || exit.signal != 0));

@@ -47,6 +47,24 @@ TEST(FailureReport, TableMarksTheFirstFailureAndShowsItsStderr) {
             "  ValueError: bad batch\n");
 }
 
+TEST(FailureReport, AnElasticRoundsRanksShowTheStderrOfTheirProcess) {
+  // The last round: rank 0 is process 0, rank 1 process 3 (started in a later round).
+  std::FILE* null = std::fopen("/dev/null", "w");
+  OutputRouter output(null, null);
+  output.Write(protocol::RankOutput{1, protocol::OutputStream::kStderr, true, "from process 1"});
+  output.Write(protocol::RankOutput{3, protocol::OutputStream::kStderr, true, "from process 3"});
+  RankOutcome later = Exited(1, 4, 0, false);
+  later.process = 3;
+  std::vector<RankOutcome> ranks = {Exited(0, 0, SIGTERM, true), later};
+  std::string report = FormatFailureReport(ranks, 1, output);
+  std::fclose(null);
+  EXPECT_NE(report.find("  1     localhost         101      exit 4      first failure     from process 3\n"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("last stderr lines of rank 1:\n  from process 3\n"), std::string::npos) << report;
+  EXPECT_EQ(report.find("from process 1"), std::string::npos) << report;
+}
+
 TEST(FailureReport, LostAgentAndSignal) {
   std::FILE* null = std::fopen("/dev/null", "w");
   OutputRouter output(null, null);

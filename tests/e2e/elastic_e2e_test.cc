@@ -3,10 +3,13 @@
 // themselves; what is tested is hvdrun's side: the job goes on, re-forms, ends on its survivors or
 // fails as a whole, and leaves nothing running.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/e2e/installed_hvdrun.h"
@@ -93,24 +96,54 @@ struct DiscoveredHosts {
 };
 
 TEST(ElasticJob, AHostThatDiscoveryAddsRunsANewRankInTheNextRound) {
-  // Round 0's rank 0 adds a third host; round 0's ranks end 5 s later, after the growth
-  // (discovery runs every second, the job loop turns at least every second).
+  // Round 0's rank 0 adds a slot on its own host and a third host; round 0's ranks end 5 s later,
+  // after the growth (discovery runs every second, the job loop turns at least every second).
+  // Round 1 places the new slot's rank at 1, 127.0.0.2's (process 1) at 2 and the third host's at 3.
   DiscoveredHosts hosts("127.0.0.1\n127.0.0.2\n");
-  ProcessResult result = RunMarked(
-      {"-np", "2", "--host-discovery-script", hosts.script, "sh", "-c",
+  const std::string out = hosts.dir.path() + "/out";
+  const std::string joined = hosts.dir.path() + "/joined.";
+  JobMarker marker;
+  RunningProcess hvdrun = StartHvdrun(
+      {"-np", "2", "--host-discovery-script", hosts.script, "--output-filename", out, "sh", "-c",
        "if [ \"$HVDRUN_ROUND$HVDRUN_RANK\" = 00 ]; then " +
-           hosts.Rewrite("127.0.0.1\\n127.0.0.2\\n127.0.0.3\\n") +
-           "; fi; if [ \"$HVDRUN_ROUND\" = 0 ]; then sleep 5; fi; "
-           "echo worker $HVDRUN_WORKER_ID: rank $HVDRUN_RANK of $HVDRUN_SIZE in round $HVDRUN_ROUND"});
+           hosts.Rewrite("127.0.0.1:2\\n127.0.0.2\\n127.0.0.3\\n") +
+           "; fi; if [ \"$HVDRUN_ROUND\" = 0 ]; then sleep 5; else : > '" + joined +
+           "'$HVDRUN_RANK; sleep 2; fi; "
+           "echo worker $HVDRUN_WORKER_ID: rank $HVDRUN_RANK of $HVDRUN_SIZE in round $HVDRUN_ROUND"},
+      marker.Options());
+  // Once both new ranks run, SIGUSR1 lists the stall check's ranks: round 1's, the new ones included.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!(std::filesystem::exists(joined + "1") && std::filesystem::exists(joined + "3")) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  hvdrun.Signal(SIGUSR1);
+  ProcessResult result = hvdrun.Wait(milliseconds(30'000));
+  marker.ExpectNoneRunsWithin(milliseconds(2'000));
   EXPECT_EQ(result.exit_code, 0) << result;
-  EXPECT_NE(result.stdout_text.find("worker 127.0.0.3/0/2: rank 2 of 3 in round 1"), std::string::npos)
-      << result;
-  EXPECT_NE(result.stdout_text.find("worker 127.0.0.1/0/0: rank 0 of 2 in round 0"), std::string::npos)
-      << result;
-  EXPECT_NE(result.stderr_text.find("hvdrun: elastic: round 1: 3 ranks on 3 hosts; hosts lost: none; added: "
-                                    "127.0.0.3; why: new slots on 127.0.0.3; re-formed in "),
+  EXPECT_NE(result.stderr_text.find("hvdrun: elastic: round 1: 4 ranks on 3 hosts; hosts lost: none; added: "
+                                    "127.0.0.3; why: new slots on 127.0.0.1, 127.0.0.3; re-formed in "),
             std::string::npos)
       << result;
+  // Each process is tagged with its rank in the newest round: 127.0.0.2's, still in round 0 (a
+  // shell rank never re-forms), is rank 2 of round 1.
+  for (const char* line : {"[0]<stdout>:worker 127.0.0.1/0/0: rank 0 of 2 in round 0\n",
+                           "[2]<stdout>:worker 127.0.0.2/0/1: rank 1 of 2 in round 0\n",
+                           "[1]<stdout>:worker 127.0.0.1/1/2: rank 1 of 4 in round 1\n",
+                           "[3]<stdout>:worker 127.0.0.3/0/3: rank 3 of 4 in round 1\n"}) {
+    EXPECT_NE(result.stdout_text.find(line), std::string::npos) << line << result;
+  }
+  const size_t states = result.stderr_text.find("hvdrun: SIGUSR1: the ranks' states");
+  ASSERT_NE(states, std::string::npos) << result;
+  for (const char* rank : {"  rank 1 (host 127.0.0.1, pid ", "  rank 2 (host 127.0.0.2, pid ",
+                           "  rank 3 (host 127.0.0.3, pid "}) {
+    EXPECT_NE(result.stderr_text.find(rank, states), std::string::npos) << rank << result;
+  }
+  // --output-filename: a directory per process, by the round it started in and its rank there.
+  EXPECT_EQ(ReadFileBytes(out + "/rank.1/stdout"), "worker 127.0.0.2/0/1: rank 1 of 2 in round 0\n");
+  EXPECT_EQ(ReadFileBytes(out + "/round.1/rank.1/stdout"), "worker 127.0.0.1/1/2: rank 1 of 4 in round 1\n");
+  EXPECT_EQ(ReadFileBytes(out + "/round.1/rank.3/stdout"), "worker 127.0.0.3/0/3: rank 3 of 4 in round 1\n");
 }
 
 TEST(ElasticJob, AHostThatLeavesDiscoveryIsRemovedFromTheNextRound) {
