@@ -159,7 +159,8 @@ def shape_mismatches_fail_on_every_rank():
         return torch.ones(odd if last else shape)
 
     def mismatch(shape, odd):
-        return "shape %s by rank 0 but as " % shape, "shape %s by rank %d" % (odd, N - 1)
+        # The first description is of whichever rank the negotiation compared the odd one with.
+        return "shape %s by rank " % shape, "shape %s by rank %d" % (odd, N - 1)
 
     def fails(words, call, *args, **kwargs):
         for word in words:
