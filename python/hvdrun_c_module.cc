@@ -37,9 +37,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("allreduce_async", &hp::AllreduceAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("compression") = "",
         py::arg("stream") = py::none(), py::arg("process_set") = 0, py::arg("prescale") = 1.0,
-        py::arg("postscale") = 1.0);
+        py::arg("postscale") = 1.0, py::arg("shape") = std::vector<int64_t>{});
   m.def("broadcast_async", &hp::BroadcastAsync, py::arg("name"), py::arg("buffer"), py::arg("count"),
-        py::arg("dtype"), py::arg("root"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
+        py::arg("dtype"), py::arg("root"), py::arg("stream") = py::none(), py::arg("process_set") = 0,
+        py::arg("shape") = std::vector<int64_t>{});
   py::class_<hp::GatherHandle>(m, "GatherHandle")
       .def("wait", &hp::GatherHandle::Wait,
            "Blocks until the allgather has run; raises RuntimeError if it failed")
@@ -48,16 +49,19 @@ PYBIND11_MODULE(_C, m) {
       .def("copy_to", &hp::GatherHandle::CopyTo, py::arg("address"),
            "Copies the gathered elements to `address`");
   m.def("allgather_async", &hp::AllgatherAsync, py::arg("name"), py::arg("send"), py::arg("count"),
-        py::arg("dtype"), py::arg("row"), py::arg("process_set") = 0);
+        py::arg("dtype"), py::arg("row"), py::arg("process_set") = 0,
+        py::arg("shape") = std::vector<int64_t>{});
   m.def("alltoall_async", &hp::AlltoallAsync, py::arg("name"), py::arg("send"), py::arg("splits"),
-        py::arg("dtype"), py::arg("row"), py::arg("process_set") = 0);
+        py::arg("dtype"), py::arg("row"), py::arg("process_set") = 0,
+        py::arg("shape") = std::vector<int64_t>{});
   m.def("allgather_into_async", &hp::AllgatherIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   m.def("alltoall_into_async", &hp::AlltoallIntoAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("stream") = py::none(), py::arg("process_set") = 0);
   m.def("reducescatter_async", &hp::ReducescatterAsync, py::arg("name"), py::arg("send"), py::arg("recv"),
         py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("row"), py::arg("stream") = py::none(),
-        py::arg("process_set") = 0, py::arg("prescale") = 1.0, py::arg("postscale") = 1.0);
+        py::arg("process_set") = 0, py::arg("prescale") = 1.0, py::arg("postscale") = 1.0,
+        py::arg("shape") = std::vector<int64_t>{});
   m.def("barrier", &hp::Barrier, py::arg("process_set") = 0);
   m.def("start_timeline", &hp::StartTimeline, py::arg("path"), py::arg("mark_cycles") = false);
   m.def("stop_timeline", &hp::StopTimeline);

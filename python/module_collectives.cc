@@ -58,6 +58,16 @@ Handle BlocksAsync(const char* call, BlocksCollective collective, const std::str
   return Handle((runtime->*collective)(name, Address(send), Address(recv), count, type, process_set));
 }
 
+// Runtime::SetCallerShape for the calls made while it lives: the shape of the tensor a collective of
+// hvdrun.torch is submitted for, which the ranks compare (empty: none).
+class CallerShape {
+ public:
+  explicit CallerShape(const std::vector<int64_t>& shape) { Runtime::SetCallerShape(shape); }
+  ~CallerShape() { Runtime::SetCallerShape({}); }
+  CallerShape(const CallerShape&) = delete;
+  CallerShape& operator=(const CallerShape&) = delete;
+};
+
 }  // namespace
 
 void Handle::Wait() {
@@ -77,7 +87,7 @@ void GatherHandle::CopyTo(uintptr_t address) const {
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                       const std::string& type_name, const std::string& op_name,
                       const std::string& compression, const std::optional<uintptr_t>& stream, int process_set,
-                      double prescale, double postscale) {
+                      double prescale, double postscale, const std::vector<int64_t>& shape) {
   RequireInit("allreduce");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -91,13 +101,15 @@ Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, s
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
+  const CallerShape shaped(shape);
   return Handle(runtime->AllreduceAsync(name, Address(send), Address(recv), count, type, op,
                                         format.value_or(runtime->compression().format),
                                         Runtime::ScaleFactors{prescale, postscale}, process_set));
 }
 
 Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
-                      int root, const std::optional<uintptr_t>& stream, int process_set) {
+                      int root, const std::optional<uintptr_t>& stream, int process_set,
+                      const std::vector<int64_t>& shape) {
   RequireInit("broadcast");
   const DataType type = TypeByName(type_name);
   if (root < 0 || root >= Size()) {
@@ -106,12 +118,14 @@ Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, c
   }
   Runtime* runtime = RuntimeFor(stream);
   if (runtime == nullptr) return Handle();
+  const CallerShape shaped(shape);
   if (name.empty()) return Handle(runtime->BroadcastAsync(Address(buffer), count, type, root, process_set));
   return Handle(runtime->BroadcastAsync(name, Address(buffer), count, type, root, process_set));
 }
 
 GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t count,
-                            const std::string& type_name, size_t row, int process_set) {
+                            const std::string& type_name, size_t row, int process_set,
+                            const std::vector<int64_t>& shape) {
   RequireInit("allgather");
   const DataType type = TypeByName(type_name);
   auto result = std::make_unique<AllgatherResult>();
@@ -121,6 +135,7 @@ GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t coun
     if (!result->data.empty()) std::memcpy(result->data.data(), Address(send), result->data.size());
     return GatherHandle(std::move(result), Handle());
   }
+  const CallerShape shaped(shape);
   CollectiveHandle handle =
       name.empty()
           ? HostRuntime()->AllgatherAsync(Address(send), count, type, row, result.get(), process_set)
@@ -129,7 +144,8 @@ GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t coun
 }
 
 GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::vector<uint64_t>& splits,
-                           const std::string& type_name, size_t row, int process_set) {
+                           const std::string& type_name, size_t row, int process_set,
+                           const std::vector<int64_t>& shape) {
   RequireInit("alltoall");
   const DataType type = TypeByName(type_name);
   auto result = std::make_unique<AlltoallResult>();
@@ -143,6 +159,7 @@ GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::v
     if (!result->data.empty()) std::memcpy(result->data.data(), Address(send), result->data.size());
     return GatherHandle(std::move(result), Handle());
   }
+  const CallerShape shaped(shape);
   CollectiveHandle handle =
       name.empty()
           ? HostRuntime()->AlltoallAsync(Address(send), splits, type, row, result.get(), process_set)
@@ -167,7 +184,7 @@ Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t rec
 Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                           const std::string& type_name, const std::string& op_name, size_t row,
                           const std::optional<uintptr_t>& stream, int process_set, double prescale,
-                          double postscale) {
+                          double postscale, const std::vector<int64_t>& shape) {
   RequireInit("reducescatter");
   const DataType type = TypeByName(type_name);
   const ReduceOp op = OpByName(op_name);
@@ -176,6 +193,7 @@ Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t rec
     CopyIfApart(send, recv, count * DataTypeSize(type));
     return Handle();
   }
+  const CallerShape shaped(shape);
   return Handle(runtime->ReducescatterAsync(name, Address(send), Address(recv), count, type, op, row,
                                             Runtime::ScaleFactors{prescale, postscale}, process_set));
 }

@@ -64,21 +64,26 @@ class GatherHandle {
 // `compression`: a CompressionFormat's name ("bf16", "fp8", ...) for this allreduce's wire format, or
 // empty for the job's (hvdrun --compression). `stream`: see RuntimeFor(). `prescale`, `postscale`:
 // Runtime::ScaleFactors, applied by the engine; a job of one rank has none, and its caller scales.
+// `shape` (here and in the calls below): the tensor's shape, which the ranks compare
+// (Runtime::SetCallerShape); empty for none.
 Handle AllreduceAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                       const std::string& type_name, const std::string& op_name,
                       const std::string& compression, const std::optional<uintptr_t>& stream, int process_set,
-                      double prescale, double postscale);
+                      double prescale, double postscale, const std::vector<int64_t>& shape);
 // `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
 // `stream`: see RuntimeFor().
 Handle BroadcastAsync(const std::string& name, uintptr_t buffer, size_t count, const std::string& type_name,
-                      int root, const std::optional<uintptr_t>& stream, int process_set);
+                      int root, const std::optional<uintptr_t>& stream, int process_set,
+                      const std::vector<int64_t>& shape);
 // `name` empty: named by the runtime, by its place in this rank's sequence of unnamed calls.
 GatherHandle AllgatherAsync(const std::string& name, uintptr_t send, size_t count,
-                            const std::string& type_name, size_t row, int process_set);
+                            const std::string& type_name, size_t row, int process_set,
+                            const std::vector<int64_t>& shape);
 // Runtime::AlltoallAsync: `splits[j]` elements of `send` (back to back in rank order) go to rank j;
 // the result holds what every rank sent this one. `name` empty: named by the runtime.
 GatherHandle AlltoallAsync(const std::string& name, uintptr_t send, const std::vector<uint64_t>& splits,
-                           const std::string& type_name, size_t row, int process_set);
+                           const std::string& type_name, size_t row, int process_set,
+                           const std::vector<int64_t>& shape);
 // The collectives of equal blocks into the caller's buffer `recv` (size() * count elements): every
 // rank gives the same count, so a caller whose ranks' rows differ pads them to the largest first.
 // Over NCCL both buffers are device memory written on `stream`.
@@ -96,7 +101,7 @@ Handle AllgatherIntoAsync(const std::string& name, uintptr_t send, uintptr_t rec
 Handle ReducescatterAsync(const std::string& name, uintptr_t send, uintptr_t recv, size_t count,
                           const std::string& type_name, const std::string& op_name, size_t row,
                           const std::optional<uintptr_t>& stream, int process_set, double prescale,
-                          double postscale);
+                          double postscale, const std::vector<int64_t>& shape);
 
 }  // namespace hvdrun::python
 

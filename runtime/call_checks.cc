@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "runtime/negotiation/readiness_table.h"
+
 namespace hvdrun {
 
 Status ValidateBuffers(const char* call, const void* send, const void* recv, size_t count, DataType type) {
@@ -56,6 +58,34 @@ Status ValidateFactors(const std::string& call, double prescale, double postscal
                            " is not a finite number");
     }
   }
+  return Status::Ok();
+}
+
+Status AttachShape(TensorRequest& request, const std::vector<int64_t>& shape) {
+  if (shape.empty() || request.kind == CollectiveKind::kBarrier ||
+      request.kind == CollectiveKind::kBaselineAllreduce) {
+    return Status::Ok();
+  }
+  const std::string call = std::string(CollectiveOpName(request.kind)) + " '" + request.name + "'";
+  if (shape.size() > kMaxShapeDimensions) {
+    return Status::Error(call + ": a shape of " + std::to_string(shape.size()) + " dimensions is more than " +
+                         std::to_string(kMaxShapeDimensions));
+  }
+  uint64_t elements = 1;
+  for (int64_t dimension : shape) {
+    if (dimension < 0) {
+      return Status::Error(call + ": the shape " + ShapeText(shape) + " has a negative dimension");
+    }
+    elements *= static_cast<uint64_t>(dimension);
+  }
+  const bool whole_tensor = request.kind == CollectiveKind::kAllreduce ||
+                            request.kind == CollectiveKind::kBroadcast ||
+                            request.kind == CollectiveKind::kReducescatter;
+  if (whole_tensor && elements != request.count) {
+    return Status::Error(call + ": the shape " + ShapeText(shape) + " holds " + std::to_string(elements) +
+                         " elements, not the call's " + std::to_string(request.count));
+  }
+  request.shape = shape;
   return Status::Ok();
 }
 

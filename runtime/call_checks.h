@@ -8,7 +8,9 @@
 #define HVDRUN_RUNTIME_CALL_CHECKS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hvdrun/status.h"
 #include "hvdrun/types.h"
@@ -27,6 +29,10 @@ Status ValidateName(const std::string& call, const std::string& name, bool negot
 // A request for a collective of this rank.
 TensorRequest Request(std::string name, CollectiveKind kind, size_t count, DataType type, ReduceOp op,
                       int root = 0);
+// Gives `request` the caller's tensor shape (Runtime::SetCallerShape; empty: none), which an
+// allreduce, broadcast or reducescatter must hold exactly its count of elements in (an allgather's or
+// alltoall's first dimension is this rank's own). Barriers and baseline allreduces take none.
+Status AttachShape(TensorRequest& request, const std::vector<int64_t>& shape);
 
 }  // namespace hvdrun
 

@@ -467,4 +467,6 @@ Status Runtime::BaselineAllreduce(void* buffer, size_t count, DataType type, Red
 
 void Runtime::SetCallerStream(void* cuda_stream) { RuntimeImpl::CallerStream() = cuda_stream; }
 
+void Runtime::SetCallerShape(std::vector<int64_t> shape) { RuntimeImpl::CallerShape() = std::move(shape); }
+
 }  // namespace hvdrun

@@ -15,6 +15,7 @@
 #include "common/progress/rank_board.h"
 
 #include "runtime/arrival_check.h"
+#include "runtime/call_checks.h"
 #include "runtime/collective_state.h"
 #include "runtime/elastic/recoverable_backend.h"
 #include "runtime/shm/shm_backend.h"
@@ -67,6 +68,11 @@ void*& RuntimeImpl::CallerStream() {
   return stream;
 }
 
+std::vector<int64_t>& RuntimeImpl::CallerShape() {
+  thread_local std::vector<int64_t> shape;
+  return shape;
+}
+
 StatusOr<BackendMemory::ReadyMark> RuntimeImpl::MarkReady() {
   return backend_->memory().MarkReady(CallerStream());
 }
@@ -93,6 +99,9 @@ CollectiveHandle RuntimeImpl::Submit(TensorRequest request, const void* send, vo
   Publish(request);
   if (Status broken = Broken(); !broken.ok()) {
     return CollectiveHandle::State::Completed(Refused(request, broken));
+  }
+  if (Status shaped = negotiated() ? AttachShape(request, CallerShape()) : Status::Ok(); !shaped.ok()) {
+    return CollectiveHandle::State::Completed(Refused(request, shaped));
   }
   StatusOr<BackendMemory::ReadyMark> ready = MarkReady();
   if (!ready.ok()) return CollectiveHandle::State::Completed(Refused(request, ready.status()));

@@ -110,6 +110,8 @@ class RuntimeImpl {
   const RuntimeOptions& options() const { return options_; }
   // This thread's caller stream (Runtime::SetCallerStream): null until set.
   static void*& CallerStream();
+  // This thread's caller shape (Runtime::SetCallerShape): empty until set.
+  static std::vector<int64_t>& CallerShape();
   // "shm" when allreduces go through the host's shared memory (runtime/shm/shm_backend.h), else the
   // backend's name; set before Start returns.
   const std::string& allreduce_path() const { return allreduce_path_; }

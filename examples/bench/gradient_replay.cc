@@ -200,6 +200,13 @@ StatusOr<SettingResult> MeasureSetting(const ReplayOptions& options, const Setti
       Runtime::InitFromEnvironment(LookupFor(setting), CollectiveOrder::kNegotiated);
   if (!created.ok()) return created.status();
   Runtime& runtime = *created.value();
+  for (int set = 1; set <= options.process_sets; ++set) {
+    std::vector<int> ranks;
+    for (int rank = 0; rank < runtime.size(); ++rank) {
+      if (set == 1 || rank != set - 2) ranks.push_back(rank);
+    }
+    if (StatusOr<int> added = runtime.AddProcessSet(ranks); !added.ok()) return added.status();
+  }
   const bool compare = !options.compression.empty();
   std::vector<FormatResult> formats;
   if (compare) {

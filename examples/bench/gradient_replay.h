@@ -45,6 +45,10 @@ struct ReplayOptions {
   int warmup = 5;
   bool baseline = false;
   std::string json_path;
+  // Process sets registered on each setting's Runtime before its steps and never used (the first
+  // holds every rank, set k > 1 every rank but rank k - 2; at most size + 1 of them): what their
+  // presence, their engines' idle cycles included, costs the job's own collectives.
+  int process_sets = 0;
 };
 
 // "0,64,128" given to `flag`: non-negative decimal numbers, at most `max` each. Errors name the flag

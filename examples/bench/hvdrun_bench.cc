@@ -324,6 +324,7 @@ struct ReplayFlags {
   std::string fusion_thresholds;
   std::string cycle_times;
   std::string compression;
+  int process_sets = 0;
 };
 
 void AddSweepFlags(CLI::App& app, BenchOptions& options) {
@@ -362,6 +363,11 @@ void AddReplayFlags(CLI::App& app, ReplayFlags& flags) {
                  "(\"none,fp16,bf16,fp8\"; also fp8-e4m3, fp8-e5m2): each one's step time and ratio to none, "
                  "bytes sent and accuracy against the exact float32 sums (default: the job's format, "
                  "hvdrun --compression)");
+  app.add_option("--process-sets", flags.process_sets,
+                 "With --replay: register this many process sets on every rank before the steps and leave "
+                 "them unused (the first: every rank; set k > 1: every rank but rank k - 2; at most the "
+                 "ranks + 1), to see what their presence costs (default 0)")
+      ->check(CLI::Range(0, 64));
 }
 
 // The replay that the flags ask for, or the usage error of a flag that does not fit it.
@@ -377,6 +383,7 @@ StatusOr<ReplayOptions> ReplayOptionsFrom(const BenchOptions& options, const Rep
   replay_options.warmup = options.warmup;
   replay_options.baseline = options.baseline;
   replay_options.json_path = options.json_path;
+  replay_options.process_sets = flags.process_sets;
   for (auto [flag, text, list, max] :
        {std::make_tuple("--fusion-threshold-mb", &flags.fusion_thresholds,
                         &replay_options.fusion_threshold_mb, 1024.0),
@@ -414,9 +421,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (replay.model.empty()) {
-      if (!replay.fusion_thresholds.empty() || !replay.cycle_times.empty() || !replay.compression.empty()) {
-        std::fprintf(
-            stderr, "hvdrun-bench: --fusion-threshold-mb, --cycle-time-ms and --compression need --replay\n");
+      if (!replay.fusion_thresholds.empty() || !replay.cycle_times.empty() || !replay.compression.empty() ||
+          replay.process_sets != 0) {
+        std::fprintf(stderr,
+                     "hvdrun-bench: --fusion-threshold-mb, --cycle-time-ms, --compression and --process-sets "
+                     "need --replay\n");
         return 2;
       }
       return hvdrun::Run(options);

@@ -33,8 +33,9 @@ bool Announcement::operator==(const Announcement& other) const {
 namespace {
 
 // Layout of one announcement, little-endian: kind u8, collective u8, type u8, op u8, compression u8,
-// root i32, count u64, row u64, prescale f64, postscale f64, name length u32, name bytes.
-constexpr size_t kFixedBytes = 5 + 4 + 8 + 8 + 8 + 8 + 4;
+// root i32, count u64, row u64, prescale f64, postscale f64, name length u32, dimensions u8, name
+// bytes, the dimensions (i64 each).
+constexpr size_t kFixedBytes = 5 + 4 + 8 + 8 + 8 + 8 + 4 + 1;
 
 template <typename T>
 void Append(std::string& out, T value) {
@@ -66,7 +67,9 @@ std::string EncodeAnnouncements(const std::vector<Announcement>& announcements) 
     Append<double>(out, a.request.prescale);
     Append<double>(out, a.request.postscale);
     Append<uint32_t>(out, static_cast<uint32_t>(a.request.name.size()));
+    Append<uint8_t>(out, static_cast<uint8_t>(a.request.shape.size()));
     out += a.request.name;
+    for (int64_t dimension : a.request.shape) Append<int64_t>(out, dimension);
   }
   return out;
 }
@@ -104,6 +107,7 @@ StatusOr<std::vector<Announcement>> DecodeAnnouncements(std::string_view bytes) 
     a.request.prescale = Read<double>(bytes, at + 25);
     a.request.postscale = Read<double>(bytes, at + 33);
     const auto name_size = Read<uint32_t>(bytes, at + 41);
+    const auto dimensions = Read<uint8_t>(bytes, at + 45);
     at += kFixedBytes;
     if (bytes.size() - at < name_size) {
       return Status::Error("negotiation: announcement " + std::to_string(out.size()) + "'s name of " +
@@ -111,6 +115,15 @@ StatusOr<std::vector<Announcement>> DecodeAnnouncements(std::string_view bytes) 
     }
     a.request.name.assign(bytes.substr(at, name_size));
     at += name_size;
+    if (bytes.size() - at < size_t{dimensions} * sizeof(int64_t)) {
+      return Status::Error("negotiation: announcement " + std::to_string(out.size()) + "'s shape of " +
+                           std::to_string(dimensions) + " dimensions is cut short");
+    }
+    a.request.shape.resize(dimensions);
+    for (int64_t& dimension : a.request.shape) {
+      dimension = Read<int64_t>(bytes, at);
+      at += sizeof(int64_t);
+    }
     out.push_back(std::move(a));
   }
   return out;

@@ -67,9 +67,11 @@ TEST(Announcements, RoundTrip) {
   TensorRequest rows = Req("embeddings", DataType::kInt64, ReduceOp::kSum, 12);
   rows.kind = CollectiveKind::kAllgatherv;
   rows.row = 6;
+  rows.shape = {2, 2, 3};
   TensorRequest exchange = Req("tokens", DataType::kFloat16, ReduceOp::kSum, 40);
   exchange.kind = CollectiveKind::kAlltoallv;
   exchange.row = 4;
+  compressed.shape = {64, 3, 7, 7};
   const std::vector<Announcement> announcements = {
       {Announcement::Kind::kRequest, compressed},
       {Announcement::Kind::kInvalidate, Req("fc.weight", DataType::kFloat16, ReduceOp::kSum, 1)},
@@ -105,6 +107,29 @@ TEST(Announcements, MalformedBytesAreErrorsNamingTheEntry) {
   std::string bad_compression = bytes;
   bad_compression[4] = 42;
   EXPECT_FALSE(DecodeAnnouncements(bad_compression).ok());
+}
+
+TEST(Announcements, ShapesTravelAndACutShapeIsAnError) {
+  TensorRequest shaped = Req("w", DataType::kFloat32, ReduceOp::kSum, 6);
+  shaped.shape = {2, 3};
+  const std::string bytes = EncodeAnnouncements({{Announcement::Kind::kRequest, shaped}});
+  StatusOr<std::vector<Announcement>> decoded = DecodeAnnouncements(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded.value().at(0).request.shape, (std::vector<int64_t>{2, 3}));
+  StatusOr<std::vector<Announcement>> cut = DecodeAnnouncements(bytes.substr(0, bytes.size() - 1));
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().message(), "negotiation: announcement 0's shape of 2 dimensions is cut short");
+  TensorRequest transposed = shaped;
+  transposed.shape = {3, 2};
+  EXPECT_FALSE(transposed.Matches(shaped)) << "the same count in another shape is another request";
+  TensorRequest gathered = shaped;
+  gathered.kind = CollectiveKind::kAllgatherv;
+  gathered.row = 3;
+  TensorRequest longer = gathered;
+  longer.shape = {5, 3};
+  EXPECT_TRUE(gathered.Matches(longer)) << "an allgather's first dimension may differ";
+  longer.shape = {5, 3, 1};
+  EXPECT_FALSE(gathered.Matches(longer)) << "but not its number of dimensions";
 }
 
 }  // namespace

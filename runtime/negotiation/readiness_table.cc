@@ -30,9 +30,8 @@ std::string FactorsText(const TensorRequest& request) {
   return " scaled by " + ShortestText(request.prescale) + " then " + ShortestText(request.postscale);
 }
 
-}  // namespace
-
-std::string DescribeRequest(const TensorRequest& request) {
+// The collective, its elements and parameters, without the shape.
+std::string DescribeCall(const TensorRequest& request) {
   switch (request.kind) {
     case CollectiveKind::kAllreduce:
       return "allreduce of " + std::string(DataTypeName(request.type)) + " x " +
@@ -67,6 +66,19 @@ std::string DescribeRequest(const TensorRequest& request) {
              std::to_string(request.count) + " " + std::string(ReduceOpName(request.op));
   }
   return "unknown collective";
+}
+
+}  // namespace
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::string DescribeRequest(const TensorRequest& request) {
+  if (request.shape.empty()) return DescribeCall(request);
+  return DescribeCall(request) + ", shape " + ShapeText(request.shape);
 }
 
 ReadinessTable::ReadinessTable(int size) : size_(size), joined_(static_cast<size_t>(size), false) {}

@@ -114,8 +114,11 @@ class ReadinessTable {
   std::unordered_map<std::string, Probe> probes_;  // the last Apply's stall probes
 };
 
-// "float32 x 1000 sum": a request's parameters in an error message.
+// "allreduce of float32 x 1000 sum", and ", shape [10, 100]" when the caller gave one: a request's
+// parameters in an error message.
 std::string DescribeRequest(const TensorRequest& request);
+// "[10, 100]".
+std::string ShapeText(const std::vector<int64_t>& shape);
 
 }  // namespace hvdrun
 

@@ -29,6 +29,27 @@ TEST(ResponseCache, HitMissAndMismatch) {
   EXPECT_EQ(cache.size(), 2U);
 }
 
+TEST(ResponseCache, TheSameCountInAnotherShapeIsAMismatch) {
+  ResponseCache cache(4);
+  TensorRequest shaped = Req("w", 6);
+  shaped.shape = {2, 3};
+  cache.Put(shaped);
+  uint32_t bit = 99;
+  TensorRequest transposed = shaped;
+  transposed.shape = {3, 2};
+  EXPECT_EQ(cache.Find(transposed, &bit), ResponseCache::Lookup::kMismatch);
+  EXPECT_EQ(cache.Find(shaped, &bit), ResponseCache::Lookup::kHit);
+  // An allgather's first dimension is each rank's own: another one is still the cached request.
+  TensorRequest gathered = shaped;
+  gathered.name = "g";
+  gathered.kind = CollectiveKind::kAllgatherv;
+  gathered.row = 3;
+  cache.Put(gathered);
+  gathered.shape = {5, 3};
+  gathered.count = 15;
+  EXPECT_EQ(cache.Find(gathered, &bit), ResponseCache::Lookup::kHit);
+}
+
 TEST(ResponseCache, AFullCacheEvictsTheLeastRecentlyUsedAndReusesItsBit) {
   ResponseCache cache(3);
   cache.Put(Req("a"));

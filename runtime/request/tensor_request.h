@@ -6,6 +6,7 @@
 #ifndef HVDRUN_RUNTIME_REQUEST_TENSOR_REQUEST_H_
 #define HVDRUN_RUNTIME_REQUEST_TENSOR_REQUEST_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -40,6 +41,9 @@ inline const char* CollectiveOpName(CollectiveKind kind) {
   return kNames[static_cast<size_t>(kind)];
 }
 
+// The most dimensions a shape may have (they travel as one byte's count).
+inline constexpr size_t kMaxShapeDimensions = 255;
+
 struct TensorRequest {
   std::string name;
   CollectiveKind kind = CollectiveKind::kAllreduce;
@@ -55,6 +59,9 @@ struct TensorRequest {
   // buffer (ScaleValues: runtime/request/scale_factors.h); the same on every rank for a name.
   double prescale = 1.0;
   double postscale = 1.0;
+  // The caller's tensor shape (Runtime::SetCallerShape), compared across ranks as Horovod's
+  // coordinator compares it (ShapeMatches). Empty: the caller gave none.
+  std::vector<int64_t> shape;
   // kAllgatherv, once ready (the ReadinessTable fills it; never sent): every rank's count.
   // kReducescatter (filled at submission; never sent): the elements each rank receives.
   std::vector<uint64_t> counts;
@@ -66,13 +73,22 @@ struct TensorRequest {
 
   size_t bytes() const { return static_cast<size_t>(count) * DataTypeSize(type); }
   // Same collective, element type, operation, count (but for kAllgatherv and kAlltoallv), root,
-  // compression, row and scale factors (the name is compared by the caller).
+  // compression, row, scale factors and shape (the name is compared by the caller).
   bool Matches(const TensorRequest& other) const {
     const bool counts_may_differ = kind == CollectiveKind::kAllgatherv || kind == CollectiveKind::kAlltoallv;
     return kind == other.kind && type == other.type && op == other.op &&
            (count == other.count || counts_may_differ) && root == other.root &&
            compression == other.compression && row == other.row && prescale == other.prescale &&
-           postscale == other.postscale;
+           postscale == other.postscale && ShapeMatches(other);
+  }
+  // Every dimension agrees; for allgathers and alltoalls, whose first dimension may differ between
+  // ranks, the number of dimensions and those after the first.
+  bool ShapeMatches(const TensorRequest& other) const {
+    const bool first_may_differ = kind == CollectiveKind::kAllgather || kind == CollectiveKind::kAllgatherv ||
+                                  kind == CollectiveKind::kAlltoall || kind == CollectiveKind::kAlltoallv;
+    if (!first_may_differ || shape.empty()) return shape == other.shape;
+    return shape.size() == other.shape.size() &&
+           std::equal(shape.begin() + 1, shape.end(), other.shape.begin() + 1);
   }
 };
 

@@ -169,7 +169,8 @@ TEST(BenchCompressionTest, ABadFormatListIsRefusedNamingTheFlag) {
       << result;
   result = RunProcess({bench, "--compression", "fp16"}, kRunTimeout);
   EXPECT_EQ(result.exit_code, 2) << result;
-  EXPECT_NE(result.stderr_text.find("--compression need --replay"), std::string::npos) << result;
+  EXPECT_NE(result.stderr_text.find("--compression and --process-sets need --replay"), std::string::npos)
+      << result;
 }
 
 TEST(RendezvousTest, AWrongSecretIsRefusedAndLoggedByPeerAddress) {

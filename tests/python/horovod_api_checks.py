@@ -146,6 +146,43 @@ def duplicate_names_refused_at_submission():
 
 
 @check
+def shape_mismatches_fail_on_every_rank():
+    # As Horovod's coordinator: tensors of one name whose shapes differ between ranks (the same element
+    # count) fail on every rank with one line naming both shapes and ranks: every dimension of an allreduce
+    # (alone and grouped), a broadcast and a reducescatter, those after the first of an allgather and an
+    # alltoall. The last rank gives the odd shape; a collective after them runs.
+    if N == 1:
+        return
+    last = R == N - 1
+
+    def shaped(shape, odd):
+        return torch.ones(odd if last else shape)
+
+    def mismatch(shape, odd):
+        # The first description is of whichever rank the negotiation compared the odd one with.
+        return "shape %s by rank " % shape, "shape %s by rank %d" % (odd, N - 1)
+
+    def fails(words, call, *args, **kwargs):
+        for word in words:
+            refused(RuntimeError, word, call, *args, **kwargs)
+
+    fails(mismatch("[2, 3]", "[3, 2]"), hvd.allreduce, shaped((2, 3), (3, 2)), name="shape.allreduce")
+    fails(mismatch("[2, 3]", "[3, 2]"), hvd.grouped_allreduce, [torch.ones(4), shaped((2, 3), (3, 2))],
+          name="shape.group")
+    fails(mismatch("[4]", "[2, 2]"), hvd.broadcast, shaped((4,), (2, 2)), 0, name="shape.broadcast")
+    fails(mismatch("[%d, 3]" % (2 * N), "[%d, 3, 1]" % (2 * N)), hvd.reducescatter,
+          shaped((2 * N, 3), (2 * N, 3, 1)), name="shape.reducescatter")
+    # An allgather's first dimension is each rank's own: only the rest must agree.
+    same(hvd.allgather(torch.ones(R + 1, 3), name="shape.allgather.rows"), torch.ones(N * (N + 1) // 2, 3),
+         "allgather of rows that differ in number")
+    fails(mismatch("[1, 3]", "[%d, 1, 3]" % N), hvd.allgather, shaped((R + 1, 3), (R + 1, 1, 3)),
+          name="shape.allgather")
+    fails(mismatch("[%d, 2]" % N, "[%d, 2, 1]" % N), hvd.alltoall, shaped((N, 2), (N, 2, 1)), name="shape.alltoall")
+    same(hvd.allreduce(torch.ones(2, 3), name="shape.allreduce", op=hvd.Sum), torch.full((2, 3), float(N)),
+         "the same name in one shape after the mismatches")
+
+
+@check
 def grouped_allgather_as_horovod():
     # Uneven first dimensions (rank r gives r + i rows of the i-th tensor, rank 0 none of the first), every
     # type; differentiable as HorovodGroupedAllgather (averaged over the ranks, this rank's rows).

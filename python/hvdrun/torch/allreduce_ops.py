@@ -89,7 +89,7 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
                 ready, lambda: basics.runtime.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(),
                                                   type_name, runtime_op, wire_format or "",
                                                   process_set=process_set_id, prescale=engine[0],
-                                                  postscale=engine[1]),
+                                                  postscale=engine[1], shape=list(tensor.shape)),
                 "hvdrun.torch.allreduce('%s')" % name)
         else:
             # In place where it can be; otherwise a contiguous copy of the work type, where the tensor
@@ -102,7 +102,8 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
             _scale(buffer, prescale_factor)
             handle = basics.runtime.allreduce_async(name, buffer.data_ptr(), buffer.data_ptr(), buffer.numel(), type_name,
                                         runtime_op, wire_format or "", stream=submission_stream(path, tensor),
-                                        process_set=process_set_id, prescale=engine[0], postscale=engine[1])
+                                        process_set=process_set_id, prescale=engine[0], postscale=engine[1],
+                                        shape=list(tensor.shape))
 
     def finish():
         with torch.no_grad():

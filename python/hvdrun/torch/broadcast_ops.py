@@ -26,6 +26,12 @@ def _broadcast_words(contiguous):
     return words, words.numel() // 4, "int32", lambda: data.copy_(words[: data.numel()])
 
 
+def _shape_of(tensor, count):
+    """The shape the ranks compare for a broadcast of `count` elements of `tensor`: the tensor's, or none
+    when it travels as bytes in words (_broadcast_words)."""
+    return list(tensor.shape) if count == tensor.numel() else []
+
+
 def broadcast_async_(tensor, root_rank, name=None, process_set=None):
     """Starts overwriting `tensor` on every rank with root_rank's; returns a handle for synchronize(),
     which returns `tensor`.
@@ -54,7 +60,7 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
             buffer, count, type_name, unpack = _broadcast_words(host)
             sent.append(unpack)
             return basics.runtime.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank,
-                                                  process_set=process_set_id)
+                                                  process_set=process_set_id, shape=_shape_of(tensor, count))
 
         handle = basics.host_staging.submit_after(ready, start, "hvdrun.torch.broadcast('%s')" % name)
 
@@ -73,7 +79,8 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
         contiguous = tensor if tensor.is_contiguous() else tensor.contiguous()
         buffer, count, type_name, unpack = _broadcast_words(contiguous)
         handle = basics.runtime.broadcast_async(name, buffer.data_ptr(), count, type_name, root_rank,
-                                    stream=submission_stream(path, tensor), process_set=process_set_id)
+                                    stream=submission_stream(path, tensor), process_set=process_set_id,
+                                    shape=_shape_of(tensor, count))
 
     def finish():
         with torch.no_grad():

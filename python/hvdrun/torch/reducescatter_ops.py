@@ -58,7 +58,7 @@ def _reducescatter_start(call, tensor, name, op, prescale_factor, postscale_fact
                 ready, lambda: basics.runtime.reducescatter_async(name, send.data_ptr(), result.data_ptr(), count,
                                                                   type_name, runtime_op, max(row, 1),
                                                                   process_set=process_set_id, prescale=engine[0],
-                                                                  postscale=engine[1]),
+                                                                  postscale=engine[1], shape=list(tensor.shape)),
                 "hvdrun.torch.%s('%s')" % (call, name))
         else:
             send = work
@@ -67,7 +67,7 @@ def _reducescatter_start(call, tensor, name, op, prescale_factor, postscale_fact
                                                         runtime_op, max(row, 1),
                                                         stream=submission_stream(path, tensor),
                                                         process_set=process_set_id, prescale=engine[0],
-                                                        postscale=engine[1])
+                                                        postscale=engine[1], shape=list(tensor.shape))
 
     def finish():
         with torch.no_grad():

@@ -108,7 +108,7 @@ def _allgather_start(tensor, name, process_set_id=0):
     """Starts an allgather of `tensor` along dim 0 over a process set (see _rows_start)."""
     def submit(name, send, type_name, unit):
         return basics.runtime.allgather_async(name, send.data_ptr(), send.numel(), type_name, unit,
-                                              process_set=process_set_id)
+                                              process_set=process_set_id, shape=list(tensor.shape))
 
     return _rows_start("allgather", tensor, name, submit, process_set_id=process_set_id)
 
@@ -224,7 +224,7 @@ def alltoall_async(tensor, splits=None, name=None, process_set=None):
     rows = _alltoall_splits(tensor, splits, process_set_id)
     def submit(name, send, type_name, unit):
         return basics.runtime.alltoall_async(name, send.data_ptr(), [r * unit for r in rows], type_name, unit,
-                                             process_set=process_set_id)
+                                             process_set=process_set_id, shape=list(tensor.shape))
 
     handle, finish, keep = _rows_start("alltoall", tensor, name, submit, rows, process_set_id)
 

@@ -298,6 +298,14 @@ class HVDRUN_EXPORT Runtime {
   // (torch.cuda.current_stream().cuda_stream). Per thread, for every Runtime; host backends ignore it.
   // A handle that has completed means the result is in place for any stream.
   static void SetCallerStream(void* cuda_stream);
+  // The shape of the tensor behind the negotiated collectives this thread submits from now on (empty,
+  // the default: none). The ranks then compare shapes as Horovod's coordinator does: every dimension
+  // of an allreduce, broadcast or reducescatter, and the number of dimensions and those after the
+  // first of an allgather or alltoall. A name submitted with another shape on another rank fails on
+  // every rank with a one-line error naming both ranks and shapes, like any other mismatch, and the
+  // runtime goes on. A shape whose elements are not an allreduce's, broadcast's or reducescatter's
+  // count refuses that call. Per thread, for every Runtime; hvdrun.torch gives each tensor's own.
+  static void SetCallerShape(std::vector<int64_t> shape);
 
  private:
   Runtime(std::unique_ptr<RuntimeImpl> impl, std::unique_ptr<ElasticMembership> elastic);
