@@ -74,7 +74,7 @@ mkdir -p "$work/root/tmp/debs" "$work/root/root/allreduce"
 cp "${test_debs[@]}" "$work/root/tmp/debs/"
 printf '%s\n' "${package_names[@]}" >"$work/root/tmp/debs/packages"
 cp "$root_dir/examples/allreduce/allreduce.cc" "$root_dir/examples/allreduce/CMakeLists.txt" "$work/root/root/allreduce/"
-cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$work/root/tmp/"
+cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$root_dir/packaging/lib/installed-checks.sh" "$work/root/tmp/"
 
 step "apt install of ${package_names[*]} (and cmake, g++, pkgconf for the example) in the clean root"
 in_root 600 <<'SCRIPT'
@@ -86,34 +86,17 @@ SCRIPT
 step "hvdrun, hvdrun-lab and the example programs in the clean root"
 in_root 600 <<'SCRIPT'
 cd /root
-expect() { # expect FILE TEXT: FILE has the line TEXT
-  grep -qxF -- "$2" "$1" || { echo "test-debs: expected the line '$2' in:"; cat "$1"; exit 1; }
-}
+installed_checks_name=test-debs
+. /tmp/installed-checks.sh
 for program in hvdrun hvdrun-agent hvdrun-bench hvdrun-lab; do
   "$program" --version
   test -s "/usr/share/man/man1/$program.1.gz"
 done
 
-hvdrun -np 2 --gloo hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json gloo.json | tee gloo.out
-grep -q '"busbw_gbps"' gloo.json
+check_gloo_bench
 hvdrun -np 2 --mpi hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json mpi.json | tee mpi.out
 grep -q '"busbw_gbps"' mpi.json
-
-cat >experiment.yaml <<'YAML'
-name: package-smoke
-program: hvdrun-bench
-args: [-b, 4K, -e, 16K, -f, 4, --iters, 5, --warmup, 1]
-figures: {step_time: time_us, step_time_scale: 1.0e-6, throughput: busbw_gbps, throughput_unit: GB/s}
-matrix:
-  np: [1, 2]
-repeats: 1
-timeout: 60
-YAML
-hvdrun-lab run experiment.yaml --results results >lab.out || { cat lab.out; exit 1; }
-expect lab.out "hvdrun-lab: 2 runs: 2 ok (0 kept from before), 0 failed"
-hvdrun-lab report results/package-smoke
-test -s results/package-smoke/report.md
-grep -q '^## Speedup' results/package-smoke/report.md
+check_lab_experiment package-smoke
 
 sums='sum over ranks of (rank + 1) * (1 2 3 4) = 3 6 9 12'
 cmake -S allreduce -B allreduce/build -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >cmake.out ||
@@ -132,9 +115,8 @@ if grep -qx -e hvdrun-trainer -e python3-hvdrun "$work/root/tmp/debs/packages"; 
   step "hvdrun-trainer and hvdrun.torch in the clean root"
   in_root 600 <<'SCRIPT'
 cd /root
-expect() { # expect FILE TEXT: FILE has the line TEXT
-  grep -qxF -- "$2" "$1" || { echo "test-debs: expected the line '$2' in:"; cat "$1"; exit 1; }
-}
+installed_checks_name=test-debs
+. /tmp/installed-checks.sh
 if grep -qx hvdrun-trainer /tmp/debs/packages; then
   hvdrun-trainer --version
   test -s /usr/share/man/man1/hvdrun-trainer.1.gz

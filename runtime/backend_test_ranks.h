@@ -8,13 +8,13 @@
 
 #include <chrono>
 #include <functional>
-#include <latch>
 #include <memory>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "common/latch.h"
 #include "runtime/backend.h"
 #include "runtime/backend_conformance.h"
 #include "runtime/in_memory_store.h"
@@ -61,7 +61,7 @@ inline void RunBackendRanks(BackendKind kind, int size,
                             const std::function<void(Backend& backend, const BackendContext& context)>& body,
                             const std::function<void(int rank)>& before_create = nullptr) {
   std::shared_ptr<KeyValueStore> store = NewInMemoryStore();
-  std::latch bodies_done(size);
+  Latch bodies_done(size);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
@@ -71,11 +71,11 @@ inline void RunBackendRanks(BackendKind kind, int size,
       StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(kind, context);
       if (!backend.ok()) {
         ADD_FAILURE() << "rank " << rank << ": " << backend.status().message();
-        bodies_done.count_down();
+        bodies_done.CountDown();
         return;
       }
       body(*backend.value(), context);
-      bodies_done.arrive_and_wait();
+      bodies_done.ArriveAndWait();
     });
   }
   for (std::thread& thread : threads) thread.join();

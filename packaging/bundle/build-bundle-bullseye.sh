@@ -43,11 +43,11 @@ flock 8
 clean_root_init build-bundle-bullseye "$work"
 
 # What build-bundle.sh needs (scripts/install-deps.sh's demo set, as bullseye names it, without
-# the trainer's libtorch) and the tools it runs. Not GoogleTest: the NCCL backend's tests
-# (libexec/hvdrun/hvdrun-nccl-tests) use C++20's std::latch, which GCC 10's library lacks, so the
-# bullseye-built bundle has none (the GPU check runs them from a build tree).
+# the trainer's libtorch) and the tools it runs; GoogleTest (1.10 there) for the NCCL backend's
+# tests, libexec/hvdrun/hvdrun-nccl-tests, which the GPU check runs (where CUDA is here).
 build_packages=(g++ cmake ninja-build ccache dpkg-dev patchelf pkg-config
-  libboost-dev libssl-dev libgloo-dev libssh-dev libyaml-cpp-dev libopenmpi-dev openmpi-bin zlib1g-dev)
+  libboost-dev libssl-dev libgloo-dev libssh-dev libyaml-cpp-dev libopenmpi-dev openmpi-bin zlib1g-dev
+  libgtest-dev)
 header_packages=(libcli11-dev nlohmann-json3-dev)
 
 # --- 1. the build root -------------------------------------------------------------------------------

@@ -60,18 +60,18 @@ clean_root_for() { # clean_root_for RELEASE: a clean root of RELEASE with the bu
   clean_root_make
   clean_root_configure
   cp "$tarball" "$clean_root/tmp/"
-  cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$clean_root/tmp/"
+  cp "$root_dir/packaging/lib/hvdrun_torch_check.py" "$root_dir/packaging/lib/installed-checks.sh" "$clean_root/tmp/"
   cat >"$clean_root/tmp/test-env.sh" <<ENV
 name=$name
 ENV
-  # What every script below starts with: the bundle's bin/ on PATH, and a check of one line.
+  # What every script below starts with: the bundle's bin/ on PATH, and the checks it shares with
+  # the package test (packaging/lib/installed-checks.sh: expect, check_gloo_bench, ...).
   cat >>"$clean_root/tmp/test-env.sh" <<'ENV'
 bundle=/srv/$name
 export PATH=$bundle/bin:$PATH
 cd /root
-expect() { # expect FILE TEXT: FILE has the line TEXT
-  grep -qxF -- "$2" "$1" || { echo "test-bundle: expected the line '$2' in:"; cat "$1"; exit 1; }
-}
+installed_checks_name=test-bundle
+. /tmp/installed-checks.sh
 # setup_fails STATUS TEXT [ARGS]: hvdrun-setup ARGS exits STATUS, with TEXT in its last line
 setup_fails() {
   local status=0
@@ -107,27 +107,11 @@ if [ -s missing ]; then
   exit 1
 fi
 for program in hvdrun hvdrun-agent hvdrun-bench hvdrun-lab; do "$program" --version; done
-hvdrun -np 2 --gloo hvdrun-bench -b 1K -e 64K -f 8 --iters 5 --warmup 1 --json gloo.json | tee gloo.out
-grep -q '"busbw_gbps"' gloo.json
+check_gloo_bench
 # No Gloo package here: hvdrun --check names the bundle's own.
 hvdrun --check | tee check.out
 grep -Eq "^  gloo +Gloo [^ ]+ \(the bundle's own\)$" check.out
-
-cat >experiment.yaml <<'YAML'
-name: bundle-smoke
-program: hvdrun-bench
-args: [-b, 4K, -e, 16K, -f, 4, --iters, 5, --warmup, 1]
-figures: {step_time: time_us, step_time_scale: 1.0e-6, throughput: busbw_gbps, throughput_unit: GB/s}
-matrix:
-  np: [1, 2]
-repeats: 1
-timeout: 60
-YAML
-hvdrun-lab validate experiment.yaml
-hvdrun-lab run experiment.yaml --results results >lab.out || { cat lab.out; exit 1; }
-expect lab.out "hvdrun-lab: 2 runs: 2 ok (0 kept from before), 0 failed"
-hvdrun-lab report results/bundle-smoke
-grep -q '^## Speedup' results/bundle-smoke/report.md
+check_lab_experiment bundle-smoke
 setup_fails 3 "no C++ compiler"
 SCRIPT
 }
