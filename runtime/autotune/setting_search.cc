@@ -83,10 +83,11 @@ void SettingSearch::Pool(const TunedSetting& setting, double score) {
 }
 
 void SettingSearch::Confirm() {
-  const double challenger = confirm_sums_[0] / (kConfirmSamples / 2);
-  const double start = confirm_sums_[1] / (kConfirmSamples / 2);
+  constexpr int kPairs = kConfirmSamples / 2;
+  const double challenger = confirm_sums_[0] / kPairs;
+  const double start = confirm_sums_[1] / kPairs;
   start_score_ = start;
-  const bool challenger_kept = challenger_wins_ == kConfirmSamples / 2;
+  const bool challenger_kept = challenger_wins_ == kPairs;
   best_ = challenger_kept ? challenger_ : start_;
   best_score_ = challenger_kept ? challenger : start;
 }
