@@ -124,7 +124,8 @@ StatusOr<AxisValue> ExperimentParser::NewValue(const Axis& axis, const YAML::Nod
       std::optional<FusionSetting> setting = ParseFusionSetting(value.text);
       if (!setting) {
         return fail("unknown setting '" + value.text +
-                    "' (expected off, on, horovod-0.19, horovod-0.20, or whole MiB/ms such as 64/5)");
+                    "' (expected off, on, horovod-0.19, horovod-0.20, autotune, or whole MiB/ms such as "
+                    "64/5)");
       }
       value.fusion = *setting;
       break;

@@ -33,6 +33,7 @@ std::optional<FusionSetting> ParseFusionSetting(std::string_view text) {
   if (text == "off") return FusionSetting{0, 1};
   if (text == "on") return FusionSetting{128, 1};
   if (text == "horovod-0.19" || text == "horovod-0.20") return FusionSetting{64, 5};
+  if (text == "autotune") return FusionSetting{0, 0, true};
   const size_t slash = text.find('/');
   if (slash == std::string_view::npos) return std::nullopt;
   // hvdrun's --fusion-threshold-mb takes whole MiB, --cycle-time-ms any number of ms.

@@ -42,15 +42,22 @@ enum class AxisKind {
   kCompression,     // hvdrun's --compression (and fp8's safeguards), from CompressionSettingArguments
 };
 
-// A value of the `fusion` axis: libhvdrun's tensor fusion threshold and negotiation cycle.
+// A value of the `fusion` axis: libhvdrun's tensor fusion threshold and negotiation cycle, or
+// libhvdrun's autotuning of both (hvdrun --autotune, docs/autotune.md).
 struct FusionSetting {
   double threshold_mb = 0;  // MiB; 0: fusion off
   double cycle_ms = 1;
+  bool autotune = false;  // neither value given: the job tunes both while it trains
 };
 
+// The autotune log's name in a run's directory: a `fusion: autotune` cell runs `hvdrun --autotune
+// --autotune-log-file autotune.csv` there (rank 0 writes it in its working directory, which is the
+// run's directory when rank 0 runs on the host of hvdrun-lab).
+inline constexpr const char* kAutotuneLogFile = "autotune.csv";
+
 // "off" (0 MiB, 1 ms), "on" (libhvdrun's defaults, as current Horovod's: 128 MiB, 1 ms),
-// "horovod-0.19" and "horovod-0.20" (what those Horovod versions used: 64 MiB, 5 ms), or "MiB/ms"
-// ("32/2", whole MiB); std::nullopt for anything else.
+// "horovod-0.19" and "horovod-0.20" (what those Horovod versions used: 64 MiB, 5 ms), "MiB/ms"
+// ("32/2", whole MiB), or "autotune"; std::nullopt for anything else.
 std::optional<FusionSetting> ParseFusionSetting(std::string_view text);
 
 // hvdrun's words for a value of the `compression` axis: a format as hvdrun's --compression takes it

@@ -83,11 +83,10 @@ const BadExperiment kBadExperiments[] = {
      "env.NAME)"},
     {"unknown fusion setting", "program: p\nmatrix:\n  fusion: [off, 'on', horovod-0.18]\n",
      "exp.yaml:3:23: fusion: unknown setting 'horovod-0.18' (expected off, on, horovod-0.19, horovod-0.20, "
-     "or "
-     "whole MiB/ms such as 64/5)"},
+     "autotune, or whole MiB/ms such as 64/5)"},
     {"fusion MiB not whole", "program: p\nmatrix:\n  fusion: [2.5/1]\n",
-     "exp.yaml:3:12: fusion: unknown setting '2.5/1' (expected off, on, horovod-0.19, horovod-0.20, or whole "
-     "MiB/ms such as 64/5)"},
+     "exp.yaml:3:12: fusion: unknown setting '2.5/1' (expected off, on, horovod-0.19, horovod-0.20, "
+     "autotune, or whole MiB/ms such as 64/5)"},
     {"unknown compression", "program: p\nmatrix:\n  compression: [none, fp4]\n",
      "exp.yaml:3:23: compression: unknown setting 'fp4' (expected none, fp16, bf16, fp8-e4m3, fp8-e5m2, fp8 "
      "(= fp8-e4m3) or fp8-naive)"},

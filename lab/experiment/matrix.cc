@@ -113,6 +113,11 @@ PlacementValues ApplyAxisValues(const ExperimentConfig& config, const std::vecto
         break;
       }
       case AxisKind::kFusion:
+        if (value.fusion.autotune) {
+          cell.hvdrun_args.insert(cell.hvdrun_args.end(),
+                                  {"--autotune", "--autotune-log-file", kAutotuneLogFile});
+          break;
+        }
         cell.hvdrun_args.insert(cell.hvdrun_args.end(),
                                 {"--fusion-threshold-mb", FormatSettingNumber(value.fusion.threshold_mb),
                                  "--cycle-time-ms", FormatSettingNumber(value.fusion.cycle_ms)});

@@ -95,16 +95,18 @@ TEST(Matrix, TheFusionAxisSetsHvdrunsFusionFlags) {
 program: hvdrun-trainer
 matrix:
   np: [2]
-  fusion: ["off", "on", horovod-0.20, 32/2.5]
+  fusion: ["off", "on", horovod-0.20, 32/2.5, autotune]
 )");
   StatusOr<Matrix> matrix = ExpandMatrix(config, NoGpus());
   ASSERT_TRUE(matrix.ok()) << matrix.status().message();
-  ASSERT_EQ(matrix->cells.size(), 4u);
+  ASSERT_EQ(matrix->cells.size(), 5u);
   const std::vector<std::vector<std::string>> flags = {
       {"--fusion-threshold-mb", "0", "--cycle-time-ms", "1"},
       {"--fusion-threshold-mb", "128", "--cycle-time-ms", "1"},
       {"--fusion-threshold-mb", "64", "--cycle-time-ms", "5"},
-      {"--fusion-threshold-mb", "32", "--cycle-time-ms", "2.5"}};
+      {"--fusion-threshold-mb", "32", "--cycle-time-ms", "2.5"},
+      // No fusion flag: a value given explicitly would stay fixed (docs/autotune.md).
+      {"--autotune", "--autotune-log-file", "autotune.csv"}};
   for (size_t i = 0; i < flags.size(); ++i) {
     std::vector<std::string> expected = {"-np", "2", "-H", "localhost:2", "--gloo"};
     expected.insert(expected.end(), flags[i].begin(), flags[i].end());
@@ -112,6 +114,7 @@ matrix:
     EXPECT_EQ(HvdrunArguments(matrix->cells[i], "/bin/t", "hvdrun", "logs"), expected) << i;
   }
   EXPECT_EQ(CellValue(matrix->cells[2], "fusion"), "horovod-0.20");
+  EXPECT_EQ(CellValue(matrix->cells[4], "fusion"), "autotune");
 }
 
 TEST(Matrix, TheCompressionAxisSetsHvdrunsCompressionFlags) {

@@ -1,7 +1,9 @@
 #include "lab/report/fusion_tables.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
+
 #include "lab/number_text.h"
 
 namespace hvdrun::lab {
@@ -24,6 +26,27 @@ struct BinSums {
   double bytes = 0;
   double seconds = 0;
 };
+
+// The setting of the fusion axis's `value` in the cell `cell_id`: its values, or the tuner's outcomes.
+std::string SettingText(const ExperimentResults& results, const std::string& cell_id,
+                        const std::string& value) {
+  const std::optional<FusionSetting> fixed = ParseFusionSetting(value);
+  if (fixed && !fixed->autotune) {
+    return NumberText("%g MiB, ", fixed->threshold_mb) + NumberText("%g ms", fixed->cycle_ms);
+  }
+  std::vector<std::string> outcomes;
+  for (const StoredCell& stored : results.cells) {
+    if (stored.cell.id != cell_id) continue;
+    for (const StoredRun& run : stored.runs) {
+      if (!run.record.ok || !run.autotune) continue;
+      const std::string outcome = run.autotune->Describe();
+      if (std::find(outcomes.begin(), outcomes.end(), outcome) == outcomes.end()) outcomes.push_back(outcome);
+    }
+  }
+  std::string text;
+  for (const std::string& outcome : outcomes) text += (text.empty() ? "" : "; ") + outcome;
+  return text.empty() ? kNoNumber : text;
+}
 
 }  // namespace
 
@@ -99,6 +122,7 @@ std::vector<FusionRow> BuildFusionTable(const ExperimentResults& results,
     FusionRow fusion;
     fusion.group = comparison.group;
     fusion.value = comparison.value;
+    fusion.setting = SettingText(results, comparison.row.cell_id, comparison.value);
     fusion.row = comparison.row;
     if (first.has_training_time && fusion.row.has_training_time) {
       fusion.training_ratio = Ratio(first.training_time_s.mean, fusion.row.training_time_s.mean);

@@ -18,7 +18,10 @@
 // Fusion on and off: cells that differ only in the `fusion` axis side by side, each with its
 // training time (FigureNames::training_time, hvdrun-trainer's wall_s) and step time, means over ok
 // runs of each run's mean over ranks, and the ratio of the first value's time to this one's (the
-// speedup fusion gives when the first value is `off`: the lab's 141.0 s / 119.8 s = 1.18×).
+// speedup fusion gives when the first value is `off`: the lab's 141.0 s / 119.8 s = 1.18×). Each
+// row also names its setting: a fixed one's values ("64 MiB, 5 ms"), and for `autotune` what the
+// tuner kept in each ok run, from the run's autotune.csv ("16 MiB, 25 ms (kept after 20 samples)",
+// or that it was still searching when the run ended); an autotune row's times include its search.
 #ifndef HVDRUN_LAB_REPORT_FUSION_TABLES_H_
 #define HVDRUN_LAB_REPORT_FUSION_TABLES_H_
 
@@ -59,6 +62,9 @@ std::string ResponseBinLabel(double lower_bytes, double upper_bytes);
 struct FusionRow {
   std::string group;  // every other axis's value
   std::string value;  // the fusion axis's
+  // The setting: a fixed value's threshold and cycle, or what the tuner kept in each ok run (the
+  // runs' distinct outcomes joined by "; "); "—" for an autotune cell without a log.
+  std::string setting;
   SpeedupRow row;
   std::optional<double> training_ratio;   // the group's first value's training time / this one's
   std::optional<double> step_time_ratio;  // the same for step time

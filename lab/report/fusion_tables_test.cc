@@ -179,7 +179,56 @@ TEST(FusionTable, TrainingAndStepTimeAgainstTheFirstSetting) {
   tables.fusion = rows;
   const std::string markdown = RenderMarkdown(results, tables);
   EXPECT_NE(markdown.find("## Tensor fusion on and off"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("| on | 120 | 0.56 | 1.18× | 1.25× |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| on | 128 MiB, 1 ms | 120 | 0.56 | 1.18× | 1.25× |"), std::string::npos)
+      << markdown;
+  EXPECT_EQ(rows[0].setting, "0 MiB, 1 ms");
+  EXPECT_EQ(rows[2].setting, "64 MiB, 5 ms");
+}
+
+// An autotune cell beside a fixed one: its setting is what the tuner kept in each ok run (from the
+// run's autotune.csv), distinct outcomes joined; a failed run's does not count.
+TEST(FusionTable, AnAutotuneRowNamesWhatTheTunerKeptInEachRun) {
+  ExperimentResults results;
+  results.repeats = 3;
+  results.axes = {{"backend", {"gloo"}}, {"np", {"2"}}, {"servers", {"1"}}, {"fusion", {"on", "autotune"}}};
+  StoredCell on = Cell("gloo-on", "gloo", {{"fusion", "on"}});
+  AddRun(on, 1, {Rank(0, {{"step_time_s", 0.5}}, {}), Rank(1, {{"step_time_s", 0.5}}, {})});
+  StoredCell tuned = Cell("gloo-autotune", "gloo", {{"fusion", "autotune"}});
+  AutotuneOutcome kept;
+  kept.samples = 20;
+  kept.kept = true;
+  kept.fusion_threshold_mib = 16;
+  kept.cycle_time_ms = 2.5;
+  AutotuneOutcome searching;
+  searching.samples = 4;
+  searching.fusion_threshold_mib = 32;
+  searching.cycle_time_ms = 50;
+  const AutotuneOutcome outcomes[] = {kept, kept, searching};
+  for (int repeat = 1; repeat <= 3; ++repeat) {
+    AddRun(tuned, repeat, {Rank(0, {{"step_time_s", 0.4}}, {}), Rank(1, {{"step_time_s", 0.4}}, {})},
+           repeat < 3);
+    tuned.runs.back().autotune = outcomes[repeat - 1];
+  }
+  results.cells = {on, tuned};
+  std::vector<FusionRow> rows = BuildFusionTable(results, BuildSpeedupTable(results));
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[1].value, "autotune");
+  EXPECT_EQ(rows[1].setting, "16 MiB, 2.5 ms (kept after 20 samples)");
+  EXPECT_DOUBLE_EQ(rows[1].step_time_ratio.value(), 0.5 / 0.4);
+
+  tuned.runs.back().record.ok = true;
+  results.cells = {on, tuned};
+  rows = BuildFusionTable(results, BuildSpeedupTable(results));
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[1].setting,
+            "16 MiB, 2.5 ms (kept after 20 samples); still searching when the run ended (4 samples scored; "
+            "last 32 MiB, 50 ms)");
+  tuned.runs.clear();
+  AddRun(tuned, 1, {Rank(0, {{"step_time_s", 0.4}}, {}), Rank(1, {{"step_time_s", 0.4}}, {})});
+  results.cells = {on, tuned};
+  rows = BuildFusionTable(results, BuildSpeedupTable(results));
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[1].setting, "—") << "no log: nothing to name";
 }
 
 TEST(FusionTable, NoTableWithoutAFusionAxisOfTwoValues) {

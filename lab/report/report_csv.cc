@@ -118,14 +118,14 @@ std::string CompressionCsv(const std::vector<CompressionRow>& compression) {
 std::string FusionCsv(const std::vector<FusionRow>& fusion) {
   Rows rows;
   for (const FusionRow& row : fusion) {
-    rows.push_back({row.group, row.value, row.row.cell_id,
+    rows.push_back({row.group, row.value, row.setting, row.row.cell_id,
                     row.row.has_training_time ? Raw(row.row.training_time_s.mean) : "",
                     row.row.has_training_time ? Raw(row.row.training_time_s.sd) : "",
                     Raw(row.row.step_time_s.mean), Raw(row.row.step_time_s.sd), Optional(row.training_ratio),
                     Optional(row.step_time_ratio), std::to_string(row.row.runs_ok)});
   }
-  return ToCsv({"cells", "fusion", "cell", "training_time_s_mean", "training_time_s_sd", "step_time_s_mean",
-                "step_time_s_sd", "training_ratio", "step_time_ratio", "runs_ok"},
+  return ToCsv({"cells", "fusion", "setting", "cell", "training_time_s_mean", "training_time_s_sd",
+                "step_time_s_mean", "step_time_s_sd", "training_ratio", "step_time_ratio", "runs_ok"},
                rows);
 }
 

@@ -63,6 +63,7 @@ nlohmann::json FusionJson(const ReportTables& tables) {
     fusion.push_back(
         {{"cells", row.group},
          {"fusion", row.value},
+         {"setting", row.setting},
          {"row", SpeedupRowJson(row.row)},
          {"training_time_s", row.row.has_training_time ? SpreadJson(row.row.training_time_s) : nullptr},
          {"training_ratio", OptionalJson(row.training_ratio)},

@@ -165,15 +165,16 @@ DisplayTable FusionDisplay(const ReportTables& tables) {
   DisplayTable table;
   table.header = {"cells",
                   "fusion",
+                  "setting",
                   "training time (s)",
                   "step time (s)",
                   "training: first / this",
                   "step: first / this",
                   "runs ok"};
-  table.text = {true, true, false, false, false, false, false};
+  table.text = {true, true, true, false, false, false, false, false};
   for (const FusionRow& row : tables.fusion) {
     table.rows.push_back(
-        {row.group, row.value, row.row.has_training_time ? MeanSd(row.row.training_time_s) : "—",
+        {row.group, row.value, row.setting, row.row.has_training_time ? MeanSd(row.row.training_time_s) : "—",
          MeanSd(row.row.step_time_s), row.training_ratio ? FormatFigure(*row.training_ratio) + "×" : "—",
          row.step_time_ratio ? FormatFigure(*row.step_time_ratio) + "×" : "—",
          std::to_string(row.row.runs_ok)});

@@ -93,9 +93,11 @@ std::string SpeedupNote(const ExperimentResults& results);
 // The notes under the fusion, compression and response-size sections.
 inline constexpr const char* kFusionNote =
     "Cells that differ only in their fusion setting, side by side (off: --fusion-threshold-mb 0; on: "
-    "libhvdrun's defaults, 128 MiB and 1 ms; horovod-0.19/0.20: 64 MiB and 5 ms). Training time and step "
-    "time: mean ± standard deviation over ok runs of each run's mean over its ranks. The ratios divide "
-    "the first setting's time by this one's: with `off` first, the speedup fusion gives.";
+    "libhvdrun's defaults, 128 MiB and 1 ms; horovod-0.19/0.20: 64 MiB and 5 ms; autotune: hvdrun "
+    "--autotune, whose setting is the one the tuner kept, or how far it got, in each run). Training time "
+    "and step time: mean ± standard deviation over ok runs of each run's mean over its ranks (an autotune "
+    "run's include its search). The ratios divide the first setting's time by this one's: with `off` "
+    "first, the speedup fusion gives.";
 
 inline constexpr const char* kCompressionNote =
     "The lab's table: one process, then each compression setting on each number of processes (naive fp8: "

@@ -129,6 +129,17 @@ StoredRun ReadRun(const std::string& run_dir, int repeat, const RunRecord& recor
   }
   run.ranks = ReadRankReports(hvdrun_dir, problems);
   run.host_facts = ReadHostFacts(run_dir, problems);
+  const std::string autotune_log = run_dir + "/" + kAutotuneLogFile;
+  if (fs::exists(autotune_log, error)) {
+    StatusOr<std::string> text = ReadWholeFile(autotune_log, kMaxAutotuneLogBytes);
+    StatusOr<AutotuneOutcome> outcome = text.ok() ? AutotuneOutcomeFromCsv(text.value(), autotune_log)
+                                                  : StatusOr<AutotuneOutcome>(text.status());
+    if (outcome.ok()) {
+      run.autotune = outcome.value();
+    } else {
+      problems.push_back(outcome.status().message());
+    }
+  }
   return run;
 }
 

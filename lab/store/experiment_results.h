@@ -23,6 +23,7 @@
 #include "lab/experiment/experiment_config.h"
 #include "lab/experiment/matrix.h"
 #include "lab/host_facts.h"
+#include "lab/store/autotune_outcome.h"
 #include "lab/store/rank_report.h"
 #include "lab/store/run_store.h"
 
@@ -35,6 +36,7 @@ struct StoredRun {
   std::vector<RankReport> ranks;        // in rank order; those that reported
   std::vector<std::string> plan_hosts;  // the hosts of hvdrun's plan.json, in order; empty without one
   std::vector<std::pair<std::string, HostFacts>> host_facts;  // hvdrun's hosts/*.json: (file, facts)
+  std::optional<AutotuneOutcome> autotune;                    // the run's autotune.csv, when it has one
 };
 
 struct StoredCell {

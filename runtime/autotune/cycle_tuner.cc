@@ -31,7 +31,28 @@ struct Switch {
   int64_t fusion_threshold_bytes = 0;
   int64_t cycle_time_us = 0;
   int64_t done = 0;
+  int64_t score_bytes_per_second = 0;  // the sample's just ended; once done, the kept setting's
 };
+
+// The timeline's mark of a switch to `message` after `samples` samples were scored.
+TimelineMark SwitchMark(const Switch& message, const CycleSettings& used, int samples) {
+  TimelineMark mark;
+  mark.name = std::string(message.done != 0 ? kTimelineAutotuneKept : kTimelineAutotune);
+  mark.args = {{"fusion_threshold_mib", static_cast<double>(message.fusion_threshold_bytes) / kMib},
+               {"fusion_threshold_bytes", static_cast<double>(used.fusion_threshold_bytes)},
+               {"cycle_time_ms", static_cast<double>(message.cycle_time_us) / 1000}};
+  if (message.done != 0) {
+    mark.args.push_back({"samples", static_cast<double>(samples)});
+    mark.args.push_back({"score_bytes_per_us", static_cast<double>(message.score_bytes_per_second) / 1e6});
+  } else {
+    mark.args.push_back({"sample", static_cast<double>(samples + 1)});
+    if (samples > 0) {
+      mark.args.push_back(
+          {"previous_score_bytes_per_us", static_cast<double>(message.score_bytes_per_second) / 1e6});
+    }
+  }
+  return mark;
+}
 
 }  // namespace
 
@@ -59,6 +80,7 @@ CycleTuner::CycleTuner(const RuntimeOptions& options)
       local_size_(options.local_size),
       hierarchical_allreduce_(HierarchicalAllreduceRuns(options)),
       cache_enabled_(options.negotiation.cache_capacity > 0),
+      start_settings_(CycleSettings::From(options)),
       warn_(options.negotiation.warn),
       warmup_left_(options.autotune.warmup_samples),
       scorer_(options.autotune.steps_per_sample),
@@ -67,10 +89,10 @@ CycleTuner::CycleTuner(const RuntimeOptions& options)
               options.autotune.gaussian_process_noise),
       log_(options.rank == 0 ? options.autotune.log_file : std::string()) {}
 
-StatusOr<std::optional<CycleSettings>> CycleTuner::AfterCycle(Backend& control,
-                                                              const std::vector<TensorRequest>& ran,
-                                                              Clock::time_point end) {
-  if (done_ || ran.empty()) return std::optional<CycleSettings>();
+StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& control,
+                                                                   const std::vector<TensorRequest>& ran,
+                                                                   Clock::time_point end) {
+  if (done_ || ran.empty()) return std::optional<Change>();
   std::vector<std::string> names;
   names.reserve(ran.size());
   uint64_t bytes = 0;
@@ -79,10 +101,14 @@ StatusOr<std::optional<CycleSettings>> CycleTuner::AfterCycle(Backend& control,
     bytes += request.bytes();
   }
   const std::optional<SampleScorer::Score> score = scorer_.Record(names, bytes, end);
-  if (!score) return std::optional<CycleSettings>();
+  if (!score) return std::optional<Change>();
   if (warmup_left_ > 0) {
-    --warmup_left_;
-    return std::optional<CycleSettings>();
+    // The last warm-up sample ends: the first scored starts, under the starting setting.
+    if (--warmup_left_ > 0) return std::optional<Change>();
+    Switch start;
+    start.fusion_threshold_bytes = std::llround(search_.start().fusion_threshold_mib * kMib);
+    start.cycle_time_us = start_settings_.cycle_time.count();
+    return std::optional<Change>(Change{start_settings_, SwitchMark(start, start_settings_, 0)});
   }
   Switch message;
   if (rank_ == 0) {
@@ -91,18 +117,21 @@ StatusOr<std::optional<CycleSettings>> CycleTuner::AfterCycle(Backend& control,
     message.fusion_threshold_bytes = std::llround(next.fusion_threshold_mib * kMib);
     message.cycle_time_us = std::llround(next.cycle_time_ms * 1000);
     message.done = search_.done() ? 1 : 0;
+    message.score_bytes_per_second =
+        std::llround(search_.done() ? search_.best_score() : score->bytes_per_second);
   }
-  static_assert(sizeof(Switch) == 3 * sizeof(int64_t));
-  Status status = control.Broadcast(&message, 3, DataType::kInt64, 0);
+  static_assert(sizeof(Switch) == 4 * sizeof(int64_t));
+  Status status = control.Broadcast(&message, 4, DataType::kInt64, 0);
   if (!status.ok()) {
     return Status::Error("autotune: broadcasting the next setting failed: " + status.message());
   }
   done_ = message.done != 0;
+  ++samples_scored_;
   CycleSettings settings;
   settings.cycle_time = std::chrono::microseconds(message.cycle_time_us);
   settings.fusion_threshold_bytes =
       EffectiveFusionThreshold(static_cast<size_t>(message.fusion_threshold_bytes), local_size_);
-  return std::optional<CycleSettings>(settings);
+  return std::optional<Change>(Change{settings, SwitchMark(message, settings, samples_scored_)});
 }
 
 void CycleTuner::Score(const SampleScorer::Score& score) {

@@ -13,6 +13,11 @@
 // score against the starting setting's, and the samples taken. A log file that cannot be written
 // is warned of once; the tuning goes on.
 //
+// Each switch comes with the mark every rank writes in its timeline (Timeline::Mark, the same args
+// on every rank): AUTOTUNE where a sample starts under a setting (sample 1, the starting setting,
+// where the warm-up ends; none when there is no warm-up), AUTOTUNE_KEPT where the ranks switch to
+// the setting kept.
+//
 // Not thread-safe: the collective thread owns it.
 #ifndef HVDRUN_RUNTIME_AUTOTUNE_CYCLE_TUNER_H_
 #define HVDRUN_RUNTIME_AUTOTUNE_CYCLE_TUNER_H_
@@ -32,6 +37,7 @@
 #include "runtime/backend.h"
 #include "runtime/negotiation/cycle_settings.h"
 #include "runtime/request/tensor_request.h"
+#include "runtime/timeline/timeline.h"
 
 namespace hvdrun {
 
@@ -43,12 +49,18 @@ class CycleTuner {
   // values are fixed (rank 0 then warns that there is nothing to tune).
   static std::unique_ptr<CycleTuner> Create(const RuntimeOptions& options);
 
+  // What the ranks switch to at the end of a sample, and the timeline's mark of it.
+  struct Change {
+    CycleSettings settings;
+    TimelineMark mark;
+  };
+
   explicit CycleTuner(const RuntimeOptions& options);
 
   // After a cycle that ran `ran` (in the agreed order) and ended at `end`: the settings the next
   // cycle runs with when the ranks switch now, else nothing. Fails only when the broadcast fails.
-  StatusOr<std::optional<CycleSettings>> AfterCycle(Backend& control, const std::vector<TensorRequest>& ran,
-                                                    Clock::time_point end);
+  StatusOr<std::optional<Change>> AfterCycle(Backend& control, const std::vector<TensorRequest>& ran,
+                                             Clock::time_point end);
   bool done() const { return done_; }
   // Rank 0's line at the end ("autotune: kept ..."); empty before the end and on other ranks.
   const std::string& summary() const { return summary_; }
@@ -64,9 +76,11 @@ class CycleTuner {
   const int local_size_;
   const bool hierarchical_allreduce_;
   const bool cache_enabled_;
+  const CycleSettings start_settings_;
   const std::function<void(const std::string&)> warn_;
   int warmup_left_;
   int steps_scored_ = 0;
+  int samples_scored_ = 0;  // every rank's count
   SampleScorer scorer_;
   SettingSearch search_;  // rank 0's
   AutotuneLog log_;       // rank 0's

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <mutex>
@@ -14,6 +15,7 @@
 
 #include "runtime/in_memory_store.h"
 #include "runtime/test_job.h"
+#include "tests/e2e/scratch_dir.h"
 
 namespace hvdrun {
 namespace {
@@ -31,7 +33,9 @@ struct Tuned {
 
 // Runs kSteps training-like steps (four named allreduces each) on two ranks with autotuning as
 // `configure` sets it; rank 1 computes 3 ms longer per step than rank 0, so their timings differ.
-Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&)>& configure) {
+// `timeline_path(rank)`, when given, is the rank's timeline file.
+Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&)>& configure,
+                  const std::function<std::string(int)>& timeline_path = nullptr) {
   auto store = NewInMemoryStore();
   Tuned tuned;
   std::mutex mutex;
@@ -50,6 +54,7 @@ Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&
         tuned.warnings.push_back(line);
       };
       configure(options.autotune, options.negotiation);
+      if (timeline_path) options.timeline.path = timeline_path(rank);
       StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
       ASSERT_TRUE(runtime.ok()) << runtime.status().message();
       std::vector<std::vector<float>> grads(4, std::vector<float>(kCount, 1.0f));
@@ -110,6 +115,79 @@ TEST(CycleTuner, EveryRankEndsWithTheSettingRankZeroChoseAndLogged) {
   EXPECT_NE(tuned.warnings[0].find("the starting setting's (128 MiB, 1 ms: "), std::string::npos)
       << tuned.warnings[0];
   EXPECT_NE(tuned.warnings[0].find("; 6 samples, 12 steps scored"), std::string::npos) << tuned.warnings[0];
+}
+
+// The marks of one rank's timeline named `name`, in the order of their ts.
+std::vector<nlohmann::json> Marks(const std::string& path, const std::string& name) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json trace = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(trace.is_array()) << path << ":\n" << text.str();
+  std::vector<nlohmann::json> marks;
+  if (!trace.is_array()) return marks;
+  for (const nlohmann::json& event : trace) {
+    if (event.value("name", "") == name) marks.push_back(event);
+  }
+  std::sort(marks.begin(), marks.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["ts"].get<double>() < b["ts"].get<double>();
+  });
+  return marks;
+}
+
+TEST(CycleTuner, EveryRanksTimelineMarksEachSettingMeasuredAndTheOneKept) {
+  e2e::ScratchDir dir;
+  const std::string log = dir.path() + "/tune.csv";
+  auto path = [&](int rank) { return dir.path() + "/rank-" + std::to_string(rank) + ".json"; };
+  const Tuned tuned =
+      RunTunedJob([&](AutotuneOptions& autotune, NegotiationOptions&) { autotune.log_file = log; }, path);
+  ASSERT_EQ(tuned.negotiation.size(), 2u);
+
+  // The log's sample lines, in order: what each AUTOTUNE mark must name.
+  std::ifstream in(log);
+  std::string line;
+  std::vector<std::vector<double>> rows;  // cycle_time_ms, tensor_fusion_threshold (MiB)
+  std::getline(in, line);                 // the header
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::stringstream row(line);
+    std::string field;
+    while (std::getline(row, field, ',')) fields.push_back(field);
+    ASSERT_EQ(fields.size(), 9u) << line;
+    rows.push_back({std::stod(fields[4]), std::stod(fields[5])});
+  }
+  ASSERT_EQ(rows.size(), 6u + 1);  // six samples, the choice
+
+  std::vector<nlohmann::json> first_rank_marks;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const std::vector<nlohmann::json> marks = Marks(path(rank), "AUTOTUNE");
+    ASSERT_EQ(marks.size(), 6u);  // one where each sample starts, the first after the warm-up
+    for (size_t i = 0; i < marks.size(); ++i) {
+      EXPECT_EQ(marks[i]["ph"], "i");
+      EXPECT_EQ(marks[i]["args"]["sample"], i + 1);
+      EXPECT_NEAR(marks[i]["args"]["cycle_time_ms"].get<double>(), rows[i][0], 0.01);
+      EXPECT_NEAR(marks[i]["args"]["fusion_threshold_mib"].get<double>(), rows[i][1], 1e-3);
+      EXPECT_EQ(marks[i]["args"].contains("previous_score_bytes_per_us"), i > 0);
+    }
+    const std::vector<nlohmann::json> kept = Marks(path(rank), "AUTOTUNE_KEPT");
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_GT(kept[0]["ts"].get<double>(), marks.back()["ts"].get<double>());
+    EXPECT_EQ(kept[0]["args"]["samples"], 6);
+    EXPECT_NEAR(kept[0]["args"]["cycle_time_ms"].get<double>(), rows.back()[0], 0.01);
+    EXPECT_NEAR(kept[0]["args"]["fusion_threshold_mib"].get<double>(), rows.back()[1], 1e-3);
+    EXPECT_EQ(kept[0]["args"]["fusion_threshold_bytes"], tuned.negotiation[rank]["fusion_threshold_bytes"]);
+    EXPECT_EQ(kept[0]["args"]["cycle_time_ms"], tuned.negotiation[rank]["cycle_time_ms"]);
+    // Every rank marks the same values (the times differ).
+    std::vector<nlohmann::json> all = marks;
+    all.push_back(kept[0]);
+    for (nlohmann::json& mark : all) mark = mark["args"];
+    if (rank == 0) {
+      first_rank_marks = all;
+    } else {
+      EXPECT_EQ(all, first_rank_marks);
+    }
+  }
 }
 
 TEST(CycleTuner, AnExplicitCycleTimeStaysWhileTheFusionThresholdIsTuned) {

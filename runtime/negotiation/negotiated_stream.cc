@@ -101,10 +101,13 @@ bool NegotiatedStream::Cycle(Backend& control, Backend& data, const CycleSetting
 }
 
 Status NegotiatedStream::Tune(Backend& control, const std::vector<TensorRequest>& ready) {
-  StatusOr<std::optional<CycleSettings>> next =
-      tuner_->AfterCycle(control, ready, std::chrono::steady_clock::now());
+  const std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
+  StatusOr<std::optional<CycleTuner::Change>> next = tuner_->AfterCycle(control, ready, now);
   if (!next.ok()) return next.status();
-  if (next.value().has_value()) settings_ = *next.value();
+  if (next.value().has_value()) {
+    settings_ = next.value()->settings;
+    timeline_.Mark(next.value()->mark, now);
+  }
   if (tuner_->done()) tuner_.reset();
   return Status::Ok();
 }

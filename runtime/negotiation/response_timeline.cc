@@ -22,6 +22,11 @@ void ResponseTimeline::MarkCycle(Clock::time_point start) {
   if (timeline_ != nullptr) timeline_->MarkCycle(start);
 }
 
+void ResponseTimeline::Mark(const TimelineMark& mark, Clock::time_point at) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (timeline_ != nullptr) timeline_->Mark(mark, at);
+}
+
 void ResponseTimeline::Record(const std::vector<TensorRequest>& requests, const std::vector<size_t>& members,
                               Clock::time_point submitted, Clock::time_point agreed, const Times& times) {
   if (!recording()) return;

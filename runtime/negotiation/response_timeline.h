@@ -52,6 +52,8 @@ class ResponseTimeline {
 
   // A cycle that has work starts at `start` (Timeline::MarkCycle).
   void MarkCycle(Clock::time_point start);
+  // Something the runtime changed at `at`, such as the autotuner's setting (Timeline::Mark).
+  void Mark(const TimelineMark& mark, Clock::time_point at);
   // One response of `requests[members]`, which this rank submitted first at `submitted` and the
   // ranks agreed on at `agreed`.
   void Record(const std::vector<TensorRequest>& requests, const std::vector<size_t>& members,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -30,6 +31,17 @@ void AppendNumber(std::string* out, int64_t value) {
 
 void AppendNumber(std::string* out, uint64_t value) {
   char digits[24];
+  const std::to_chars_result result = std::to_chars(digits, digits + sizeof(digits), value);
+  out->append(digits, result.ptr);
+}
+
+// JSON has no infinity or NaN.
+void AppendNumber(std::string* out, double value) {
+  if (!std::isfinite(value)) {
+    out->append("null");
+    return;
+  }
+  char digits[32];
   const std::to_chars_result result = std::to_chars(digits, digits + sizeof(digits), value);
   out->append(digits, result.ptr);
 }
@@ -279,6 +291,23 @@ void Timeline::MarkCycle(Clock::time_point start) {
   AppendEventHeadLocked(kTimelineCycleStart, 'i', 0, start_nanos);
   buffer_.append(",\"s\":\"t\"}");
   AcceptLocked(mark, 1, start_nanos);
+}
+
+void Timeline::Mark(const TimelineMark& mark, Clock::time_point at) {
+  const int64_t at_nanos = SinceZeroNanos(at);
+  std::lock_guard<std::mutex> lock(buffer_mutex_);
+  if (closing_) return;
+  const size_t mark_start = buffer_.size();
+  AppendEventHeadLocked(mark.name, 'i', 0, at_nanos);
+  buffer_.append(",\"s\":\"p\",\"args\":{");
+  for (size_t i = 0; i < mark.args.size(); ++i) {
+    if (i > 0) buffer_.push_back(',');
+    AppendJsonString(&buffer_, mark.args[i].key, kMaxTensorNameBytes);
+    buffer_.push_back(':');
+    AppendNumber(&buffer_, mark.args[i].value);
+  }
+  buffer_.append("}}");
+  AcceptLocked(mark_start, 1, at_nanos);
 }
 
 Status Timeline::WriteAt(off_t offset, std::string_view data) {

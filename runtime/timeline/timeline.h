@@ -24,7 +24,11 @@
 // the merger reads up to the last whole event. (Writing a temporary file and renaming it on every
 // flush was rejected: each flush would cost the file's whole size.)
 //
-// Cost. Record and MarkCycle format into an in-memory buffer under a mutex: no system call. A
+// Marks. Mark writes an instant event of the caller's name with numeric args on tid 0 (the cycle
+// lane), process-wide ("s":"p") so that the viewers draw it across the rank: what changed in the
+// runtime at that moment (the autotuner's settings: kTimelineAutotune, kTimelineAutotuneKept).
+//
+// Cost. Record, MarkCycle and Mark format into an in-memory buffer under a mutex: no system call. A
 // writer thread owned by the Timeline writes the buffer every flush_interval and as soon as it
 // holds flush_bytes; Flush writes it at once, Close writes it and closes the file. A runtime
 // without a timeline holds no Timeline (a null pointer) and pays nothing.
@@ -64,6 +68,10 @@ inline constexpr std::string_view kTimelineQueue = "QUEUE";
 inline constexpr std::string_view kTimelineMemcpyIn = "MEMCPY_IN_FUSION_BUFFER";
 inline constexpr std::string_view kTimelineMemcpyOut = "MEMCPY_OUT_FUSION_BUFFER";
 inline constexpr std::string_view kTimelineCycleStart = "CYCLE_START";
+// The autotuner switched every rank to a setting to measure (args: the setting, the sample number),
+// and to the setting it kept at the end (runtime/autotune/cycle_tuner.h).
+inline constexpr std::string_view kTimelineAutotune = "AUTOTUNE";
+inline constexpr std::string_view kTimelineAutotuneKept = "AUTOTUNE_KEPT";
 
 // The backend's activity for an operation: ("gloo", "ALLREDUCE") -> "GLOO_ALLREDUCE" (also MPI_,
 // NCCL_); the backend's name is upper-cased.
@@ -108,6 +116,19 @@ struct TimelineResponse {
   std::vector<TimelineActivity> activities;
 };
 
+// One numeric arg of a mark: "key": value, written in the shortest form that reads back as the
+// same double (std::to_chars); a value that is not finite is written as null.
+struct TimelineArg {
+  std::string key;
+  double value = 0;
+};
+
+// A mark: an instant event named `name` whose args are `args`, in their order.
+struct TimelineMark {
+  std::string name;
+  std::vector<TimelineArg> args;
+};
+
 class Timeline {
  public:
   static constexpr size_t kMaxTensorNames = 16;
@@ -129,6 +150,8 @@ class Timeline {
   void Record(const TimelineResponse& response);
   // Adds a CYCLE_START instant at `start` when mark_cycles is on.
   void MarkCycle(std::chrono::steady_clock::time_point start);
+  // Adds `mark` as an instant at `at`, whatever mark_cycles says.
+  void Mark(const TimelineMark& mark, std::chrono::steady_clock::time_point at);
 
   // Writes what is buffered now. Errors: "cannot write timeline 'PATH': REASON"; after the first
   // write error nothing more is written, and Flush and Close return that error.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <map>
@@ -266,6 +267,23 @@ TEST_F(TimelineTest, CycleStartsOnlyWhenMarkingCycles) {
   EXPECT_EQ(cycles[0]["ph"], "i");
   EXPECT_EQ(cycles[0]["tid"], 0);
   EXPECT_DOUBLE_EQ(cycles[0]["ts"].get<double>(), 7.0);
+}
+
+TEST_F(TimelineTest, MarksAreProcessWideInstantsWithTheirNumbersAsArgs) {
+  std::unique_ptr<Timeline> timeline = OpenTimeline({});  // marks need no mark_cycles
+  ASSERT_NE(timeline, nullptr);
+  timeline->Mark({"AUTOTUNE", {{"sample", 3}, {"cycle_time_ms", 2.5}, {"nan", std::nan("")}}},
+                 zero_ + microseconds(42));
+  ASSERT_TRUE(timeline->Close().ok());
+  const std::vector<json> marks = EventsNamed(ReadTrace(path_), "AUTOTUNE");
+  ASSERT_EQ(marks.size(), 1U);
+  EXPECT_EQ(marks[0]["ph"], "i");
+  EXPECT_EQ(marks[0]["s"], "p");
+  EXPECT_EQ(marks[0]["tid"], 0);
+  EXPECT_DOUBLE_EQ(marks[0]["ts"].get<double>(), 42.0);
+  EXPECT_EQ(marks[0]["args"]["sample"], 3);
+  EXPECT_DOUBLE_EQ(marks[0]["args"]["cycle_time_ms"].get<double>(), 2.5);
+  EXPECT_TRUE(marks[0]["args"]["nan"].is_null());
 }
 
 TEST_F(TimelineTest, TensorNamesAreEscapedAndBounded) {

@@ -285,8 +285,9 @@ std::string ReplaceOnce(std::string text, const std::string& from, const std::st
 }
 
 // The shipped fusion lab (configs/lab7-fusion.yaml) run whole at a small size: both models, both
-// backends, every fusion setting, with tiny images and two steps; then its report's two fusion
-// sections.
+// backends, every fusion setting, with tiny images and four steps (the first a round the tuner does
+// not time, the last one it cannot see end: two steps, two samples of one step); then its report's
+// two fusion sections, the autotune rows with the setting each run kept.
 TEST(LabRun, FusionLabAtASmallSize) {
   if (::access(e2e::InstalledProgram("hvdrun-trainer").c_str(), X_OK) != 0) {
     GTEST_SKIP() << "hvdrun-trainer is not installed (built only with libtorch)";
@@ -294,11 +295,18 @@ TEST(LabRun, FusionLabAtASmallSize) {
   ScratchDir dir;
   std::string experiment = ReadFileBytes(std::string(HVDRUN_LAB_CONFIGS_DIR) + "/lab7-fusion.yaml");
   experiment = ReplaceOnce(experiment, "args: [--image-size, 224, --steps, 20, --warmup-steps, 5]",
-                           "args: [--image-size, 32, --steps, 1, --warmup-steps, 1]");
+                           "args: [--image-size, 32, --steps, 3, --warmup-steps, 1]");
+  experiment =
+      ReplaceOnce(experiment, "HOROVOD_AUTOTUNE_WARMUP_SAMPLES: 1", "HOROVOD_AUTOTUNE_WARMUP_SAMPLES: 0");
+  experiment =
+      ReplaceOnce(experiment, "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE: 2", "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE: 1");
+  experiment = ReplaceOnce(experiment, "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES: 8",
+                           "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES: 2");
   experiment = ReplaceOnce(experiment, "batch_size: 32", "batch_size: 2");
+  experiment += "exclude:\n  - {model: vgg16, fusion: autotune}\n";  // ResNet-50's search is enough here
   experiment = ReplaceOnce(experiment, "repeats: 3", "repeats: 1");
   const std::string path = dir.WriteFile("lab7-fusion.yaml", experiment);
-  // 12 cells, VGG-16's among them: about 75 s alone, twice that beside other tests.
+  // 14 cells, VGG-16's among them: about 90 s alone, twice that beside other tests.
   ProcessResult run =
       StartLab({"run", path, "--results", dir.path()}).Wait(std::chrono::milliseconds(270'000));
   ASSERT_EQ(run.exit_code, 0) << run;
@@ -306,19 +314,37 @@ TEST(LabRun, FusionLabAtASmallSize) {
   ASSERT_EQ(report.exit_code, 0) << report;
   const nlohmann::json json = ReadJson(dir.path() + "/lab7-fusion/report.json");
 
-  // Fusion on and off: 2 models x 2 backends, each with off, on and horovod-0.20, off first.
+  // Fusion on and off: 2 models x 2 backends, each with off, on and horovod-0.20 (and ResNet-50 with
+  // autotune), off first; the autotune rows name what the tuner kept, which its log in the run's
+  // directory says.
   const nlohmann::json& fusion = json["fusion"];
-  ASSERT_EQ(fusion.size(), 12U) << fusion.dump(2);
+  ASSERT_EQ(fusion.size(), 14U) << fusion.dump(2);
+  const std::map<std::string, std::string> fixed = {
+      {"off", "0 MiB, 1 ms"}, {"on", "128 MiB, 1 ms"}, {"horovod-0.20", "64 MiB, 5 ms"}};
+  int tuned = 0;
   for (size_t i = 0; i < fusion.size(); ++i) {
-    EXPECT_EQ(fusion[i]["fusion"], (std::vector<std::string>{"off", "on", "horovod-0.20"}[i % 3])) << i;
+    const std::string value = fusion[i]["fusion"].get<std::string>();
+    EXPECT_EQ(value == "off", fusion[i]["training_ratio"] == 1.0) << fusion[i].dump();
     EXPECT_GT(fusion[i]["training_time_s"]["mean"].get<double>(), 0) << fusion[i].dump();
     EXPECT_GT(fusion[i]["training_ratio"].get<double>(), 0) << fusion[i].dump();
+    const std::string setting = fusion[i]["setting"].get<std::string>();
+    if (value == "autotune") {
+      ++tuned;
+      EXPECT_TRUE(Contains(setting, " ms (kept after 2 samples)")) << fusion[i].dump();
+      const std::string log = dir.path() + "/lab7-fusion/cells/" +
+                              fusion[i]["row"]["cell"].get<std::string>() + "/repeat-1/autotune.csv";
+      EXPECT_TRUE(Contains(ReadFileBytes(log), "chosen")) << log;
+    } else {
+      ASSERT_EQ(fixed.count(value), 1U) << fusion[i].dump();
+      EXPECT_EQ(setting, fixed.at(value)) << i;
+    }
   }
+  EXPECT_EQ(tuned, 2);
 
   // Responses by size: each cell's, adding up to what it reduced. With fusion off, every gradient
-  // tensor is a response of its own (ResNet-50: 161 a step, 2 steps with the warm-up); fused, fewer.
+  // tensor is a response of its own (ResNet-50: 161 a step, 4 steps with the warm-up); fused, fewer.
   const nlohmann::json& sizes = json["response_sizes"];
-  ASSERT_EQ(sizes.size(), 12U) << sizes.dump(2);
+  ASSERT_EQ(sizes.size(), 14U) << sizes.dump(2);
   std::map<std::string, double> responses_by_cell;
   for (const nlohmann::json& cell : sizes) {
     double count = 0;
@@ -334,7 +360,7 @@ TEST(LabRun, FusionLabAtASmallSize) {
   for (const char* backend : {"gloo", "mpi"}) {
     const std::string cell =
         std::string("backend=") + backend + " np=2 servers=1 batch_size=2 device=cpu model=resnet50";
-    EXPECT_GE(responses_by_cell[cell + " fusion=off"], 161 * 2) << backend;
+    EXPECT_GE(responses_by_cell[cell + " fusion=off"], 161 * 4) << backend;
     EXPECT_LT(responses_by_cell[cell + " fusion=on"], responses_by_cell[cell + " fusion=off"]) << backend;
   }
   const std::string markdown = ReadFileBytes(dir.path() + "/lab7-fusion/report.md");
