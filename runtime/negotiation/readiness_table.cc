@@ -1,33 +1,20 @@
 #include "runtime/negotiation/readiness_table.h"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
 
 #include "common/error_text.h"
+#include "common/shortest_number.h"
 
 namespace hvdrun {
 
 namespace {
 
-// The shortest text that reads back as `value`: "0.1", "2". (Not std::to_chars: GCC 10's library,
-// the relocatable bundle's baseline, has none for floating point.)
-std::string ShortestText(double value) {
-  std::array<char, 32> text{};
-  for (int digits = 1; digits < 17; ++digits) {
-    std::snprintf(text.data(), text.size(), "%.*g", digits, value);
-    if (std::strtod(text.data(), nullptr) == value) return text.data();
-  }
-  std::snprintf(text.data(), text.size(), "%.17g", value);
-  return text.data();
-}
-
 // " scaled by 0.5 then 2" when a request has scale factors; empty otherwise.
 std::string FactorsText(const TensorRequest& request) {
   if (request.prescale == 1.0 && request.postscale == 1.0) return {};
-  return " scaled by " + ShortestText(request.prescale) + " then " + ShortestText(request.postscale);
+  return " scaled by " + ShortestNumberText(request.prescale) + " then " +
+         ShortestNumberText(request.postscale);
 }
 
 // The collective, its elements and parameters, without the shape.

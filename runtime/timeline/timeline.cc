@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/shortest_number.h"
 #include "common/timeline/timeline_format.h"
 
 namespace hvdrun {
@@ -41,9 +42,7 @@ void AppendNumber(std::string* out, double value) {
     out->append("null");
     return;
   }
-  char digits[32];
-  const std::to_chars_result result = std::to_chars(digits, digits + sizeof(digits), value);
-  out->append(digits, result.ptr);
+  out->append(ShortestNumberText(value));
 }
 
 // Microseconds with up to three decimals: -1500 ns -> "-1.5", 2000 ns -> "2".

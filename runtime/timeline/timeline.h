@@ -117,7 +117,7 @@ struct TimelineResponse {
 };
 
 // One numeric arg of a mark: "key": value, written in the shortest form that reads back as the
-// same double (std::to_chars); a value that is not finite is written as null.
+// same double (common/shortest_number.h); a value that is not finite is written as null.
 struct TimelineArg {
   std::string key;
   double value = 0;
