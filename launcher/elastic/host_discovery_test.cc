@@ -102,8 +102,9 @@ TEST(HostDiscovery, AHostNotAllowedIsSaidOnceWhileTheScriptNamesIt) {
   HostDiscovery discovery(script, 1, {HostSlots{"n1", 1}}, AllowedHosts{{"n1", "n2"}, "Slurm job 42"}, 20ms);
   discovery.Start();
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (discovery.runs() < 3 && std::chrono::steady_clock::now() < deadline)
+  while (discovery.runs() < 3 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(10ms);
+  }
   ASSERT_GE(discovery.runs(), 3u);
   EXPECT_EQ(discovery.TakeWarnings(),
             std::vector<std::string>{"host discovery script '" + script +
