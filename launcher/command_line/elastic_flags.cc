@@ -127,6 +127,11 @@ Status ResolveElastic(const LaunchFlags& flags, const EnvironmentLookup& getenv,
       return Status::Error(elastic_flag + ": the hosts come from the script; leave out -H and --hostfile");
     }
     elastic.discovery_script = flags.host_discovery_script;
+    if (options.agent_start == AgentStart::kSlurm && options.slurm) {
+      for (const HostSlots& node : options.slurm->nodes) elastic.allowed.hosts.push_back(node.host);
+      elastic.allowed.where = "Slurm job " + options.slurm->job_id + " (" + env::kSlurmJobNodeList + "='" +
+                              options.slurm->node_list + "')";
+    }
   }
   if (Status s = ResolveCounts(flags, options, elastic); !s.ok()) return s;
   if (Status s = ResolveTimeout(flags, getenv, elastic); !s.ok()) return s;

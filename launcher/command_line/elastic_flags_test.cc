@@ -63,6 +63,25 @@ TEST(ElasticFlags, DefaultsAreHorovodrunsAndTheTimeoutComesFromItsVariable) {
   EXPECT_EQ(parsed.options->elastic->timeout_s, 600);
 }
 
+// Inside an allocation whose agents start through srun, discovery may give its nodes only.
+TEST(ElasticFlags, InsideASlurmAllocationDiscoveryIsHeldToItsNodes) {
+  const std::map<std::string, std::string> allocation = {
+      {"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n[1-3]"}, {"SLURM_TASKS_PER_NODE", "1(x3)"}};
+  ParsedCommandLine parsed =
+      Parse({"-np", "2", "--min-np", "2", "--host-discovery-script", "./h", "./train"}, allocation);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  const AllowedHosts& allowed = parsed.options->elastic->allowed;
+  EXPECT_EQ(allowed.hosts, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_EQ(allowed.where, "Slurm job 42 (SLURM_JOB_NODELIST='n[1-3]')");
+  // Over SSH, any host the script names can be reached.
+  parsed = Parse({"-np", "2", "--launcher", "ssh", "--host-discovery-script", "./h", "./train"}, allocation);
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_TRUE(parsed.options->elastic->allowed.hosts.empty());
+  parsed = Parse({"-np", "2", "--host-discovery-script", "./h", "./train"});
+  ASSERT_TRUE(parsed.options.has_value()) << parsed.error;
+  EXPECT_TRUE(parsed.options->elastic->allowed.hosts.empty());
+}
+
 TEST(ElasticFlags, EachMistakeIsOneLineNamingTheFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"-np", "2", "--max-np", "4", "./t"},

@@ -38,9 +38,18 @@ StatusOr<std::vector<HostSlots>> FirstDiscoveredHosts(const ElasticOptions& opti
                                                       const std::function<void(const std::string&)>& say) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(start_timeout_s);
   std::string last;
+  std::string last_left_out;
   while (true) {
     StatusOr<std::vector<HostSlots>> hosts = DiscoverHosts(options.discovery_script, options.slots_per_host);
+    std::string left_out;
+    if (hosts.ok()) {
+      hosts =
+          KeepAllowedHosts(std::move(hosts).value(), options.allowed, options.discovery_script, &left_out);
+    }
+    // Hosts left out of a list that suffices are the discovery thread's to name (once).
     if (hosts.ok() && TotalSlots(hosts.value()) >= num_proc) return hosts;
+    if (!left_out.empty() && left_out != last_left_out) say(left_out);
+    last_left_out = std::move(left_out);
     std::string now = hosts.ok() ? "it found " + Slots(static_cast<size_t>(TotalSlots(hosts.value())))
                                  : hosts.status().message();
     if (!hosts.ok() && now != last) say(now + "; trying again every second");
@@ -93,7 +102,8 @@ void ElasticDriver::Begin(SetKey set_key) {
   rounds_.push_back(RoundRecord{0, static_cast<int>(current_.size()), HostsOf(current_), {}, {}, "start", 0});
   last_usable_ = usable_;
   if (!options_.discovery_script.empty()) {
-    discovery_ = std::make_unique<HostDiscovery>(options_.discovery_script, options_.slots_per_host, usable_);
+    discovery_ = std::make_unique<HostDiscovery>(options_.discovery_script, options_.slots_per_host, usable_,
+                                                 options_.allowed);
     discovery_->Start();
   }
 }

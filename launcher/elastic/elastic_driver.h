@@ -54,8 +54,9 @@ namespace hvdrun {
 // of a lost host) before it plans the next round.
 inline constexpr double kSettleSeconds = 0.5;
 
-// The first hosts of a job with --host-discovery-script: the script's output once it holds
-// `num_proc` slots, run every second for at most `start_timeout_s` (a failing run is a warning
+// The first hosts of a job with --host-discovery-script: the script's output, less the hosts
+// options.allowed does not hold, once it holds `num_proc` slots, run every second for at most
+// `start_timeout_s` (a failing run, or hosts left out while too few slots remain, is a warning
 // through `say`); the error says what the script last gave.
 StatusOr<std::vector<HostSlots>> FirstDiscoveredHosts(const ElasticOptions& options, int num_proc,
                                                       int start_timeout_s,

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hvdrun {
 
@@ -12,6 +13,13 @@ namespace hvdrun {
 struct CooldownRange {
   int min_s = 0;
   int max_s = 0;
+};
+
+// The hosts a discovery script may give: inside a Slurm allocation whose agents start through srun,
+// its nodes (srun reaches no other). A host outside them is left out with a warning.
+struct AllowedHosts {
+  std::vector<std::string> hosts;  // empty: any host
+  std::string where;  // what holds them, for the warning: "Slurm job 12 (SLURM_JOB_NODELIST='n[1-3]')"
 };
 
 struct ElasticOptions {
@@ -22,6 +30,8 @@ struct ElasticOptions {
   // --host-discovery-script: run every second, prints `host[:slots]` lines; empty: the hosts of
   // -H/--hostfile (or the Slurm allocation), which can only be lost.
   std::string discovery_script;
+  // The hosts the script may give (the Slurm allocation's nodes under --launcher slurm).
+  AllowedHosts allowed;
   // --slots-per-host: slots of a discovered host whose line gives none.
   int slots_per_host = 1;
   // --elastic-timeout (else HOROVOD_ELASTIC_TIMEOUT, else 600): how long the job waits below

@@ -1,5 +1,6 @@
 #include "launcher/elastic/host_discovery.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <utility>
@@ -75,10 +76,31 @@ StatusOr<std::vector<HostSlots>> DiscoverHosts(const std::string& script, int sl
   return hosts;
 }
 
+std::vector<HostSlots> KeepAllowedHosts(std::vector<HostSlots> hosts, const AllowedHosts& allowed,
+                                        const std::string& script, std::string* warning) {
+  warning->clear();
+  if (allowed.hosts.empty()) return hosts;
+  std::string left_out;
+  size_t count = 0;
+  std::erase_if(hosts, [&](const HostSlots& host) {
+    if (std::find(allowed.hosts.begin(), allowed.hosts.end(), host.host) != allowed.hosts.end()) return false;
+    left_out += (count++ == 0 ? "" : ", ") + PrintableText(host.host);
+    return true;
+  });
+  if (count > 0) {
+    *warning = "host discovery script '" + PrintableText(script) + "': " + (count == 1 ? "host " : "hosts ") +
+               left_out + (count == 1 ? " is not a node of " : " are not nodes of ") + allowed.where +
+               "; the job goes on without " + (count == 1 ? "it" : "them");
+  }
+  return hosts;
+}
+
 HostDiscovery::HostDiscovery(std::string script, int slots_per_host, std::vector<HostSlots> first,
-                             std::chrono::milliseconds period, std::chrono::milliseconds timeout)
+                             AllowedHosts allowed, std::chrono::milliseconds period,
+                             std::chrono::milliseconds timeout)
     : script_(std::move(script)),
       slots_per_host_(slots_per_host),
+      allowed_(std::move(allowed)),
       period_(period),
       timeout_(timeout),
       hosts_(first),
@@ -104,7 +126,10 @@ void HostDiscovery::Loop() {
     StatusOr<std::vector<HostSlots>> hosts = DiscoverHosts(script_, slots_per_host_, timeout_);
     lock.lock();
     if (hosts.ok()) {
-      hosts_ = std::move(hosts).value();
+      std::string left_out;
+      hosts_ = KeepAllowedHosts(std::move(hosts).value(), allowed_, script_, &left_out);
+      if (!left_out.empty() && left_out != last_left_out_) warnings_.push_back(left_out);
+      last_left_out_ = std::move(left_out);
       last_problem_.clear();
       ++runs_;
     } else if (hosts.status().message() != last_problem_) {

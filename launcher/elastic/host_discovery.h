@@ -7,7 +7,9 @@
 //
 // A run that cannot start, exits non-zero, is killed, takes longer than kDiscoveryTimeout or
 // prints a line that is not a host is a problem: one warning line naming the script and the
-// problem (the same problem again is not repeated), and the hosts stay the last good list.
+// problem (the same problem again is not repeated), and the hosts stay the last good list. A good
+// list naming hosts outside AllowedHosts (elastic_options.h) is taken without them, with one
+// warning naming them (again only when they change).
 #ifndef HVDRUN_LAUNCHER_ELASTIC_HOST_DISCOVERY_H_
 #define HVDRUN_LAUNCHER_ELASTIC_HOST_DISCOVERY_H_
 
@@ -22,6 +24,7 @@
 
 #include "common/placement/host_spec.h"
 #include "hvdrun/status.h"
+#include "launcher/elastic/elastic_options.h"
 
 namespace hvdrun {
 
@@ -36,13 +39,19 @@ StatusOr<std::vector<HostSlots>> ParseDiscoveredHosts(const std::string& output,
 StatusOr<std::vector<HostSlots>> DiscoverHosts(const std::string& script, int slots_per_host,
                                                std::chrono::milliseconds timeout = kDiscoveryTimeout);
 
+// `hosts` less those `allowed` does not hold; `warning` becomes one line naming those left out and
+// `script` ("" when none was).
+std::vector<HostSlots> KeepAllowedHosts(std::vector<HostSlots> hosts, const AllowedHosts& allowed,
+                                        const std::string& script, std::string* warning);
+
 // Runs the script every `period` on a thread of its own, from Start() until destroyed. Thread-safe:
 // the job's thread calls TakeChange() and TakeWarnings() while the discovery thread runs.
 class HostDiscovery {
  public:
-  // `first`: the hosts the job started with (the last good list until a run gives another).
+  // `first`: the hosts the job started with (the last good list until a run gives another);
+  // `allowed`: the hosts a run may give.
   HostDiscovery(std::string script, int slots_per_host, std::vector<HostSlots> first,
-                std::chrono::milliseconds period = kDiscoveryPeriod,
+                AllowedHosts allowed = {}, std::chrono::milliseconds period = kDiscoveryPeriod,
                 std::chrono::milliseconds timeout = kDiscoveryTimeout);
   // Stops the thread; a script still running is killed with its process group.
   ~HostDiscovery();
@@ -63,6 +72,7 @@ class HostDiscovery {
 
   const std::string script_;
   const int slots_per_host_;
+  const AllowedHosts allowed_;
   const std::chrono::milliseconds period_;
   const std::chrono::milliseconds timeout_;
   mutable std::mutex mutex_;
@@ -72,6 +82,7 @@ class HostDiscovery {
   std::vector<HostSlots> taken_;       // GUARDED_BY(mutex_): what TakeChange returned last
   std::vector<std::string> warnings_;  // GUARDED_BY(mutex_)
   std::string last_problem_;           // GUARDED_BY(mutex_): not repeated while it lasts
+  std::string last_left_out_;          // GUARDED_BY(mutex_): the same, for hosts not allowed
   uint64_t runs_ = 0;                  // GUARDED_BY(mutex_)
   std::thread thread_;
 };

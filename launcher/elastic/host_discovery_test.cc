@@ -74,12 +74,50 @@ TEST(HostDiscovery, FailuresNameTheScriptAndTheProblem) {
             std::string::npos);
 }
 
+TEST(HostDiscovery, HostsOutsideTheAllowedOnesAreLeftOutWithOneLine) {
+  const AllowedHosts allowed{{"n1", "n2", "n3"}, "Slurm job 42 (SLURM_JOB_NODELIST='n[1-3]')"};
+  std::string warning = "stale";
+  EXPECT_EQ(Text(KeepAllowedHosts({HostSlots{"n1", 1}, HostSlots{"n3", 2}}, allowed, "./h", &warning)),
+            "n1:1 n3:2 ");
+  EXPECT_EQ(warning, "");
+  EXPECT_EQ(Text(KeepAllowedHosts({HostSlots{"n1", 1}, HostSlots{"n9", 1}}, allowed, "./h", &warning)),
+            "n1:1 ");
+  EXPECT_EQ(
+      warning,
+      "host discovery script './h': host n9 is not a node of Slurm job 42 (SLURM_JOB_NODELIST='n[1-3]'); "
+      "the job goes on without it");
+  EXPECT_TRUE(KeepAllowedHosts({HostSlots{"a", 1}, HostSlots{"b", 1}}, allowed, "./h", &warning).empty());
+  EXPECT_EQ(
+      warning,
+      "host discovery script './h': hosts a, b are not nodes of Slurm job 42 (SLURM_JOB_NODELIST='n[1-3]'); "
+      "the job goes on without them");
+  // No allowed hosts: any host.
+  EXPECT_EQ(Text(KeepAllowedHosts({HostSlots{"a", 1}}, AllowedHosts{}, "./h", &warning)), "a:1 ");
+  EXPECT_EQ(warning, "");
+}
+
+TEST(HostDiscovery, AHostNotAllowedIsSaidOnceWhileTheScriptNamesIt) {
+  ScratchDir dir;
+  std::string script = Script(dir, "hosts.sh", "echo n1; echo n9\n");
+  HostDiscovery discovery(script, 1, {HostSlots{"n1", 1}}, AllowedHosts{{"n1", "n2"}, "Slurm job 42"}, 20ms);
+  discovery.Start();
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (discovery.runs() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GE(discovery.runs(), 3u);
+  EXPECT_EQ(discovery.TakeWarnings(),
+            std::vector<std::string>{"host discovery script '" + script +
+                                     "': host n9 is not a node of Slurm job 42; the job goes on without it"});
+  EXPECT_FALSE(discovery.TakeChange().has_value());  // n1 alone, as it started
+}
+
 TEST(HostDiscovery, TheJobKeepsItsLastGoodHostsAndHearsEachProblemOnce) {
   ScratchDir dir;
   const std::string state = dir.path() + "/state";
   // Prints the hosts in `state` when it holds some, else fails.
   std::string script = Script(dir, "hosts.sh", "test -s '" + state + "' || exit 1\ncat '" + state + "'\n");
-  HostDiscovery discovery(script, 1, {HostSlots{"a", 1}}, 20ms);
+  HostDiscovery discovery(script, 1, {HostSlots{"a", 1}}, AllowedHosts{}, 20ms);
   discovery.Start();
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   std::vector<std::string> warnings;

@@ -37,6 +37,38 @@ std::vector<std::string> ElasticTraining::Program() const {
 #endif
 }
 
+std::vector<std::string> ElasticTraining::GrowingProgram(const std::vector<std::string>& first,
+                                                         const std::vector<std::string>& then,
+                                                         int then_size) const {
+#ifdef HVDRUN_TEST_ELASTIC_GROWTH_PROGRAM
+  std::string hosts;
+  for (const std::string& host : first) hosts += host + "\n";
+  dir_.WriteFile("hosts", hosts);
+  const std::string script = dir_.WriteFile("hosts.sh", "#!/bin/sh\nexec cat '" + HostsFile() + "'\n");
+  ::chmod(script.c_str(), 0755);
+  std::string new_hosts;
+  for (const std::string& host : then) new_hosts += (new_hosts.empty() ? "" : " ") + host;
+  return {"--host-discovery-script",
+          script,
+          "-x",
+          std::string("PYTHONPATH=") + HVDRUN_TEST_PYTHON_PATH,
+          "-x",
+          "ELASTIC_TEST_HOSTS_FILE=" + HostsFile(),
+          "-x",
+          "ELASTIC_TEST_NEW_HOSTS=" + new_hosts,
+          "-x",
+          "ELASTIC_TEST_SIZE=" + std::to_string(then_size),
+          "--gloo",
+          HVDRUN_TEST_PYTHON,
+          HVDRUN_TEST_ELASTIC_GROWTH_PROGRAM};
+#else
+  (void)first;
+  (void)then;
+  (void)then_size;
+  return {};
+#endif
+}
+
 bool ElasticTraining::WaitUntilMidTraining(std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   struct stat info {};
@@ -63,21 +95,48 @@ testing::AssertionResult ElasticTraining::EndedOnTheSurvivors(const e2e::Process
   if (result.stderr_text.find(round) == std::string::npos) {
     return testing::AssertionFailure() << "hvdrun printed no line '" << round << "'";
   }
-  // "[i]<stdout>:worker HOST/SLOT/N: rank R of 2, round 1, step 300, resets [2], identical True"
-  static const std::regex kEnded(
-      R"(\]<stdout>:worker ([^/\n]+)/[0-9]+/[0-9]+: rank ([01]) of 2, round 1, step 300, resets \[2\], identical True\n)");
   std::set<std::string> hosts;
   std::set<std::string> ranks;
-  for (auto it = std::sregex_iterator(result.stdout_text.begin(), result.stdout_text.end(), kEnded);
-       it != std::sregex_iterator(); ++it) {
-    hosts.insert((*it)[1].str());
-    ranks.insert((*it)[2].str());
-  }
+  RanksThatEnded(result.stdout_text, 2, R"(\[2\])", &hosts, &ranks);
   if (hosts.size() != 2 || ranks.size() != 2 || hosts.count(lost) != 0) {
     return testing::AssertionFailure() << "not both ranks of round 1, on hosts other than " << lost
                                        << ", ended with 300 steps and rank 0's parameters";
   }
   return testing::AssertionSuccess();
+}
+
+testing::AssertionResult ElasticTraining::EndedGrown(const e2e::ProcessResult& result,
+                                                     const std::string& added, int size) const {
+  if (result.exit_code != 0) return testing::AssertionFailure() << "hvdrun exited with " << result.exit_code;
+  const std::string round = "hvdrun: elastic: round 1: " + std::to_string(size) + " ranks on " +
+                            std::to_string(size) + " hosts; hosts lost: none; added: " + added +
+                            "; why: new slots on " + added + ";";
+  if (result.stderr_text.find(round) == std::string::npos) {
+    return testing::AssertionFailure() << "hvdrun printed no line '" << round << "'";
+  }
+  std::set<std::string> hosts;
+  std::set<std::string> ranks;
+  // The ranks that were there reset once, to `size`; the one added started in round 1.
+  RanksThatEnded(result.stdout_text, size, R"(\[()" + std::to_string(size) + R"()?\])", &hosts, &ranks);
+  if (static_cast<int>(hosts.size()) != size || static_cast<int>(ranks.size()) != size ||
+      hosts.count(added) == 0) {
+    return testing::AssertionFailure() << "not all " << size << " ranks of round 1, one on " << added
+                                       << ", ended with 300 steps and rank 0's parameters";
+  }
+  return testing::AssertionSuccess();
+}
+
+void ElasticTraining::RanksThatEnded(const std::string& output, int size, const std::string& resets,
+                                     std::set<std::string>* hosts, std::set<std::string>* ranks) {
+  // "[i]<stdout>:worker HOST/SLOT/N: rank R of SIZE, round 1, step 300, resets [..], identical True"
+  const std::regex ended(R"(\]<stdout>:worker ([^/\n]+)/[0-9]+/[0-9]+: rank ([0-9]+) of )" +
+                         std::to_string(size) + ", round 1, step 300, resets " + resets +
+                         R"(, identical True\n)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), ended); it != std::sregex_iterator();
+       ++it) {
+    hosts->insert((*it)[1].str());
+    ranks->insert((*it)[2].str());
+  }
 }
 
 }  // namespace hvdrun::cluster

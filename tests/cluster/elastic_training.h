@@ -5,6 +5,10 @@
 // time its first step of round 1 ended (SecondsToFirstStep); every rank of the round the job ends
 // in checks that it ran every step and holds rank 0's parameters, and prints one line.
 //
+// A job that grows (GrowingProgram) runs tests/python/elastic_discovery.py instead, with
+// --host-discovery-script: the script prints the hosts of a file, and rank 0 rewrites that file at
+// step 50 of round 0; hvdrun starts a rank on the host added, and the ranks re-form round 1.
+//
 // The program imports torch: hvdrun.torch must be built and staged (UnusableReason). Not
 // thread-safe.
 #ifndef HVDRUN_TESTS_CLUSTER_ELASTIC_TRAINING_H_
@@ -14,6 +18,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +37,12 @@ class ElasticTraining {
   // one reset, to 2 ranks), then the interpreter and the script.
   std::vector<std::string> Program() const;
 
+  // The end of hvdrun's command line for a job that grows: --host-discovery-script (a script
+  // printing `first`, one host a line, until rank 0 of round 0 has run 50 steps, then `then`), -x
+  // for what the program reads and checks (round 1 with `then_size` ranks), and the program.
+  std::vector<std::string> GrowingProgram(const std::vector<std::string>& first,
+                                          const std::vector<std::string>& then, int then_size) const;
+
   // Waits until rank 2 has run 50 steps; false after `timeout`.
   bool WaitUntilMidTraining(std::chrono::milliseconds timeout) const;
 
@@ -44,9 +55,21 @@ class ElasticTraining {
   testing::AssertionResult EndedOnTheSurvivors(const e2e::ProcessResult& result,
                                                const std::string& lost) const;
 
+  // Success when hvdrun exited 0 after growing onto `added` in round 1 (the line that says so),
+  // and the `size` ranks of round 1, one of them on `added`, ended with every step run and
+  // identical parameters.
+  testing::AssertionResult EndedGrown(const e2e::ProcessResult& result, const std::string& added,
+                                      int size) const;
+
  private:
+  // The ranks of round 1 (of `size`) that printed their end with every step run, the resets
+  // `resets` (a regular expression) and rank 0's parameters: their hosts and ranks.
+  static void RanksThatEnded(const std::string& output, int size, const std::string& resets,
+                             std::set<std::string>* hosts, std::set<std::string>* ranks);
+
   std::string ProgressFile() const { return dir_.path() + "/progress"; }
   std::string FirstStepFile() const { return dir_.path() + "/first_step"; }
+  std::string HostsFile() const { return dir_.path() + "/hosts"; }
 
   e2e::ScratchDir dir_;
 };

@@ -4,7 +4,8 @@
 // on each node through srun. Covered: Slurm's host lists expanded as `scontrol show hostnames`
 // does, hosts, slots and -np taken from the allocation, Gloo collectives under sbatch, MPI under
 // salloc (mpirun finding the allocation itself), a rank's failure, a node that dies (in a job, and
-// in an elastic job, which goes on without it: elastic_training.h), scancel in
+// in an elastic job, which goes on without it: elastic_training.h), an elastic job that grows onto
+// a node of its allocation that its --host-discovery-script adds (and not onto one outside), scancel in
 // the middle of a job leaving nothing running on any node, Slurm's task variables as each rank sees
 // them, and an hvdrun-lab matrix submitted with the sbatch script hvdrun-lab writes.
 #include <gtest/gtest.h>
@@ -357,6 +358,29 @@ TEST_F(SlurmTest, AnElasticJobGoesOnWithoutANodeThatDies) {
       InLauncher({"scontrol", "update", "NodeName=server4", "State=DOWN", "Reason=killed by the test"},
                  milliseconds(10'000));
   EXPECT_EQ(down.exit_code, 0) << down;
+}
+
+// An elastic job on the same nodes that grows: its discovery script prints server1 and server3 until
+// rank 0 reaches step 50, then server2 too (a node of the cluster, not of the allocation: left out
+// with a warning) and server4, where hvdrun starts an agent through srun and a rank of round 1.
+TEST_F(SlurmTest, AnElasticJobGrowsOntoANodeItsDiscoveryScriptAdds) {
+  if (std::string reason = ElasticTraining::UnusableReason(); !reason.empty()) GTEST_SKIP() << reason;
+  ElasticTraining training;
+  ProcessResult result = InLauncher(e2e::Concat(
+      {{"salloc", "-N", "3", "--nodelist=server[1,3-4]", "--ntasks-per-node=1", "--quiet", e2e::HvdrunPath(),
+        "-np", "2", "--min-np", "2", "--max-np", "3", "--heartbeat-timeout", "3"},
+       training.GrowingProgram({"server1", "server3"}, {"server1", "server3", "server2", "server4"}, 3)}));
+  EXPECT_FALSE(result.timed_out) << result;
+  EXPECT_TRUE(training.EndedGrown(result, "server4", 3)) << result;
+  const std::string refused = "': host server2 is not a node of Slurm job ";
+  const size_t at = result.stderr_text.find(refused);
+  EXPECT_NE(at, std::string::npos) << result;
+  EXPECT_EQ(result.stderr_text.find(refused, at + 1), std::string::npos) << "said more than once\n" << result;
+  EXPECT_NE(result.stderr_text.find(" (SLURM_JOB_NODELIST='server[1,3-4]'); the job goes on without it\n"),
+            std::string::npos)
+      << result;
+  std::vector<pid_t> left = WaitForNoLeftovers({"srun", "python3"}, milliseconds(15'000));
+  EXPECT_TRUE(left.empty()) << e2e::DescribeProcesses(left) << "\n" << result;
 }
 
 TEST_F(SlurmTest, ANodeThatDiesLosesItsRanksAndTheJobEnds) {
