@@ -150,13 +150,15 @@ bool ReadinessTable::RecordRequest(int rank, const TensorRequest& request, Clock
   Entry& entry = it->second;
   if (inserted) {
     entry.request = request;
+    entry.request_rank = rank;
     entry.announced.assign(static_cast<size_t>(size_), false);
     entry.counts.assign(static_cast<size_t>(size_), 0);
     entry.order = next_order_++;
     entry.since = now;
   } else if (entry.mismatch.empty() && !entry.request.Matches(request)) {
-    const int first = static_cast<int>(std::find(entry.announced.begin(), entry.announced.end(), true) -
-                                       entry.announced.begin());
+    // The rank whose request is kept: with per-rank first dimensions (allgather), the lowest rank that
+    // announced may have given another shape than the one compared.
+    const int first = entry.request_rank;
     // Lower rank first, so that the message does not depend on who announced first.
     const bool first_is_lower = first < rank;
     entry.mismatch = "'" + request.name + "' was submitted as " +

@@ -77,6 +77,7 @@ class ReadinessTable {
  private:
   struct Entry {
     TensorRequest request;  // as the first rank announced it
+    int request_rank = 0;   // that rank
     std::vector<bool> announced;
     std::vector<uint64_t> counts;  // each rank's request.count
     int count = 0;

@@ -89,6 +89,24 @@ TEST(ReadinessTable, DifferentParametersFailTheNameWithBothDescriptions) {
   EXPECT_EQ(OnlyFailure(table.Apply({{Announce("w", 10)}, {}}, Clock::now()), "w"), error);
 }
 
+TEST(ReadinessTable, AMismatchNamesTheRankWhoseRequestWasCompared) {
+  // Allgather rows differ per rank: rank 1 announces [2, 3] first, rank 0 then [1, 3] (it matches), rank 2
+  // [3, 1, 3]. The odd shape was compared with rank 1's, so rank 1 is named with [2, 3], not rank 0.
+  auto rows = [](uint64_t count, std::vector<int64_t> shape) {
+    Announcement a = Announce("g", count);
+    a.request.kind = CollectiveKind::kAllgatherv;
+    a.request.row = 3;
+    a.request.shape = std::move(shape);
+    return a;
+  };
+  ReadinessTable table(3);
+  table.Apply({{}, {rows(6, {2, 3})}, {}}, Clock::now());
+  const std::string error = OnlyFailure(
+      table.Apply({{rows(3, {1, 3})}, {}, {rows(9, {3, 1, 3})}}, Clock::now()), "g");
+  EXPECT_NE(error.find("shape [2, 3] by rank 1 but as"), std::string::npos) << error;
+  EXPECT_NE(error.find("shape [3, 1, 3] by rank 2"), std::string::npos) << error;
+}
+
 TEST(ReadinessTable, InvalidationsAreCollectedOnce) {
   ReadinessTable table(2);
   Announcement invalidate = Announce("v");

@@ -6,6 +6,8 @@ Each check computes what every rank must get from the rank r and the number of r
 process would, forward and backward, and compares exactly (or to the rounding named).
 """
 
+import re
+
 import torch
 
 import hvdrun.torch as hvd
@@ -175,8 +177,16 @@ def shape_mismatches_fail_on_every_rank():
     # An allgather's first dimension is each rank's own: only the rest must agree.
     same(hvd.allgather(torch.ones(R + 1, 3), name="shape.allgather.rows"), torch.ones(N * (N + 1) // 2, 3),
          "allgather of rows that differ in number")
-    fails(mismatch("[1, 3]", "[%d, 1, 3]" % N), hvd.allgather, shaped((R + 1, 3), (R + 1, 1, 3)),
-          name="shape.allgather")
+    # Each rank's rows are its own: the rank compared with the last one is named with its own rows.
+    fails((", 3] by rank ", "shape [%d, 1, 3] by rank %d" % (N, N - 1)), hvd.allgather,
+          shaped((R + 1, 3), (R + 1, 1, 3)), name="shape.allgather")
+    try:
+        hvd.allgather(shaped((R + 1, 3), (R + 1, 1, 3)), name="shape.allgather")
+    except RuntimeError as error:
+        named = re.search(r"shape \[(\d+), 3\] by rank (\d+) but as", str(error))
+        assert named and int(named.group(1)) == int(named.group(2)) + 1, "rows of another rank: %s" % error
+    else:
+        raise AssertionError("allgather of a mismatched shape did not fail")
     fails(mismatch("[%d, 2]" % N, "[%d, 2, 1]" % N), hvd.alltoall, shaped((N, 2), (N, 2, 1)), name="shape.alltoall")
     same(hvd.allreduce(torch.ones(2, 3), name="shape.allreduce", op=hvd.Sum), torch.full((2, 3), float(N)),
          "the same name in one shape after the mismatches")
