@@ -78,8 +78,12 @@ namespace hvdrun {
 
 class NegotiatedStream {
  public:
-  // How often a rank with nothing pending cycles (see above).
-  static constexpr std::chrono::milliseconds kIdleCycleTime{10};
+  // How often a rank with nothing pending cycles (see above). Its cycles delay nothing: a rank that
+  // has a name to agree on wakes when it submits it, and no name is ready before every rank has. So
+  // the interval is long: with process sets, an idle engine's cycle (an allreduce whose MPI or
+  // shared-memory wait spins) took CPU from the busy engine's collective on a loaded host, every
+  // 10 ms when this was 10 ms (docs/benchmarks.md, the process set's allreduce).
+  static constexpr std::chrono::milliseconds kIdleCycleTime{100};
 
   // `compressed` reduces every allreduce (compressing those the job's CompressionOptions say); not
   // owned, it outlives the stream.
