@@ -3,12 +3,19 @@
 #include <vector>
 
 #include "hvdrun/runtime.h"
+#include "runtime/elastic/membership.h"
 #include "runtime/process_set_table.h"
 #include "runtime/runtime_impl.h"
 
 namespace hvdrun {
 
-StatusOr<int> Runtime::AddProcessSet(const std::vector<int>& ranks) { return sets_->Add(ranks); }
+StatusOr<int> Runtime::AddProcessSet(const std::vector<int>& ranks) {
+  // In an elastic job the round watch ends the set's sockets too, once hvdrun has re-formed the job.
+  const OpenSocketTable before = elastic_ != nullptr ? OpenSockets() : OpenSocketTable();
+  StatusOr<int> added = sets_->Add(ranks);
+  if (elastic_ != nullptr && added.ok()) elastic_->WatchMore(before, OpenSockets());
+  return added;
+}
 
 Status Runtime::RemoveProcessSet(int process_set) { return sets_->Remove(process_set); }
 

@@ -226,6 +226,50 @@ TEST(ElasticRoundWatchTest, ACollectiveWaitingForASilentPeerEndsWhenTheJobMovesO
   }
 }
 
+// As above, in a process set of both ranks: the set's engine opens sockets of its own after the
+// runtime started (AddProcessSet), and the watch ends those too once the job moves on.
+TEST(ElasticRoundWatchTest, ASetsCollectiveWaitingForASilentPeerEndsWhenTheJobMovesOn) {
+  auto store = NewInMemoryStore();
+  const auto options = [&](int rank) {
+    RuntimeOptions bounded =
+        ElasticOptionsFor("silent-set", rank, 2, store, CollectiveOrder::kCallOrder, false);
+    bounded.negotiation.stall_shutdown = std::chrono::seconds(20);
+    return bounded;
+  };
+  Latch started(3);
+  std::promise<void> done;
+  std::shared_future<void> finished = done.get_future().share();
+  Status waited;
+  Clock::duration took{};
+  std::thread silent([&] {
+    StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options(1));
+    ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+    StatusOr<int> set = (*runtime)->AddProcessSet({0, 1});
+    started.ArriveAndWait();
+    ASSERT_TRUE(set.ok()) << set.status().message();
+    finished.wait();  // silent until rank 0's wait has ended
+  });
+  std::thread waiting([&] {
+    StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options(0));
+    ASSERT_TRUE(runtime.ok()) << runtime.status().message();
+    StatusOr<int> set = (*runtime)->AddProcessSet({0, 1});
+    started.ArriveAndWait();
+    ASSERT_TRUE(set.ok()) << set.status().message();
+    const Clock::time_point start = Clock::now();
+    float sum = 1.0F;
+    waited = (*runtime)->Allreduce(&sum, &sum, 1, DataType::kFloat32, ReduceOp::kSum, set.value());
+    took = Clock::now() - start;
+    done.set_value();
+  });
+  started.ArriveAndWait();
+  std::this_thread::sleep_for(milliseconds(300));
+  ASSERT_TRUE(store->Set("elastic/round", "1").ok());
+  waiting.join();
+  silent.join();
+  EXPECT_EQ(KindOf(waited), ErrorKind::kRecoverable) << waited.message();
+  EXPECT_LT(took, std::chrono::seconds(5));  // the set's own limit: the 20 s stall shutdown
+}
+
 // A one-rank elastic runtime of `test` over `store`, initialized for round 0.
 std::unique_ptr<Runtime> OneRank(const std::string& test, const std::shared_ptr<KeyValueStore>& store,
                                  RuntimeOptions* options) {

@@ -65,6 +65,11 @@ class ElasticMembership {
   // the runtime opened while it started. StopWatching ends it; the runtime calls it before its
   // backends close those sockets.
   void Watch(const OpenSocketTable& before, const OpenSocketTable& after);
+  // Adds to the watch the sockets of `after` that `before` lacks: those a process set's engine
+  // opened while it started (RoundWatch::Add). Nothing once StopWatching has run.
+  void WatchMore(const OpenSocketTable& before, const OpenSocketTable& after) {
+    if (watch_ != nullptr) watch_->Add(before, after);
+  }
   void StopWatching() { watch_.reset(); }
 
  private:

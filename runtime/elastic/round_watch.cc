@@ -35,14 +35,25 @@ OpenSocketTable OpenSockets() {
   return sockets;
 }
 
+namespace {
+
+// The sockets of `after` that `before` lacks, or that are other sockets there.
+OpenSocketTable NewSockets(const OpenSocketTable& before, const OpenSocketTable& after) {
+  OpenSocketTable added;
+  for (const auto& [fd, inode] : after) {
+    auto old = before.find(fd);
+    if (old == before.end() || old->second != inode) added.emplace(fd, inode);
+  }
+  return added;
+}
+
+}  // namespace
+
 RoundWatch::RoundWatch(std::shared_ptr<KeyValueStore> job_store, int round, int64_t hosts_updated,
                        const OpenSocketTable& before, const OpenSocketTable& after)
     : job_store_(std::move(job_store)), round_(round), hosts_updated_(hosts_updated) {
-  for (const auto& [fd, inode] : after) {
-    auto old = before.find(fd);
-    if (old == before.end() || old->second != inode) sockets_.emplace(fd, inode);
-  }
-  if (!sockets_.empty()) thread_ = std::thread([this] { Watch(); });
+  sockets_ = NewSockets(before, after);
+  thread_ = std::thread([this] { Watch(); });
 }
 
 RoundWatch::~RoundWatch() {
@@ -54,14 +65,26 @@ RoundWatch::~RoundWatch() {
   if (thread_.joinable()) thread_.join();
 }
 
+void RoundWatch::Add(const OpenSocketTable& before, const OpenSocketTable& after) {
+  const OpenSocketTable added = NewSockets(before, after);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (ended_) {
+    EndSockets(added);
+    return;
+  }
+  for (const auto& [fd, inode] : added) sockets_[fd] = inode;
+}
+
 void RoundWatch::Watch() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, kRoundPoll, [this] { return stopping_; })) {
+    if (sockets_.empty()) continue;  // nothing to end yet: the store is not read
     lock.unlock();
     const bool over = RoundIsOver();
     lock.lock();
     if (over && !stopping_) {
-      EndSockets();
+      EndSockets(sockets_);
+      ended_ = true;
       return;
     }
   }
@@ -74,8 +97,8 @@ bool RoundWatch::RoundIsOver() const {
   return hosts_updated.ok() && hosts_updated.value() == hosts_updated_;
 }
 
-void RoundWatch::EndSockets() const {
-  for (const auto& [fd, inode] : sockets_) {
+void RoundWatch::EndSockets(const OpenSocketTable& sockets) {
+  for (const auto& [fd, inode] : sockets) {
     // Only while the descriptor is still the runtime's socket: a closed one's number may be reused.
     struct stat info {};
     if (::fstat(fd, &info) == 0 && S_ISSOCK(info.st_mode) && info.st_ino == inode) ::shutdown(fd, SHUT_RD);

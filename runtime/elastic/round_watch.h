@@ -14,8 +14,9 @@
 // so that nothing writes into a shut socket (which would raise SIGPIPE).
 //
 // The runtime's sockets are those the process opened between two OpenSockets() calls around the
-// runtime's start (its Gloo pairs and listeners): a socket another thread of the program opened
-// meanwhile is counted too. Backends a process set creates later are not watched.
+// runtime's start (its Gloo pairs and listeners), and around each process set's start (Add): a
+// socket another thread of the program opened meanwhile is counted too. A socket whose descriptor
+// was closed (a removed set's) is left alone, even if its number now names another socket.
 //
 // Thread-safe: a thread of its own; the destructor stops it.
 #ifndef HVDRUN_RUNTIME_ELASTIC_ROUND_WATCH_H_
@@ -48,21 +49,27 @@ class RoundWatch {
              const OpenSocketTable& before, const OpenSocketTable& after);
   ~RoundWatch();
   RoundWatch(const RoundWatch&) = delete;
+
+  // Watches also the sockets of `after` that `before` lacks (a process set's backends); once the
+  // round is over, ends them at once.
+  void Add(const OpenSocketTable& before, const OpenSocketTable& after);
   RoundWatch& operator=(const RoundWatch&) = delete;
 
  private:
   void Watch();
   // Whether the job has gone on to a later round without this one (see above).
   bool RoundIsOver() const;
-  void EndSockets() const;
+  // Ends the sockets of `sockets` that are still open as themselves.
+  static void EndSockets(const OpenSocketTable& sockets);
 
   const std::shared_ptr<KeyValueStore> job_store_;
   const int round_;
   const int64_t hosts_updated_;
-  OpenSocketTable sockets_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // under mutex_
+  OpenSocketTable sockets_;  // under mutex_
+  bool stopping_ = false;    // under mutex_
+  bool ended_ = false;       // under mutex_: the round is over and its sockets are ended
   std::thread thread_;
 };
 
