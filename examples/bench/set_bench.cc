@@ -6,7 +6,9 @@
 //   hvdrun -np 2 --mpi build/examples/bench/set_bench --mib 64 --rounds 7 --iters 5
 //
 // Prints, on rank 0, one line per measure: the median over rounds of the per-call time and the bus
-// bandwidth (nccl-tests' convention: bytes / time x (n - 1) / n for both), and the ratios.
+// bandwidth (nccl-tests' convention: bytes / time x (n - 1) / n for both), and the ratios: of those
+// medians, and the median of each round's ratio (calls of one round ran side by side in time, so
+// this one is the steadier on a loaded machine).
 #include <mpi.h>
 
 #include <algorithm>
@@ -104,6 +106,7 @@ int main(int argc, char** argv) {
     const auto f32 = hvdrun::DataType::kFloat32;
     const auto sum = hvdrun::ReduceOp::kSum;
     std::vector<double> ours, mpi, in_set, in_job;
+    std::vector<double> rs_ratios, set_ratios;  // per round: baseline time / ours
     for (int round = 0; round < flags.rounds; ++round) {
       ours.push_back(Time(flags.iters, [&] {
         return hvd.Reducescatter("rs", send.data(), recv.data(), count, f32, sum, 1).ok();
@@ -112,12 +115,27 @@ int main(int argc, char** argv) {
         return MPI_Reduce_scatter_block(send.data(), recv.data(), static_cast<int>(part), MPI_FLOAT, MPI_SUM,
                                         MPI_COMM_WORLD) == MPI_SUCCESS;
       }));
-      in_set.push_back(Time(flags.iters, [&] {
-        return hvd.Allreduce("set.ar", whole.data(), whole.data(), count, f32, sum, set.value()).ok();
-      }));
-      in_job.push_back(Time(flags.iters, [&] {
-        return hvd.Allreduce("job.ar", whole.data(), whole.data(), count, f32, sum).ok();
-      }));
+      // The set's and the job's allreduce take turns going first, so that neither always follows
+      // the same call; each round's ratio compares two neighbours in time.
+      const auto time_set = [&] {
+        in_set.push_back(Time(flags.iters, [&] {
+          return hvd.Allreduce("set.ar", whole.data(), whole.data(), count, f32, sum, set.value()).ok();
+        }));
+      };
+      const auto time_job = [&] {
+        in_job.push_back(Time(flags.iters, [&] {
+          return hvd.Allreduce("job.ar", whole.data(), whole.data(), count, f32, sum).ok();
+        }));
+      };
+      if (round % 2 == 0) {
+        time_set();
+        time_job();
+      } else {
+        time_job();
+        time_set();
+      }
+      set_ratios.push_back(in_job.back() / in_set.back());
+      rs_ratios.push_back(mpi.back() / ours.back());
     }
     const bool failed = std::find(ours.begin(), ours.end(), -1.0) != ours.end() ||
                         std::find(in_set.begin(), in_set.end(), -1.0) != in_set.end() ||
@@ -136,8 +154,10 @@ int main(int argc, char** argv) {
       Report("MPI_Reduce_scatter_block", mpi, bytes, size);
       Report("allreduce in a set of every rank", in_set, bytes, size);
       Report("allreduce over the whole job", in_job, bytes, size);
-      std::printf("reducescatter busbw ratio (libhvdrun / MPI): %.3f\n", Median(mpi) / Median(ours));
-      std::printf("set allreduce busbw ratio (set / whole job): %.3f\n", Median(in_job) / Median(in_set));
+      std::printf("reducescatter busbw ratio (libhvdrun / MPI): %.3f; median of the rounds' ratios %.3f\n",
+                  Median(mpi) / Median(ours), Median(rs_ratios));
+      std::printf("set allreduce busbw ratio (set / whole job): %.3f; median of the rounds' ratios %.3f\n",
+                  Median(in_job) / Median(in_set), Median(set_ratios));
     }
   }
   MPI_Finalize();
