@@ -30,6 +30,12 @@ bool JobRun::ElasticTakesEnd(int rank, const std::string& why) {
   return elastic_ != nullptr && elastic_->WorkerEnded(rank, why.empty(), why);
 }
 
+std::vector<JobRound> JobRun::Rounds() const {
+  if (elastic_ != nullptr) return elastic_->rounds();
+  if (!launched_) return {};
+  return {LaunchRound(assignment_)};
+}
+
 std::vector<RankOutcome> JobRun::JudgedOutcomes() const {
   if (elastic_ == nullptr) return outcomes_;
   // The last round's ranks, by their rank in it; the failures the job went on without are not its

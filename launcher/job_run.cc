@@ -359,10 +359,10 @@ int JobRun::Conclude() {
         ReportJobEnd(outcomes, first_failure, interrupt_signal_, output_, problem ? &*problem : nullptr);
   }
 
-  Status status = PublishResults(rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{},
-                                 assignment_, options_, job_id_, exit_code, problem ? &*problem : nullptr,
-                                 elastic_ ? elastic_->PlanJson() : nlohmann::json(),
-                                 elastic_ ? elastic_->SummaryJson() : nlohmann::json());
+  Status status = PublishResults(
+      rendezvous_ ? rendezvous_->Reports() : std::map<int, std::string>{}, assignment_, options_, job_id_,
+      exit_code, Rounds(), problem ? &*problem : nullptr, elastic_ ? elastic_->PlanJson() : nlohmann::json(),
+      elastic_ ? elastic_->SummaryJson() : nlohmann::json());
   // Each host's facts, as its agent gathered them (DIR/hosts/<host>.json).
   const int hosts = launcher_->Reached() && !options_.results_dir.empty()
                         ? static_cast<int>(assignment_.hosts().size())

@@ -56,6 +56,7 @@
 #include "launcher/rendezvous/timeline_collector.h"
 #include "launcher/results/failure_report.h"
 #include "launcher/results/job_problem.h"
+#include "launcher/results/job_round.h"
 #include "launcher/stall/flight_recorders.h"
 #include "launcher/stall/stall_inspector.h"
 
@@ -121,6 +122,8 @@ class JobRun : private RankEvents, private WorkerStarter {
   // not elastic. RoundRankOf: a process's rank in the current round, -1 when it has none.
   std::vector<int> RoundProcesses() const;
   int RoundRankOf(int process) const;
+  // The job's rounds for summary.json: an elastic job's driver's; else round 0 once launched.
+  std::vector<JobRound> Rounds() const;
   // For --verbose lines: "rank 3", in an elastic job "rank 1 (process 3)" ("process 3" outside the
   // current round).
   std::string ProcessName(int process) const;

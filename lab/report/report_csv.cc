@@ -40,7 +40,8 @@ std::vector<std::string> SpeedupHeader(std::vector<std::string> first,
                                "baseline_cell",
                                "threads_per_process",
                                "cpus",
-                               "allreduce_path"});
+                               "allreduce_path",
+                               "reformations"});
   return header;
 }
 
@@ -71,7 +72,8 @@ std::vector<std::string> SpeedupCells(const SpeedupRow& row, const std::vector<s
                                       row.baseline_cell,
                                       row.threads > 0 ? std::to_string(row.threads) : "",
                                       row.threads > 0 ? std::to_string(row.workers * row.threads) : "",
-                                      DescribeAllreducePaths(row)};
+                                      DescribeAllreducePaths(row),
+                                      std::to_string(row.reformations)};
   cells.insert(cells.end(), figures.begin(), figures.end());
   return cells;
 }
@@ -81,10 +83,11 @@ using Rows = std::vector<std::vector<std::string>>;
 std::string RunsCsv(const ExperimentResults& results) {
   Rows rows;
   for (const RunLine& line : ListRuns(results)) {
-    rows.push_back(
-        {line.cell_id, std::to_string(line.repeat), line.status, Raw(line.duration_s), line.error});
+    const std::optional<int> reformations = Reformations(line);
+    rows.push_back({line.cell_id, std::to_string(line.repeat), line.status, Raw(line.duration_s), line.error,
+                    reformations ? std::to_string(*reformations) : ""});
   }
-  return ToCsv({"cell", "repeat", "status", "duration_s", "reason"}, rows);
+  return ToCsv({"cell", "repeat", "status", "duration_s", "reason", "reformations"}, rows);
 }
 
 std::string SizesCsv(const std::vector<SizeRow>& sizes) {

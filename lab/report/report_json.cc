@@ -101,7 +101,8 @@ nlohmann::json RunsJson(const ExperimentResults& results) {
                     {"repeat", line.repeat},
                     {"status", line.status},
                     {"duration_s", line.duration_s},
-                    {"reason", line.error}});
+                    {"reason", line.error},
+                    {"reformations", Reformations(line) ? nlohmann::json(*Reformations(line)) : nullptr}});
   }
   return runs;
 }

@@ -46,6 +46,11 @@ std::string GroupValue(const SpeedupRow& row, const std::string& axis) {
   return "";
 }
 
+std::optional<int> Reformations(const RunLine& line) {
+  if (line.rounds <= 0) return std::nullopt;
+  return line.rounds - 1;
+}
+
 std::vector<RunLine> ListRuns(const ExperimentResults& results) {
   std::vector<RunLine> lines;
   for (const StoredCell& stored : results.cells) {
@@ -61,7 +66,7 @@ std::vector<RunLine> ListRuns(const ExperimentResults& results) {
         lines.push_back({stored.cell.id, described, repeat, "not run", 0, ""});
       } else {
         lines.push_back({stored.cell.id, described, repeat, run->record.ok ? "ok" : "failed",
-                         run->record.duration_s, run->record.error});
+                         run->record.duration_s, run->record.error, run->rounds});
       }
     }
   }
@@ -86,6 +91,10 @@ DisplayTable SpeedupDisplay(const ExperimentResults& results, const ReportTables
   figures.insert(figures.end(), {"step time (s)", "step time, ranks (s)",
                                  "throughput per worker (" + unit + ")", "per worker, ranks",
                                  "total throughput (" + unit + ")", "speedup", "efficiency", "runs ok"});
+  // Elastic jobs that re-formed: how often, beside the runs their figures come from.
+  const bool reformed = std::any_of(tables.speedup.begin(), tables.speedup.end(),
+                                    [](const SpeedupRow& row) { return row.reformations > 0; });
+  if (reformed) figures.emplace_back("re-formations");
   table.header.insert(table.header.end(), figures.begin(), figures.end());
   table.text.assign(table.header.size(), false);
   for (size_t i = 0; i < text_columns; ++i) table.text[i] = true;
@@ -107,6 +116,7 @@ DisplayTable SpeedupDisplay(const ExperimentResults& results, const ReportTables
     cells.push_back(row.speedup ? FormatFigure(*row.speedup) : "—");
     cells.push_back(row.efficiency ? Percent(*row.efficiency) : "—");
     cells.push_back(std::to_string(row.runs_ok) + "/" + std::to_string(results.repeats));
+    if (reformed) cells.push_back(std::to_string(row.reformations));
     table.rows.push_back(std::move(cells));
   }
   return table;
@@ -251,6 +261,7 @@ nlohmann::json SpeedupRowJson(const SpeedupRow& row) {
           {"cpus", row.threads > 0 ? nlohmann::json(row.workers * row.threads) : nullptr},
           {"runs_ok", row.runs_ok},
           {"runs_failed", row.runs_failed},
+          {"reformations", row.reformations},
           {"step_time_s", SpreadJson(row.step_time_s)},
           {"step_time_s_over_ranks", SpreadJson(row.step_time_ranks_s)},
           {"throughput_per_worker", row.has_throughput ? SpreadJson(row.throughput_per_worker) : nullptr},

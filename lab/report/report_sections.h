@@ -24,7 +24,12 @@ struct RunLine {
   std::string status;  // ok, failed, skipped, not run
   double duration_s = 0;
   std::string error;
+  int rounds = 0;  // the rounds hvdrun recorded (StoredRun::rounds); 0: none recorded
 };
+
+// A run's re-formations for the CSV and JSON runs lists: its rounds after the first; nullopt when
+// hvdrun recorded no rounds.
+std::optional<int> Reformations(const RunLine& line);
 
 // "12.5 %".
 std::string Percent(double fraction);

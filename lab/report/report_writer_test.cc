@@ -150,11 +150,11 @@ TEST(ReportWriter, CsvAndJsonCarryEveryTable) {
       << header;
   EXPECT_NE(
       csv["speedup.csv"].find("gloo-2-a,gloo,a,1,2,2,1,0,0.6,0,0.5,0.7,50,0,40,60,100,0,,1.5625,0.78125,"
-                              "throughput,gloo-1-a,,,\n"),
+                              "throughput,gloo-1-a,,,,0\n"),
       std::string::npos)
       << csv["speedup.csv"];
-  EXPECT_NE(csv["runs.csv"].find("gloo-1-c,1,failed,0,hvdrun ended with exit code 3\n"), std::string::npos);
-  EXPECT_NE(csv["runs.csv"].find("nccl-2-a,0,skipped,0,'nccl' needs one GPU per process\n"),
+  EXPECT_NE(csv["runs.csv"].find("gloo-1-c,1,failed,0,hvdrun ended with exit code 3,\n"), std::string::npos);
+  EXPECT_NE(csv["runs.csv"].find("nccl-2-a,0,skipped,0,'nccl' needs one GPU per process,\n"),
             std::string::npos);
 
   nlohmann::json json = RenderJson(results, tables);
@@ -207,11 +207,11 @@ TEST(ReportWriter, AllreducePathInEveryFormat) {
   std::istringstream speedup(csv["speedup.csv"]);
   std::string header;
   std::getline(speedup, header);
-  EXPECT_TRUE(header.ends_with(",threads_per_process,cpus,allreduce_path")) << header;
-  EXPECT_NE(csv["speedup.csv"].find(",throughput,gloo-1-a,,,\"shm, gloo\"\n"), std::string::npos)
+  EXPECT_TRUE(header.ends_with(",threads_per_process,cpus,allreduce_path,reformations")) << header;
+  EXPECT_NE(csv["speedup.csv"].find(",throughput,gloo-1-a,,,\"shm, gloo\",0\n"), std::string::npos)
       << csv["speedup.csv"];
   EXPECT_NE(csv["speedup.csv"].find("gloo-1-b,gloo,b,1,1,1,1,0,"), std::string::npos) << csv["speedup.csv"];
-  EXPECT_NE(csv["speedup.csv"].find(",throughput,gloo-1-b,,,\n"), std::string::npos) << csv["speedup.csv"];
+  EXPECT_NE(csv["speedup.csv"].find(",throughput,gloo-1-b,,,,0\n"), std::string::npos) << csv["speedup.csv"];
 
   nlohmann::json json = RenderJson(results, tables);
   ASSERT_EQ(json["speedup"].size(), 4u);
@@ -219,6 +219,45 @@ TEST(ReportWriter, AllreducePathInEveryFormat) {
   EXPECT_EQ(json["speedup"][1]["allreduce_path"], "shm, gloo");
   EXPECT_TRUE(json["speedup"][2]["allreduce_path"].is_null()) << json["speedup"][2].dump();
   EXPECT_EQ(json["speedup"][3]["allreduce_path"], "shm");
+}
+
+// Runs of elastic jobs that re-formed (hvdrun's summary.json records their rounds): the speedup table
+// counts the re-formations of each cell's ok runs, in a column that appears only then; the runs
+// lists give each run's, empty (null) where hvdrun recorded no rounds.
+TEST(ReportWriter, ReformationsOfElasticRuns) {
+  ExperimentResults results = Fixture();
+  for (StoredCell& stored : results.cells) {
+    for (StoredRun& run : stored.runs) {
+      if (stored.cell.id == "gloo-2-a") run.rounds = 3;
+      if (stored.cell.id == "gloo-2-b") run.rounds = 1;
+    }
+  }
+  ReportTables tables = Tables(results);
+  const std::string md = RenderMarkdown(results, tables);
+  EXPECT_NE(md.find("| efficiency | runs ok | re-formations |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| gloo | a | 1 | 2 | 0.6 | 0.5–0.7 | 50 | 40–60 | 100 | 1.56 | 78.1 % | 1/1 | 2 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| gloo | b | 1 | 2 | 0.6 | 0.5–0.7 | 50 | 40–60 | 100 | 1.56 | 78.1 % | 1/1 | 0 |"),
+            std::string::npos)
+      << md;
+
+  std::map<std::string, std::string> csv = RenderCsvFiles(results, tables);
+  EXPECT_NE(csv["speedup.csv"].find(",throughput,gloo-1-a,,,,2\n"), std::string::npos) << csv["speedup.csv"];
+  EXPECT_NE(csv["runs.csv"].find("gloo-2-a,1,ok,2,,2\n"), std::string::npos) << csv["runs.csv"];
+  EXPECT_NE(csv["runs.csv"].find("gloo-2-b,1,ok,2,,0\n"), std::string::npos) << csv["runs.csv"];
+  EXPECT_NE(csv["runs.csv"].find("gloo-1-a,1,ok,2,,\n"), std::string::npos) << csv["runs.csv"];
+
+  const nlohmann::json json = RenderJson(results, tables);
+  EXPECT_EQ(json["speedup"][1]["reformations"], 2);
+  EXPECT_EQ(json["speedup"][0]["reformations"], 0);
+  for (const nlohmann::json& run : json["runs"]) {
+    if (run["cell"] == "gloo-2-a") {
+      EXPECT_EQ(run["reformations"], 2);
+    } else if (run["cell"] == "gloo-1-a") {
+      EXPECT_TRUE(run["reformations"].is_null());
+    }
+  }
 }
 
 TEST(ReportWriter, SectionsAppearWhenTheirDataExists) {

@@ -94,6 +94,7 @@ void GatherRun(const StoredRun& run, const FigureNames& figures, SpeedupRow& row
   }
   if (steps.empty()) return;
   ++row.runs_ok;
+  row.reformations += std::max(run.rounds - 1, 0);
   for (const std::string& path : paths) {
     if (std::find(row.allreduce_paths.begin(), row.allreduce_paths.end(), path) ==
         row.allreduce_paths.end()) {

@@ -54,6 +54,10 @@ struct SpeedupRow {
   std::vector<std::pair<std::string, std::string>> group;
   int runs_ok = 0;
   int runs_failed = 0;
+  // Times an elastic job re-formed (hvdrun's summary.json: its rounds after the first), summed over
+  // the cell's ok runs: their figures then mix rounds of different sizes. 0 for jobs that are not
+  // elastic, and for results written before hvdrun recorded rounds.
+  int reformations = 0;
   Spread step_time_s;                  // over ok runs: each run's mean over ranks
   Spread step_time_ranks_s;            // over every rank of every ok run
   bool has_throughput = false;         // every rank of every ok run reported it

@@ -63,6 +63,18 @@ std::vector<std::string> ReadPlanHosts(const std::string& path, std::vector<std:
   return hosts;
 }
 
+// hvdrun's summary.json: how many rounds it records (docs/results.md); 0 when it records none.
+int ReadSummaryRounds(const std::string& path, std::vector<std::string>& problems) {
+  const nlohmann::json summary = ReadJson(path, problems);
+  JsonFields fields(summary, path);
+  const size_t rounds = fields.List("rounds").size();
+  if (!fields.ok()) {
+    problems.push_back(fields.status().message());
+    return 0;
+  }
+  return static_cast<int>(rounds);  // a file of at most kMaxJsonFileBytes holds fewer than 2^31
+}
+
 // Every rank's report of hvdrun's results directory `hvdrun_dir`, in rank order.
 std::vector<RankReport> ReadRankReports(const std::string& hvdrun_dir, std::vector<std::string>& problems) {
   std::vector<std::pair<int, std::string>> rank_files;
@@ -126,6 +138,9 @@ StoredRun ReadRun(const std::string& run_dir, int repeat, const RunRecord& recor
   std::error_code error;
   if (fs::exists(hvdrun_dir + "/plan.json", error)) {
     run.plan_hosts = ReadPlanHosts(hvdrun_dir + "/plan.json", problems);
+  }
+  if (fs::exists(hvdrun_dir + "/summary.json", error)) {
+    run.rounds = ReadSummaryRounds(hvdrun_dir + "/summary.json", problems);
   }
   run.ranks = ReadRankReports(hvdrun_dir, problems);
   run.host_facts = ReadHostFacts(run_dir, problems);

@@ -35,6 +35,10 @@ struct StoredRun {
   RunRecord record;
   std::vector<RankReport> ranks;        // in rank order; those that reported
   std::vector<std::string> plan_hosts;  // the hosts of hvdrun's plan.json, in order; empty without one
+  // The rounds hvdrun's summary.json records ("rounds"): 1 for a job that ran as launched, one more
+  // for each time an elastic job re-formed; 0 when it records none (no summary.json, a summary of
+  // an hvdrun before rounds, a job whose ranks never started).
+  int rounds = 0;
   std::vector<std::pair<std::string, HostFacts>> host_facts;  // hvdrun's hosts/*.json: (file, facts)
   std::optional<AutotuneOutcome> autotune;                    // the run's autotune.csv, when it has one
 };

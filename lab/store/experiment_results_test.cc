@@ -55,6 +55,18 @@ class OneRunResults {
     return results->cells[0].runs[0].ranks;
   }
 
+  // The run as LoadExperimentResults reads it; `problems` gets what it could not read.
+  StoredRun Run(std::vector<std::string>& problems) const {
+    StatusOr<ExperimentResults> results = LoadExperimentResults(dir());
+    EXPECT_TRUE(results.ok()) << results.status().message();
+    if (!results.ok() || results->cells.size() != 1 || results->cells[0].runs.size() != 1) return {};
+    problems = results->problems;
+    return results->cells[0].runs[0];
+  }
+
+  // hvdrun/summary.json of the run.
+  std::string SummaryFile() const { return dir() + "/cells/cell/repeat-1/hvdrun/summary.json"; }
+
   // hvdrun/ranks/rank-N.json of the run.
   std::string RankFile(int rank) const {
     return dir() + "/cells/cell/repeat-1/hvdrun/ranks/rank-" + std::to_string(rank) + ".json";
@@ -90,6 +102,28 @@ TEST(ExperimentResults, ReadsTheAllreducePathOfEachRank) {
   EXPECT_EQ(ranks[2].allreduce_path, "");
   EXPECT_EQ(ranks[3].allreduce_path, "");
   for (const RankReport& rank : ranks) EXPECT_EQ(rank.figures.at("step_time_s"), 0.5) << rank.rank;
+}
+
+// hvdrun's summary.json lists the job's rounds: each after the first is a re-formation of an elastic
+// job. A summary without the list (an earlier hvdrun's), or no summary, records none; a list that is
+// not one is named as a file that cannot be read.
+TEST(ExperimentResults, ReadsTheRoundsOfHvdrunsSummary) {
+  const nlohmann::json report = {{"summary", {{"step_time_s", 0.5}}}};
+  OneRunResults results(std::vector<nlohmann::json>{report});
+  std::vector<std::string> problems;
+  EXPECT_EQ(results.Run(problems).rounds, 0);
+  EXPECT_TRUE(problems.empty());
+  const nlohmann::json round = {{"round", 0}, {"size", 1}, {"why", "start"}};
+  std::ofstream(results.SummaryFile()) << nlohmann::json({{"status", "ok"}}).dump();
+  EXPECT_EQ(results.Run(problems).rounds, 0);
+  std::ofstream(results.SummaryFile()) << nlohmann::json({{"rounds", {round, round, round}}}).dump();
+  EXPECT_EQ(results.Run(problems).rounds, 3);
+  EXPECT_TRUE(problems.empty());
+  std::ofstream(results.SummaryFile()) << nlohmann::json({{"rounds", 3}}).dump();
+  StoredRun run = results.Run(problems);
+  EXPECT_EQ(run.rounds, 0);
+  EXPECT_EQ(problems, std::vector<std::string>{results.SummaryFile() + ": \"rounds\" is 3; expected a list"});
+  EXPECT_EQ(run.ranks.size(), 1u);  // the rest of the run is read
 }
 
 // A rank's report nested 200,000 levels deep (about 400 KB) is refused as one file that cannot be

@@ -99,7 +99,8 @@ void ElasticDriver::Begin(SetKey set_key) {
   plan = PlanRound(live, usable_, 0, nullptr);
   set_key_("elastic/hosts_updated", "0");
   Publish(plan, index_of);
-  rounds_.push_back(RoundRecord{0, static_cast<int>(current_.size()), HostsOf(current_), {}, {}, "start", 0});
+  began_ = clock_();
+  rounds_.push_back(JobRound{0, static_cast<int>(current_.size()), HostsOf(current_), {}, {}, "start", 0, 0});
   last_usable_ = usable_;
   if (!options_.discovery_script.empty()) {
     discovery_ = std::make_unique<HostDiscovery>(options_.discovery_script, options_.slots_per_host, usable_,
@@ -319,8 +320,10 @@ void ElasticDriver::Announce(const std::vector<std::string>& hosts_before,
                              const std::vector<std::string>& grown_on, double since) {
   std::vector<std::string> why = pending_why_;
   if (!grown_on.empty()) why.push_back("new slots on " + Joined(grown_on));
-  RoundRecord record{
-      round_, static_cast<int>(current_.size()), HostsOf(current_), {}, {}, Joined(why), clock_() - since};
+  const double now = clock_();
+  JobRound record{
+      round_,     static_cast<int>(current_.size()), HostsOf(current_), {}, {}, Joined(why), now - began_,
+      now - since};
   for (const std::string& host : hosts_before) {
     if (std::find(record.hosts.begin(), record.hosts.end(), host) == record.hosts.end()) {
       record.lost.push_back(host);
@@ -384,23 +387,9 @@ std::vector<std::string> ElasticDriver::HostsOf(const std::vector<int>& workers)
 }
 
 nlohmann::json ElasticDriver::PlanJson() const {
-  nlohmann::json rounds = nlohmann::json::array();
-  for (const RoundRecord& record : rounds_) {
-    rounds.push_back({{"round", record.round},
-                      {"size", record.size},
-                      {"hosts", record.hosts},
-                      {"hosts_lost", record.lost},
-                      {"hosts_added", record.added},
-                      {"why", record.why},
-                      {"seconds", record.seconds}});
-  }
-  nlohmann::json plan = {{"min_np", options_.min_np},
-                         {"max_np", nullptr},
-                         {"host_discovery_script", nullptr},
-                         {"elastic_timeout_s", options_.timeout_s},
-                         {"reset_limit", nullptr},
-                         {"blacklist_cooldown_range", nullptr},
-                         {"rounds", rounds}};
+  nlohmann::json plan = {{"min_np", options_.min_np},        {"max_np", nullptr},
+                         {"host_discovery_script", nullptr}, {"elastic_timeout_s", options_.timeout_s},
+                         {"reset_limit", nullptr},           {"blacklist_cooldown_range", nullptr}};
   if (options_.max_np > 0) plan["max_np"] = options_.max_np;
   if (!options_.discovery_script.empty()) plan["host_discovery_script"] = options_.discovery_script;
   if (options_.reset_limit) plan["reset_limit"] = *options_.reset_limit;

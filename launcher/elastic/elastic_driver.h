@@ -47,6 +47,7 @@
 #include "launcher/elastic/host_blacklist.h"
 #include "launcher/elastic/host_discovery.h"
 #include "launcher/elastic/round_planner.h"
+#include "launcher/results/job_round.h"
 
 namespace hvdrun {
 
@@ -133,9 +134,10 @@ class ElasticDriver {
   int round() const { return round_; }
   // For --results' plan.json: the elastic settings ("min_np", "max_np" (null: no bound),
   // "host_discovery_script" (null: static hosts), "elastic_timeout_s", "reset_limit",
-  // "blacklist_cooldown_range") and every round: "rounds": [{"round", "size", "hosts",
-  // "hosts_lost", "hosts_added", "why", "seconds"}].
+  // "blacklist_cooldown_range").
   nlohmann::json PlanJson() const;
+  // Every round formed so far, round 0 (formed by Begin(), at 0 s) first; for summary.json.
+  const std::vector<JobRound>& rounds() const { return rounds_; }
   // For summary.json: "rounds" (how many), "final_round", "failure" (null when it did not fail),
   // "hosts_lost" ({host: why}).
   nlohmann::json SummaryJson() const;
@@ -149,14 +151,6 @@ class ElasticDriver {
     bool in_round = true;  // has a place in the current round
     bool failure_taken = false;
   };
-  struct RoundRecord {
-    int round = 0;
-    int size = 0;
-    std::vector<std::string> hosts, lost, added;
-    std::string why;
-    double seconds = 0;
-  };
-
   void WatchDiscovery();
   // Notes a change of the usable hosts: growth may be due.
   void WatchUsableHosts();
@@ -203,7 +197,8 @@ class ElasticDriver {
   std::optional<double> below_since_;        // fewer than --min-np places since then
   size_t below_places_ = 0;                  // how many places, at the last plan
   std::map<std::string, std::string> lost_;  // host -> why it was lost (the first reason)
-  std::vector<RoundRecord> rounds_;
+  double began_ = 0;                         // when Begin() formed round 0 (clock_)
+  std::vector<JobRound> rounds_;
   std::string failure_;
 };
 

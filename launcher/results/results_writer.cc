@@ -96,8 +96,8 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
 
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
                       const LaunchOptions& options, const std::string& job_id, int exit_code,
-                      const JobProblem* problem, const nlohmann::json& elastic_plan,
-                      const nlohmann::json& elastic_summary) {
+                      const std::vector<JobRound>& rounds, const JobProblem* problem,
+                      const nlohmann::json& elastic_plan, const nlohmann::json& elastic_summary) {
   RunSummary summary = SummarizeReports(reports);
   for (const std::string& bad_report : summary.problems) {
     std::fprintf(stderr, "hvdrun: report of %s\n", bad_report.c_str());
@@ -109,6 +109,7 @@ Status PublishResults(const std::map<int, std::string>& reports, const RankAssig
   summary_json["status"] = exit_code == 0 ? "ok" : "failed";
   summary_json["exit_code"] = exit_code;
   summary_json["problem"] = problem != nullptr ? JobProblemToJson(*problem) : nlohmann::json(nullptr);
+  summary_json["rounds"] = JobRoundsToJson(rounds);
   nlohmann::json plan = PlanToJson(assignment, options, job_id);
   if (!elastic_plan.is_null()) plan["elastic"] = elastic_plan;
   if (!elastic_summary.is_null()) summary_json["elastic"] = elastic_summary;

@@ -15,6 +15,7 @@
 #include "hvdrun/status.h"
 #include "launcher/launch_options.h"
 #include "launcher/results/job_problem.h"
+#include "launcher/results/job_round.h"
 
 namespace hvdrun {
 
@@ -33,12 +34,15 @@ Status WriteResults(const std::string& dir, const nlohmann::json& plan,
 // makes no sense) and, with --results, writes the results directory, its summary.json saying how
 // the job ended (`exit_code`: hvdrun's; "status" "ok" for 0, else "failed"), so that a failed job's
 // summary never reads as a good one's, and its "problem" (launcher/results/job_problem.h; null for
-// none) what went wrong. The error names the file.
+// none) what went wrong, and its "rounds" the job's `rounds` (launcher/results/job_round.h: round 0
+// alone for a job that is not elastic, none for a job whose ranks were not started). The error
+// names the file.
 // An elastic job's `elastic` objects (launcher/elastic/elastic_driver.h), one for plan.json and one for
 // summary.json, are added to them when not null.
 Status PublishResults(const std::map<int, std::string>& reports, const RankAssignment& assignment,
                       const LaunchOptions& options, const std::string& job_id, int exit_code,
-                      const JobProblem* problem = nullptr, const nlohmann::json& elastic_plan = nullptr,
+                      const std::vector<JobRound>& rounds, const JobProblem* problem = nullptr,
+                      const nlohmann::json& elastic_plan = nullptr,
                       const nlohmann::json& elastic_summary = nullptr);
 
 }  // namespace hvdrun

@@ -74,19 +74,49 @@ TEST_F(ResultsWriterTest, TheSummarySaysHowTheJobEnded) {
   ASSERT_TRUE(assignment.ok());
   LaunchOptions options;
   options.results_dir = dir_.string();
-  ASSERT_TRUE(
-      PublishResults({{0, R"({"summary": {"step_time_s": 0.5}})"}}, assignment.value(), options, "job1", 0)
-          .ok());
+  ASSERT_TRUE(PublishResults({{0, R"({"summary": {"step_time_s": 0.5}})"}}, assignment.value(), options,
+                             "job1", 0, {LaunchRound(assignment.value())})
+                  .ok());
   nlohmann::json summary = nlohmann::json::parse(ReadFile(dir_ / "summary.json"));
   EXPECT_EQ(summary["status"], "ok");
   EXPECT_EQ(summary["exit_code"], 0);
   EXPECT_EQ(summary["ranks_reporting"], 1);
+  EXPECT_EQ(summary["rounds"].size(), 1u);
 
-  ASSERT_TRUE(PublishResults({}, assignment.value(), options, "job2", 127).ok());
+  ASSERT_TRUE(PublishResults({}, assignment.value(), options, "job2", 127, {}).ok());
   summary = nlohmann::json::parse(ReadFile(dir_ / "summary.json"));
   EXPECT_EQ(summary["status"], "failed");
   EXPECT_EQ(summary["exit_code"], 127);
   EXPECT_EQ(summary["ranks_reporting"], 0);
+  EXPECT_EQ(summary["rounds"], nlohmann::json::array());  // its ranks were not started
+}
+
+// A job that is not elastic runs in one round, its launch; an elastic job's rounds follow it, each
+// with what changed and when, and its settings stay in plan.json.
+TEST_F(ResultsWriterTest, TheSummaryRecordsEveryRound) {
+  StatusOr<RankAssignment> assignment = RankAssignment::Assign({{"a", 2}, {"b", 1}, {"c", 1}}, 4);
+  ASSERT_TRUE(assignment.ok());
+  const JobRound launch = LaunchRound(assignment.value());
+  EXPECT_EQ(JobRoundsToJson({launch}), nlohmann::json::parse(R"([{"round": 0, "size": 4,
+      "hosts": ["a", "b", "c"], "hosts_lost": [], "hosts_added": [], "why": "start",
+      "formed_at_seconds": 0.0, "seconds": 0.0}])"));
+
+  LaunchOptions options;
+  options.results_dir = dir_.string();
+  const JobRound lost{1, 3, {"a", "c"}, {"b"}, {}, "b/0/2 killed by SIGKILL", 12.5, 0.75};
+  const JobRound grown{2, 4, {"a", "c", "d"}, {}, {"d"}, "new slots on d", 30.25, 2};
+  ASSERT_TRUE(PublishResults({}, assignment.value(), options, "job3", 0, {launch, lost, grown}, nullptr,
+                             {{"min_np", 2}}, {{"rounds", 3}})
+                  .ok());
+  const nlohmann::json summary = nlohmann::json::parse(ReadFile(dir_ / "summary.json"));
+  ASSERT_EQ(summary["rounds"].size(), 3u);
+  EXPECT_EQ(summary["rounds"][1], nlohmann::json::parse(R"({"round": 1, "size": 3, "hosts": ["a", "c"],
+      "hosts_lost": ["b"], "hosts_added": [], "why": "b/0/2 killed by SIGKILL", "formed_at_seconds": 12.5,
+      "seconds": 0.75})"));
+  EXPECT_EQ(summary["rounds"][2]["hosts_added"], nlohmann::json::array({"d"}));
+  EXPECT_EQ(summary["elastic"]["rounds"], 3);
+  const nlohmann::json plan = nlohmann::json::parse(ReadFile(dir_ / "plan.json"));
+  EXPECT_EQ(plan["elastic"], nlohmann::json({{"min_np", 2}}));
 }
 
 TEST_F(ResultsWriterTest, AFileThatCannotBeWrittenIsNamedAsAResultsFile) {

@@ -2,12 +2,15 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
 namespace hvdrun::cluster {
+
+ElasticTraining::ElasticTraining() { std::filesystem::create_directories(SamplesDir()); }
 
 std::string ElasticTraining::UnusableReason() {
 #ifdef HVDRUN_TEST_ELASTIC_PROGRAM
@@ -25,6 +28,8 @@ std::vector<std::string> ElasticTraining::Program() const {
           "ELASTIC_TEST_PROGRESS=" + ProgressFile(),
           "-x",
           "ELASTIC_TEST_FIRST_STEP=" + FirstStepFile(),
+          "-x",
+          "ELASTIC_TEST_SAMPLES=" + SamplesDir(),
           "-x",
           "ELASTIC_TEST_ROUND=1",
           "-x",
@@ -58,6 +63,8 @@ std::vector<std::string> ElasticTraining::GrowingProgram(const std::vector<std::
           "ELASTIC_TEST_NEW_HOSTS=" + new_hosts,
           "-x",
           "ELASTIC_TEST_SIZE=" + std::to_string(then_size),
+          "-x",
+          "ELASTIC_TEST_SAMPLES=" + SamplesDir(),
           "--gloo",
           HVDRUN_TEST_PYTHON,
           HVDRUN_TEST_ELASTIC_GROWTH_PROGRAM};
@@ -128,10 +135,11 @@ testing::AssertionResult ElasticTraining::EndedGrown(const e2e::ProcessResult& r
 
 void ElasticTraining::RanksThatEnded(const std::string& output, int size, const std::string& resets,
                                      std::set<std::string>* hosts, std::set<std::string>* ranks) {
-  // "[i]<stdout>:worker HOST/SLOT/N: rank R of SIZE, round 1, step 300, resets [..], identical True"
+  // "[i]<stdout>:worker HOST/SLOT/N: rank R of SIZE, round 1, step 300, resets [..], identical True,
+  // samples each once (...)"
   const std::regex ended(R"(\]<stdout>:worker ([^/\n]+)/[0-9]+/[0-9]+: rank ([0-9]+) of )" +
                          std::to_string(size) + ", round 1, step 300, resets " + resets +
-                         R"(, identical True\n)");
+                         R"(, identical True, samples each once \()");
   for (auto it = std::sregex_iterator(output.begin(), output.end(), ended); it != std::sregex_iterator();
        ++it) {
     hosts->insert((*it)[1].str());

@@ -3,7 +3,9 @@
 // --min-np 2: it trains a small model for 300 steps, committing every 10; rank 2 touches a file at
 // step 50 (WaitUntilMidTraining), after which the test makes rank 2's host fail; rank 0 writes the
 // time its first step of round 1 ended (SecondsToFirstStep); every rank of the round the job ends
-// in checks that it ran every step and holds rank 0's parameters, and prints one line.
+// in checks that it ran every step, holds rank 0's parameters and that the job committed each sample
+// of its ElasticSampler's epochs once (the ranks record them in a directory of this object's), and
+// prints one line.
 //
 // A job that grows (GrowingProgram) runs tests/python/elastic_discovery.py instead, with
 // --host-discovery-script: the script prints the hosts of a file, and rank 0 rewrites that file at
@@ -29,6 +31,8 @@ namespace hvdrun::cluster {
 
 class ElasticTraining {
  public:
+  ElasticTraining();
+
   // Empty when hvdrun.torch is built; otherwise why not, for a skip message.
   static std::string UnusableReason();
 
@@ -70,6 +74,8 @@ class ElasticTraining {
   std::string ProgressFile() const { return dir_.path() + "/progress"; }
   std::string FirstStepFile() const { return dir_.path() + "/first_step"; }
   std::string HostsFile() const { return dir_.path() + "/hosts"; }
+  // Made by the constructor: every host of the cluster sees this machine's files.
+  std::string SamplesDir() const { return dir_.path() + "/samples"; }
 
   e2e::ScratchDir dir_;
 };

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,9 +35,10 @@ ProcessResult RunMarked(const std::vector<std::string>& args) {
 
 TEST(ElasticJob, AKilledRankLeavesTheJobToItsSurvivors) {
   // Rank 1 kills itself; the others end 2 s later, well after the re-formation.
+  ScratchDir dir;
   ProcessResult result = RunMarked(Concat(
       {kThreeHosts,
-       {"--min-np", "2", "sh", "-c",
+       {"--min-np", "2", "--results", dir.path(), "sh", "-c",
         "if [ \"$HVDRUN_RANK\" = 1 ]; then kill -9 $$; fi; sleep 2; echo worker $HVDRUN_WORKER_ID done"}}));
   EXPECT_EQ(result.exit_code, 0) << result;
   EXPECT_NE(result.stdout_text.find("worker 127.0.0.1/0/0 done"), std::string::npos) << result;
@@ -46,6 +48,21 @@ TEST(ElasticJob, AKilledRankLeavesTheJobToItsSurvivors) {
                               "none; why: 127.0.0.2/0/1 killed by SIGKILL; re-formed in "),
       std::string::npos)
       << result;
+  // --results: summary.json records both rounds; the re-formation came after the settle time.
+  const nlohmann::json summary = nlohmann::json::parse(ReadFileBytes(dir.path() + "/summary.json"));
+  ASSERT_EQ(summary["rounds"].size(), 2u) << summary.dump(2);
+  EXPECT_EQ(summary["rounds"][0]["why"], "start");
+  EXPECT_EQ(summary["rounds"][0]["size"], 3);
+  const nlohmann::json& round = summary["rounds"][1];
+  EXPECT_EQ(round["round"], 1);
+  EXPECT_EQ(round["size"], 2);
+  EXPECT_EQ(round["hosts"], nlohmann::json::array({"127.0.0.1", "127.0.0.3"}));
+  EXPECT_EQ(round["hosts_lost"], nlohmann::json::array({"127.0.0.2"}));
+  EXPECT_EQ(round["hosts_added"], nlohmann::json::array());
+  EXPECT_EQ(round["why"], "127.0.0.2/0/1 killed by SIGKILL");
+  EXPECT_GE(round["seconds"].get<double>(), 0.5);
+  EXPECT_GE(round["formed_at_seconds"].get<double>(), round["seconds"].get<double>());
+  EXPECT_EQ(summary["elastic"]["final_round"], 1);
 }
 
 TEST(ElasticJob, BelowMinNpForTheTimeoutFailsNamingTheHostLost) {

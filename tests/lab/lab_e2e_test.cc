@@ -165,7 +165,10 @@ TEST(LabRun, RealMatrixThroughHvdrunThenReportThenResume) {
   EXPECT_TRUE(Contains(markdown, "| backend | allreduce path | servers |")) << markdown;
   EXPECT_TRUE(Contains(markdown, "| gloo | shm | 1 | 2 |")) << markdown;
   EXPECT_TRUE(Contains(ReadFileBytes(exp_dir + "/report.html"), "<td class=\"text\">shm</td>"));
-  EXPECT_TRUE(Contains(ReadFileBytes(exp_dir + "/speedup.csv"), ",shm\n"));
+  EXPECT_TRUE(Contains(ReadFileBytes(exp_dir + "/speedup.csv"), ",shm,0\n"));
+  // hvdrun's summary.json records the one round of each job (none is elastic): no re-formation.
+  ASSERT_EQ(json["runs"].size(), 4u) << json.dump(2);
+  for (const nlohmann::json& line : json["runs"]) EXPECT_EQ(line["reformations"], 0) << line.dump();
 
   // Again: every run is kept.
   run = RunLab({"run", experiment, "--results", results});

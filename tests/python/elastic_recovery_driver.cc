@@ -2,7 +2,8 @@
 // (docs/elastic.md: the contract): it serves the job's rendezvous on 127.0.0.1, starts 3 ranks of
 // tests/python/elastic_recovery.py with round 0's environment, SIGKILLs rank 2 once it is well into
 // training, writes round 1 (the survivors, 2 ranks) into the store, and checks that both survivors exit 0
-// having re-formed in round 1 with identical parameters and the full step count.
+// having re-formed in round 1 with identical parameters, the full step count and each sample committed
+// once (the ranks record their samples in a directory this program makes and removes).
 //
 //   hvdrun_elastic_recovery_driver PYTHON SCRIPT SHM(1|0)   (PYTHONPATH: the build tree's package)
 //
@@ -38,8 +39,21 @@ struct Ranks {
   }
 };
 
+// A directory of the job's ranks, removed with what they wrote in it.
+struct JobDir {
+  explicit JobDir(std::filesystem::path where) : path(std::move(where)) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~JobDir() {
+    std::error_code error;
+    std::filesystem::remove_all(path, error);
+  }
+  std::filesystem::path path;
+};
+
 pid_t StartRank(int rank, int port, const std::string& secret, const char* python, const char* script,
-                const char* shm, const std::string& progress) {
+                const char* shm, const std::string& progress, const std::string& samples) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   const auto set = [](const char* name, const std::string& value) { ::setenv(name, value.c_str(), 1); };
@@ -61,6 +75,7 @@ pid_t StartRank(int rank, int port, const std::string& secret, const char* pytho
   set("HVDRUN_ELASTIC_TIMEOUT_SECONDS", "30");
   set("HOROVOD_GLOO_TIMEOUT_SECONDS", "10");
   set("ELASTIC_TEST_PROGRESS", progress);
+  set("ELASTIC_TEST_SAMPLES", samples);
   set("ELASTIC_TEST_ROUND", "1");  // what the survivors must end in
   set("ELASTIC_TEST_RESETS", "2");
   ::execl(python, python, script, static_cast<char*>(nullptr));
@@ -85,9 +100,12 @@ int main(int argc, char** argv) {
   const std::string progress =
       (std::filesystem::temp_directory_path() / ("elastic-progress-" + std::to_string(::getpid()))).string();
   std::filesystem::remove(progress);
+  const JobDir samples(std::filesystem::temp_directory_path() /
+                       ("elastic-samples-" + std::to_string(::getpid())));
   Ranks ranks;
   for (int rank = 0; rank < 3; ++rank) {
-    ranks.pids.push_back(StartRank(rank, port, secret, argv[1], argv[2], argv[3], progress));
+    ranks.pids.push_back(
+        StartRank(rank, port, secret, argv[1], argv[2], argv[3], progress, samples.path.string()));
   }
   const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
   while (!std::filesystem::exists(progress)) {
