@@ -21,7 +21,7 @@ namespace {
 
 constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
 constexpr int64_t kTrainExamples = 3000;
-constexpr int kEpochs = 3;
+constexpr int kEpochs = 4;
 
 TEST(ElasticTrainerTest, ALostRankLeavesTheRunToTheOthersAndEachExampleIsCountedOnce) {
   struct stat info {};
@@ -32,12 +32,12 @@ TEST(ElasticTrainerTest, ALostRankLeavesTheRunToTheOthersAndEachExampleIsCounted
   const std::string out = dir.path() + "/out";
   const std::string json_path = dir.path() + "/run.json";
   const std::string results = dir.path() + "/results";
-  // Rank 1 kills itself (its shell's pid is the trainer's, after exec) 0.3 s after rank 0 has
+  // Rank 1 kills itself (its shell's pid is the trainer's, after exec) 0.2 s after rank 0 has
   // printed the first epoch's line: in the second epoch, most likely between two commits. The watch
   // gives up after 60 s.
   const std::string rank_script =
       "if [ \"$HVDRUN_RANK\" = 1 ]; then ( i=0; while [ $i -lt 1200 ] && ! grep -q '^epoch 1/' '" + out +
-      "/rank.0/stdout' 2>/dev/null; do sleep 0.05; i=$((i+1)); done; sleep 0.3; kill -9 $$ ) >/dev/null 2>&1 "
+      "/rank.0/stdout' 2>/dev/null; do sleep 0.05; i=$((i+1)); done; sleep 0.2; kill -9 $$ ) >/dev/null 2>&1 "
       "& fi; "
       "exec \"$0\" \"$@\"";
   const std::vector<std::string> trainer =
