@@ -12,17 +12,15 @@
 namespace hvdrun::trainer {
 namespace {
 
-// The learning rate of step `step` of `steps`: cosine annealing from `lr` towards 0 over the run
-// (Loshchilov & Hutter), which ends training on small steps and makes the last epoch's accuracy
-// steady rather than dependent on where the last large step happened to land.
-double CosineLearningRate(double lr, int64_t step, int64_t steps) {
-  return 0.5 * lr * (1 + std::cos(M_PI * static_cast<double>(step) / static_cast<double>(steps)));
-}
-
 // Test images per forward pass: large batches evaluate faster, and memory is no concern at 28×28.
 constexpr int64_t kEvaluationBatch = 1000;
 
-// Correctly classified examples of `split` (on the CPU) by `model` (on `device`).
+}  // namespace
+
+double CosineLearningRate(double lr, double done, double total) {
+  return 0.5 * lr * (1 + std::cos(M_PI * done / total));
+}
+
 int64_t CountCorrect(ImageClassifier& model, const MnistSplit& split, c10::Device device) {
   at::NoGradGuard no_grad;
   model.train(/*on=*/false);
@@ -36,8 +34,6 @@ int64_t CountCorrect(ImageClassifier& model, const MnistSplit& split, c10::Devic
   model.train(/*on=*/true);
   return correct;
 }
-
-}  // namespace
 
 StatusOr<TrainingResult> RunDatasetTraining(const TrainerOptions& options, DataParallelGroup& group,
                                             ImageClassifier& model, TrainingStep& step, double lr,
@@ -55,8 +51,8 @@ StatusOr<TrainingResult> RunDatasetTraining(const TrainerOptions& options, DataP
     at::Tensor order = at::randperm(examples, at::kLong);
     double loss_sum = 0;
     for (int64_t s = 0; s < steps_per_epoch; ++s) {
-      step.SetLearningRate(
-          CosineLearningRate(lr, (epoch - 1) * steps_per_epoch + s, options.epochs * steps_per_epoch));
+      step.SetLearningRate(CosineLearningRate(lr, static_cast<double>((epoch - 1) * steps_per_epoch + s),
+                                              static_cast<double>(options.epochs * steps_per_epoch)));
       at::Tensor batch =
           order.slice(0, s * options.batch_size, std::min(examples, (s + 1) * options.batch_size));
       StatusOr<StepRecord> record = step.Run(train.images.index_select(0, batch).to(device),

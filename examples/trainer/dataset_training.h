@@ -19,6 +19,14 @@
 
 namespace hvdrun::trainer {
 
+// The learning rate after `done` of the run's `total` (steps, or examples): cosine annealing
+// from `lr` towards 0 (Loshchilov & Hutter), which ends training on small steps and makes the last
+// epoch's accuracy steady rather than dependent on where the last large step happened to land.
+double CosineLearningRate(double lr, double done, double total);
+
+// Correctly classified examples of `split` (on the CPU) by `model` (on `device`), in evaluation mode.
+int64_t CountCorrect(ImageClassifier& model, const MnistSplit& split, c10::Device device);
+
 // Trains `model` (on `device`) for options.epochs epochs with batches of options.batch_size, the
 // learning rate falling from `lr` towards 0 along a cosine over the run's steps.
 // Every rank of `group` calls it with the same data set, which must hold at least group.size()

@@ -20,6 +20,7 @@
 
 #include "examples/trainer/data_parallel_group.h"
 #include "examples/trainer/dataset_training.h"
+#include "examples/trainer/elastic_training.h"
 #include "examples/trainer/mnist_dataset.h"
 #include "examples/trainer/model_description.h"
 #include "examples/trainer/model_state.h"
@@ -190,6 +191,8 @@ RunSettings SettingsFor(const TrainerOptions& options, const DataParallelGroup& 
   settings.data_dir = options.synthetic ? "" : options.data_dir;
   settings.train_examples_per_rank = dataset ? dataset->train.size() / group.size() : 0;
   settings.seed = options.seed;
+  settings.elastic = options.elastic;
+  settings.commit_every = options.elastic ? options.commit_every : 0;
   if (group.runtime() != nullptr) settings.compression = group.runtime()->compression();
   return settings;
 }
@@ -222,6 +225,51 @@ int WriteReports(const TrainerOptions& options, const RunSettings& settings, con
   return 0;
 }
 
+// The end of an elastic rank that could not go on: a worker that hvdrun left out of the job's new
+// round exits 0 after its line; any other error is a failure.
+int EndElastic(const std::string& rank_prefix, const Status& status) {
+  if (KindOf(status) == ErrorKind::kRemoved) {
+    std::fprintf(stderr, "hvdrun-trainer: %s%s\n", rank_prefix.c_str(), status.message().c_str());
+    return 0;
+  }
+  return Fail(kRunFailure, rank_prefix + status.message());
+}
+
+// --elastic: training through the rounds of an elastic job (elastic_training.h), on the CPU.
+int TrainElastic(const TrainerOptions& options, const MnistDataset& dataset) {
+  at::manual_seed(options.seed);  // rank 0's parameters replace every rank's as the first round begins
+  std::shared_ptr<ImageClassifier> model = BuildModel(*options.model, options.image_size);
+  ElasticTraining training(options, *model, dataset, [&options]() {
+    return DataParallelGroup::FromEnvironment(std::getenv, [&options](RuntimeOptions& runtime_options) {
+      ApplyCompressionFlags(options, runtime_options);
+    });
+  });
+  if (Status joined = training.Join(); !joined.ok()) return EndElastic("", joined);
+  const c10::Device cpu(c10::kCPU);
+  if (Status fits = CheckGroupFits(options, training.group(), dataset, false); !fits.ok()) {
+    return Fail(kUsageExitCode, fits.message());
+  }
+  RunSettings settings = SettingsFor(options, training.group(), cpu, dataset);
+  at::set_num_threads(settings.threads);
+  if (training.group().rank() == 0) PrintHeader(settings);
+  StatusOr<TrainingResult> run = training.Run(stdout);
+  if (!run.ok()) return EndElastic("", run.status());
+  DataParallelGroup& group = training.group();
+  const std::string rank_prefix = "rank " + std::to_string(group.rank()) + ": ";
+  settings = SettingsFor(options, group, cpu, dataset);  // the last round's
+  TrainingResult& result = run.value();
+  if (Status status = CompleteResult(training.step(), *model, group, result); !status.ok()) {
+    return Fail(kRunFailure, rank_prefix + status.message());
+  }
+  if (group.rank() == 0) {
+    std::printf("%lld training examples in %zu round%s\n",
+                static_cast<long long>(result.samples_trained),  // NOLINT(google-runtime-int)
+                result.rounds.size(), result.rounds.size() == 1 ? "" : "s");
+    PrintResult(settings, result);
+  }
+  return WriteReports(options, settings, result, group, rank_prefix);
+}
+
 int Train(TrainerOptions options) {
   if (options.cuda && !torch::cuda::is_available()) {
     return Fail(kUsageExitCode,
@@ -234,6 +282,7 @@ int Train(TrainerOptions options) {
     if (!loaded.ok()) return Fail(kUsageExitCode, loaded.status().message());
     dataset = std::move(loaded).value();
   }
+  if (options.elastic) return TrainElastic(options, *dataset);
   StatusOr<std::unique_ptr<DataParallelGroup>> joined = DataParallelGroup::FromEnvironment(
       std::getenv,
       [&options](RuntimeOptions& runtime_options) { ApplyCompressionFlags(options, runtime_options); });

@@ -56,7 +56,7 @@ StatusOr<double> ParseReal(const std::string& flag, const std::string& text, dou
 // straight into TrainerOptions.
 struct TrainerFlags {
   std::string model, batch_size, image_size, steps, warmup_steps, epochs, train_limit, test_limit;
-  std::string lr, momentum, threads, seed, compression;
+  std::string lr, momentum, threads, seed, compression, commit_every;
   std::string device = "cpu";
   bool no_lr_scaling = false;
   bool synthetic = false;
@@ -135,6 +135,11 @@ void DeclareTrainerFlags(CLI::App& app, TrainerFlags& flags, TrainerOptions& opt
   for (size_t i = 0; i < std::size(kSafeguards); ++i) {
     app.add_option(kSafeguards[i].flag, flags.safeguards[i], kSafeguards[i].help);
   }
+  app.add_flag("--elastic", options.elastic,
+               "Data set, CPU: in an elastic job (hvdrun --min-np) train on through lost and added ranks, "
+               "from the last commit; each sample of an epoch is trained once (docs/elastic.md)");
+  app.add_option("--commit-every", flags.commit_every,
+                 "--elastic: commit the training state in memory every N steps (default 10)");
   app.add_option("--json", options.json_path,
                  "Rank 0 writes the run's figures to this JSON file (or, with --describe, the description)");
 }
@@ -253,6 +258,21 @@ Status ResolveCompression(const TrainerFlags& flags, const Given& given, Trainer
   return Status::Ok();
 }
 
+// --elastic and --commit-every: data set runs on the CPU only.
+Status ResolveElastic(const TrainerFlags& flags, const Given& given, TrainerOptions& options) {
+  if (!options.elastic) {
+    if (given("--commit-every")) return Status::Error("--commit-every: only with --elastic");
+    return Status::Ok();
+  }
+  if (options.describe) return Status::Error("--elastic: trains a model; --describe trains none");
+  if (options.synthetic) {
+    return Status::Error(
+        "--elastic: only for training on a data set (fmnist-cnn without --synthetic); this run is synthetic");
+  }
+  if (options.cuda) return Status::Error("--elastic: trains on the CPU; use --device cpu");
+  return ResolveWholeNumber(given, "--commit-every", flags.commit_every, 1, kMaxSteps, &options.commit_every);
+}
+
 }  // namespace
 
 ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* argv) {
@@ -282,7 +302,8 @@ ParsedTrainerCommandLine ParseTrainerCommandLine(int argc, const char* const* ar
     return usage_error(std::string(error.what()) + " (see hvdrun-trainer --help)");
   }
   const Given given = [&app](const char* flag) { return app.count(flag) > 0; };
-  for (auto resolve : {ResolveModelAndRun, ResolveWorkload, ResolveTraining, ResolveCompression}) {
+  for (auto resolve :
+       {ResolveModelAndRun, ResolveWorkload, ResolveTraining, ResolveCompression, ResolveElastic}) {
     if (Status status = resolve(flags, given, options); !status.ok()) return usage_error(status.message());
   }
   if (given("--json") && options.json_path.empty()) return usage_error("--json: empty file name");

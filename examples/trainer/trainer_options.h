@@ -49,6 +49,10 @@ struct TrainerOptions {
   std::optional<bool> fp8_safe_cast;
   std::optional<bool> fp8_float32_sums;
   std::optional<bool> error_feedback;
+  // --elastic (data set runs on the CPU): train through ranks lost or added in an elastic job
+  // (hvdrun --min-np), committing the state in memory every commit_every steps (docs/elastic.md).
+  bool elastic = false;
+  int commit_every = 10;
   bool describe = false;
   std::string json_path;  // rank 0 writes the run's figures here; empty: nowhere
 };

@@ -170,6 +170,27 @@ TEST(TrainerOptionsTest, FlagsOfTheOtherKindOfRunAreRefused) {
             "--image-size: only for synthetic runs; on a data set the images are the data set's");
 }
 
+TEST(TrainerOptionsTest, ElasticTrainsOnADataSetOnTheCpu) {
+  ParsedTrainerCommandLine plain = Parse({"--model", "fmnist-cnn"});
+  ASSERT_TRUE(plain.options) << plain.error;
+  EXPECT_FALSE(plain.options->elastic);
+  ParsedTrainerCommandLine parsed = Parse({"--model", "fmnist-cnn", "--elastic"});
+  ASSERT_TRUE(parsed.options) << parsed.error;
+  EXPECT_TRUE(parsed.options->elastic);
+  EXPECT_EQ(parsed.options->commit_every, 10);
+  parsed = Parse({"--model", "fmnist-cnn", "--elastic", "--commit-every", "3"});
+  ASSERT_TRUE(parsed.options) << parsed.error;
+  EXPECT_EQ(parsed.options->commit_every, 3);
+  EXPECT_EQ(Error({"--model", "fmnist-cnn", "--commit-every", "3"}), "--commit-every: only with --elastic");
+  EXPECT_EQ(
+      Error({"--model", "resnet18", "--elastic"}),
+      "--elastic: only for training on a data set (fmnist-cnn without --synthetic); this run is synthetic");
+  EXPECT_EQ(Error({"--model", "fmnist-cnn", "--elastic", "--device", "cuda"}),
+            "--elastic: trains on the CPU; use --device cpu");
+  EXPECT_NE(Error({"--model", "fmnist-cnn", "--elastic", "--commit-every", "0"}).find("--commit-every: 0"),
+            std::string::npos);
+}
+
 TEST(TrainerOptionsTest, UnknownFlagsAndHelp) {
   std::string error = Error({"--model", "resnet50", "--bogus"});
   EXPECT_NE(error.find("--bogus"), std::string::npos) << error;

@@ -54,6 +54,19 @@ nlohmann::json TestAccuracy(const TrainingResult& result) {
   return result.test_accuracy ? nlohmann::json(*result.test_accuracy) : nlohmann::json(nullptr);
 }
 
+// --elastic: the rounds, and the examples trained into the final model, each once.
+nlohmann::json Elastic(const RunSettings& s, const TrainingResult& result) {
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const RoundRecord& r : result.rounds) {
+    rounds.push_back({{"round", r.round},
+                      {"ranks", r.ranks},
+                      {"steps", r.steps},
+                      {"samples", r.samples},
+                      {"reform_s", r.reform_s}});
+  }
+  return {{"commit_every", s.commit_every}, {"samples_trained", result.samples_trained}, {"rounds", rounds}};
+}
+
 }  // namespace
 
 nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& result) {
@@ -95,6 +108,7 @@ nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& res
   report["test_accuracy"] = TestAccuracy(result);
   report["parameter_checksum"] = result.parameter_checksum;
   report["summary"] = summary;
+  if (settings.elastic) report["elastic"] = Elastic(settings, result);
   return report;
 }
 
@@ -116,6 +130,7 @@ nlohmann::json RunDocument(const RunSettings& settings, const TrainingResult& re
   }
   document["parameter_checksum"] = result.parameter_checksum;
   document["wall_s"] = result.wall_s;
+  if (settings.elastic) document["elastic"] = Elastic(settings, result);
   return document;
 }
 

@@ -35,14 +35,18 @@ struct RunSettings {
   int64_t train_examples_per_rank = 0;
   uint64_t seed = 0;
   CompressionOptions compression;  // the runtime's, in effect
+  bool elastic = false;            // --elastic
+  int commit_every = 0;            // --elastic
 };
 
 // The report of one rank: its settings, every timed step (compute_s, comm_wait_s, step_s,
-// img_per_sec, loss), epochs, bytes reduced, the parameter checksum, and "summary".
+// img_per_sec, loss), epochs, bytes reduced, the parameter checksum, and "summary"; with --elastic,
+// "elastic": commit_every, samples_trained and every round (round, ranks, steps, samples, reform_s).
 nlohmann::json RankReport(const RunSettings& settings, const TrainingResult& result);
 
 // The --json document: model, backend, ranks, batch_size, image_size, step_time_s,
-// img_per_sec_per_rank, img_per_sec_total, test_accuracy (null for synthetic runs), and more.
+// img_per_sec_per_rank, img_per_sec_total, test_accuracy (null for synthetic runs), and more;
+// "elastic" as in RankReport.
 nlohmann::json RunDocument(const RunSettings& settings, const TrainingResult& result);
 
 // Writes `document` to `path` as a whole or not at all (examples/shared/atomic_file.h). The error

@@ -90,6 +90,27 @@ TEST(TrainerReportTest, RunDocumentHasTheFieldsTheIssueNames) {
   EXPECT_EQ(RunDocument(Settings(false), Result(true))["test_accuracy"], 0.75);
 }
 
+TEST(TrainerReportTest, AnElasticRunRecordsEveryRoundAndTheSamplesTrained) {
+  EXPECT_FALSE(RankReport(Settings(false), Result(true)).contains("elastic")) << "only with --elastic";
+  EXPECT_FALSE(RunDocument(Settings(false), Result(true)).contains("elastic")) << "only with --elastic";
+  RunSettings settings = Settings(false);
+  settings.elastic = true;
+  settings.commit_every = 5;
+  TrainingResult result = Result(true);
+  result.samples_trained = 1000;
+  result.rounds = {{0, 3, 7, 640, 0}, {1, 2, 9, 360, 1.25}};
+  for (const nlohmann::json& document : {RankReport(settings, result), RunDocument(settings, result)}) {
+    const nlohmann::json& elastic = document["elastic"];
+    EXPECT_EQ(elastic["commit_every"], 5) << elastic.dump();
+    EXPECT_EQ(elastic["samples_trained"], 1000);
+    ASSERT_EQ(elastic["rounds"].size(), 2U);
+    EXPECT_EQ(
+        elastic["rounds"][1],
+        (nlohmann::json{{"round", 1}, {"ranks", 2}, {"steps", 9}, {"samples", 360}, {"reform_s", 1.25}}));
+    EXPECT_EQ(document["parameter_checksum"], "0123456789abcdef") << "the other fields stay";
+  }
+}
+
 TEST(TrainerReportTest, WritesTheFileWholeAndLeavesNoTemporary) {
   e2e::ScratchDir dir;
   std::string path = dir.path() + "/run.json";

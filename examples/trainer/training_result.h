@@ -23,6 +23,17 @@ struct EpochRecord {
   double seconds = 0;         // rank 0's wall-clock time for the epoch, evaluation included
 };
 
+// One round of an elastic run (--elastic): what the job trained in it and committed, and how long
+// joining it took. Work done after a round's last commit is lost with the round and not counted.
+struct RoundRecord {
+  int round = 0;        // libhvdrun's round number (hvdrun's)
+  int ranks = 0;        // the round's size
+  int64_t steps = 0;    // committed steps trained in the round
+  int64_t samples = 0;  // committed training examples of those steps, all ranks together
+  double reform_s = 0;  // rank 0's time from the failure it saw (or the new hosts' notice) to the
+                        // round's synchronized state; 0 for the first round
+};
+
 // Figures of every rank together, the same on each rank (GroupFigures computes them).
 struct GroupFigures {
   double step_time_s = 0;           // mean over ranks of each rank's mean step time
@@ -45,6 +56,9 @@ struct TrainingResult {
   double wall_s = 0;                    // this rank's training time, from the first step to the end
   std::string parameter_checksum;       // ParameterChecksum after the last step
   GroupFigures group;
+  // --elastic: training examples the final model was trained on, each counted once, and every round.
+  int64_t samples_trained = 0;
+  std::vector<RoundRecord> rounds;
 };
 
 // Fills result.group from every rank's steps (one collective: every rank calls it).

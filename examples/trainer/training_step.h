@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "examples/trainer/data_parallel_group.h"
 #include "examples/trainer/step_stats.h"
@@ -40,9 +41,16 @@ class TrainingStep {
   TrainingStep& operator=(const TrainingStep&) = delete;
 
   // Trains on one batch: `images` [N, C, H, W] and `labels` [N] (int64 class indices), on the
-  // model's device. Cross-entropy loss. A failed gradient average is returned as an error; torch's
-  // own failures (a shape that does not fit) are thrown as c10::Error.
+  // model's device. Cross-entropy loss. A rank without examples in a step (N = 0: an elastic round
+  // with fewer examples left than ranks) adds zero gradients to the average. A failed gradient average is
+  // returned as an error; torch's own failures (a shape that does not fit) are thrown as c10::Error.
   StatusOr<StepRecord> Run(const at::Tensor& images, const at::Tensor& labels);
+
+  // SGD's momentum buffer of each parameter, in the model's order; undefined where the optimizer
+  // has none yet (before the first step). The tensors themselves, not copies.
+  std::vector<at::Tensor> MomentumBuffers() const;
+  // Makes `buffers` (as MomentumBuffers gives them; undefined: none) the optimizer's momentum.
+  void SetMomentumBuffers(const std::vector<at::Tensor>& buffers);
 
   // The learning rate of the following steps.
   void SetLearningRate(double lr);
