@@ -12,8 +12,11 @@ bool SharedMemoryServes(const RuntimeOptions& options) {
 }
 
 bool HierarchicalAsked(const RuntimeOptions& options) {
+  // Several hosts: a host holds fewer than all ranks. Not cross_size > 1: a rank's cross_size counts
+  // the hosts that have a rank of its local rank (Horovod's), so with hosts of uneven sizes it is 1 on
+  // a local rank only the largest host has, and that rank would not take part in the agreement.
   return options.hierarchical_allreduce && options.shared_memory && options.backend == BackendKind::kGloo &&
-         options.cross_size > 1;
+         options.local_size < options.size;
 }
 
 StatusOr<bool> AgreeOnHierarchical(const RuntimeOptions& options, KeyValueStore& store,

@@ -112,12 +112,14 @@ TEST(SharedMemoryServesTest, HierarchicalIsAskedOverGlooWithSharedMemoryOnSevera
   options.shared_memory = false;
   EXPECT_FALSE(HierarchicalAsked(options));
   options.shared_memory = true;
+  options.local_size = 4;  // one host
   options.cross_size = 1;
   EXPECT_FALSE(HierarchicalAsked(options));
 }
 
 // Hosts of 1, 2 and 3 ranks: the middle host's local_size times the host count is the job's size,
-// but the ranks agree that the hosts differ, every one of them.
+// but the ranks agree that the hosts differ, every one of them. Each rank's cross_size is Horovod's,
+// as hvdrun gives it: the hosts that have its local rank (3, 2, 1 for local ranks 0, 1, 2).
 TEST(SharedMemoryServesTest, RanksAgreeThatUnevenHostsReduceFlat) {
   const std::vector<int> host_of = {0, 1, 1, 2, 2, 2};
   const std::vector<int> ranks_on = {1, 2, 3};
@@ -131,10 +133,11 @@ TEST(SharedMemoryServesTest, RanksAgreeThatUnevenHostsReduceFlat) {
       options.rank = rank;
       options.size = 6;
       options.cross_rank = host_of[static_cast<size_t>(rank)];
-      options.cross_size = 3;
       options.local_size = ranks_on[static_cast<size_t>(options.cross_rank)];
+      options.local_rank = rank - (options.cross_rank * (options.cross_rank + 1)) / 2;
+      options.cross_size = 3 - options.local_rank;
       options.hierarchical_allreduce = true;
-      options.timeout = std::chrono::seconds(30);
+      options.timeout = std::chrono::seconds(5);
       StatusOr<bool> hierarchical = AgreeOnHierarchical(options, *store, "test/");
       ASSERT_TRUE(hierarchical.ok()) << hierarchical.status().message();
       EXPECT_FALSE(hierarchical.value()) << "rank " << rank;

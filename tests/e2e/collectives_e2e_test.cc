@@ -99,6 +99,17 @@ TEST(BenchTest, SweepsSizesAndWritesTheJsonTheIssueAsksFor) {
       << "hvdrun's summary of the reports" << result;
 }
 
+// Hosts of 1 and 2 slots: the second host's local rank 1 has no peer of its local rank elsewhere
+// (cross_size 1), yet it takes part in the ranks' agreement on the hierarchical allreduce, which the
+// uneven hosts then do without (before, the other ranks waited for its answer until the timeout).
+TEST(BenchTest, RunsOnHostsOfDifferentSlotCounts) {
+  const std::string bench = InstalledProgram("hvdrun-bench");
+  ProcessResult result = RunHvdrun(
+      {"-np", "3", "-H", "127.0.0.1:1,127.0.0.2:2", "--gloo", bench, "-b", "1K", "-e", "1K", "--iters", "3"});
+  ASSERT_EQ(result.exit_code, 0) << result;
+  EXPECT_NE(result.stdout_text.find("[0]<stdout>:        1024"), std::string::npos) << result;
+}
+
 class BenchCompressionTest : public testing::TestWithParam<std::string> {};
 
 // hvdrun-bench --replay --compression: every format in one run, with what it sends and what it costs
