@@ -1,6 +1,8 @@
 #include "runtime/autotune/confirmation.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace hvdrun {
@@ -24,7 +26,7 @@ std::vector<double> Confirmation::Ratios() const {
   for (size_t i = 0; i < challenger_.size(); ++i) {
     // start_[i] came just before challenger_[i], start_[i + 1] (when measured) just after.
     const double beside = i + 1 < start_.size() ? (start_[i] + start_[i + 1]) / 2 : start_[i];
-    ratios.push_back(beside > 0 ? challenger_[i] / beside : 0);
+    ratios.push_back(beside > 0 && challenger_[i] > 0 ? challenger_[i] / beside : 1e-9);
   }
   return ratios;
 }
@@ -38,7 +40,18 @@ bool Confirmation::ChallengerKept() const {
   std::sort(ratios.begin(), ratios.end());
   const size_t half = ratios.size() / 2;
   const double median = ratios.size() % 2 == 1 ? ratios[half] : (ratios[half - 1] + ratios[half]) / 2;
-  return median > 1 + kMargin;
+  return median > 1 + kMargin && LogRatioT(ratios) > kMinT;
+}
+
+double Confirmation::LogRatioT(const std::vector<double>& ratios) {
+  const auto count = static_cast<double>(ratios.size());
+  double mean = 0;
+  for (double ratio : ratios) mean += std::log(ratio) / count;
+  double squares = 0;
+  for (double ratio : ratios) squares += (std::log(ratio) - mean) * (std::log(ratio) - mean);
+  const double deviation = std::sqrt(squares / (count - 1));
+  if (deviation <= 0) return mean > 0 ? std::numeric_limits<double>::infinity() : 0;
+  return mean / (deviation / std::sqrt(count));
 }
 
 }  // namespace hvdrun

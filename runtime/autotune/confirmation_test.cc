@@ -64,8 +64,8 @@ TEST(Confirmation, EachChallengerScoreIsTakenAgainstTheStartsBesideIt) {
   // The machine slows down throughout: the challenger's scores are lower than the start's first,
   // yet better than the start's beside them.
   Confirmation confirmation;
-  for (double score : {1000, 990, 800, 790, 600, 590, 400, 380}) confirmation.Add(score);
-  EXPECT_EQ(confirmation.Ratios(), (std::vector<double>{990.0 / 900, 790.0 / 700, 590.0 / 500, 380.0 / 400}));
+  for (double score : {1000, 990, 800, 790, 600, 590, 400, 395}) confirmation.Add(score);
+  EXPECT_EQ(confirmation.Ratios(), (std::vector<double>{990.0 / 900, 790.0 / 700, 590.0 / 500, 395.0 / 400}));
   EXPECT_TRUE(confirmation.ChallengerKept());
   EXPECT_DOUBLE_EQ(confirmation.StartMean(), 700);
 }
@@ -76,10 +76,21 @@ TEST(Confirmation, TwoLossesOfFourKeepTheStartHoweverLargeTheWins) {
   EXPECT_FALSE(confirmation.ChallengerKept());
 }
 
-TEST(Confirmation, OneLossOfFourIsForgivenWhenTheMedianWinsByTheMargin) {
+TEST(Confirmation, OneSmallLossOfFourIsForgivenWhenTheRestWinByTheMargin) {
   Confirmation confirmation;
-  for (double score : {1000, 1200, 1000, 1200, 1000, 900, 1000, 1200}) confirmation.Add(score);
+  for (double score : {1000, 1200, 1000, 1200, 1000, 980, 1000, 1200}) confirmation.Add(score);
   EXPECT_TRUE(confirmation.ChallengerKept());
+}
+
+// The replay's confirmation of fusion off (0 MiB, 1 ms) against the default on the loaded machine
+// (docs/benchmarks.md): its median ratio (1.12) won, one ratio of four lost, but the ratios spread
+// from 0.87 to 1.20; its steps in fixed runs took 1.4x the default's. The spread keeps it out.
+TEST(Confirmation, ARatioThatSpreadsWidelyIsNotKeptOnItsMedian) {
+  Confirmation confirmation;
+  for (double score : {3414.54, 4955.29, 4836.32, 4444.71, 3688.7, 4725.64, 4250.57, 3685.29}) {
+    confirmation.Add(score);
+  }
+  EXPECT_FALSE(confirmation.ChallengerKept());
 }
 
 TEST(Confirmation, ASmallGainIsNotWorthTheRisk) {
@@ -106,9 +117,9 @@ TEST(Confirmation, UnderDriftAnEqualChallengerLeavesTheStartInNearlyEveryRun) {
 // samples by any rule that keeps a 15% better challenger often: the confirmation then errs on the
 // safe side, keeping a better challenger less often, and a worse one rarely.
 TEST(Confirmation, UnderIndependentNoiseAWorseChallengerIsRarelyKept) {
-  EXPECT_GE(KeptIn(100, 1.15, 0.2, 1.0, 0), 50);
-  EXPECT_LE(KeptIn(100, 0.98, 0.2, 1.0, 0), 25);
-  EXPECT_LE(KeptIn(100, 0.90, 0.2, 1.0, 0), 5);
+  EXPECT_GE(KeptIn(100, 1.15, 0.2, 1.0, 0), 35);
+  EXPECT_LE(KeptIn(100, 0.98, 0.2, 1.0, 0), 10);
+  EXPECT_LE(KeptIn(100, 0.90, 0.2, 1.0, 0), 3);
 }
 
 }  // namespace
