@@ -8,6 +8,12 @@
 namespace hvdrun {
 namespace {
 
+// How far apart (in the unit cube, along some axis) a proposal lies from every point measured: at
+// a tenth of the box, two settings' scores differ by less than a sample's noise, so measuring next
+// to a point again teaches the model little, and without this the acquisition of noisy scores
+// settles beside the best point so far, often the start at a corner of the box.
+constexpr double kApart = 0.1;
+
 // Grid points per dimension that Next searches.
 size_t GridSide(size_t dimensions) { return dimensions == 1 ? 1025 : 97; }
 
@@ -54,6 +60,15 @@ BayesianOptimizer::Point BayesianOptimizer::FromUnit(const Point& unit) const {
   return x;
 }
 
+bool BayesianOptimizer::Measured(const Point& unit, double within) const {
+  for (const Point& point : points_) {
+    bool near = true;
+    for (size_t i = 0; i < unit.size() && near; ++i) near = std::abs(point[i] - unit[i]) < within;
+    if (near) return true;
+  }
+  return false;
+}
+
 void BayesianOptimizer::Add(const Point& x, double score) {
   points_.push_back(ToUnit(x));
   scores_.push_back(score);
@@ -79,6 +94,7 @@ BayesianOptimizer::Point BayesianOptimizer::Next() {
       coordinate = static_cast<double>(rest % side) / static_cast<double>(side - 1);
       rest /= side;
     }
+    if (Measured(unit, kApart)) continue;
     const double improvement = ExpectedImprovement(process_.Predict(unit), best, xi_);
     if (improvement > largest) {
       largest = improvement;
@@ -86,6 +102,15 @@ BayesianOptimizer::Point BayesianOptimizer::Next() {
     }
   }
   return FromUnit(chosen);
+}
+
+std::vector<double> BayesianOptimizer::PredictedMeans() {
+  std::vector<double> means;
+  if (points_.empty()) return means;
+  process_.Fit(points_, Standardised(scores_));
+  means.reserve(points_.size());
+  for (const Point& point : points_) means.push_back(process_.Predict(point).mean);
+  return means;
 }
 
 }  // namespace hvdrun

@@ -34,14 +34,21 @@ class BayesianOptimizer {
 
   // Records `score` measured at `x` (in the box's units; points outside it are clamped into it).
   void Add(const Point& x, double score);
-  // The point of the box with the largest expected improvement; the box's centre before any score.
+  // The point of the box with the largest expected improvement, of those a tenth of the box or more
+  // from every point measured (along some axis); the box's centre before any score.
   Point Next();
+  // The model's mean at each point added so far, in the order added: the scores smoothed by their
+  // neighbours', less swayed by one sample's noise than the scores themselves (on the standardised
+  // scale: only their order means something).
+  std::vector<double> PredictedMeans();
 
   size_t samples() const { return points_.size(); }
 
  private:
   Point ToUnit(const Point& x) const;
   Point FromUnit(const Point& unit) const;
+  // Whether a point measured lies within `within` of `unit` along every axis.
+  bool Measured(const Point& unit, double within) const;
 
   const std::vector<Range> ranges_;
   const double xi_;

@@ -1,21 +1,37 @@
 #include "runtime/autotune/setting_search.h"
 
 #include <algorithm>
-#include <iterator>
+#include <cmath>
 
 namespace hvdrun {
 namespace {
 
-constexpr TunedSetting kSeeds[] = {{4, 5}, {32, 50}, {16, 25}, {8, 10}};
+// The initial design in the unit square (fusion threshold, log cycle time): the 5-point Latin
+// hypercube with the largest smallest distance between two points (found by trying all 120).
+constexpr double kDesign[SettingSearch::kDesignSamples][2] = {
+    {0.1, 0.1}, {0.3, 0.5}, {0.5, 0.9}, {0.7, 0.3}, {0.9, 0.7}};
 
 bool Inside(double value, BayesianOptimizer::Range range) {
   return value >= range.low && value <= range.high;
 }
 
-std::vector<BayesianOptimizer::Range> FreeRanges(bool fusion_fixed, bool cycle_fixed) {
+// `range` grown to take in `value`.
+BayesianOptimizer::Range Including(BayesianOptimizer::Range range, double value) {
+  return {std::min(range.low, value), std::max(range.high, value)};
+}
+
+BayesianOptimizer::Range LogCycleBox(double start_ms) {
+  const BayesianOptimizer::Range box{std::log10(SettingSearch::kCycleRangeMs.low),
+                                     std::log10(SettingSearch::kCycleRangeMs.high)};
+  return start_ms > 0 ? Including(box, std::log10(start_ms)) : box;
+}
+
+std::vector<BayesianOptimizer::Range> FreeRanges(bool fusion_fixed, bool cycle_fixed,
+                                                 BayesianOptimizer::Range fusion,
+                                                 BayesianOptimizer::Range log_cycle) {
   std::vector<BayesianOptimizer::Range> ranges;
-  if (!fusion_fixed) ranges.push_back(SettingSearch::kFusionRangeMib);
-  if (!cycle_fixed) ranges.push_back(SettingSearch::kCycleRangeMs);
+  if (!fusion_fixed) ranges.push_back(fusion);
+  if (!cycle_fixed) ranges.push_back(log_cycle);
   return ranges;
 }
 
@@ -33,19 +49,23 @@ SettingSearch::SettingSearch(TunedSetting start, bool fusion_fixed, bool cycle_f
       cycle_fixed_(cycle_fixed),
       max_samples_(std::max(max_samples, 1)),
       confirm_from_(max_samples_ >= kConfirmFrom ? max_samples_ - kConfirmSamples : max_samples_),
-      optimizer_(FreeRanges(fusion_fixed, cycle_fixed), noise),
+      fusion_box_(Including(kFusionRangeMib, start.fusion_threshold_mib)),
+      log_cycle_box_(LogCycleBox(start.cycle_time_ms)),
+      optimizer_(FreeRanges(fusion_fixed, cycle_fixed, fusion_box_, log_cycle_box_), noise),
       current_(start),
       best_(start) {}
 
 bool SettingSearch::ToPoint(const TunedSetting& setting, BayesianOptimizer::Point* point) const {
   point->clear();
   if (!fusion_fixed_) {
-    if (!Inside(setting.fusion_threshold_mib, kFusionRangeMib)) return false;
+    if (!Inside(setting.fusion_threshold_mib, fusion_box_)) return false;
     point->push_back(setting.fusion_threshold_mib);
   }
   if (!cycle_fixed_) {
-    if (!Inside(setting.cycle_time_ms, kCycleRangeMs)) return false;
-    point->push_back(setting.cycle_time_ms);
+    if (setting.cycle_time_ms <= 0 || !Inside(std::log10(setting.cycle_time_ms), log_cycle_box_)) {
+      return false;
+    }
+    point->push_back(std::log10(setting.cycle_time_ms));
   }
   return true;
 }
@@ -54,14 +74,21 @@ TunedSetting SettingSearch::FromPoint(const BayesianOptimizer::Point& point) con
   TunedSetting setting = start_;
   size_t next = 0;
   if (!fusion_fixed_) setting.fusion_threshold_mib = point[next++];
-  if (!cycle_fixed_) setting.cycle_time_ms = point[next++];
+  if (!cycle_fixed_) setting.cycle_time_ms = std::pow(10.0, point[next++]);
   return setting;
 }
 
-TunedSetting SettingSearch::Seed(int index) const {
-  TunedSetting setting = kSeeds[index];
-  if (fusion_fixed_) setting.fusion_threshold_mib = start_.fusion_threshold_mib;
-  if (cycle_fixed_) setting.cycle_time_ms = start_.cycle_time_ms;
+TunedSetting SettingSearch::Design(int index) const {
+  const double log_low = std::log10(kCycleRangeMs.low);
+  const double log_high = std::log10(kCycleRangeMs.high);
+  TunedSetting setting = start_;
+  if (!fusion_fixed_) {
+    setting.fusion_threshold_mib =
+        kFusionRangeMib.low + kDesign[index][0] * (kFusionRangeMib.high - kFusionRangeMib.low);
+  }
+  if (!cycle_fixed_) {
+    setting.cycle_time_ms = std::pow(10.0, log_low + kDesign[index][1] * (log_high - log_low));
+  }
   return setting;
 }
 
@@ -82,14 +109,30 @@ void SettingSearch::Pool(const TunedSetting& setting, double score) {
   }
 }
 
-void SettingSearch::Confirm() {
-  constexpr int kPairs = kConfirmSamples / 2;
-  const double challenger = confirm_sums_[0] / kPairs;
-  const double start = confirm_sums_[1] / kPairs;
-  start_score_ = start;
-  const bool challenger_kept = challenger_wins_ == kPairs;
-  best_ = challenger_kept ? challenger_ : start_;
-  best_score_ = challenger_kept ? challenger : start;
+TunedSetting SettingSearch::Challenger() {
+  // The model's best among the settings it was given, the start aside.
+  const std::vector<double> predicted = optimizer_.PredictedMeans();
+  const TunedSetting* challenger = nullptr;
+  double highest = 0;
+  for (size_t i = 0; i < modelled_.size(); ++i) {
+    if (SameSetting(modelled_[i], start_)) continue;
+    if (challenger == nullptr || predicted[i] > highest) {
+      challenger = &modelled_[i];
+      highest = predicted[i];
+    }
+  }
+  return challenger != nullptr ? *challenger : start_;
+}
+
+void SettingSearch::Finish() {
+  done_ = true;
+  if (confirm_from_ < max_samples_) {
+    const bool kept = confirmation_.ChallengerKept();
+    start_score_ = confirmation_.StartMean();
+    best_ = kept ? challenger_ : start_;
+    best_score_ = kept ? confirmation_.ChallengerMean() : start_score_;
+  }
+  current_ = best_;
 }
 
 bool SettingSearch::Scored(double score) {
@@ -99,38 +142,24 @@ bool SettingSearch::Scored(double score) {
     Pool(current_, score);
     // The starting setting informs the model only where it lies inside the box searched.
     BayesianOptimizer::Point point;
-    if (ToPoint(current_, &point)) optimizer_.Add(point, score);
-  } else {
-    const bool challenger = (samples_ - confirm_from_) % 2 == 0;
-    confirm_sums_[challenger ? 0 : 1] += score;
-    if (challenger) {
-      challenger_last_ = score;
-    } else if (challenger_last_ > score) {
-      ++challenger_wins_;
+    if (ToPoint(current_, &point)) {
+      optimizer_.Add(point, score);
+      modelled_.push_back(current_);
     }
+  } else {
+    confirmation_.Add(score);
   }
   ++samples_;
   if (samples_ >= max_samples_) {
-    if (confirm_from_ < max_samples_) Confirm();
-    done_ = true;
-    current_ = best_;
+    Finish();
     return false;
   }
   if (samples_ >= confirm_from_) {
-    if (samples_ == confirm_from_) {
-      // The best mean among the settings other than the start (the seeds give some).
-      const Measured* challenger = nullptr;
-      for (const Measured& m : measured_) {
-        if (SameSetting(m.setting, start_)) continue;
-        if (challenger == nullptr || m.sum / m.count > challenger->sum / challenger->count) challenger = &m;
-      }
-      challenger_ = challenger != nullptr ? challenger->setting : start_;
-    }
-    current_ = (samples_ - confirm_from_) % 2 == 0 ? challenger_ : start_;
+    if (samples_ == confirm_from_) challenger_ = Challenger();
+    current_ = (samples_ - confirm_from_) % 2 == 0 ? start_ : challenger_;
     return true;
   }
-  const int seed = samples_ - 1;
-  current_ = seed < static_cast<int>(std::size(kSeeds)) ? Seed(seed) : FromPoint(optimizer_.Next());
+  current_ = samples_ <= kDesignSamples ? Design(samples_ - 1) : FromPoint(optimizer_.Next());
   return true;
 }
 
