@@ -423,15 +423,24 @@ void JobRun::RankEnded(const RankEnd& end) {
       end.exit.signal != 0 ? SignalName(end.exit.signal) : "exit " + std::to_string(end.exit.exit_code);
   Verbose(ProcessName(outcome.rank) + " ended: " + how);
   if (end.stop_requested || stopping_) return;
-  if (ElasticTakesEnd(outcome.rank, outcome.Failed()
-                                        ? (end.exit.signal != 0 ? "killed by " : "ended with ") + how
-                                        : std::string())) {
+  if (ElasticTakesEnd(outcome.rank,
+                      outcome.Failed() ? ElasticEndText(outcome.rank, end.exit, how) : std::string())) {
     return;
   }
   if (outcome.Failed()) {
     NoteFailure();
     BeginStop();
   }
+}
+
+std::string JobRun::ElasticEndText(int process, const protocol::RankExited& exit,
+                                   const std::string& how) const {
+  // What the user's code said last (an exception's line): the re-formation's line and the report of
+  // an elastic job that fails as a whole carry it, as a failed job's table does.
+  std::string text = (exit.signal != 0 ? "killed by " : "ended with ") + how;
+  const std::vector<std::string> tail = output_.StderrTail(process);
+  if (!tail.empty()) text += " (last stderr line: " + PrintableText(tail.back()) + ")";
+  return text;
 }
 
 void JobRun::RankLost(int rank, const std::string& reason, bool stop_requested) {

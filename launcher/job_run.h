@@ -107,6 +107,9 @@ class JobRun : private RankEvents, private WorkerStarter {
   // (the job goes on).
   bool PrepareElastic();
   bool ElasticTakesEnd(int rank, const std::string& why);
+  // "ended with exit 1 (last stderr line: ...)" or "killed by SIGKILL": a failed end of `process`,
+  // `how` it ended, as the elastic driver records it.
+  std::string ElasticEndText(int process, const protocol::RankExited& exit, const std::string& how) const;
   // Where host `host_index` (the launcher's) named `name` is on the job's network.
   StatusOr<HostNetwork> NetworkOf(int host_index, const std::string& name) const;
 
