@@ -184,13 +184,15 @@ struct FakeStarter : WorkerStarter {
 
 // A job started on hosts a and b by a discovery script whose hosts file the test rewrites.
 struct Growing {
-  explicit Growing(int min_np = 2, std::optional<int> reset_limit = std::nullopt) {
+  explicit Growing(int min_np = 2, std::optional<int> reset_limit = std::nullopt,
+                   std::optional<CooldownRange> cooldown = std::nullopt) {
     hosts_file = dir.WriteFile("hosts", "a\nb\n");
     std::string script = dir.WriteFile("hosts.sh", "#!/bin/sh\ncat '" + hosts_file + "'\n");
     ::chmod(script.c_str(), 0755);
     ElasticOptions options = MinNp(min_np);
     options.discovery_script = script;
     options.reset_limit = reset_limit;
+    options.cooldown = cooldown;
     std::vector<HostSlots> hosts = {{"a", 1}, {"b", 1}};
     driver = std::make_unique<ElasticDriver>(
         options, RankAssignment::Assign(hosts, 2).value(), hosts,
@@ -322,6 +324,46 @@ TEST(ElasticDriver, AResetLimitOfZeroRefusesEvenAGrowth) {
   EXPECT_TRUE(g.starter.started.empty());
   EXPECT_EQ(g.driver->FailureReport()[0],
             "elastic job failed in round 0: a re-formation past --reset-limit 0 (new slots on c)");
+}
+
+// --blacklist-cooldown-range 10 10: a host whose rank failed is out for 10 s, whatever discovery says
+// meanwhile, and joins again after them; when it fails again it is out for its cooldown again.
+TEST(ElasticDriver, AFailedHostIsNotUsedDuringItsCooldownAndJoinsAgainAfterIt) {
+  Growing g(2, std::nullopt, CooldownRange{10, 10});
+  g.SetHosts("a\nb\nc\n");
+  const auto reach_and_grow = [&](const std::string& round) {
+    EXPECT_TRUE(g.TickUntil([&] {
+      if (!g.starter.reached.empty()) g.starter.states["c"] = WorkerStarter::HostState::kReady;
+      return g.keys["elastic/round"] == round;
+    }));
+  };
+  reach_and_grow("1");
+  ASSERT_EQ(g.starter.started.size(), 1u);
+  for (int failure = 1; failure <= 2; ++failure) {
+    const int c = g.driver->workers() - 1;  // c's newest worker
+    const double failed_at = g.now;
+    EXPECT_TRUE(g.driver->WorkerEnded(c, false, "killed by SIGKILL"));
+    g.now = failed_at + 1;  // past the settle time: the job re-forms without c
+    g.driver->Tick();
+    const std::string without_c = std::to_string(2 * failure);
+    EXPECT_EQ(g.keys["elastic/round"], without_c);
+    EXPECT_EQ(g.driver->current_round().size(), 2u);
+    g.starter.reached.clear();
+    g.starter.states.erase("c");
+    // During the cooldown discovery still names c: it is neither reached nor given a place.
+    for (double t = failed_at + 2; t < failed_at + 9.5; t += 1) {
+      g.now = t;
+      g.driver->Tick();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(g.starter.reached.empty()) << "failure " << failure;
+    EXPECT_EQ(g.keys["elastic/round"], without_c);
+    // After it, c joins again in the next round.
+    g.now = failed_at + 10.5;
+    reach_and_grow(std::to_string(2 * failure + 1));
+    EXPECT_EQ(g.starter.reached, std::vector<std::string>{"c"}) << "failure " << failure;
+    EXPECT_EQ(g.driver->current_round().size(), 3u);
+  }
 }
 
 }  // namespace
