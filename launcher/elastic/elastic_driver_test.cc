@@ -351,8 +351,8 @@ TEST(ElasticDriver, AFailedHostIsNotUsedDuringItsCooldownAndJoinsAgainAfterIt) {
     g.starter.reached.clear();
     g.starter.states.erase("c");
     // During the cooldown discovery still names c: it is neither reached nor given a place.
-    for (double t = failed_at + 2; t < failed_at + 9.5; t += 1) {
-      g.now = t;
+    for (int second = 2; second <= 9; ++second) {
+      g.now = failed_at + second;
       g.driver->Tick();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
