@@ -149,6 +149,7 @@ Status ReadAutotune(const EnvironmentReader& env, AutotuneOptions& autotune) {
   }
   autotune.fusion_threshold_fixed = env.Find(env::kHorovodFusionThreshold) != nullptr;
   autotune.cycle_time_fixed = env.Find(env::kHorovodCycleTime) != nullptr;
+  autotune.cache_capacity_fixed = env.Find(env::kHorovodCacheCapacity) != nullptr;
   return Status::Ok();
 }
 

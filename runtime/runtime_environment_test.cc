@@ -114,6 +114,11 @@ TEST_F(RuntimeEnvironmentTest, AutotuneComesFromHorovodsVariablesAndKeepsExplici
   EXPECT_EQ(autotune.gaussian_process_noise, 0.25);
   EXPECT_FALSE(autotune.fusion_threshold_fixed);
   EXPECT_TRUE(autotune.cycle_time_fixed);
+  EXPECT_FALSE(autotune.cache_capacity_fixed);
+  values_[env::kHorovodCacheCapacity] = "512";
+  StatusOr<RuntimeEnvironment> cache_set = Read();
+  ASSERT_TRUE(cache_set.ok()) << cache_set.status().message();
+  EXPECT_TRUE(cache_set->options.autotune.cache_capacity_fixed);
 
   values_[env::kHorovodAutotuneStepsPerSample] = "0";
   EXPECT_EQ(ReadError(), "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE='0' is not a whole number from 1 to 100000");

@@ -32,6 +32,7 @@ struct Switch {
   int64_t cycle_time_us = 0;
   int64_t done = 0;
   int64_t score_bytes_per_second = 0;  // the sample's just ended; once done, the kept setting's
+  int64_t response_cache = 1;          // the response cache serves
 };
 
 // The timeline's mark of a switch to `message` after `samples` samples were scored.
@@ -40,7 +41,8 @@ TimelineMark SwitchMark(const Switch& message, const CycleSettings& used, int sa
   mark.name = std::string(message.done != 0 ? kTimelineAutotuneKept : kTimelineAutotune);
   mark.args = {{"fusion_threshold_mib", static_cast<double>(message.fusion_threshold_bytes) / kMib},
                {"fusion_threshold_bytes", static_cast<double>(used.fusion_threshold_bytes)},
-               {"cycle_time_ms", static_cast<double>(message.cycle_time_us) / 1000}};
+               {"cycle_time_ms", static_cast<double>(message.cycle_time_us) / 1000},
+               {"response_cache", static_cast<double>(message.response_cache)}};
   if (message.done != 0) {
     mark.args.push_back({"samples", static_cast<double>(samples)});
     mark.args.push_back({"score_bytes_per_us", static_cast<double>(message.score_bytes_per_second) / 1e6});
@@ -80,6 +82,8 @@ CycleTuner::CycleTuner(const RuntimeOptions& options)
       local_size_(options.local_size),
       hierarchical_allreduce_(HierarchicalAllreduceRuns(options)),
       cache_enabled_(options.negotiation.cache_capacity > 0),
+      cache_free_(cache_enabled_ && !options.autotune.cache_capacity_fixed &&
+                  options.autotune.max_samples >= SettingSearch::kConfirmFrom),
       start_settings_(CycleSettings::From(options)),
       warn_(options.negotiation.warn),
       warmup_left_(options.autotune.warmup_samples),
@@ -87,6 +91,7 @@ CycleTuner::CycleTuner(const RuntimeOptions& options)
       search_(StartingSetting(options.negotiation), options.autotune.fusion_threshold_fixed,
               options.autotune.cycle_time_fixed, options.autotune.max_samples,
               options.autotune.gaussian_process_noise),
+      cache_on_(cache_enabled_),
       log_(options.rank == 0 ? options.autotune.log_file : std::string()) {}
 
 StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& control,
@@ -108,20 +113,21 @@ StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& cont
     Switch start;
     start.fusion_threshold_bytes = std::llround(search_.start().fusion_threshold_mib * kMib);
     start.cycle_time_us = start_settings_.cycle_time.count();
+    start.response_cache = start_settings_.response_cache ? 1 : 0;
     return std::optional<Change>(Change{start_settings_, SwitchMark(start, start_settings_, 0)});
   }
   Switch message;
   if (rank_ == 0) {
-    Score(*score);
+    const bool finished = Score(*score);
     const TunedSetting next = search_.current();
     message.fusion_threshold_bytes = std::llround(next.fusion_threshold_mib * kMib);
     message.cycle_time_us = std::llround(next.cycle_time_ms * 1000);
-    message.done = search_.done() ? 1 : 0;
-    message.score_bytes_per_second =
-        std::llround(search_.done() ? search_.best_score() : score->bytes_per_second);
+    message.done = finished ? 1 : 0;
+    message.score_bytes_per_second = std::llround(finished ? KeptScore() : score->bytes_per_second);
+    message.response_cache = cache_on_ ? 1 : 0;
   }
-  static_assert(sizeof(Switch) == 4 * sizeof(int64_t));
-  Status status = control.Broadcast(&message, 4, DataType::kInt64, 0);
+  static_assert(sizeof(Switch) == 5 * sizeof(int64_t));
+  Status status = control.Broadcast(&message, 5, DataType::kInt64, 0);
   if (!status.ok()) {
     return Status::Error("autotune: broadcasting the next setting failed: " + status.message());
   }
@@ -131,25 +137,47 @@ StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& cont
   settings.cycle_time = std::chrono::microseconds(message.cycle_time_us);
   settings.fusion_threshold_bytes =
       EffectiveFusionThreshold(static_cast<size_t>(message.fusion_threshold_bytes), local_size_);
+  settings.response_cache = cache_enabled_ && message.response_cache != 0;
   return std::optional<Change>(Change{settings, SwitchMark(message, settings, samples_scored_)});
 }
 
-void CycleTuner::Score(const SampleScorer::Score& score) {
+bool CycleTuner::Score(const SampleScorer::Score& score) {
   const TunedSetting measured = search_.current();
   steps_scored_ += score.steps;
-  search_.Scored(score.bytes_per_second);
   Log(measured, score.bytes_per_second, score.spread, false);
-  if (!search_.done()) return;
-  Log(search_.best(), search_.best_score(), 0, true);
+  if (search_.done()) {  // the cache's phase: on (the start), off, on, ...
+    cache_confirmation_.Add(score.bytes_per_second);
+    if (--cache_samples_left_ > 0) {
+      cache_on_ = !cache_on_;
+      return false;
+    }
+    cache_on_ = !cache_confirmation_.ChallengerKept();
+  } else {
+    search_.Scored(score.bytes_per_second);
+    if (!search_.done()) return false;
+    if (cache_free_) {
+      cache_samples_left_ = SettingSearch::kConfirmSamples;
+      return false;
+    }
+  }
+  Log(search_.best(), KeptScore(), 0, true);
   summary_ = Summary();
   Warn(summary_);
+  return true;
+}
+
+double CycleTuner::KeptScore() const {
+  if (cache_samples_left_ == 0 && !cache_confirmation_.Ratios().empty()) {
+    return cache_on_ ? cache_confirmation_.StartMean() : cache_confirmation_.ChallengerMean();
+  }
+  return search_.best_score();
 }
 
 void CycleTuner::Log(const TunedSetting& setting, double score, double spread, bool chosen) {
   if (log_failed_) return;
   AutotuneLog::Row row;
   row.hierarchical_allreduce = hierarchical_allreduce_;
-  row.cache_enabled = cache_enabled_;
+  row.cache_enabled = cache_on_;
   row.cycle_time_ms = setting.cycle_time_ms;
   row.fusion_threshold_mib = setting.fusion_threshold_mib;
   row.score_bytes_per_us = score / 1e6;
@@ -179,8 +207,17 @@ std::string CycleTuner::Summary() const {
        << best.cycle_time_ms << " ms: " << search_.best_score() / 1e6 << " bytes/us, "
        << (search_.start_score() > 0 ? search_.best_score() / search_.start_score() : 1.0)
        << "x the starting setting's (" << start.fusion_threshold_mib << " MiB, " << start.cycle_time_ms
-       << " ms: " << search_.start_score() / 1e6 << " bytes/us); " << search_.samples() << " samples, "
-       << steps_scored_ << " steps scored";
+       << " ms: " << search_.start_score() / 1e6 << " bytes/us)";
+  int samples = search_.samples();
+  if (!cache_confirmation_.Ratios().empty()) {
+    const double off_against_on = cache_confirmation_.StartMean() > 0
+                                      ? cache_confirmation_.ChallengerMean() / cache_confirmation_.StartMean()
+                                      : 1.0;
+    line << "; response cache kept " << (cache_on_ ? "on" : "off") << " (off scored " << off_against_on
+         << "x on's, alternating)";
+    samples += SettingSearch::kConfirmSamples;
+  }
+  line << "; " << samples << " samples, " << steps_scored_ << " steps scored";
   return line.str();
 }
 

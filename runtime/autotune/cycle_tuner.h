@@ -32,6 +32,7 @@
 #include "hvdrun/options.h"
 #include "hvdrun/status.h"
 #include "runtime/autotune/autotune_log.h"
+#include "runtime/autotune/confirmation.h"
 #include "runtime/autotune/sample_scorer.h"
 #include "runtime/autotune/setting_search.h"
 #include "runtime/backend.h"
@@ -66,8 +67,11 @@ class CycleTuner {
   const std::string& summary() const { return summary_; }
 
  private:
-  // Rank 0: scores the setting just measured, logs it, and moves the search on.
-  void Score(const SampleScorer::Score& score);
+  // Rank 0: scores the setting just measured, logs it, and moves the search (or the cache's phase)
+  // on. True once the tuning is done: the setting kept is logged and said.
+  bool Score(const SampleScorer::Score& score);
+  // The kept setting's score: its mean in the cache's phase, when that ran, else the search's.
+  double KeptScore() const;
   void Log(const TunedSetting& setting, double score, double spread, bool chosen);
   void Warn(const std::string& line) const;
   std::string Summary() const;
@@ -75,7 +79,10 @@ class CycleTuner {
   const int rank_;
   const int local_size_;
   const bool hierarchical_allreduce_;
-  const bool cache_enabled_;
+  const bool cache_enabled_;  // the job's cache capacity is above 0
+  // The cache is tuned too: on at the start, its capacity not set by the user, and enough samples
+  // for a confirmation (SettingSearch::kConfirmFrom).
+  const bool cache_free_;
   const CycleSettings start_settings_;
   const std::function<void(const std::string&)> warn_;
   int warmup_left_;
@@ -83,7 +90,12 @@ class CycleTuner {
   int samples_scored_ = 0;  // every rank's count
   SampleScorer scorer_;
   SettingSearch search_;  // rank 0's
-  AutotuneLog log_;       // rank 0's
+  // Rank 0's: after the search, kConfirmSamples more under its setting, the response cache on (the
+  // start) and off alternately, judged as the search's confirmation; on unless off is kept.
+  int cache_samples_left_ = 0;
+  bool cache_on_;  // from the start: the job's
+  Confirmation cache_confirmation_;
+  AutotuneLog log_;  // rank 0's
   bool log_failed_ = false;
   bool done_ = false;
   std::string summary_;

@@ -35,7 +35,7 @@ struct Tuned {
 // `configure` sets it; rank 1 computes 3 ms longer per step than rank 0, so their timings differ.
 // `timeline_path(rank)`, when given, is the rank's timeline file.
 Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&)>& configure,
-                  const std::function<std::string(int)>& timeline_path = nullptr) {
+                  const std::function<std::string(int)>& timeline_path = nullptr, int steps = kSteps) {
   auto store = NewInMemoryStore();
   Tuned tuned;
   std::mutex mutex;
@@ -58,7 +58,7 @@ Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&
       StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
       ASSERT_TRUE(runtime.ok()) << runtime.status().message();
       std::vector<std::vector<float>> grads(4, std::vector<float>(kCount, 1.0f));
-      for (int step = 0; step < kSteps; ++step) {
+      for (int step = 0; step < steps; ++step) {
         std::this_thread::sleep_for(milliseconds(1 + 3 * rank));
         std::vector<CollectiveHandle> handles;
         for (size_t i = 0; i < grads.size(); ++i) {
@@ -67,6 +67,7 @@ Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&
                                                        ReduceOp::kAverage));
         }
         for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
+        for (const std::vector<float>& grad : grads) ASSERT_EQ(grad.back(), 1.0f) << "step " << step;
       }
       ASSERT_TRUE((*runtime)->SendReport("{}").ok());
     });
@@ -214,6 +215,64 @@ TEST(CycleTuner, BothValuesExplicitLeavesNothingToTune) {
   EXPECT_NE(warnings[0].find("nothing to tune"), std::string::npos);
   options.autotune.enabled = false;
   EXPECT_EQ(CycleTuner::Create(options), nullptr);
+}
+
+// Column `column` of each line of the CSV log at `path` after its header.
+std::vector<std::string> LogColumn(const std::string& path, size_t column) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> values;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::stringstream row(line);
+    std::string field;
+    while (std::getline(row, field, ',')) fields.push_back(field);
+    values.push_back(column < fields.size() ? fields[column] : "");
+  }
+  return values;
+}
+
+// With enough samples for a confirmation, the search is followed by the response cache's phase:
+// eight more samples under the setting the search kept, the cache on and off alternately, logged
+// with the cache_enabled column; every rank ends with the same cache setting (as its report says).
+TEST(CycleTuner, TheResponseCacheIsTriedOffAgainstOnAfterTheSearch) {
+  e2e::ScratchDir dir;
+  const std::string log = dir.path() + "/tune.csv";
+  const Tuned tuned = RunTunedJob(
+      [&](AutotuneOptions& autotune, NegotiationOptions&) {
+        autotune.log_file = log;
+        autotune.max_samples = SettingSearch::kConfirmFrom;
+      },
+      nullptr, 2 * (1 + SettingSearch::kConfirmFrom + SettingSearch::kConfirmSamples) + 4);
+  ASSERT_EQ(tuned.negotiation.size(), 2u);
+  EXPECT_EQ(tuned.negotiation[0]["response_cache"], tuned.negotiation[1]["response_cache"]);
+  const std::vector<std::string> cache = LogColumn(log, 3);
+  const std::vector<std::string> cycle = LogColumn(log, 4);
+  const size_t search = SettingSearch::kConfirmFrom;
+  ASSERT_EQ(cache.size(), search + SettingSearch::kConfirmSamples + 1) << "samples and the choice";
+  for (size_t i = 0; i < search; ++i) EXPECT_EQ(cache[i], "1") << "search sample " << i + 1;
+  for (size_t i = search; i + 1 < cache.size(); ++i) {
+    EXPECT_EQ(cache[i], (i - search) % 2 == 0 ? "1" : "0") << "cache sample " << i + 1;
+    EXPECT_EQ(cycle[i], cycle.back()) << "the cache's phase runs under the setting kept";
+  }
+  EXPECT_EQ(cache.back(), tuned.negotiation[0]["response_cache"].get<bool>() ? "1" : "0");
+  ASSERT_EQ(tuned.warnings.size(), 1u);
+  EXPECT_NE(tuned.warnings[0].find("; response cache kept o"), std::string::npos) << tuned.warnings[0];
+  EXPECT_NE(tuned.warnings[0].find("; 20 samples, 40 steps scored"), std::string::npos) << tuned.warnings[0];
+}
+
+// A capacity the user set (HOROVOD_CACHE_CAPACITY) stays as it is: no cache phase.
+TEST(CycleTuner, AnExplicitCacheCapacityIsNotTuned) {
+  const Tuned tuned = RunTunedJob(
+      [&](AutotuneOptions& autotune, NegotiationOptions&) {
+        autotune.max_samples = SettingSearch::kConfirmFrom;
+        autotune.cache_capacity_fixed = true;
+      },
+      nullptr, 2 * (1 + SettingSearch::kConfirmFrom) + 4);
+  ASSERT_EQ(tuned.warnings.size(), 1u);
+  EXPECT_EQ(tuned.warnings[0].find("response cache"), std::string::npos) << tuned.warnings[0];
+  for (const nlohmann::json& negotiation : tuned.negotiation) EXPECT_EQ(negotiation["response_cache"], true);
 }
 
 }  // namespace

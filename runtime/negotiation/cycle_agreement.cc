@@ -50,8 +50,18 @@ StatusOr<CycleAgreement::Result> CycleAgreement::Agree(Backend& control, Clock::
 }
 
 void CycleAgreement::Learn(const std::vector<TensorRequest>& ran) {
+  if (!cache_enabled_) return;
   for (const TensorRequest& request : ran) {
     if (Cacheable(request)) cache_.Put(request);
+  }
+}
+
+void CycleAgreement::SetCacheEnabled(bool enabled) {
+  if (enabled == cache_enabled_) return;
+  cache_enabled_ = enabled;
+  if (enabled) return;
+  for (uint32_t bit = 0; bit < cache_.bit_count(); ++bit) {
+    if (cache_.InUse(bit)) cache_.Erase(bit);
   }
 }
 
@@ -64,8 +74,9 @@ CycleAgreement::Ballot CycleAgreement::Cast(Clock::time_point now, bool stopping
     if (ballot.timed_out.ok()) ballot.timed_out = stalls.TimedOut(entry, now);
     if (entry.announced) continue;
     uint32_t bit = 0;
-    const ResponseCache::Lookup lookup =
-        Cacheable(entry.request) ? cache_.Find(entry.request, &bit) : ResponseCache::Lookup::kMiss;
+    const ResponseCache::Lookup lookup = cache_enabled_ && Cacheable(entry.request)
+                                             ? cache_.Find(entry.request, &bit)
+                                             : ResponseCache::Lookup::kMiss;
     // While a rank has joined, a cached broadcast goes through the readiness table, which fails it.
     const bool joined_ranks_refuse =
         table_.joined_count() > 0 && entry.request.kind != CollectiveKind::kAllreduce;

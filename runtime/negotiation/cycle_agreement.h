@@ -53,8 +53,13 @@ class CycleAgreement {
   StatusOr<Result> Agree(Backend& control, Clock::time_point now, bool stopping,
                          const std::optional<Announcement>& join, PendingEntries& pending,
                          const StallTracker& stalls);
-  // The cache learns the requests that ran, in the order every rank ran them.
+  // The cache learns the requests that ran, in the order every rank ran them (not while it is off).
   void Learn(const std::vector<TensorRequest>& ran);
+  // Whether the cache serves from this cycle on; every rank switches in the same cycle (the
+  // autotuner's choice). Off, it is emptied, looked in for nothing and learns nothing, so that it
+  // comes back empty: a request announced while it was off then never meets its name cached on
+  // another rank (every rank's cache stays identical).
+  void SetCacheEnabled(bool enabled);
 
   // When the ranks last agreed, less the quickest agreement seen: a cycle's start on the last rank
   // to arrive, the same on every rank, from which the next cycle is timed.
@@ -88,6 +93,7 @@ class CycleAgreement {
   const int rank_;
   const int size_;
   ResponseCache cache_;
+  bool cache_enabled_ = true;
   ReadinessTable table_;
   Clock::time_point agreed_at_ = Clock::now();  // when the last cycle's allreduce returned
   Clock::duration quickest_agreement_ = std::chrono::milliseconds(1);

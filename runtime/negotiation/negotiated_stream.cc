@@ -69,6 +69,7 @@ bool NegotiatedStream::Cycle(Backend& control, Backend& data, const CycleSetting
   // A rank joins once what it submitted before has completed.
   const std::optional<Announcement> join = join_.Announce(intake.joining, pending_.empty());
   const bool stopping = intake.stop_requested && pending_.empty();
+  agreement_.SetCacheEnabled(settings.response_cache);
   StatusOr<CycleAgreement::Result> agreed = agreement_.Agree(control, now, stopping, join, pending_, stalls_);
   if (!agreed.ok()) {
     FailEverything(agreed.status());

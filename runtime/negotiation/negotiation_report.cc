@@ -39,7 +39,8 @@ nlohmann::json NegotiationReport::ToJson() const {
             {"cache_evictions", counters_.cache_evictions},
             {"fusion_threshold_bytes", settings_.fusion_threshold_bytes},
             {"cycle_time_ms", std::chrono::duration<double, std::milli>(settings_.cycle_time).count()},
-            {"cache_capacity", cache_capacity_}}},
+            {"cache_capacity", cache_capacity_},
+            {"response_cache", settings_.response_cache}}},
           {"responses", statistics_.ToJson()}};
 }
 
