@@ -101,8 +101,8 @@ TEST(ReadinessTable, AMismatchNamesTheRankWhoseRequestWasCompared) {
   };
   ReadinessTable table(3);
   table.Apply({{}, {rows(6, {2, 3})}, {}}, Clock::now());
-  const std::string error = OnlyFailure(
-      table.Apply({{rows(3, {1, 3})}, {}, {rows(9, {3, 1, 3})}}, Clock::now()), "g");
+  const std::string error =
+      OnlyFailure(table.Apply({{rows(3, {1, 3})}, {}, {rows(9, {3, 1, 3})}}, Clock::now()), "g");
   EXPECT_NE(error.find("shape [2, 3] by rank 1 but as"), std::string::npos) << error;
   EXPECT_NE(error.find("shape [3, 1, 3] by rank 2"), std::string::npos) << error;
 }
