@@ -7,7 +7,8 @@
 #    median step. It gives the worst fixed setting, and the sweep's three best: the candidates.
 # 2. Then ROUNDS rounds, each running, in an order that rotates every round: the candidates, the
 #    default setting (libhvdrun's 128 MiB, 1 ms), and --autotune with its default samples (3
-#    warm-up samples, then 20 settings of 10 steps: 230 steps), for TUNED_ITERS steps. Each writes a
+#    warm-up samples, then 20 settings and 8 samples of the response cache on and off, of 10 steps:
+#    310 steps), for TUNED_ITERS steps. Each writes a
 #    timeline (--timeline-filename), from which rank 0's steps are timed alike: a step is the
 #    replay's tensors, from the submission of its first to the end of its last response. The
 #    autotune run's step is the median of its steps after the AUTOTUNE_KEPT mark (the timeline's
@@ -32,7 +33,7 @@ rounds=5
 sweeps=2
 thresholds="0,1,4,16,64,128"
 cycles="1,5,25,100"
-tuned_iters=320
+tuned_iters=400
 fixed_iters=40
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
@@ -41,7 +42,7 @@ bench_parse_flags 2,24p model=model ranks=ranks backend=backend rounds=rounds sw
 bench_whole_number --rounds "$rounds" 1
 bench_whole_number --sweeps "$sweeps" 1
 bench_whole_number --ranks "$ranks" 2
-bench_whole_number --tuned-iters "$tuned_iters" 240
+bench_whole_number --tuned-iters "$tuned_iters" 320
 bench_stage_with hvdrun hvdrun-bench
 bench_out_dir
 
