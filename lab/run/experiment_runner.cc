@@ -90,7 +90,8 @@ RunPlan PlanRuns(const ExperimentConfig& config, const Matrix& matrix, const Run
 struct RunTally {
   int ok = 0;
   int failed = 0;
-  int interrupted_by = 0;  // the signal that stopped the matrix; 0: none
+  int interrupted_by = 0;      // the signal that stopped the matrix; 0: none
+  bool run_discarded = false;  // the signal stopped a run, which was thrown away
   bool setup_failed = false;
 };
 
@@ -126,6 +127,7 @@ RunTally MakeRuns(const ExperimentConfig& config, const RunPlan& plan, const Run
     }
     if (outcome->interrupted) {
       tally.interrupted_by = outcome->signal;
+      tally.run_discarded = true;
       break;
     }
     const RunRecord& record = outcome->record;
@@ -168,8 +170,10 @@ int RunExperiment(const ExperimentConfig& config, const Matrix& matrix, const Ex
   if (tally.setup_failed) return kLabExitSetup;
   const int complete = plan.kept + tally.ok + tally.failed;
   if (tally.interrupted_by != 0) {
+    // A run whose hvdrun ended before the signal came is kept: only one that was stopped is discarded.
     out << "hvdrun-lab: stopped by " << SignalName(tally.interrupted_by) << ": " << complete << " of "
-        << total << " runs complete, the run in progress discarded; run the same command again to go on\n";
+        << total << " runs complete" << (tally.run_discarded ? ", the run in progress discarded" : "")
+        << "; run the same command again to go on\n";
     return 128 + tally.interrupted_by;
   }
   out << "hvdrun-lab: " << total << " runs: " << (plan.kept + tally.ok) << " ok (" << plan.kept
