@@ -150,6 +150,7 @@ Status ReadAutotune(const EnvironmentReader& env, AutotuneOptions& autotune) {
   autotune.fusion_threshold_fixed = env.Find(env::kHorovodFusionThreshold) != nullptr;
   autotune.cycle_time_fixed = env.Find(env::kHorovodCycleTime) != nullptr;
   autotune.cache_capacity_fixed = env.Find(env::kHorovodCacheCapacity) != nullptr;
+  autotune.hierarchical_allreduce_fixed = env.Find(env::kHorovodHierarchicalAllreduce) != nullptr;
   return Status::Ok();
 }
 

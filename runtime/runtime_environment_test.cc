@@ -119,6 +119,12 @@ TEST_F(RuntimeEnvironmentTest, AutotuneComesFromHorovodsVariablesAndKeepsExplici
   StatusOr<RuntimeEnvironment> cache_set = Read();
   ASSERT_TRUE(cache_set.ok()) << cache_set.status().message();
   EXPECT_TRUE(cache_set->options.autotune.cache_capacity_fixed);
+  EXPECT_FALSE(cache_set->options.autotune.hierarchical_allreduce_fixed);
+  values_[env::kHorovodHierarchicalAllreduce] = "1";
+  StatusOr<RuntimeEnvironment> hierarchical_set = Read();
+  ASSERT_TRUE(hierarchical_set.ok()) << hierarchical_set.status().message();
+  EXPECT_TRUE(hierarchical_set->options.autotune.hierarchical_allreduce_fixed);
+  values_.erase(env::kHorovodHierarchicalAllreduce);
 
   values_[env::kHorovodAutotuneStepsPerSample] = "0";
   EXPECT_EQ(ReadError(), "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE='0' is not a whole number from 1 to 100000");

@@ -226,8 +226,14 @@ Status RuntimeImpl::Bootstrap() {
   StatusOr<bool> hierarchical = AgreeOnHierarchical(options_, store, scope);
   if (!hierarchical.ok()) return hierarchical.status();
   if (SharedMemoryServes(options_) || hierarchical.value()) {
-    backend = WithSharedMemory(std::move(backend).value(), options_, store, scope, hierarchical.value());
-    if (!backend.ok()) return backend.status();
+    StatusOr<std::unique_ptr<ShmBackend>> shm =
+        WithSharedMemory(std::move(backend).value(), options_, store, scope, hierarchical.value());
+    if (!shm.ok()) return shm.status();
+    if (hierarchical.value() && stream_ != nullptr) {
+      ShmBackend* switchable = shm.value().get();  // owned by backend_ from here on
+      stream_->AllowHierarchicalSwitch([switchable](bool on) { switchable->set_hierarchical(on); });
+    }
+    backend = std::unique_ptr<Backend>(std::move(shm).value());
     allreduce_path_ = hierarchical.value() ? "shm+" + allreduce_path_ : "shm";
   }
   if (stream_ != nullptr) stream_->set_allreduce_path(allreduce_path_);

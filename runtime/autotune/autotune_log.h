@@ -7,7 +7,8 @@
 // then hvdrun's own: score_spread (the standard deviation of the sample's steps' rates, bytes per
 // microsecond) and chosen (1 on the last line, which repeats the setting every rank keeps, with its
 // score; 0 on every sample's line). The switches Horovod also tunes (hierarchical, torus, cache) are
-// written as the job runs them, 1 or 0; of them hvdrun tunes the cache (cycle_tuner.h).
+// written as the job runs them, 1 or 0; of them hvdrun tunes the hierarchical allreduce and the
+// cache (cycle_tuner.h).
 //
 // Each Add rewrites the whole file atomically (common/atomic_file.h): a reader, or a job that dies,
 // finds the lines so far and never a part of one. Not thread-safe.

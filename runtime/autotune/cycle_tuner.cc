@@ -18,14 +18,6 @@ TunedSetting StartingSetting(const NegotiationOptions& negotiation) {
           std::chrono::duration<double, std::milli>(negotiation.cycle_time).count()};
 }
 
-// Whether the job's allreduces are hierarchical, for the log (RuntimeOptions::hierarchical_allreduce
-// says where they are).
-bool HierarchicalAllreduceRuns(const RuntimeOptions& options) {
-  return options.hierarchical_allreduce && options.shared_memory && options.backend == BackendKind::kGloo &&
-         options.cross_size > 1 && options.local_size >= 2 &&
-         options.size == options.local_size * options.cross_size;
-}
-
 // What rank 0 broadcasts at the end of a sample.
 struct Switch {
   int64_t fusion_threshold_bytes = 0;
@@ -33,6 +25,7 @@ struct Switch {
   int64_t done = 0;
   int64_t score_bytes_per_second = 0;  // the sample's just ended; once done, the kept setting's
   int64_t response_cache = 1;          // the response cache serves
+  int64_t hierarchical_allreduce = 0;  // the allreduces run hierarchically
 };
 
 // The timeline's mark of a switch to `message` after `samples` samples were scored.
@@ -42,7 +35,8 @@ TimelineMark SwitchMark(const Switch& message, const CycleSettings& used, int sa
   mark.args = {{"fusion_threshold_mib", static_cast<double>(message.fusion_threshold_bytes) / kMib},
                {"fusion_threshold_bytes", static_cast<double>(used.fusion_threshold_bytes)},
                {"cycle_time_ms", static_cast<double>(message.cycle_time_us) / 1000},
-               {"response_cache", static_cast<double>(message.response_cache)}};
+               {"response_cache", static_cast<double>(message.response_cache)},
+               {"hierarchical_allreduce", static_cast<double>(message.hierarchical_allreduce)}};
   if (message.done != 0) {
     mark.args.push_back({"samples", static_cast<double>(samples)});
     mark.args.push_back({"score_bytes_per_us", static_cast<double>(message.score_bytes_per_second) / 1e6});
@@ -80,10 +74,9 @@ std::unique_ptr<CycleTuner> CycleTuner::Create(const RuntimeOptions& options) {
 CycleTuner::CycleTuner(const RuntimeOptions& options)
     : rank_(options.rank),
       local_size_(options.local_size),
-      hierarchical_allreduce_(HierarchicalAllreduceRuns(options)),
       cache_enabled_(options.negotiation.cache_capacity > 0),
-      cache_free_(cache_enabled_ && !options.autotune.cache_capacity_fixed &&
-                  options.autotune.max_samples >= SettingSearch::kConfirmFrom),
+      hierarchical_free_(!options.autotune.hierarchical_allreduce_fixed &&
+                         options.autotune.max_samples >= SettingSearch::kConfirmFrom),
       start_settings_(CycleSettings::From(options)),
       warn_(options.negotiation.warn),
       warmup_left_(options.autotune.warmup_samples),
@@ -91,8 +84,21 @@ CycleTuner::CycleTuner(const RuntimeOptions& options)
       search_(StartingSetting(options.negotiation), options.autotune.fusion_threshold_fixed,
               options.autotune.cycle_time_fixed, options.autotune.max_samples,
               options.autotune.gaussian_process_noise),
-      cache_on_(cache_enabled_),
-      log_(options.rank == 0 ? options.autotune.log_file : std::string()) {}
+      log_(options.rank == 0 ? options.autotune.log_file : std::string()) {
+  YesNoPhase& cache = phases_[kCachePhase];
+  cache.name = "response cache";
+  cache.tried = cache_enabled_ && !options.autotune.cache_capacity_fixed &&
+                options.autotune.max_samples >= SettingSearch::kConfirmFrom;
+  cache.start = cache.on = cache_enabled_;
+  phases_[kHierarchicalPhase].name = "hierarchical allreduce";
+}
+
+void CycleTuner::AllowHierarchicalSwitch() {
+  hierarchical_runs_ = true;
+  YesNoPhase& hierarchical = phases_[kHierarchicalPhase];
+  hierarchical.tried = hierarchical_free_;
+  hierarchical.start = hierarchical.on = true;
+}
 
 StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& control,
                                                                    const std::vector<TensorRequest>& ran,
@@ -114,7 +120,10 @@ StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& cont
     start.fusion_threshold_bytes = std::llround(search_.start().fusion_threshold_mib * kMib);
     start.cycle_time_us = start_settings_.cycle_time.count();
     start.response_cache = start_settings_.response_cache ? 1 : 0;
-    return std::optional<Change>(Change{start_settings_, SwitchMark(start, start_settings_, 0)});
+    start.hierarchical_allreduce = hierarchical_runs_ ? 1 : 0;
+    CycleSettings settings = start_settings_;
+    settings.hierarchical_allreduce = hierarchical_runs_;
+    return std::optional<Change>(Change{settings, SwitchMark(start, settings, 0)});
   }
   Switch message;
   if (rank_ == 0) {
@@ -124,10 +133,11 @@ StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& cont
     message.cycle_time_us = std::llround(next.cycle_time_ms * 1000);
     message.done = finished ? 1 : 0;
     message.score_bytes_per_second = std::llround(finished ? KeptScore() : score->bytes_per_second);
-    message.response_cache = cache_on_ ? 1 : 0;
+    message.response_cache = phases_[kCachePhase].on ? 1 : 0;
+    message.hierarchical_allreduce = phases_[kHierarchicalPhase].on ? 1 : 0;
   }
-  static_assert(sizeof(Switch) == 5 * sizeof(int64_t));
-  Status status = control.Broadcast(&message, 5, DataType::kInt64, 0);
+  static_assert(sizeof(Switch) == 6 * sizeof(int64_t));
+  Status status = control.Broadcast(&message, 6, DataType::kInt64, 0);
   if (!status.ok()) {
     return Status::Error("autotune: broadcasting the next setting failed: " + status.message());
   }
@@ -138,6 +148,7 @@ StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& cont
   settings.fusion_threshold_bytes =
       EffectiveFusionThreshold(static_cast<size_t>(message.fusion_threshold_bytes), local_size_);
   settings.response_cache = cache_enabled_ && message.response_cache != 0;
+  settings.hierarchical_allreduce = hierarchical_runs_ && message.hierarchical_allreduce != 0;
   return std::optional<Change>(Change{settings, SwitchMark(message, settings, samples_scored_)});
 }
 
@@ -145,20 +156,18 @@ bool CycleTuner::Score(const SampleScorer::Score& score) {
   const TunedSetting measured = search_.current();
   steps_scored_ += score.steps;
   Log(measured, score.bytes_per_second, score.spread, false);
-  if (search_.done()) {  // the cache's phase: on (the start), off, on, ...
-    cache_confirmation_.Add(score.bytes_per_second);
-    if (--cache_samples_left_ > 0) {
-      cache_on_ = !cache_on_;
-      return false;
-    }
-    cache_on_ = !cache_confirmation_.ChallengerKept();
-  } else {
+  if (phase_ < 0) {
     search_.Scored(score.bytes_per_second);
-    if (!search_.done()) return false;
-    if (cache_free_) {
-      cache_samples_left_ = SettingSearch::kConfirmSamples;
+    if (!search_.done() || StartPhase(0)) return false;
+  } else {  // a yes/no phase: the start's value, the other, the start's, ...
+    YesNoPhase& phase = phases_[phase_];
+    phase.confirmation.Add(score.bytes_per_second);
+    if (--phase.samples_left > 0) {
+      phase.on = !phase.on;
       return false;
     }
+    phase.on = phase.confirmation.ChallengerKept() ? !phase.start : phase.start;
+    if (StartPhase(phase_ + 1)) return false;
   }
   Log(search_.best(), KeptScore(), 0, true);
   summary_ = Summary();
@@ -166,9 +175,22 @@ bool CycleTuner::Score(const SampleScorer::Score& score) {
   return true;
 }
 
+bool CycleTuner::StartPhase(int from) {
+  for (phase_ = from; phase_ < kPhases; ++phase_) {
+    YesNoPhase& phase = phases_[phase_];
+    if (!phase.tried) continue;
+    phase.on = phase.start;
+    phase.samples_left = SettingSearch::kConfirmSamples;
+    return true;
+  }
+  return false;
+}
+
 double CycleTuner::KeptScore() const {
-  if (cache_samples_left_ == 0 && !cache_confirmation_.Ratios().empty()) {
-    return cache_on_ ? cache_confirmation_.StartMean() : cache_confirmation_.ChallengerMean();
+  for (int i = kPhases - 1; i >= 0; --i) {
+    const YesNoPhase& phase = phases_[i];
+    if (!phase.tried || phase.confirmation.Ratios().empty()) continue;
+    return phase.on == phase.start ? phase.confirmation.StartMean() : phase.confirmation.ChallengerMean();
   }
   return search_.best_score();
 }
@@ -176,8 +198,8 @@ double CycleTuner::KeptScore() const {
 void CycleTuner::Log(const TunedSetting& setting, double score, double spread, bool chosen) {
   if (log_failed_) return;
   AutotuneLog::Row row;
-  row.hierarchical_allreduce = hierarchical_allreduce_;
-  row.cache_enabled = cache_on_;
+  row.hierarchical_allreduce = phases_[kHierarchicalPhase].on;
+  row.cache_enabled = phases_[kCachePhase].on;
   row.cycle_time_ms = setting.cycle_time_ms;
   row.fusion_threshold_mib = setting.fusion_threshold_mib;
   row.score_bytes_per_us = score / 1e6;
@@ -209,12 +231,15 @@ std::string CycleTuner::Summary() const {
        << "x the starting setting's (" << start.fusion_threshold_mib << " MiB, " << start.cycle_time_ms
        << " ms: " << search_.start_score() / 1e6 << " bytes/us)";
   int samples = search_.samples();
-  if (!cache_confirmation_.Ratios().empty()) {
-    const double off_against_on = cache_confirmation_.StartMean() > 0
-                                      ? cache_confirmation_.ChallengerMean() / cache_confirmation_.StartMean()
-                                      : 1.0;
-    line << "; response cache kept " << (cache_on_ ? "on" : "off") << " (off scored " << off_against_on
-         << "x on's, alternating)";
+  for (const YesNoPhase& phase : phases_) {
+    if (!phase.tried || phase.confirmation.Ratios().empty()) continue;
+    const double other_against_start =
+        phase.confirmation.StartMean() > 0
+            ? phase.confirmation.ChallengerMean() / phase.confirmation.StartMean()
+            : 1.0;
+    line << "; " << phase.name << " kept " << (phase.on ? "on" : "off") << " ("
+         << (phase.start ? "off" : "on") << " scored " << other_against_start << "x "
+         << (phase.start ? "on" : "off") << "'s, alternating)";
     samples += SettingSearch::kConfirmSamples;
   }
   line << "; " << samples << " samples, " << steps_scored_ << " steps scored";

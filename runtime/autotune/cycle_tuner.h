@@ -5,7 +5,8 @@
 // only on the names run, which the ranks agree on, every rank completes each sample in the same
 // cycle. After the warm-up samples, at the end of each sample, rank 0 scores the setting it ran
 // under (its own measurement: ranks' timings differ, and one rank decides), a SettingSearch picks
-// the next, and rank 0 broadcasts it over the control backend: the one collective the tuner adds,
+// the next (then the yes/no phases: the hierarchical allreduce, the response cache), and rank 0
+// broadcasts it over the control backend: the one collective the tuner adds,
 // once a sample. Every rank returns the same settings from that call and runs the next cycle with
 // them. After the last sample every rank gets the best setting measured and the tuner is done: from
 // then on AfterCycle returns at once. Rank 0 writes the CSV log (AutotuneLog) and, at the end, one
@@ -62,15 +63,35 @@ class CycleTuner {
   // cycle runs with when the ranks switch now, else nothing. Fails only when the broadcast fails.
   StatusOr<std::optional<Change>> AfterCycle(Backend& control, const std::vector<TensorRequest>& ran,
                                              Clock::time_point end);
+  // The job reduces hierarchically (NegotiatedStream::AllowHierarchicalSwitch, on every rank before
+  // the first cycle): the log says so, and unless the user set it, the flat allreduce is tried
+  // against it after the search.
+  void AllowHierarchicalSwitch();
   bool done() const { return done_; }
   // Rank 0's line at the end ("autotune: kept ..."); empty before the end and on other ranks.
   const std::string& summary() const { return summary_; }
 
  private:
-  // Rank 0: scores the setting just measured, logs it, and moves the search (or the cache's phase)
-  // on. True once the tuning is done: the setting kept is logged and said.
+  // A yes/no setting tried after the search, as Horovod tunes its categorical ones (rank 0's):
+  // SettingSearch::kConfirmSamples more samples under the search's setting, the job's value and the
+  // other alternately, judged as the search's confirmation; the other is kept only when that
+  // confirmation keeps it. The hierarchical allreduce's runs first, then the response cache's.
+  struct YesNoPhase {
+    const char* name = "";
+    bool tried = false;  // run after the search
+    bool start = false;  // the job's value
+    bool on = false;     // the value now
+    int samples_left = 0;
+    Confirmation confirmation;
+  };
+  enum PhaseIndex : int { kHierarchicalPhase = 0, kCachePhase = 1, kPhases = 2 };
+
+  // Rank 0: scores the setting just measured, logs it, and moves the search (or a yes/no phase) on.
+  // True once the tuning is done: the setting kept is logged and said.
   bool Score(const SampleScorer::Score& score);
-  // The kept setting's score: its mean in the cache's phase, when that ran, else the search's.
+  // Starts the first phase from `from` on that is tried; false when none is left.
+  bool StartPhase(int from);
+  // The kept setting's score: its mean in the last yes/no phase that ran, else the search's.
   double KeptScore() const;
   void Log(const TunedSetting& setting, double score, double spread, bool chosen);
   void Warn(const std::string& line) const;
@@ -78,23 +99,18 @@ class CycleTuner {
 
   const int rank_;
   const int local_size_;
-  const bool hierarchical_allreduce_;
-  const bool cache_enabled_;  // the job's cache capacity is above 0
-  // The cache is tuned too: on at the start, its capacity not set by the user, and enough samples
-  // for a confirmation (SettingSearch::kConfirmFrom).
-  const bool cache_free_;
+  const bool cache_enabled_;      // the job's cache capacity is above 0
+  const bool hierarchical_free_;  // not set by the user, and enough samples for a confirmation
   const CycleSettings start_settings_;
   const std::function<void(const std::string&)> warn_;
+  bool hierarchical_runs_ = false;  // AllowHierarchicalSwitch was called
   int warmup_left_;
   int steps_scored_ = 0;
   int samples_scored_ = 0;  // every rank's count
   SampleScorer scorer_;
   SettingSearch search_;  // rank 0's
-  // Rank 0's: after the search, kConfirmSamples more under its setting, the response cache on (the
-  // start) and off alternately, judged as the search's confirmation; on unless off is kept.
-  int cache_samples_left_ = 0;
-  bool cache_on_;  // from the start: the job's
-  Confirmation cache_confirmation_;
+  YesNoPhase phases_[kPhases];
+  int phase_ = -1;   // the yes/no phase running (rank 0's); -1: the search's
   AutotuneLog log_;  // rank 0's
   bool log_failed_ = false;
   bool done_ = false;

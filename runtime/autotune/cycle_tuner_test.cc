@@ -31,19 +31,30 @@ struct Tuned {
   std::vector<std::string> warnings;        // rank 0's
 };
 
-// Runs kSteps training-like steps (four named allreduces each) on two ranks with autotuning as
-// `configure` sets it; rank 1 computes 3 ms longer per step than rank 0, so their timings differ.
-// `timeline_path(rank)`, when given, is the rank's timeline file.
+// Runs kSteps training-like steps (four named allreduces each) on two ranks a host, on `hosts`
+// hosts (more than one: the job reduces hierarchically, through shared memory and Gloo), with
+// autotuning as `configure` sets it; each rank computes 3 ms longer per step than the one before,
+// so their timings differ. `timeline_path(rank)`, when given, is the rank's timeline file.
 Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&)>& configure,
-                  const std::function<std::string(int)>& timeline_path = nullptr, int steps = kSteps) {
+                  const std::function<std::string(int)>& timeline_path = nullptr, int steps = kSteps,
+                  int hosts = 1) {
   auto store = NewInMemoryStore();
+  const int size = kRanks * hosts;
   Tuned tuned;
   std::mutex mutex;
   std::vector<std::thread> threads;
-  threads.reserve(kRanks);
-  for (int rank = 0; rank < kRanks; ++rank) {
+  threads.reserve(static_cast<size_t>(size));
+  for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([&, rank] {
-      RuntimeOptions options = testing::TestOptions(rank, kRanks, store);
+      RuntimeOptions options = testing::TestOptions(rank, size, store);
+      if (hosts > 1) {
+        options.local_rank = rank % kRanks;
+        options.local_size = kRanks;
+        options.cross_rank = rank / kRanks;
+        options.cross_size = hosts;
+        options.shared_memory = true;
+        options.hierarchical_allreduce = true;
+      }
       options.order = CollectiveOrder::kNegotiated;
       options.autotune.enabled = true;
       options.autotune.warmup_samples = 1;
@@ -57,23 +68,25 @@ Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&
       if (timeline_path) options.timeline.path = timeline_path(rank);
       StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Init(options);
       ASSERT_TRUE(runtime.ok()) << runtime.status().message();
-      std::vector<std::vector<float>> grads(4, std::vector<float>(kCount, 1.0f));
+      std::vector<std::vector<float>> grads(4, std::vector<float>(kCount));
+      const float average = static_cast<float>(size + 1) / 2;  // of the ranks' rank + 1
       for (int step = 0; step < steps; ++step) {
         std::this_thread::sleep_for(milliseconds(1 + 3 * rank));
         std::vector<CollectiveHandle> handles;
         for (size_t i = 0; i < grads.size(); ++i) {
+          std::fill(grads[i].begin(), grads[i].end(), static_cast<float>(rank + 1));
           handles.push_back((*runtime)->AllreduceAsync("grad" + std::to_string(i), grads[i].data(),
                                                        grads[i].data(), kCount, DataType::kFloat32,
                                                        ReduceOp::kAverage));
         }
         for (CollectiveHandle& handle : handles) ASSERT_TRUE(handle.Wait().ok());
-        for (const std::vector<float>& grad : grads) ASSERT_EQ(grad.back(), 1.0f) << "step " << step;
+        for (const std::vector<float>& grad : grads) ASSERT_EQ(grad.back(), average) << "step " << step;
       }
       ASSERT_TRUE((*runtime)->SendReport("{}").ok());
     });
   }
   for (std::thread& thread : threads) thread.join();
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < size; ++rank) {
     StatusOr<std::string> sent = store->Get("report/" + std::to_string(rank), milliseconds(1000));
     if (!sent.ok()) {
       ADD_FAILURE() << sent.status().message();
@@ -273,6 +286,76 @@ TEST(CycleTuner, AnExplicitCacheCapacityIsNotTuned) {
   ASSERT_EQ(tuned.warnings.size(), 1u);
   EXPECT_EQ(tuned.warnings[0].find("response cache"), std::string::npos) << tuned.warnings[0];
   for (const nlohmann::json& negotiation : tuned.negotiation) EXPECT_EQ(negotiation["response_cache"], true);
+}
+
+// In a job that reduces hierarchically (2 hosts of 2 ranks), the search is followed by the
+// hierarchical allreduce's phase (on and off, the flat ring, alternately, logged in the
+// hierarchical_allreduce column), then by the response cache's under the hierarchical choice kept.
+// The averages are right under both (RunTunedJob checks every step), and every rank ends with
+// the same choices.
+TEST(CycleTuner, TheHierarchicalAllreduceIsTriedOffAgainstOnBeforeTheCache) {
+  e2e::ScratchDir dir;
+  const std::string log = dir.path() + "/tune.csv";
+  constexpr size_t kPhaseSamples = SettingSearch::kConfirmSamples;
+  const Tuned tuned = RunTunedJob(
+      [&](AutotuneOptions& autotune, NegotiationOptions&) {
+        autotune.log_file = log;
+        autotune.max_samples = SettingSearch::kConfirmFrom;
+      },
+      nullptr, 2 * (1 + SettingSearch::kConfirmFrom + 2 * SettingSearch::kConfirmSamples) + 4, /*hosts=*/2);
+  ASSERT_EQ(tuned.negotiation.size(), 4u);
+  for (const nlohmann::json& negotiation : tuned.negotiation) {
+    EXPECT_EQ(negotiation["hierarchical_allreduce"], tuned.negotiation[0]["hierarchical_allreduce"]);
+    EXPECT_EQ(negotiation["response_cache"], tuned.negotiation[0]["response_cache"]);
+  }
+  const std::vector<std::string> hierarchical = LogColumn(log, 0);
+  const std::vector<std::string> cache = LogColumn(log, 3);
+  const size_t search = SettingSearch::kConfirmFrom;
+  ASSERT_EQ(hierarchical.size(), search + 2 * kPhaseSamples + 1) << "samples and the choice";
+  for (size_t i = 0; i < search; ++i) EXPECT_EQ(hierarchical[i], "1") << "search sample " << i + 1;
+  for (size_t i = search; i < search + kPhaseSamples; ++i) {
+    EXPECT_EQ(hierarchical[i], (i - search) % 2 == 0 ? "1" : "0") << "hierarchical sample " << i + 1;
+    EXPECT_EQ(cache[i], "1") << "hierarchical sample " << i + 1;
+  }
+  for (size_t i = search + kPhaseSamples; i + 1 < cache.size(); ++i) {
+    EXPECT_EQ(hierarchical[i], hierarchical.back()) << "the cache's phase runs under the choice kept";
+    EXPECT_EQ(cache[i], (i - search - kPhaseSamples) % 2 == 0 ? "1" : "0") << "cache sample " << i + 1;
+  }
+  EXPECT_EQ(hierarchical.back(), tuned.negotiation[0]["hierarchical_allreduce"].get<bool>() ? "1" : "0");
+  ASSERT_EQ(tuned.warnings.size(), 1u);
+  EXPECT_NE(tuned.warnings[0].find("; hierarchical allreduce kept o"), std::string::npos)
+      << tuned.warnings[0];
+  EXPECT_NE(tuned.warnings[0].find("; response cache kept o"), std::string::npos) << tuned.warnings[0];
+  EXPECT_NE(tuned.warnings[0].find("; 28 samples, 56 steps scored"), std::string::npos) << tuned.warnings[0];
+}
+
+// The hierarchical allreduce the user set (HOROVOD_HIERARCHICAL_ALLREDUCE) stays as it is; the log
+// says the job runs it. A job on one host does not run it, and the log says that too.
+TEST(CycleTuner, AnExplicitHierarchicalAllreduceIsNotTuned) {
+  e2e::ScratchDir dir;
+  const std::string log = dir.path() + "/tune.csv";
+  const Tuned tuned = RunTunedJob(
+      [&](AutotuneOptions& autotune, NegotiationOptions&) {
+        autotune.log_file = log;
+        autotune.max_samples = SettingSearch::kConfirmFrom;
+        autotune.hierarchical_allreduce_fixed = true;
+        autotune.cache_capacity_fixed = true;
+      },
+      nullptr, 2 * (1 + SettingSearch::kConfirmFrom) + 4, /*hosts=*/2);
+  ASSERT_EQ(tuned.warnings.size(), 1u);
+  EXPECT_EQ(tuned.warnings[0].find("hierarchical"), std::string::npos) << tuned.warnings[0];
+  for (const nlohmann::json& negotiation : tuned.negotiation) {
+    EXPECT_EQ(negotiation["hierarchical_allreduce"], true);
+  }
+  for (const std::string& value : LogColumn(log, 0)) EXPECT_EQ(value, "1");
+
+  const std::string one_host_log = dir.path() + "/one-host.csv";
+  const Tuned one_host =
+      RunTunedJob([&](AutotuneOptions& autotune, NegotiationOptions&) { autotune.log_file = one_host_log; });
+  for (const std::string& value : LogColumn(one_host_log, 0)) EXPECT_EQ(value, "0");
+  for (const nlohmann::json& negotiation : one_host.negotiation) {
+    EXPECT_EQ(negotiation["hierarchical_allreduce"], false);
+  }
 }
 
 }  // namespace

@@ -20,12 +20,15 @@ struct CycleSettings {
   size_t fusion_threshold_bytes = 0;  // as used: EffectiveFusionThreshold's
   // The response cache serves (CycleAgreement::SetCacheEnabled); never with a capacity of 0.
   bool response_cache = true;
+  // The allreduces run hierarchically (ShmBackend::set_hierarchical); only in a job that reduces
+  // hierarchically (NegotiatedStream::AllowHierarchicalSwitch), which the options alone do not tell.
+  bool hierarchical_allreduce = false;
 
   // The settings `options` start a runtime with.
   static CycleSettings From(const RuntimeOptions& options) {
     return {options.negotiation.cycle_time,
             EffectiveFusionThreshold(options.negotiation.fusion_threshold_bytes, options.local_size),
-            options.negotiation.cache_capacity > 0};
+            options.negotiation.cache_capacity > 0, false};
   }
 };
 

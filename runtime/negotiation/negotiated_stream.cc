@@ -27,6 +27,12 @@ NegotiatedStream::NegotiatedStream(const RuntimeOptions& options, CompressedAllr
       execution_(options.rank, compressed, &report_, &timeline_),
       tuner_(CycleTuner::Create(options)) {}
 
+void NegotiatedStream::AllowHierarchicalSwitch(std::function<void(bool)> set) {
+  hierarchical_switch_ = std::move(set);
+  settings_.hierarchical_allreduce = true;
+  if (tuner_ != nullptr) tuner_->AllowHierarchicalSwitch();
+}
+
 CollectiveHandle NegotiatedStream::Submit(TensorRequest request, const void* send, void* recv,
                                           BackendMemory::ReadyMark ready) {
   return queue_.Submit(std::move(request), send, recv, std::move(ready), stalls_.stall_warning());
@@ -70,6 +76,7 @@ bool NegotiatedStream::Cycle(Backend& control, Backend& data, const CycleSetting
   const std::optional<Announcement> join = join_.Announce(intake.joining, pending_.empty());
   const bool stopping = intake.stop_requested && pending_.empty();
   agreement_.SetCacheEnabled(settings.response_cache);
+  if (hierarchical_switch_) hierarchical_switch_(settings.hierarchical_allreduce);
   StatusOr<CycleAgreement::Result> agreed = agreement_.Agree(control, now, stopping, join, pending_, stalls_);
   if (!agreed.ok()) {
     FailEverything(agreed.status());

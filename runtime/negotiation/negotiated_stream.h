@@ -42,12 +42,13 @@
 // keeps the busy cycle time, since the others' collectives now wait on its cycles.
 //
 // Thread-safe: Submit, Join, RequestStop, broken, counters, ReportJson and set_timeline from any
-// thread; Run and set_allreduce_path on the collective thread.
+// thread; Run, set_allreduce_path and AllowHierarchicalSwitch on the collective thread.
 #ifndef HVDRUN_RUNTIME_NEGOTIATION_NEGOTIATED_STREAM_H_
 #define HVDRUN_RUNTIME_NEGOTIATION_NEGOTIATED_STREAM_H_
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -118,6 +119,10 @@ class NegotiatedStream {
   // What carries allreduces ("shm", or the backend's name), for the timeline's <PATH>_ALLREDUCE
   // activity; the backend's name until set. Before Run.
   void set_allreduce_path(const std::string& path) { timeline_.set_allreduce_path(path); }
+  // The job reduces hierarchically (AgreeOnHierarchical, on every rank): `set` switches the data
+  // backend's allreduces between that (true, the start) and the flat ring, at the start of a cycle,
+  // as CycleSettings::hierarchical_allreduce says; the autotuner may try both. Before Run.
+  void AllowHierarchicalSwitch(std::function<void(bool)> set);
 
  private:
   // One cycle with `settings`; false when the loop must end.
@@ -142,7 +147,8 @@ class NegotiatedStream {
   RankJoin join_;
   ResponseTimeline timeline_;
   FusedExecution execution_;
-  std::unique_ptr<CycleTuner> tuner_;  // null when autotuning is off or done
+  std::unique_ptr<CycleTuner> tuner_;              // null when autotuning is off or done
+  std::function<void(bool)> hierarchical_switch_;  // AllowHierarchicalSwitch's, or empty
 };
 
 }  // namespace hvdrun

@@ -40,7 +40,8 @@ nlohmann::json NegotiationReport::ToJson() const {
             {"fusion_threshold_bytes", settings_.fusion_threshold_bytes},
             {"cycle_time_ms", std::chrono::duration<double, std::milli>(settings_.cycle_time).count()},
             {"cache_capacity", cache_capacity_},
-            {"response_cache", settings_.response_cache}}},
+            {"response_cache", settings_.response_cache},
+            {"hierarchical_allreduce", settings_.hierarchical_allreduce}}},
           {"responses", statistics_.ToJson()}};
 }
 

@@ -36,9 +36,9 @@ StatusOr<bool> AgreeOnHierarchical(const RuntimeOptions& options, KeyValueStore&
   return even;
 }
 
-StatusOr<std::unique_ptr<Backend>> WithSharedMemory(std::unique_ptr<Backend> backend,
-                                                    const RuntimeOptions& options, KeyValueStore& store,
-                                                    const std::string& scope, bool hierarchical) {
+StatusOr<std::unique_ptr<ShmBackend>> WithSharedMemory(std::unique_ptr<Backend> backend,
+                                                       const RuntimeOptions& options, KeyValueStore& store,
+                                                       const std::string& scope, bool hierarchical) {
   ShmGroup group;
   group.local_rank = options.local_rank;
   group.local_size = options.local_size;
@@ -66,9 +66,8 @@ StatusOr<std::unique_ptr<Backend>> WithSharedMemory(std::unique_ptr<Backend> bac
     if (!created.ok()) return Status::Error("hierarchical allreduce: " + created.status().message());
     cross = std::move(created).value();
   }
-  return std::unique_ptr<Backend>(std::make_unique<ShmBackend>(std::move(backend), std::move(segment).value(),
-                                                               options.size, std::move(cross_store),
-                                                               std::move(cross)));
+  return std::make_unique<ShmBackend>(std::move(backend), std::move(segment).value(), options.size,
+                                      std::move(cross_store), std::move(cross));
 }
 
 ShmBackend::ShmBackend(std::unique_ptr<Backend> backend, std::unique_ptr<ShmSegment> segment, int divisor,
@@ -84,6 +83,7 @@ std::string ShmBackend::Progress() {
 }
 
 Status ShmBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
+  if (cross_ != nullptr && !hierarchical_) return backend_->Allreduce(send, recv, count, type, op);
   return allreduce_.Allreduce(send, recv, count, type, op);
 }
 

@@ -32,12 +32,14 @@ bool HierarchicalAsked(const RuntimeOptions& options);
 StatusOr<bool> AgreeOnHierarchical(const RuntimeOptions& options, KeyValueStore& store,
                                    const std::string& scope);
 
+class ShmBackend;
+
 // Opens the host's segment (a collective of its local ranks, through `store` under `scope`) and
 // puts a ShmBackend in front of `backend`; `hierarchical` (AgreeOnHierarchical), also creates the
 // backend among the same local rank of every host (bootstrapped through `store` under `scope`).
-StatusOr<std::unique_ptr<Backend>> WithSharedMemory(std::unique_ptr<Backend> backend,
-                                                    const RuntimeOptions& options, KeyValueStore& store,
-                                                    const std::string& scope, bool hierarchical);
+StatusOr<std::unique_ptr<ShmBackend>> WithSharedMemory(std::unique_ptr<Backend> backend,
+                                                       const RuntimeOptions& options, KeyValueStore& store,
+                                                       const std::string& scope, bool hierarchical);
 
 class ShmBackend : public Backend {
  public:
@@ -52,6 +54,11 @@ class ShmBackend : public Backend {
   Status Alltoall(const void* send, void* recv, size_t count, DataType type) override;
   Status Barrier() override;
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
+  // With a cross-host backend: whether allreduces run hierarchically (true, from the start) or as
+  // the flat ring of the job's backend over every rank, as without the hierarchical allreduce (what
+  // the autotuner tries against it). Every rank must switch at the same point of the collective
+  // order; without a cross-host backend it changes nothing.
+  void set_hierarchical(bool on) { hierarchical_ = on; }
   // The local ranks an allreduce's barrier waits for (ShmSegment::Missing), else the backend's.
   std::string Progress() override;
 
@@ -62,6 +69,7 @@ class ShmBackend : public Backend {
   std::unique_ptr<Backend> cross_;
   ShmAllreduce allreduce_;
   std::unique_ptr<Backend> backend_;
+  bool hierarchical_ = true;
 };
 
 }  // namespace hvdrun

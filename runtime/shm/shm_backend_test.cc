@@ -77,7 +77,7 @@ TEST_P(HierarchicalConformanceTest, Case) {
         StatusOr<bool> hierarchical = AgreeOnHierarchical(options, *shared, "test/");
         ASSERT_TRUE(hierarchical.ok()) << hierarchical.status().message();
         ASSERT_TRUE(hierarchical.value());
-        StatusOr<std::unique_ptr<Backend>> backend = WithSharedMemory(
+        StatusOr<std::unique_ptr<ShmBackend>> backend = WithSharedMemory(
             std::make_unique<testing::ForwardingBackend>(gloo), options, *shared, "test/", true);
         ASSERT_TRUE(backend.ok()) << backend.status().message();
         testing::GtestConformanceReport report(context.rank);
@@ -97,6 +97,55 @@ std::string CaseName(const ::testing::TestParamInfo<size_t>& param) {
 
 INSTANTIATE_TEST_SUITE_P(TwoHostsOfTwo, HierarchicalConformanceTest,
                          ::testing::Range(size_t{0}, testing::ConformanceCases().size()), CaseName);
+
+// The job's backend, counting the allreduces that reach it.
+class CountingBackend : public testing::ForwardingBackend {
+ public:
+  using testing::ForwardingBackend::ForwardingBackend;
+  Status Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) override {
+    ++allreduces;
+    return testing::ForwardingBackend::Allreduce(send, recv, count, type, op);
+  }
+  int allreduces = 0;
+};
+
+// Switched off (what the autotuner tries), a hierarchical ShmBackend's allreduces are the job's
+// backend's flat ones over every rank; switched on again, they go through shared memory and the
+// cross-host backend. The averages are the same either way.
+TEST(ShmBackendTest, TheHierarchicalAllreduceSwitchesToTheFlatRingAndBack) {
+  constexpr int kHosts = 2;
+  constexpr int kLocal = 2;
+  std::shared_ptr<KeyValueStore> shared = NewInMemoryStore();
+  testing::RunBackendRanks(
+      BackendKind::kGloo, kHosts * kLocal, [&](Backend& gloo, const BackendContext& context) {
+        RuntimeOptions options;
+        options.backend = BackendKind::kGloo;
+        options.rank = context.rank;
+        options.size = context.size;
+        options.local_rank = context.rank % kLocal;
+        options.local_size = kLocal;
+        options.cross_rank = context.rank / kLocal;
+        options.cross_size = kHosts;
+        options.timeout = std::chrono::seconds(30);
+        auto counting = std::make_unique<CountingBackend>(gloo);
+        CountingBackend* job = counting.get();
+        StatusOr<std::unique_ptr<ShmBackend>> backend =
+            WithSharedMemory(std::move(counting), options, *shared, "test/", true);
+        ASSERT_TRUE(backend.ok()) << backend.status().message();
+        const float average = static_cast<float>(kHosts * kLocal + 1) / 2;  // of rank + 1
+        for (bool hierarchical : {true, false, true}) {
+          backend.value()->set_hierarchical(hierarchical);
+          const int before = job->allreduces;
+          std::vector<float> values(1000, static_cast<float>(context.rank + 1));
+          Status status = backend.value()->Allreduce(values.data(), values.data(), values.size(),
+                                                     DataType::kFloat32, ReduceOp::kAverage);
+          ASSERT_TRUE(status.ok()) << status.message();
+          EXPECT_EQ(values.front(), average) << "hierarchical " << hierarchical;
+          EXPECT_EQ(values.back(), average) << "hierarchical " << hierarchical;
+          EXPECT_EQ(job->allreduces - before, hierarchical ? 0 : 1) << "hierarchical " << hierarchical;
+        }
+      });
+}
 
 TEST(SharedMemoryServesTest, HierarchicalIsAskedOverGlooWithSharedMemoryOnSeveralHosts) {
   RuntimeOptions options;

@@ -75,11 +75,13 @@ struct AutotuneOptions {
   int max_samples = 20;
   // The scores' noise relative to their spread, for the Gaussian process (Horovod's 0.8).
   double gaussian_process_noise = 0.8;
-  // Set explicitly by the user (HOROVOD_FUSION_THRESHOLD, HOROVOD_CYCLE_TIME, HOROVOD_CACHE_CAPACITY):
-  // kept as they are. Otherwise, after the search, the response cache is tried off against on.
+  // Set explicitly by the user (HOROVOD_FUSION_THRESHOLD, HOROVOD_CYCLE_TIME, HOROVOD_CACHE_CAPACITY,
+  // HOROVOD_HIERARCHICAL_ALLREDUCE): kept as they are. Otherwise, after the search, the hierarchical
+  // allreduce (where the job runs it) is tried off against on, then the response cache.
   bool fusion_threshold_fixed = false;
   bool cycle_time_fixed = false;
   bool cache_capacity_fixed = false;
+  bool hierarchical_allreduce_fixed = false;
 };
 
 // A Chrome-trace timeline of what this rank's runtime does, for chrome://tracing and Perfetto
