@@ -269,8 +269,9 @@ std::vector<OptionRow> TuningRows() {
 std::vector<OptionRow> AutotuneRows() {
   return {
       Section(VariableSwitch({"--autotune"},
-                             "Tune the fusion threshold and cycle time while the job runs (Bayesian search; "
-                             "values set with --fusion-threshold-mb or --cycle-time-ms stay fixed)",
+                             "Tune the fusion threshold and cycle time while the job runs (Bayesian search), "
+                             "then the hierarchical allreduce and the response cache on or off; values set "
+                             "explicitly stay fixed",
                              env::kHorovodAutotune, "1", "autotune.enabled", true),
               "Autotuning (horovodrun's)"),
       VariableValue(Value({"--autotune-log-file"}, "FILE"),

@@ -7,20 +7,23 @@
 #   hvdrun -np 4 -H server1:2,server2:2 --gloo --[no-]hierarchical-allreduce --network-interface eth0 \
 #     hvdrun-bench --replay resnet50 --fusion-threshold-mb 128 --iters ITERS --warmup WARMUP --json F
 # and the bytes each server sent on eth0 during the run (its TX counter before and after). Prints the
-# medians over rounds of each run's median step and of the bytes per server, and their ratios. It
+# medians over rounds of each run's median step and of the bytes per server, and their ratios. With
+# --autotune, each round also runs the same job with --autotune and short samples (1 warm-up, 12
+# scored, 3 steps each; then the hierarchical allreduce's 8 and the response cache's 8) and prints
+# what the tuner kept of the hierarchical allreduce and how the flat ring scored against it. It
 # asserts nothing about the times (the machine is shared). docs/benchmarks.md has the results.
 #
 # Usage: scripts/bench/hierarchical_replay.sh [--rounds N] [--link-rate 1gbit] [--iters N] [--warmup N]
-#   [--stage DIR] [--build DIR]
+#   [--autotune] [--stage DIR] [--build DIR]
 #   --stage DIR  an installed hvdrun (cmake --install build --prefix DIR; default build/stage)
 #   --build DIR  a build tree with bin/hvdrun-test-cluster (default build)
 set -euo pipefail
 
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
-rounds=3 link_rate=1gbit iters=5 warmup=2
-bench_parse_flags 2,15p rounds=rounds link-rate=link_rate iters=iters warmup=warmup stage=stage build=build \
-  -- "$@"
+rounds=3 link_rate=1gbit iters=5 warmup=2 autotune=0
+bench_parse_flags 2,19p rounds=rounds link-rate=link_rate iters=iters warmup=warmup stage=stage build=build \
+  autotune=!autotune -- "$@"
 ((EUID == 0)) || bench_die "needs root (network namespaces)"
 bench_stage_with hvdrun
 bench_build_with hvdrun-test-cluster
@@ -46,9 +49,22 @@ run() {  # mode round
     { tail -20 "$out/$1-$2.stderr" >&2; bench_die "the $1 run of round $2 failed"; }
   echo "$(($(tx_bytes server1) - before1)) $(($(tx_bytes server2) - before2))" >"$out/$1-$2.tx"
 }
+# The tuner's samples: 1 warm-up, 12 scored, 8 of the hierarchical allreduce, 8 of the cache.
+tuned_steps=$(((1 + 12 + 8 + 8) * 3 + 6))
+run_tuned() {  # round
+  local -a cmd
+  bench_cluster_hvdrun cmd "$stage/bin" 4 server1:2,server2:2 --network-interface eth0 --gloo --autotune \
+    --autotune-log-file "$out/autotune-$1.csv" --autotune-warmup-samples 1 --autotune-steps-per-sample 3 \
+    --autotune-bayes-opt-max-samples 12 \
+    "$stage/bin/hvdrun-bench" --replay resnet50 --iters "$tuned_steps" --warmup 0 --json "$out/autotune-$1.json"
+  PATH="$stage/bin:$PATH" "${cmd[@]}" >/dev/null 2>"$out/autotune-$1.stderr" ||
+    { tail -20 "$out/autotune-$1.stderr" >&2; bench_die "the autotune run of round $1 failed"; }
+  grep -o 'autotune: kept .*' "$out/autotune-$1.stderr" | sed "s/^/round $1: /"
+}
 for ((round = 1; round <= rounds; ++round)); do
   run flat "$round"
   run hierarchical "$round"
+  ((autotune == 0)) || run_tuned "$round"
 done
 
 /usr/bin/python3 - "$out" "$rounds" "$link_rate" "$((iters + warmup))" <<'PYTHON'
