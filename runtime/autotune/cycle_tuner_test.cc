@@ -246,18 +246,26 @@ std::vector<std::string> LogColumn(const std::string& path, size_t column) {
   return values;
 }
 
+// RunTunedJob with enough samples for a confirmation, the log written to `log`, and steps for
+// `phases` yes/no phases after the search; `configure` sets the rest.
+Tuned RunConfirmedJob(const std::string& log, int phases, int hosts,
+                      const std::function<void(AutotuneOptions&)>& configure = nullptr) {
+  return RunTunedJob(
+      [&](AutotuneOptions& autotune, NegotiationOptions&) {
+        autotune.log_file = log;
+        autotune.max_samples = SettingSearch::kConfirmFrom;
+        if (configure) configure(autotune);
+      },
+      nullptr, 2 * (1 + SettingSearch::kConfirmFrom + phases * SettingSearch::kConfirmSamples) + 4, hosts);
+}
+
 // With enough samples for a confirmation, the search is followed by the response cache's phase:
 // eight more samples under the setting the search kept, the cache on and off alternately, logged
 // with the cache_enabled column; every rank ends with the same cache setting (as its report says).
 TEST(CycleTuner, TheResponseCacheIsTriedOffAgainstOnAfterTheSearch) {
   e2e::ScratchDir dir;
   const std::string log = dir.path() + "/tune.csv";
-  const Tuned tuned = RunTunedJob(
-      [&](AutotuneOptions& autotune, NegotiationOptions&) {
-        autotune.log_file = log;
-        autotune.max_samples = SettingSearch::kConfirmFrom;
-      },
-      nullptr, 2 * (1 + SettingSearch::kConfirmFrom + SettingSearch::kConfirmSamples) + 4);
+  const Tuned tuned = RunConfirmedJob(log, 1, 1);
   ASSERT_EQ(tuned.negotiation.size(), 2u);
   EXPECT_EQ(tuned.negotiation[0]["response_cache"], tuned.negotiation[1]["response_cache"]);
   const std::vector<std::string> cache = LogColumn(log, 3);
@@ -277,12 +285,10 @@ TEST(CycleTuner, TheResponseCacheIsTriedOffAgainstOnAfterTheSearch) {
 
 // A capacity the user set (HOROVOD_CACHE_CAPACITY) stays as it is: no cache phase.
 TEST(CycleTuner, AnExplicitCacheCapacityIsNotTuned) {
-  const Tuned tuned = RunTunedJob(
-      [&](AutotuneOptions& autotune, NegotiationOptions&) {
-        autotune.max_samples = SettingSearch::kConfirmFrom;
-        autotune.cache_capacity_fixed = true;
-      },
-      nullptr, 2 * (1 + SettingSearch::kConfirmFrom) + 4);
+  e2e::ScratchDir dir;
+  const Tuned tuned = RunConfirmedJob(dir.path() + "/tune.csv", 0, 1, [](AutotuneOptions& autotune) {
+    autotune.cache_capacity_fixed = true;
+  });
   ASSERT_EQ(tuned.warnings.size(), 1u);
   EXPECT_EQ(tuned.warnings[0].find("response cache"), std::string::npos) << tuned.warnings[0];
   for (const nlohmann::json& negotiation : tuned.negotiation) EXPECT_EQ(negotiation["response_cache"], true);
@@ -297,12 +303,7 @@ TEST(CycleTuner, TheHierarchicalAllreduceIsTriedOffAgainstOnBeforeTheCache) {
   e2e::ScratchDir dir;
   const std::string log = dir.path() + "/tune.csv";
   constexpr size_t kPhaseSamples = SettingSearch::kConfirmSamples;
-  const Tuned tuned = RunTunedJob(
-      [&](AutotuneOptions& autotune, NegotiationOptions&) {
-        autotune.log_file = log;
-        autotune.max_samples = SettingSearch::kConfirmFrom;
-      },
-      nullptr, 2 * (1 + SettingSearch::kConfirmFrom + 2 * SettingSearch::kConfirmSamples) + 4, /*hosts=*/2);
+  const Tuned tuned = RunConfirmedJob(log, 2, /*hosts=*/2);
   ASSERT_EQ(tuned.negotiation.size(), 4u);
   for (const nlohmann::json& negotiation : tuned.negotiation) {
     EXPECT_EQ(negotiation["hierarchical_allreduce"], tuned.negotiation[0]["hierarchical_allreduce"]);
@@ -334,14 +335,10 @@ TEST(CycleTuner, TheHierarchicalAllreduceIsTriedOffAgainstOnBeforeTheCache) {
 TEST(CycleTuner, AnExplicitHierarchicalAllreduceIsNotTuned) {
   e2e::ScratchDir dir;
   const std::string log = dir.path() + "/tune.csv";
-  const Tuned tuned = RunTunedJob(
-      [&](AutotuneOptions& autotune, NegotiationOptions&) {
-        autotune.log_file = log;
-        autotune.max_samples = SettingSearch::kConfirmFrom;
-        autotune.hierarchical_allreduce_fixed = true;
-        autotune.cache_capacity_fixed = true;
-      },
-      nullptr, 2 * (1 + SettingSearch::kConfirmFrom) + 4, /*hosts=*/2);
+  const Tuned tuned = RunConfirmedJob(log, 0, /*hosts=*/2, [](AutotuneOptions& autotune) {
+    autotune.hierarchical_allreduce_fixed = true;
+    autotune.cache_capacity_fixed = true;
+  });
   ASSERT_EQ(tuned.warnings.size(), 1u);
   EXPECT_EQ(tuned.warnings[0].find("hierarchical"), std::string::npos) << tuned.warnings[0];
   for (const nlohmann::json& negotiation : tuned.negotiation) {

@@ -56,23 +56,30 @@ INSTANTIATE_TEST_SUITE_P(Shm, ShmConformanceTest, testing::EveryConformanceCaseA
 // host over a Gloo backend of their own (WithSharedMemory, as the Runtime creates them).
 class HierarchicalConformanceTest : public ::testing::TestWithParam<size_t> {};
 
+constexpr int kHosts = 2;
+constexpr int kLocal = 2;
+
+// The options of `context`'s rank in a job of kHosts hosts of kLocal ranks, over Gloo.
+RuntimeOptions TwoHostsOptions(const BackendContext& context) {
+  RuntimeOptions options;
+  options.backend = BackendKind::kGloo;
+  options.rank = context.rank;
+  options.size = context.size;
+  options.local_rank = context.rank % kLocal;
+  options.local_size = kLocal;
+  options.cross_rank = context.rank / kLocal;
+  options.cross_size = kHosts;
+  options.timeout = std::chrono::seconds(30);
+  return options;
+}
+
 TEST_P(HierarchicalConformanceTest, Case) {
-  constexpr int kHosts = 2;
-  constexpr int kLocal = 2;
   const testing::ConformanceCase& conformance_case = testing::ConformanceCases()[GetParam()];
   std::shared_ptr<KeyValueStore> shared = NewInMemoryStore();
   testing::RunBackendRanks(
       BackendKind::kGloo, kHosts * kLocal, [&](Backend& gloo, const BackendContext& context) {
-        RuntimeOptions options;
-        options.backend = BackendKind::kGloo;
-        options.rank = context.rank;
-        options.size = context.size;
-        options.local_rank = context.rank % kLocal;
-        options.local_size = kLocal;
-        options.cross_rank = context.rank / kLocal;
-        options.cross_size = kHosts;
+        RuntimeOptions options = TwoHostsOptions(context);
         options.hierarchical_allreduce = true;
-        options.timeout = std::chrono::seconds(30);
         ASSERT_FALSE(SharedMemoryServes(options));
         StatusOr<bool> hierarchical = AgreeOnHierarchical(options, *shared, "test/");
         ASSERT_TRUE(hierarchical.ok()) << hierarchical.status().message();
@@ -113,20 +120,10 @@ class CountingBackend : public testing::ForwardingBackend {
 // backend's flat ones over every rank; switched on again, they go through shared memory and the
 // cross-host backend. The averages are the same either way.
 TEST(ShmBackendTest, TheHierarchicalAllreduceSwitchesToTheFlatRingAndBack) {
-  constexpr int kHosts = 2;
-  constexpr int kLocal = 2;
   std::shared_ptr<KeyValueStore> shared = NewInMemoryStore();
   testing::RunBackendRanks(
       BackendKind::kGloo, kHosts * kLocal, [&](Backend& gloo, const BackendContext& context) {
-        RuntimeOptions options;
-        options.backend = BackendKind::kGloo;
-        options.rank = context.rank;
-        options.size = context.size;
-        options.local_rank = context.rank % kLocal;
-        options.local_size = kLocal;
-        options.cross_rank = context.rank / kLocal;
-        options.cross_size = kHosts;
-        options.timeout = std::chrono::seconds(30);
+        const RuntimeOptions options = TwoHostsOptions(context);
         auto counting = std::make_unique<CountingBackend>(gloo);
         CountingBackend* job = counting.get();
         StatusOr<std::unique_ptr<ShmBackend>> backend =
