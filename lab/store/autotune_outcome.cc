@@ -21,31 +21,28 @@ std::vector<std::string> SplitFields(const std::string& line) {
   return fields;
 }
 
-// The columns the outcome reads, by the header's names.
+// The columns the outcome reads, by the header's names: the first four must be there; the yes/no
+// switches (Horovod's columns, which hvdrun's log writes as the job ran them) are read where they are.
+constexpr const char* kColumnNames[] = {"cycle_time_ms", "tensor_fusion_threshold", "score",
+                                        "chosen",        "hierarchical_allreduce",  "cache_enabled"};
+constexpr size_t kRequiredColumns = 4;
+constexpr size_t kColumns = sizeof(kColumnNames) / sizeof(kColumnNames[0]);
+
 struct Columns {
-  size_t cycle_time_ms = 0;
-  size_t fusion_threshold = 0;
-  size_t score = 0;
-  size_t chosen = 0;
-  size_t count = 0;
+  std::optional<size_t> at[kColumns];  // each column's place in a line
+  size_t count = 0;                    // the header's fields
 };
 
 std::optional<Columns> FindColumns(const std::vector<std::string>& header) {
   Columns columns;
   columns.count = header.size();
-  bool found[4] = {false, false, false, false};
-  const char* names[4] = {"cycle_time_ms", "tensor_fusion_threshold", "score", "chosen"};
-  size_t* places[4] = {&columns.cycle_time_ms, &columns.fusion_threshold, &columns.score, &columns.chosen};
   for (size_t i = 0; i < header.size(); ++i) {
-    for (size_t name = 0; name < 4; ++name) {
-      if (header[i] == names[name]) {
-        *places[name] = i;
-        found[name] = true;
-      }
+    for (size_t name = 0; name < kColumns; ++name) {
+      if (header[i] == kColumnNames[name]) columns.at[name] = i;
     }
   }
-  for (const bool column : found) {
-    if (!column) return std::nullopt;
+  for (size_t name = 0; name < kRequiredColumns; ++name) {
+    if (!columns.at[name]) return std::nullopt;
   }
   return columns;
 }
@@ -58,8 +55,11 @@ std::string SettingText(double fusion_threshold_mib, double cycle_time_ms) {
 
 std::string AutotuneOutcome::Describe() const {
   if (kept) {
-    return SettingText(fusion_threshold_mib, cycle_time_ms) + " (kept after " + std::to_string(samples) +
-           " samples)";
+    std::string switches;
+    if (hierarchical_allreduce_off) switches += ", hierarchical allreduce off";
+    if (response_cache_off) switches += ", response cache off";
+    return SettingText(fusion_threshold_mib, cycle_time_ms) + switches + " (kept after " +
+           std::to_string(samples) + " samples)";
   }
   if (samples == 0) return "still searching when the run ended (no sample scored)";
   return "still searching when the run ended (" + std::to_string(samples) + " samples scored; last " +
@@ -77,6 +77,8 @@ StatusOr<AutotuneOutcome> AutotuneOutcomeFromCsv(const std::string& text, const 
                          ":1: not an autotune log: the header lacks cycle_time_ms, "
                          "tensor_fusion_threshold, score or chosen");
   }
+  bool hierarchical_seen_on = false;
+  bool cache_seen_on = false;
   for (int number = 2; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     const std::vector<std::string> fields = SplitFields(line);
@@ -85,12 +87,13 @@ StatusOr<AutotuneOutcome> AutotuneOutcomeFromCsv(const std::string& text, const 
       return Status::Error(place + std::to_string(fields.size()) + " fields; the header has " +
                            std::to_string(columns->count));
     }
-    double values[4] = {0, 0, 0, 0};
-    const size_t at[4] = {columns->cycle_time_ms, columns->fusion_threshold, columns->score, columns->chosen};
-    for (size_t i = 0; i < 4; ++i) {
-      const std::optional<double> value = experiment_file::ParseNumber(fields[at[i]]);
+    double values[kColumns] = {};
+    for (size_t i = 0; i < kColumns; ++i) {
+      if (!columns->at[i]) continue;
+      const std::string& field = fields[*columns->at[i]];
+      const std::optional<double> value = experiment_file::ParseNumber(field);
       if (!value || *value < 0 || *value > kMaxFigure) {
-        return Status::Error(place + "'" + fields[at[i]] + "' is not a number from 0 to 1e+15");
+        return Status::Error(place + "'" + field + "' is not a number from 0 to 1e+15");
       }
       values[i] = *value;
     }
@@ -99,6 +102,11 @@ StatusOr<AutotuneOutcome> AutotuneOutcomeFromCsv(const std::string& text, const 
     outcome.fusion_threshold_mib = values[1];
     outcome.score_bytes_per_us = values[2];
     outcome.kept = values[3] != 0;
+    // A switch is off in the kept setting where it was on in a sample before: tuned off.
+    hierarchical_seen_on = hierarchical_seen_on || values[4] != 0;
+    cache_seen_on = cache_seen_on || values[5] != 0;
+    outcome.hierarchical_allreduce_off = outcome.kept && hierarchical_seen_on && values[4] == 0;
+    outcome.response_cache_off = outcome.kept && cache_seen_on && values[5] == 0;
     if (!outcome.kept) ++outcome.samples;
   }
   return outcome;

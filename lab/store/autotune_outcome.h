@@ -27,9 +27,12 @@ struct AutotuneOutcome {
   double fusion_threshold_mib = 0;  // kept; when not finished, the last scored
   double cycle_time_ms = 0;
   double score_bytes_per_us = 0;
+  // Kept off by the tuner's yes/no phases: off in the setting kept, on in a sample before it.
+  bool hierarchical_allreduce_off = false;
+  bool response_cache_off = false;
 
-  // "16 MiB, 25 ms (kept after 20 samples)" or "still searching when the run ended (6 samples
-  // scored; last 16 MiB, 25 ms)".
+  // "16 MiB, 25 ms (kept after 20 samples)", "16 MiB, 25 ms, response cache off (kept after 28
+  // samples)", or "still searching when the run ended (6 samples scored; last 16 MiB, 25 ms)".
   std::string Describe() const;
 };
 

@@ -27,6 +27,35 @@ TEST(AutotuneOutcome, TheLastLineIsTheSettingKept) {
   EXPECT_EQ(outcome->Describe(), "16 MiB, 25 ms (kept after 3 samples)");
 }
 
+// The yes/no switches the tuner kept off are named; one the job never ran on is not.
+TEST(AutotuneOutcome, SwitchesKeptOffAreNamed) {
+  const std::string log = std::string(kHeader) +
+                          "1,0,0,1,1,128,758.4,21.3,0\n"
+                          "0,0,0,1,1,128,801.2,18.8,0\n"
+                          "0,0,0,1,1,128,812.3,9.1,0\n"
+                          "0,0,0,0,1,128,812.3,9.1,0\n"
+                          "0,0,0,0,1,128,812.3,0,1\n";
+  StatusOr<AutotuneOutcome> outcome = AutotuneOutcomeFromCsv(log, "autotune.csv");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  EXPECT_TRUE(outcome->hierarchical_allreduce_off);
+  EXPECT_TRUE(outcome->response_cache_off);
+  EXPECT_EQ(outcome->Describe(),
+            "128 MiB, 1 ms, hierarchical allreduce off, response cache off (kept after 4 samples)");
+
+  // A job that never ran hierarchically, its cache kept on.
+  outcome = AutotuneOutcomeFromCsv(
+      std::string(kHeader) + "0,0,0,1,1,128,1,1,0\n0,0,0,0,1,128,1,1,0\n" + "0,0,0,1,1,128,1,0,1\n",
+      "autotune.csv");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  EXPECT_FALSE(outcome->hierarchical_allreduce_off);
+  EXPECT_FALSE(outcome->response_cache_off);
+  EXPECT_EQ(outcome->Describe(), "128 MiB, 1 ms (kept after 2 samples)");
+  // Without Horovod's switch columns, none is named.
+  outcome = AutotuneOutcomeFromCsv("cycle_time_ms,tensor_fusion_threshold,score,chosen\n1,128,1,1\n", "f");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  EXPECT_EQ(outcome->Describe(), "128 MiB, 1 ms (kept after 0 samples)");
+}
+
 TEST(AutotuneOutcome, ARunThatEndedWhileSearchingSaysHowFarItGot) {
   StatusOr<AutotuneOutcome> outcome = AutotuneOutcomeFromCsv(
       std::string(kHeader) + "0,0,0,1,1,128,758.4,21.3,0\n0,0,0,1,5,4,701.2,18.8,0\n", "a");
