@@ -29,4 +29,10 @@ Status AutotuneLog::Add(const Row& row) {
   return WriteFileAtomically(path_, text_);
 }
 
+Status AutotuneLog::Clear() {
+  text_ = Header();
+  if (path_.empty()) return Status::Ok();
+  return WriteFileAtomically(path_, text_);
+}
+
 }  // namespace hvdrun

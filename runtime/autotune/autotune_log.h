@@ -42,6 +42,8 @@ class AutotuneLog {
 
   // Appends `row` and rewrites the file; the error names the path.
   Status Add(const Row& row);
+  // Drops every row and rewrites the file with the header alone (the tuner starts again).
+  Status Clear();
   // The file's contents so far: the header and every row added.
   const std::string& text() const { return text_; }
 

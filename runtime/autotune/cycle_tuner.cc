@@ -50,6 +50,16 @@ TimelineMark SwitchMark(const Switch& message, const CycleSettings& used, int sa
   return mark;
 }
 
+// What rank 0 would broadcast for the starting setting, run as `settings`.
+Switch StartSwitch(const CycleSettings& settings, const TunedSetting& start) {
+  Switch message;
+  message.fusion_threshold_bytes = std::llround(start.fusion_threshold_mib * kMib);
+  message.cycle_time_us = settings.cycle_time.count();
+  message.response_cache = settings.response_cache ? 1 : 0;
+  message.hierarchical_allreduce = settings.hierarchical_allreduce ? 1 : 0;
+  return message;
+}
+
 }  // namespace
 
 std::unique_ptr<CycleTuner> CycleTuner::Create(const RuntimeOptions& options) {
@@ -78,12 +88,13 @@ CycleTuner::CycleTuner(const RuntimeOptions& options)
       hierarchical_free_(!options.autotune.hierarchical_allreduce_fixed &&
                          options.autotune.max_samples >= SettingSearch::kConfirmFrom),
       start_settings_(CycleSettings::From(options)),
+      autotune_(options.autotune),
+      start_(StartingSetting(options.negotiation)),
       warn_(options.negotiation.warn),
       warmup_left_(options.autotune.warmup_samples),
       scorer_(options.autotune.steps_per_sample),
-      search_(StartingSetting(options.negotiation), options.autotune.fusion_threshold_fixed,
-              options.autotune.cycle_time_fixed, options.autotune.max_samples,
-              options.autotune.gaussian_process_noise),
+      search_(std::in_place, start_, autotune_.fusion_threshold_fixed, autotune_.cycle_time_fixed,
+              autotune_.max_samples, autotune_.gaussian_process_noise),
       log_(options.rank == 0 ? options.autotune.log_file : std::string()) {
   YesNoPhase& cache = phases_[kCachePhase];
   cache.name = "response cache";
@@ -112,23 +123,18 @@ StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& cont
     bytes += request.bytes();
   }
   const std::optional<SampleScorer::Score> score = scorer_.Record(names, bytes, end);
+  if (scorer_.TakeRestart()) return Restart();
   if (!score) return std::optional<Change>();
   if (warmup_left_ > 0) {
     // The last warm-up sample ends: the first scored starts, under the starting setting.
     if (--warmup_left_ > 0) return std::optional<Change>();
-    Switch start;
-    start.fusion_threshold_bytes = std::llround(search_.start().fusion_threshold_mib * kMib);
-    start.cycle_time_us = start_settings_.cycle_time.count();
-    start.response_cache = start_settings_.response_cache ? 1 : 0;
-    start.hierarchical_allreduce = hierarchical_runs_ ? 1 : 0;
-    CycleSettings settings = start_settings_;
-    settings.hierarchical_allreduce = hierarchical_runs_;
-    return std::optional<Change>(Change{settings, SwitchMark(start, settings, 0)});
+    const CycleSettings settings = StartSettings();
+    return std::optional<Change>(Change{settings, SwitchMark(StartSwitch(settings, start_), settings, 0)});
   }
   Switch message;
   if (rank_ == 0) {
     const bool finished = Score(*score);
-    const TunedSetting next = search_.current();
+    const TunedSetting next = search_->current();
     message.fusion_threshold_bytes = std::llround(next.fusion_threshold_mib * kMib);
     message.cycle_time_us = std::llround(next.cycle_time_ms * 1000);
     message.done = finished ? 1 : 0;
@@ -152,13 +158,46 @@ StatusOr<std::optional<CycleTuner::Change>> CycleTuner::AfterCycle(Backend& cont
   return std::optional<Change>(Change{settings, SwitchMark(message, settings, samples_scored_)});
 }
 
+CycleSettings CycleTuner::StartSettings() const {
+  CycleSettings settings = start_settings_;
+  settings.hierarchical_allreduce = hierarchical_runs_;
+  return settings;
+}
+
+std::optional<CycleTuner::Change> CycleTuner::Restart() {
+  const bool measuring = samples_scored_ > 0;
+  ++restarts_;
+  warmup_left_ = autotune_.warmup_samples;
+  steps_scored_ = 0;
+  samples_scored_ = 0;
+  search_.emplace(start_, autotune_.fusion_threshold_fixed, autotune_.cycle_time_fixed, autotune_.max_samples,
+                  autotune_.gaussian_process_noise);
+  for (YesNoPhase& phase : phases_) {
+    phase.on = phase.start;
+    phase.samples_left = 0;
+    phase.confirmation = Confirmation();
+  }
+  phase_ = -1;
+  if (rank_ == 0 && !log_failed_) {
+    if (const Status status = log_.Clear(); !status.ok()) {
+      log_failed_ = true;
+      Warn("autotune: the log is not written from now on: " + status.message());
+    }
+  }
+  if (!measuring) return std::nullopt;
+  const CycleSettings settings = StartSettings();
+  TimelineMark mark = SwitchMark(StartSwitch(settings, start_), settings, 0);
+  mark.name = std::string(kTimelineAutotuneRestart);
+  return Change{settings, std::move(mark)};
+}
+
 bool CycleTuner::Score(const SampleScorer::Score& score) {
-  const TunedSetting measured = search_.current();
+  const TunedSetting measured = search_->current();
   steps_scored_ += score.steps;
   Log(measured, score.bytes_per_second, score.spread, false);
   if (phase_ < 0) {
-    search_.Scored(score.bytes_per_second);
-    if (!search_.done() || StartPhase(0)) return false;
+    search_->Scored(score.bytes_per_second);
+    if (!search_->done() || StartPhase(0)) return false;
   } else {  // a yes/no phase: the start's value, the other, the start's, ...
     YesNoPhase& phase = phases_[phase_];
     phase.confirmation.Add(score.bytes_per_second);
@@ -169,7 +208,7 @@ bool CycleTuner::Score(const SampleScorer::Score& score) {
     phase.on = phase.confirmation.ChallengerKept() ? !phase.start : phase.start;
     if (StartPhase(phase_ + 1)) return false;
   }
-  Log(search_.best(), KeptScore(), 0, true);
+  Log(search_->best(), KeptScore(), 0, true);
   summary_ = Summary();
   Warn(summary_);
   return true;
@@ -192,7 +231,7 @@ double CycleTuner::KeptScore() const {
     if (!phase.tried || phase.confirmation.Ratios().empty()) continue;
     return phase.on == phase.start ? phase.confirmation.StartMean() : phase.confirmation.ChallengerMean();
   }
-  return search_.best_score();
+  return search_->best_score();
 }
 
 void CycleTuner::Log(const TunedSetting& setting, double score, double spread, bool chosen) {
@@ -221,16 +260,16 @@ void CycleTuner::Warn(const std::string& line) const {
 }
 
 std::string CycleTuner::Summary() const {
-  const TunedSetting best = search_.best();
-  const TunedSetting start = search_.start();
+  const TunedSetting best = search_->best();
+  const TunedSetting start = search_->start();
   std::ostringstream line;
   line.precision(4);
   line << "autotune: kept fusion threshold " << best.fusion_threshold_mib << " MiB and cycle time "
-       << best.cycle_time_ms << " ms: " << search_.best_score() / 1e6 << " bytes/us, "
-       << (search_.start_score() > 0 ? search_.best_score() / search_.start_score() : 1.0)
+       << best.cycle_time_ms << " ms: " << search_->best_score() / 1e6 << " bytes/us, "
+       << (search_->start_score() > 0 ? search_->best_score() / search_->start_score() : 1.0)
        << "x the starting setting's (" << start.fusion_threshold_mib << " MiB, " << start.cycle_time_ms
-       << " ms: " << search_.start_score() / 1e6 << " bytes/us)";
-  int samples = search_.samples();
+       << " ms: " << search_->start_score() / 1e6 << " bytes/us)";
+  int samples = search_->samples();
   for (const YesNoPhase& phase : phases_) {
     if (!phase.tried || phase.confirmation.Ratios().empty()) continue;
     const double other_against_start =
@@ -243,6 +282,10 @@ std::string CycleTuner::Summary() const {
     samples += SettingSearch::kConfirmSamples;
   }
   line << "; " << samples << " samples, " << steps_scored_ << " steps scored";
+  if (restarts_ > 0) {
+    line << " (started again " << restarts_ << (restarts_ == 1 ? " time" : " times")
+         << ": a tensor name ran several times a step, which cut steps short before it was seen)";
+  }
   return line.str();
 }
 

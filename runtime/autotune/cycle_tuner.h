@@ -19,6 +19,11 @@
 // where the warm-up ends; none when there is no warm-up), AUTOTUNE_KEPT where the ranks switch to
 // the setting kept.
 //
+// When the scorer learns that a name runs several times a step (SampleScorer::TakeRestart), the
+// samples so far were of steps cut short: every rank starts the tuning again, at the same cycle,
+// from the warm-up and the starting setting (AUTOTUNE_RESTART where a setting was being measured),
+// and rank 0's log starts again.
+//
 // Not thread-safe: the collective thread owns it.
 #ifndef HVDRUN_RUNTIME_AUTOTUNE_CYCLE_TUNER_H_
 #define HVDRUN_RUNTIME_AUTOTUNE_CYCLE_TUNER_H_
@@ -91,6 +96,11 @@ class CycleTuner {
   bool Score(const SampleScorer::Score& score);
   // Starts the first phase from `from` on that is tried; false when none is left.
   bool StartPhase(int from);
+  // Starts the tuning again from its warm-up: the change back to the starting setting, if a sample
+  // had been scored (every rank's count), else nothing.
+  std::optional<Change> Restart();
+  // The starting setting as every rank runs it, and as rank 0 would broadcast it.
+  CycleSettings StartSettings() const;
   // The kept setting's score: its mean in the last yes/no phase that ran, else the search's.
   double KeptScore() const;
   void Log(const TunedSetting& setting, double score, double spread, bool chosen);
@@ -102,13 +112,16 @@ class CycleTuner {
   const bool cache_enabled_;      // the job's cache capacity is above 0
   const bool hierarchical_free_;  // not set by the user, and enough samples for a confirmation
   const CycleSettings start_settings_;
+  const AutotuneOptions autotune_;
+  const TunedSetting start_;  // the starting setting, as the search sees it
   const std::function<void(const std::string&)> warn_;
   bool hierarchical_runs_ = false;  // AllowHierarchicalSwitch was called
   int warmup_left_;
   int steps_scored_ = 0;
   int samples_scored_ = 0;  // every rank's count
   SampleScorer scorer_;
-  SettingSearch search_;  // rank 0's
+  std::optional<SettingSearch> search_;  // rank 0's; always engaged
+  int restarts_ = 0;
   YesNoPhase phases_[kPhases];
   int phase_ = -1;   // the yes/no phase running (rank 0's); -1: the search's
   AutotuneLog log_;  // rank 0's

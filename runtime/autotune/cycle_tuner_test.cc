@@ -34,10 +34,12 @@ struct Tuned {
 // Runs kSteps training-like steps (four named allreduces each) on two ranks a host, on `hosts`
 // hosts (more than one: the job reduces hierarchically, through shared memory and Gloo), with
 // autotuning as `configure` sets it; each rank computes 3 ms longer per step than the one before,
-// so their timings differ. `timeline_path(rank)`, when given, is the rank's timeline file.
+// so their timings differ. `timeline_path(rank)`, when given, is the rank's timeline file. Each
+// step starts with `same_name_calls` allreduces of one name, each waited for before the next (as
+// Horovod's SyncBatchNorm names every layer's).
 Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&)>& configure,
                   const std::function<std::string(int)>& timeline_path = nullptr, int steps = kSteps,
-                  int hosts = 1) {
+                  int hosts = 1, int same_name_calls = 0) {
   auto store = NewInMemoryStore();
   const int size = kRanks * hosts;
   Tuned tuned;
@@ -72,6 +74,14 @@ Tuned RunTunedJob(const std::function<void(AutotuneOptions&, NegotiationOptions&
       const float average = static_cast<float>(size + 1) / 2;  // of the ranks' rank + 1
       for (int step = 0; step < steps; ++step) {
         std::this_thread::sleep_for(milliseconds(1 + 3 * rank));
+        for (int call = 0; call < same_name_calls; ++call) {
+          float value = 1;
+          ASSERT_TRUE((*runtime)
+                          ->AllreduceAsync("bn", &value, &value, 1, DataType::kFloat32, ReduceOp::kSum)
+                          .Wait()
+                          .ok());
+          ASSERT_EQ(value, static_cast<float>(size));
+        }
         std::vector<CollectiveHandle> handles;
         for (size_t i = 0; i < grads.size(); ++i) {
           std::fill(grads[i].begin(), grads[i].end(), static_cast<float>(rank + 1));
@@ -352,6 +362,44 @@ TEST(CycleTuner, AnExplicitHierarchicalAllreduceIsNotTuned) {
   for (const std::string& value : LogColumn(one_host_log, 0)) EXPECT_EQ(value, "0");
   for (const nlohmann::json& negotiation : one_host.negotiation) {
     EXPECT_EQ(negotiation["hierarchical_allreduce"], false);
+  }
+}
+
+// A name that runs several times a step cuts the first steps short; once the gradients' rounds show
+// it, every rank starts the tuning again at the same cycle, from the warm-up and the starting
+// setting: the log holds the samples after that alone, every rank marks AUTOTUNE_RESTART at the
+// same point, and the end line says it started again.
+TEST(CycleTuner, ANameRunSeveralTimesAStepStartsTheTuningAgainOnceSeen) {
+  e2e::ScratchDir dir;
+  const std::string log = dir.path() + "/tune.csv";
+  auto path = [&](int rank) { return dir.path() + "/rank-" + std::to_string(rank) + ".json"; };
+  const Tuned tuned = RunTunedJob(
+      [&](AutotuneOptions& autotune, NegotiationOptions&) {
+        autotune.log_file = log;
+        autotune.warmup_samples = 0;
+      },
+      path, kSteps, 1, /*same_name_calls=*/4);
+  ASSERT_EQ(tuned.negotiation.size(), 2u);
+  EXPECT_EQ(tuned.negotiation[0]["fusion_threshold_bytes"], tuned.negotiation[1]["fusion_threshold_bytes"]);
+  EXPECT_EQ(tuned.negotiation[0]["cycle_time_ms"], tuned.negotiation[1]["cycle_time_ms"]);
+  ASSERT_EQ(tuned.warnings.size(), 1u);
+  EXPECT_NE(tuned.warnings[0].find("; 6 samples, 12 steps scored (started again 1 time: "), std::string::npos)
+      << tuned.warnings[0];
+  EXPECT_EQ(LogColumn(log, 0).size(), 6u + 1) << "the samples after the start again, and the choice";
+  std::vector<nlohmann::json> first_rank_marks;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const std::vector<nlohmann::json> restarts = Marks(path(rank), "AUTOTUNE_RESTART");
+    ASSERT_EQ(restarts.size(), 1u) << "rank " << rank;
+    EXPECT_NEAR(restarts[0]["args"]["cycle_time_ms"].get<double>(), 1.0, 1e-9);
+    EXPECT_NEAR(restarts[0]["args"]["fusion_threshold_mib"].get<double>(), 128.0, 1e-9);
+    std::vector<nlohmann::json> all = Marks(path(rank), "AUTOTUNE");
+    all.insert(all.begin(), restarts[0]);
+    for (nlohmann::json& mark : all) mark = mark["args"];
+    if (rank == 0) {
+      first_rank_marks = all;
+    } else {
+      EXPECT_EQ(all, first_rank_marks);
+    }
   }
 }
 

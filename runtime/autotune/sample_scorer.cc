@@ -24,11 +24,43 @@ void SampleScorer::EndStep() {
   step_start_ = last_end_;
 }
 
+bool SampleScorer::Learn(const std::string& name) {
+  NameRuns& runs = runs_[name];
+  const uint64_t last = runs.places[0];
+  ++place_;
+  // Another name ran kRepeatsInStep times since `name` last did when its oldest place kept is later.
+  bool found = false;
+  if (last != 0 && place_ - last > kRepeatsInStep) {
+    for (auto& [other, other_runs] : runs_) {
+      if (!other_runs.several_a_step && other_runs.places[kRepeatsInStep - 1] > last) {
+        other_runs.several_a_step = true;
+        found = true;
+      }
+    }
+  }
+  for (int i = kRepeatsInStep - 1; i > 0; --i) runs.places[i] = runs.places[i - 1];
+  runs.places[0] = place_;
+  return found;
+}
+
+bool SampleScorer::EndsStep(const std::string& name) const {
+  if (step_names_.count(name) == 0) return false;
+  const auto runs = runs_.find(name);
+  return runs == runs_.end() || !runs->second.several_a_step;
+}
+
 std::optional<SampleScorer::Score> SampleScorer::Record(const std::vector<std::string>& names, uint64_t bytes,
                                                         Clock::time_point end) {
   std::optional<Score> score;
-  const bool repeats = std::any_of(names.begin(), names.end(),
-                                   [this](const std::string& name) { return step_names_.count(name) > 0; });
+  bool learnt = false;
+  for (const std::string& name : names) learnt = Learn(name) || learnt;
+  if (learnt) {  // the steps so far were cut short: start again at the next step's end
+    rates_.clear();
+    first_round_ = true;
+    restarted_ = true;
+  }
+  const bool repeats =
+      std::any_of(names.begin(), names.end(), [this](const std::string& name) { return EndsStep(name); });
   if (repeats) {
     EndStep();
     if (static_cast<int>(rates_.size()) >= steps_per_sample_) {

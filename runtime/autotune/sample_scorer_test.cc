@@ -58,5 +58,50 @@ TEST(SampleScorer, EverySampleAfterTheFirstStartsWhereTheLastEnded) {
   EXPECT_EQ(samples, 5);  // each cycle after the second ends a one-step sample
 }
 
+// Horovod's SyncBatchNorm gives every layer's collectives one name: "bn" runs four times a step,
+// between the gradients' allreduces. Once the gradients' rounds have shown that, "bn" ends no step,
+// and every step is the whole of one: 6 cycles, 1 ms each, 6300 bytes (100 a cycle of "bn" alone,
+// 2000 a cycle with a gradient).
+TEST(SampleScorer, ANameUsedSeveralTimesAStepEndsNoStepOnceThatIsSeen) {
+  const Clock::time_point t0 = Clock::time_point() + std::chrono::seconds(100);
+  const std::vector<std::vector<std::string>> step = {{"bn"}, {"bn"}, {"g1", "bn"}, {"bn"}, {"g2"}, {"g3"}};
+  SampleScorer scorer(2);
+  Clock::time_point t = t0;
+  std::vector<SampleScorer::Score> scores;
+  for (int round = 0; round < 8; ++round) {
+    for (const std::vector<std::string>& cycle : step) {
+      t += milliseconds(1);
+      const uint64_t bytes = cycle.back() == "bn" && cycle.size() == 1 ? 100 : 2000;
+      std::optional<SampleScorer::Score> score = scorer.Record(cycle, bytes, t);
+      if (score) scores.push_back(*score);
+    }
+  }
+  // The first rounds are cut where "bn" comes again, until g1's second round has seen it four
+  // times; the last samples are of whole steps: 6300 bytes in 6 ms.
+  ASSERT_GE(scores.size(), 3u);
+  for (size_t i = scores.size() - 2; i < scores.size(); ++i) {
+    EXPECT_EQ(scores[i].steps, 2) << "sample " << i;
+    EXPECT_NEAR(scores[i].bytes_per_second, 1.05e6, 1e-3) << "sample " << i;
+    EXPECT_NEAR(scores[i].spread, 0, 1e-3) << "sample " << i;
+  }
+}
+
+// Names used once a step whose order changes from step to step still end steps: each runs at
+// most twice between two rounds of another.
+TEST(SampleScorer, NamesWhoseOrderChangesStillEndSteps) {
+  const Clock::time_point t0 = Clock::time_point() + std::chrono::seconds(100);
+  SampleScorer scorer(1);
+  Clock::time_point t = t0;
+  int samples = 0;
+  for (int round = 0; round < 10; ++round) {
+    const bool swapped = round % 2 == 1;
+    for (const char* name : {swapped ? "b" : "a", swapped ? "a" : "b"}) {
+      t += milliseconds(1);
+      if (scorer.Record({name}, 1000, t)) ++samples;
+    }
+  }
+  EXPECT_EQ(samples, 8);  // every round after the first two (the job's first round is no step)
+}
+
 }  // namespace
 }  // namespace hvdrun

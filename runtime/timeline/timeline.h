@@ -69,9 +69,11 @@ inline constexpr std::string_view kTimelineMemcpyIn = "MEMCPY_IN_FUSION_BUFFER";
 inline constexpr std::string_view kTimelineMemcpyOut = "MEMCPY_OUT_FUSION_BUFFER";
 inline constexpr std::string_view kTimelineCycleStart = "CYCLE_START";
 // The autotuner switched every rank to a setting to measure (args: the setting, the sample number),
-// and to the setting it kept at the end (runtime/autotune/cycle_tuner.h).
+// and to the setting it kept at the end, or back to the starting setting when it starts again
+// (runtime/autotune/cycle_tuner.h).
 inline constexpr std::string_view kTimelineAutotune = "AUTOTUNE";
 inline constexpr std::string_view kTimelineAutotuneKept = "AUTOTUNE_KEPT";
+inline constexpr std::string_view kTimelineAutotuneRestart = "AUTOTUNE_RESTART";
 
 // The backend's activity for an operation: ("gloo", "ALLREDUCE") -> "GLOO_ALLREDUCE" (also MPI_,
 // NCCL_); the backend's name is upper-cased.
