@@ -16,9 +16,10 @@ at one rank the global set, the only one there) and the gradients of the differe
 allgather, broadcast, alltoall, reducescatter), on tensors of every device torch has (cpu, and the rank's
 CUDA device where CUDA is available) and checks the results (exact, or within float32 rounding for
 SyncBatchNorm, fp16, the optimizers and a sparse average). Rank 0 writes a list of {"call", "device",
-"result": "ok" | "refused" | "failed", "detail"}: "refused" is hvdrun.torch's own one-line refusal (of a
-device it does not take, of the job's backend, of wire compression of a CUDA tensor under --nccl, of
-allgather and alltoall of CUDA tensors in a process set other than the global one under --nccl), whose
+"result": "ok" | "refused" | "failed", "detail"}, each row the worst any rank had (its detail that
+rank's, "rank k: " before it for a rank other than 0): "refused" is hvdrun.torch's own one-line refusal
+(of a device it does not take, of the job's backend, of wire compression of a CUDA tensor under --nccl,
+of allgather and alltoall of CUDA tensors in a process set other than the global one under --nccl), whose
 message begins with "hvdrun.torch"; "failed" anything else, a wrong result included. Each row's detail
 names the path its tensors took (placement.py): "host" (CPU tensors), "device" (CUDA tensors in device
 memory over NCCL: every call under --nccl, allgather's and alltoall's exchange of row counts over Gloo
@@ -50,19 +51,22 @@ def main():
     devices = ["cpu"]
     if torch.cuda.is_available():
         devices.append(f"cuda:{hvd.local_rank() % torch.cuda.device_count()}")
-    paths = PathRecorder()
+    results = across_ranks(run_checks(devices, PathRecorder(), expected_path))
+    if rank == 0:
+        write(args.json, results)
+    hvd.shutdown()
+
+
+def run_checks(devices, paths, expected):
+    """The rows of every check on each of `devices`: its result and the path `paths` (a PathRecorder) saw,
+    which must be expected(call, device)."""
     results = []
     for device in devices:
         for call, body in CHECKS:
             paths.reset()
             try:
                 right = body(device)
-                taken, want = paths.taken(), expected_path(call, device)
-                if call.startswith("broadcast_parameters") and want != "host":
-                    # broadcast_optimizer_state's layout (broadcast_object) and Adam's step are CPU tensors.
-                    want += "+host"
-                if call.startswith("DistributedOptimizer") and size == 1:
-                    want = "none"
+                taken, want = paths.taken(), expected(call, device)
                 if right and taken != want:
                     results.append({"call": call, "device": device, "result": "failed",
                                     "detail": "path %s, expected %s" % (taken, want)})
@@ -72,9 +76,28 @@ def main():
             except Exception as e:  # noqa: BLE001 - every failure is reported, not raised
                 results.append({"call": call, "device": device, "result": classify(e),
                                 "detail": first_line(e) + "; path " + paths.taken()})
-    if rank == 0:
-        write(args.json, results)
-    hvd.shutdown()
+    return results
+
+
+def across_ranks(results):
+    """Every rank's rows as one list (each rank's own view of a call may differ: its part of the results, its
+    process set): each row the worst of any rank's (failed, then refused, then ok), with the detail of the
+    first rank that had it, prefixed "rank k: " for a rank other than 0."""
+    everyone = hvd.allgather_object(results)
+    if len({len(rows) for rows in everyone}) != 1:
+        return results + [{"call": "every rank's rows", "device": "-", "result": "failed",
+                           "detail": "the ranks made %s rows" % [len(rows) for rows in everyone]}]
+    merged = []
+    for rows in zip(*everyone):
+        for result in ("failed", "refused", "ok"):
+            where = [k for k, row in enumerate(rows) if row["result"] == result]
+            if where:
+                row = dict(rows[where[0]])
+                if where[0]:
+                    row["detail"] = "rank %d: %s" % (where[0], row["detail"])
+                merged.append(row)
+                break
+    return merged
 
 
 # The job the checks below run in, set by set_job once hvdrun.torch is initialized: the modules are
@@ -580,9 +603,15 @@ def gradients(device):
 
 
 def expected_path(call, device):
+    """The path a check's tensors take in this job (see PathRecorder)."""
+    if call.startswith("DistributedOptimizer") and size == 1:
+        return "none"  # at one rank the optimizer makes no collective, as Horovod's
     if not device.startswith("cuda"):
         return "host"
-    return "device" if device_runtime else "staged"
+    path = "device" if device_runtime else "staged"
+    if call.startswith("broadcast_parameters"):
+        path += "+host"  # broadcast_optimizer_state's layout (broadcast_object) and Adam's step are CPU tensors
+    return path
 
 
 CHECKS = [("allreduce sum", allreduce_sum), ("allreduce average", allreduce_average),
