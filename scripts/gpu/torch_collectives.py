@@ -82,8 +82,12 @@ def run_checks(devices, paths, expected):
 def across_ranks(results):
     """Every rank's rows as one list (each rank's own view of a call may differ: its part of the results, its
     process set): each row the worst of any rank's (failed, then refused, then ok), with the detail of the
-    first rank that had it, prefixed "rank k: " for a rank other than 0."""
-    everyone = hvd.allgather_object(results)
+    first rank that had it, prefixed "rank k: " for a rank other than 0. This rank's own rows, and a failed row,
+    where the rows cannot be gathered (a runtime broken by a failed collective)."""
+    try:
+        everyone = hvd.allgather_object(results)
+    except Exception as e:  # noqa: BLE001 - reported as a row, not raised
+        return results + [{"call": "every rank's rows", "device": "-", "result": "failed", "detail": first_line(e)}]
     if len({len(rows) for rows in everyone}) != 1:
         return results + [{"call": "every rank's rows", "device": "-", "result": "failed",
                            "detail": "the ranks made %s rows" % [len(rows) for rows in everyone]}]
