@@ -50,20 +50,12 @@ StatusOr<CycleAgreement::Result> CycleAgreement::Agree(Backend& control, Clock::
 }
 
 void CycleAgreement::Learn(const std::vector<TensorRequest>& ran) {
-  if (!cache_enabled_) return;
   for (const TensorRequest& request : ran) {
     if (Cacheable(request)) cache_.Put(request);
   }
 }
 
-void CycleAgreement::SetCacheEnabled(bool enabled) {
-  if (enabled == cache_enabled_) return;
-  cache_enabled_ = enabled;
-  if (enabled) return;
-  for (uint32_t bit = 0; bit < cache_.bit_count(); ++bit) {
-    if (cache_.InUse(bit)) cache_.Erase(bit);
-  }
-}
+void CycleAgreement::SetCacheEnabled(bool enabled) { cache_enabled_ = enabled; }
 
 CycleAgreement::Ballot CycleAgreement::Cast(Clock::time_point now, bool stopping,
                                             const std::optional<Announcement>& join, PendingEntries& pending,
@@ -74,9 +66,12 @@ CycleAgreement::Ballot CycleAgreement::Cast(Clock::time_point now, bool stopping
     if (ballot.timed_out.ok()) ballot.timed_out = stalls.TimedOut(entry, now);
     if (entry.announced) continue;
     uint32_t bit = 0;
-    const ResponseCache::Lookup lookup = cache_enabled_ && Cacheable(entry.request)
-                                             ? cache_.Find(entry.request, &bit)
-                                             : ResponseCache::Lookup::kMiss;
+    // A name some rank announced (while the cache was off) completes through the readiness table:
+    // every rank announces it, whether or not it is cached.
+    const ResponseCache::Lookup lookup =
+        cache_enabled_ && Cacheable(entry.request) && !table_.Announced(entry.request.name)
+            ? cache_.Find(entry.request, &bit)
+            : ResponseCache::Lookup::kMiss;
     // While a rank has joined, a cached broadcast goes through the readiness table, which fails it.
     const bool joined_ranks_refuse =
         table_.joined_count() > 0 && entry.request.kind != CollectiveKind::kAllreduce;
@@ -95,7 +90,7 @@ CycleAgreement::Ballot CycleAgreement::Cast(Clock::time_point now, bool stopping
   }
   if (join) ballot.mine.push_back(*join);
   // A joined rank has every cached allreduce pending (as zeros), as Horovod's joined ranks do.
-  if (table_.joined(rank_)) {
+  if (cache_enabled_ && table_.joined(rank_)) {
     for (uint32_t bit = 0; bit < cache_.bit_count(); ++bit) {
       if (cache_.InUse(bit) && cache_.At(bit).kind == CollectiveKind::kAllreduce) {
         ballot.fields.Set(kFirstSlot + bit);

@@ -53,13 +53,16 @@ class CycleAgreement {
   StatusOr<Result> Agree(Backend& control, Clock::time_point now, bool stopping,
                          const std::optional<Announcement>& join, PendingEntries& pending,
                          const StallTracker& stalls);
-  // The cache learns the requests that ran, in the order every rank ran them (not while it is off).
+  // The cache learns the requests that ran, in the order every rank ran them (also while it is off).
   void Learn(const std::vector<TensorRequest>& ran);
   // Whether the cache serves from this cycle on; every rank switches in the same cycle (the
-  // autotuner's choice). Off, it is emptied, looked in for nothing and learns nothing, so that it
-  // comes back empty: a request announced while it was off then never meets its name cached on
-  // another rank (every rank's cache stays identical).
+  // autotuner's choice). Off, it is looked in for nothing but still learns what every rank ran, so
+  // every rank's cache stays identical, and on again it serves in the order it was filled in:
+  // emptied and filled again from the middle of a step, its order (the order cached responses run
+  // in) would begin there, and a fused response of a step's tensors would no longer lie in place.
   void SetCacheEnabled(bool enabled);
+  // The cache, as the ranks have filled it (tests).
+  const ResponseCache& cache() const { return cache_; }
 
   // When the ranks last agreed, less the quickest agreement seen: a cycle's start on the last rank
   // to arrive, the same on every rank, from which the next cycle is timed.

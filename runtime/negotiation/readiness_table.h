@@ -70,6 +70,8 @@ class ReadinessTable {
   void ForgetProbes() { probes_.clear(); }
   // Names announced by some ranks and not yet ready.
   size_t pending() const { return entries_.size(); }
+  // Whether some rank announced `name` and it is not yet ready (the same on every rank).
+  bool Announced(const std::string& name) const { return entries_.count(name) > 0; }
   // Whether `rank` has joined and the others have not all joined yet.
   bool joined(int rank) const { return joined_[static_cast<size_t>(rank)]; }
   int joined_count() const { return joined_count_; }
