@@ -28,6 +28,10 @@
 #   bench_ms MICROSECONDS             as milliseconds with one decimal
 #   bench_compare_launches ROUNDS     times the arrays hvdrun_cmd and mpirun_cmd, interleaved, and
 #                                     prints the table of median, p10 and p90 and the ratio
+#   bench_autotune_rounds ROUNDS SETTING...
+#                                     ROUNDS rounds, each running, in an order that rotates every
+#                                     round, `run_fixed fixed_MB_MS MB MS ROUND` for each SETTING
+#                                     (MB/MS) and `run_tuned ROUND`: functions the script defines
 #   bench_cluster_up HOSTS [ARGS...]  starts the test cluster (hvdrun-test-cluster in $build/bin,
 #                                     docs/testing-cluster.md) and waits for it: sets cluster_pid,
 #                                     run_id and run_dir; bench_cluster_down (which bench_cleanup
@@ -286,6 +290,23 @@ bench_shape_links() {
       [[ "$link" == lo ]] && continue
       ip netns exec "$run_id-$server" tc qdisc replace dev "$link" root tbf rate "$rate" burst 512kb \
         latency 50ms || bench_die "tc could not shape $server's $link to $rate"
+    done
+  done
+}
+
+bench_autotune_rounds() {
+  local rounds=$1 round k i
+  shift
+  local settings=("$@")
+  local runs=$((${#settings[@]} + 1))
+  for ((round = 1; round <= rounds; ++round)); do
+    for ((k = 0; k < runs; ++k)); do
+      i=$(((round + k) % runs))
+      if ((i == ${#settings[@]})); then
+        run_tuned "$round"
+      else
+        run_fixed "fixed_${settings[i]/\//_}" "${settings[i]%/*}" "${settings[i]#*/}" "$round"
+      fi
     done
   done
 }
