@@ -103,6 +103,16 @@ class BackendMemory {
   virtual StatusOr<ReadyMark> MarkReady(void* caller_stream) = 0;
   // Makes the backend's next copies and collectives wait for `mark` (null: none).
   virtual Status WaitFor(const ReadyMark& mark) = 0;
+  // Makes them wait for every one of `marks` (a fused response's members; nulls: none). A memory
+  // whose marks are ordered on their streams (device memory: runtime/stream_points.h) waits for the
+  // latest of each stream only.
+  virtual Status WaitForAll(const std::vector<const ReadyMark*>& marks) {
+    for (const ReadyMark* mark : marks) {
+      if (mark == nullptr) continue;
+      if (Status status = WaitFor(*mark); !status.ok()) return status;
+    }
+    return Status::Ok();
+  }
 
   // Makes a caller's stream (a cudaStream_t; null: the default stream) wait for a point of the
   // backend's own work, without the host waiting. Thread-safe; valid after the backend is gone.

@@ -23,6 +23,7 @@
 #include "runtime/collective_state.h"
 #include "runtime/compression/compressed_allreduce.h"
 #include "runtime/negotiation/negotiated_stream.h"
+#include "runtime/stream_points.h"
 #include "runtime/test_job.h"
 
 namespace hvdrun {
@@ -30,13 +31,10 @@ namespace {
 
 // A memory of its own: Allocate hands out regions it remembers; every copy, zeroing and collective
 // must lie inside one of them (a host buffer, such as the negotiation's counters, is a test
-// failure). Marks are counted, and each must have been waited for before its tensor is read.
+// failure). Marks are counted and made as device memory makes them (runtime/stream_points.h), and
+// waited for as it waits: the latest mark of each stream among a response's members.
 class RegionMemory : public BackendMemory {
  public:
-  struct Mark {
-    std::atomic<bool> waited{false};
-  };
-
   bool on_device() const override { return true; }
   StatusOr<Buffer> Allocate(size_t bytes) override {
     Buffer buffer(new std::byte[std::max<size_t>(bytes, 1)], std::default_delete<std::byte[]>());
@@ -68,10 +66,20 @@ class RegionMemory : public BackendMemory {
   StatusOr<ReadyMark> MarkReady(void* caller_stream) override {
     EXPECT_EQ(caller_stream, &stream_) << "the caller's stream (Runtime::SetCallerStream) is not passed on";
     ++marks_;
-    return ReadyMark(std::make_shared<Mark>());
+    return points_.Record(caller_stream,
+                          [] { return StatusOr<std::shared_ptr<void>>(std::make_shared<int>(0)); });
   }
-  Status WaitFor(const ReadyMark& mark) override {
-    if (mark != nullptr) static_cast<Mark*>(mark.get())->waited = true;
+  Status WaitFor(const ReadyMark& mark) override { return WaitForAll({&mark}); }
+  Status WaitForAll(const std::vector<const ReadyMark*>& marks) override {
+    const std::vector<const StreamPoint*> latest = LatestPerStream(marks);
+    for (const ReadyMark* mark : marks) {
+      const StreamPoint* point = PointOf(*mark);
+      const bool covered = std::any_of(latest.begin(), latest.end(), [point](const StreamPoint* waited) {
+        return waited->stream == point->stream && waited->sequence >= point->sequence;
+      });
+      EXPECT_TRUE(covered) << "a member's mark is not covered by the points waited for";
+    }
+    ready_waits_ += static_cast<int>(latest.size());
     return Status::Ok();
   }
   void OnQueued(std::function<void(StreamWaiter)> queued) override { queued_ = std::move(queued); }
@@ -88,9 +96,9 @@ class RegionMemory : public BackendMemory {
     std::function<void(StreamWaiter)> queued = std::move(queued_);
     queued_ = nullptr;
     ++notices_;
-    queued([this](void* caller_stream) {
-      EXPECT_EQ(caller_stream, &stream_) << "WaitOnStream's stream is not the one the waiter gets";
-      ++stream_waits_;
+    queued([stream = &stream_, &waits = stream_waits_](void* caller_stream) {
+      EXPECT_EQ(caller_stream, stream) << "WaitOnStream's stream is not the one the waiter gets";
+      ++waits;
       return Status::Ok();
     });
     if (hold_) hold_();
@@ -108,6 +116,7 @@ class RegionMemory : public BackendMemory {
 
   int stream_ = 0;  // stands for the caller's stream: its address is passed
   std::atomic<int> marks_{0};
+  std::atomic<int> ready_waits_{0};  // points of callers' streams the backend waited for
   std::atomic<int> allocations_{0};
   std::atomic<int> copy_batches_{0};
   std::atomic<int> flushes_{0};
@@ -122,6 +131,7 @@ class RegionMemory : public BackendMemory {
   };
   mutable std::mutex mutex_;
   std::vector<Region> regions_;
+  StreamPoints points_;
   // The collective thread's alone:
   std::function<void(StreamWaiter)> queued_;
   bool copied_in_ = false;  // copies made since the last Flush: a fused response's copies in
@@ -226,6 +236,8 @@ void RunDeviceLikeRanks(int size, size_t tensors, int steps) {
       EXPECT_LT(counters.responses, counters.tensors) << "nothing was fused";
       EXPECT_EQ(data.allreduces_, static_cast<int>(counters.responses)) << "one data allreduce per response";
       EXPECT_EQ(memory.marks_, static_cast<int>(tensors) * steps);
+      EXPECT_EQ(memory.ready_waits_, static_cast<int>(counters.responses))
+          << "one wait for the caller's stream per response, not one per tensor";
       EXPECT_EQ(memory.notices_, static_cast<int>(counters.responses)) << "each response's end is told once";
       if (counters.copied_bytes > 0) {
         EXPECT_GT(memory.allocations_, static_cast<int>(tensors)) << "the fusion buffer is the memory's";

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "common/progress/rank_board.h"
 #include "runtime/request/reducescatter_parts.h"
@@ -36,6 +37,14 @@ class QueuedNotice {
  private:
   BackendMemory& memory_;
 };
+
+// The members' ready marks, for one BackendMemory::WaitForAll.
+std::vector<const BackendMemory::ReadyMark*> ReadyMarks(const std::vector<PendingEntry*>& members) {
+  std::vector<const BackendMemory::ReadyMark*> marks;
+  marks.reserve(members.size());
+  for (const PendingEntry* entry : members) marks.push_back(&entry->ready);
+  return marks;
+}
 
 // Whether the members already lie back to back in memory, in packing order, with no gap between them
 // (a gap may be someone else's memory) and in place, so that they are reduced where they are: no
@@ -159,9 +168,7 @@ Status FusedExecution::RunFused(Backend& data, const TensorRequest& first,
   for (const PendingEntry* entry : members) {
     progress::PublishPhase(entry->request.progress_sequence, protocol::CollectivePhase::kInBackend);
   }
-  for (const PendingEntry* entry : members) {
-    if (Status ready = memory.WaitFor(entry->ready); !ready.ok()) return ready;
-  }
+  if (Status ready = memory.WaitForAll(ReadyMarks(members)); !ready.ok()) return ready;
   States states;  // a compressed allreduce makes several backend calls: its handles learn at the end
   if (!CompressedAllreduce::Compresses(first.type, first.op, first.compression)) {
     for (const PendingEntry* entry : members) states.push_back(entry->state);
@@ -247,10 +254,8 @@ Status FusedExecution::RunFusedReducescatter(Backend& data, const TensorRequest&
                                              const std::vector<PendingEntry*>& members, Times* times) {
   BackendMemory& memory = data.memory();
   std::vector<std::vector<uint64_t>> counts;
-  for (const PendingEntry* entry : members) {
-    if (Status ready = memory.WaitFor(entry->ready); !ready.ok()) return ready;
-    counts.push_back(entry->request.counts);
-  }
+  if (Status ready = memory.WaitForAll(ReadyMarks(members)); !ready.ok()) return ready;
+  for (const PendingEntry* entry : members) counts.push_back(entry->request.counts);
   const FusedReducescatterLayout layout = PlanFusedReducescatter(counts);
   const size_t element = DataTypeSize(first.type);
   const auto own = static_cast<size_t>(rank_);

@@ -12,7 +12,8 @@
 // pointer or another device's memory is an error naming the buffer, checked before anything is
 // sent. A buffer's contents must be complete when a call is made, or marked as coming (memory():
 // MarkReady records an event, one of a pool reused from mark to mark, on the caller's stream, WaitFor
-// makes this backend's stream wait on it): the backend's stream does not otherwise wait for the caller's
+// makes this backend's stream wait on it, WaitForAll on the latest mark of each caller stream only,
+// runtime/stream_points.h): the backend's stream does not otherwise wait for the caller's
 // streams, the default stream included. memory() is also how the runtime's engine keeps its fusion buffer in
 // device memory and copies members in and out with batched device-to-device copies (nccl_copies.h) on the
 // backend's stream. Every call is blocking: it waits for its stream to finish (this backend's own work, never
@@ -47,6 +48,7 @@
 #include "runtime/backend.h"
 #include "runtime/backends/nccl/nccl_average.h"
 #include "runtime/handle_pool.h"
+#include "runtime/stream_points.h"
 
 namespace hvdrun {
 
@@ -112,6 +114,7 @@ class NcclBackend : public Backend, private BackendMemory {
   Status Flush() override;
   StatusOr<ReadyMark> MarkReady(void* caller_stream) override;
   Status WaitFor(const ReadyMark& mark) override;
+  Status WaitForAll(const std::vector<const ReadyMark*>& marks) override;
   // Finish calls it, with a waiter on an event recorded after the queued work.
   void OnQueued(std::function<void(StreamWaiter)> queued) override { queued_ = std::move(queued); }
   void Abort();
@@ -129,6 +132,7 @@ class NcclBackend : public Backend, private BackendMemory {
   // MarkReady's events, reused (creating one per tensor cost more than recording it); shared with
   // the marks, which may outlive the backend.
   std::shared_ptr<HandlePool> ready_events_;
+  StreamPoints ready_points_;                 // numbers the marks in each caller stream's order
   std::function<void(StreamWaiter)> queued_;  // armed by OnQueued; the next Finish calls it
 };
 

@@ -15,6 +15,7 @@
 #include "runtime/backends/nccl/nccl_scale.h"
 #include "runtime/backends/nccl/nccl_terms.h"
 #include "runtime/handle_pool.h"
+#include "runtime/stream_points.h"
 
 namespace hvdrun {
 
@@ -91,26 +92,35 @@ StatusOr<BackendMemory::ReadyMark> NcclBackend::MarkReady(void* caller_stream) {
   // stands for; the caller's current device is put back.
   int current = -1;
   cudaGetDevice(&current);
-  StatusOr<HandlePool::Lease> event =
-      RecordOnDevice(device_, ready_events_, static_cast<cudaStream_t>(caller_stream));
+  StatusOr<ReadyMark> mark = ready_points_.Record(caller_stream, [&]() -> StatusOr<std::shared_ptr<void>> {
+    StatusOr<HandlePool::Lease> event =
+        RecordOnDevice(device_, ready_events_, static_cast<cudaStream_t>(caller_stream));
+    if (!event.ok()) return event.status();
+    return std::shared_ptr<void>(std::move(event).value());
+  });
   if (current >= 0 && current != device_) cudaSetDevice(current);
-  if (!event.ok()) {
+  if (!mark.ok()) {
     return Status::Error(
         "nccl: rank " + std::to_string(rank_) +
-        ": recording when the caller's stream has written the tensor failed: " + event.status().message());
+        ": recording when the caller's stream has written the tensor failed: " + mark.status().message());
   }
-  return ReadyMark(std::move(event).value());
+  return mark;
 }
 
-Status NcclBackend::WaitFor(const ReadyMark& mark) {
-  if (mark == nullptr) return Status::Ok();
+Status NcclBackend::WaitFor(const ReadyMark& mark) { return WaitForAll({&mark}); }
+
+Status NcclBackend::WaitForAll(const std::vector<const ReadyMark*>& marks) {
+  const std::vector<const StreamPoint*> latest = LatestPerStream(marks);
+  if (latest.empty()) return Status::Ok();
   Status status = Prepare("waiting for the caller's stream");
   if (!status.ok()) return status;
-  if (const cudaError_t error =
-          cudaStreamWaitEvent(resources_.stream, static_cast<cudaEvent_t>(mark.get()), 0);
-      error != cudaSuccess) {
-    return Status::Error("nccl: rank " + std::to_string(rank_) +
-                         ": waiting for the caller's stream failed: " + CudaErrorText(error));
+  for (const StreamPoint* point : latest) {
+    if (const cudaError_t error =
+            cudaStreamWaitEvent(resources_.stream, static_cast<cudaEvent_t>(point->event.get()), 0);
+        error != cudaSuccess) {
+      return Status::Error("nccl: rank " + std::to_string(rank_) +
+                           ": waiting for the caller's stream failed: " + CudaErrorText(error));
+    }
   }
   return Status::Ok();
 }
