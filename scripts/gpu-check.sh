@@ -13,6 +13,9 @@
 #      raw NCCL's (--baseline);
 #   3b. the negotiated engine over NCCL: a named 4-byte allreduce and the ResNet-50 gradient replay
 #      (fused in device memory) beside raw NCCL's, and the timeline's NCCL events;
+#   3c. --autotune over NCCL at one rank against an exhaustive sweep of fusion threshold x cycle
+#      time (bench/autotune_replay.sh, 3 rounds): the tuned step against the best fixed setting's
+#      and the default's;
 #   4. hvdrun-trainer alone on CUDA (ResNet-50, batch 64, 224 px, fp32, SGD) against the same step in
 #      PyTorch eager (gpu/eager_train.py), then the trainer under hvdrun -np 1 --nccl and --gloo
 #      against alone;
@@ -179,6 +182,18 @@ if run timeline-nccl hvdrun -np 1 --nccl --timeline-filename "$out/timeline-nccl
   row "timeline --nccl" ok "$events NCCL_ALLREDUCE slices (device times from CUDA events)"
 else
   row "timeline --nccl" failed "$(last_line timeline-nccl)"
+fi
+
+# --- 3c. autotune over NCCL ---------------------------------------------------------------------------
+# The replay's sweep of fusion threshold x cycle time, then 3 rounds of its best settings, the default
+# and --autotune, each step timed alike from the timeline (bench/autotune_replay.sh; its analysis
+# prints the two rows).
+if run autotune-nccl bash "$here/bench/autotune_replay.sh" --backend nccl --ranks 1 --rounds 3 --sweeps 1 \
+  --stage "$bundle" --keep "$out/autotune-nccl" &&
+  "$python" "$here/bench/autotune_analysis.py" rows "$out/autotune-nccl" "ResNet-50 replay --nccl, 1 rank" >>"$rows"; then
+  :
+else
+  row "ResNet-50 replay --nccl, 1 rank: --autotune against the best fixed setting" failed "$(last_line autotune-nccl)"
 fi
 
 # --- 4. the trainer on CUDA --------------------------------------------------------------------------

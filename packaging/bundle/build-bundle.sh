@@ -200,6 +200,10 @@ cp "$tree/packaging/bundle/README.bundle" "$stage/README"
 # The one GPU check (scripts/gpu-check.sh finds the bundle above itself) and its Python scripts.
 mkdir -p "$stage/share/hvdrun/scripts"
 cp -r "$tree/scripts/gpu-check.sh" "$tree/scripts/gpu" "$stage/share/hvdrun/scripts/"
+# Its autotune rows run the autotune benchmark over NCCL.
+mkdir -p "$stage/share/hvdrun/scripts/bench"
+cp "$tree/scripts/bench/autotune_replay.sh" "$tree/scripts/bench/autotune_analysis.py" "$tree/scripts/bench/bench_lib.sh" \
+  "$stage/share/hvdrun/scripts/bench/"
 cp "$tree/examples/pytorch_synthetic_benchmark/pytorch_synthetic_benchmark.py" "$stage/share/hvdrun/scripts/gpu/"
 bundle_licenses "$out/libraries.txt" "$out/headers.txt" "$doc"
 

@@ -23,7 +23,8 @@
 #    pybind11), pybind11-dev (then --cuda: this torch has no CUDA); then hvdrun-setup builds
 #    hvdrun-trainer and hvdrun.torch against that torch (timed), and says there is no NCCL where
 #    the bundle has the NCCL backend; runs hvdrun -np 2 --gloo hvdrun-trainer, the hvdrun.torch
-#    check (packaging/lib/hvdrun_torch_check.py) as hvdrun.torch and as horovod.torch,
+#    check (packaging/lib/hvdrun_torch_check.py) as hvdrun.torch and as horovod.torch, and
+#    gpu-check.sh's autotune rows (bench/autotune_replay.sh, its analysis) at one rank over Gloo,
 # 5. the bundle's allreduce example built with that release's g++ and CMake (find_package(hvdrun))
 #    and with pkg-config, each run under hvdrun -np 2 --gloo,
 # 6. where the bundle has the MPI backend: installs the release's openmpi-bin, the machine's own
@@ -164,6 +165,13 @@ expect torch.out "[1]<stdout>:hvdrun rank 1 of 2: sum [3.0, 3.0, 3.0, 3.0], same
 PYTHONPATH=$bundle/lib/python:$bundle/share/hvdrun/horovod-compat \
   hvdrun -np 2 --gloo /usr/bin/python3 /tmp/hvdrun_torch_check.py horovod | tee horovod.out
 expect horovod.out "[0]<stdout>:horovod rank 0 of 2: sum [3.0, 3.0, 3.0, 3.0], same weights True"
+
+# gpu-check.sh's autotune rows with what the bundle carries (over Gloo here: no GPU).
+scripts=$bundle/share/hvdrun/scripts
+bash "$scripts/bench/autotune_replay.sh" --backend gloo --ranks 1 --rounds 1 --sweeps 1 --thresholds 0,128 \
+  --cycles 1 --tuned-iters 320 --stage "$bundle" --keep autotune >autotune.out
+/usr/bin/python3 "$scripts/bench/autotune_analysis.py" rows autotune "replay" | tee autotune-rows.out
+grep -q '^{"step": "replay: --autotune against the best fixed setting", "result": "[0-9.]*x best"' autotune-rows.out
 SCRIPT
 }
 

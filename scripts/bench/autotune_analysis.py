@@ -6,7 +6,10 @@
     autotune_analysis.py report OUT TITLE ROUNDS the sweep's table, then each round, the medians over
                                                  the rounds and the ratios to the best fixed setting
                                                  and to the default, timed as the step and as the
-                                                 loop's period
+                                                 loop's period; the step's figures also go to
+                                                 OUT/summary.json
+    autotune_analysis.py rows OUT LABEL          OUT/summary.json as scripts/gpu-check.sh's rows (JSON
+                                                 lines: step, result, detail), LABEL naming the runs
 
 OUT holds the sweep, as hvdrun-bench's --json files sweep-N.json (a setting's figure: the median over
 the files of each one's step_ms) or as timelines sweep_MB_MS-N.trace.json (a setting's figure: the
@@ -174,16 +177,49 @@ def rounds_table(out, rounds, period, what):
     print()
     same = sum(1 for k in kept_settings if k.startswith(f"{best[0]:.3g} MiB, {best[1]:.3g} ms,"))
     print(f"kept: {'; '.join(kept_settings)} ({same} of {rounds} rounds the best fixed setting)")
+    return {"rounds": rounds, "best_ms": b, "best_setting": [best[0], best[1]], "default_ms": d, "autotune_ms": a,
+            "autotune_over_best": a / b, "autotune_over_default": a / d,
+            "steps_searching": statistics.median(search_steps), "kept": kept_settings, "kept_best": same}
 
 
 def report(out, title, rounds):
     sweep, what = sweep_of(out)
     print_sweep(sweep, what, title)
     print()
-    rounds_table(out, rounds, False, "step, from its first submission to its last response's end")
+    summary = rounds_table(out, rounds, False, "step, from its first submission to its last response's end")
+    summary["sweep_best"], summary["sweep_worst"] = min(sweep, key=sweep.get), max(sweep, key=sweep.get)
+    summary["sweep_best_ms"], summary["sweep_worst_ms"] = sweep[summary["sweep_best"]], sweep[summary["sweep_worst"]]
+    write_atomically(os.path.join(out, "summary.json"), json.dumps(summary, indent=1) + "\n")
     print()
     rounds_table(out, rounds, True, "loop period, from the step before's end to this one's (compute and barrier "
                  "included: what the tuner scores)")
+
+
+def write_atomically(path, text):
+    with open(path + ".tmp", "w", encoding="utf-8") as target:
+        target.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def rows(out, title):
+    """The report's step figures (OUT/summary.json) as two rows of scripts/gpu-check.sh's table: the
+    sweep, and autotune against its best and the default, each with its goal."""
+    with open(os.path.join(out, "summary.json"), encoding="utf-8") as source:
+        s = json.load(source)
+    (best_mb, best_ms), (worst_mb, worst_ms) = s["sweep_best"], s["sweep_worst"]
+    print(json.dumps({"step": f"{title}: the sweep of fusion threshold x cycle time",
+                      "result": f"{s['sweep_best_ms']:.2f} ms best",
+                      "detail": f"best {best_mb:g} MiB, {best_ms:g} ms; worst {worst_mb:g} MiB, {worst_ms:g} ms: "
+                                f"{s['sweep_worst_ms']:.2f} ms (median step of hvdrun-bench's timing)"}))
+    met_best, met_default = s["autotune_over_best"] <= 1.05, s["autotune_over_default"] <= 1.02
+    print(json.dumps({"step": f"{title}: --autotune against the best fixed setting",
+                      "result": f"{s['autotune_over_best']:.3f}x best",
+                      "detail": f"{s['autotune_ms']:.2f} ms a step after {s['steps_searching']:g} steps searching, "
+                                f"best fixed ({s['best_setting'][0]:g} MiB, {s['best_setting'][1]:g} ms) "
+                                f"{s['best_ms']:.2f} ms (goal <= 1.05x: {'met' if met_best else 'not met'}), "
+                                f"default {s['default_ms']:.2f} ms: {s['autotune_over_default']:.3f}x (goal <= 1.02x: "
+                                f"{'met' if met_default else 'not met'}); medians of {s['rounds']} rounds; kept "
+                                f"{s['kept'][-1]} ({s['kept_best']} of {s['rounds']} rounds the best fixed setting)"}))
 
 
 def main():
@@ -191,6 +227,8 @@ def main():
         candidates(sys.argv[2])
     elif len(sys.argv) == 5 and sys.argv[1] == "report":
         report(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "rows":
+        rows(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)
 

@@ -19,10 +19,13 @@
 # (goal <= 1.05) and autotune / default (goal <= 1.02), with how many steps the search took
 # (scripts/bench/autotune_analysis.py, which autotune_synthetic.sh shares).
 #
+# scripts/gpu-check.sh runs it over NCCL at one rank on a GPU (--backend nccl --ranks 1 --stage BUNDLE,
+# the relocatable bundle, where this script is share/hvdrun/scripts/bench/autotune_replay.sh).
+#
 # It asserts nothing about the times: the machine is shared, so compare the ratios. See
 # docs/benchmarks.md and docs/autotune.md for the recorded results.
 #
-# Usage: scripts/bench/autotune_replay.sh [--model M] [--ranks N] [--backend gloo|mpi] [--rounds N]
+# Usage: scripts/bench/autotune_replay.sh [--model M] [--ranks N] [--backend gloo|mpi|nccl] [--rounds N]
 #          [--sweeps N] [--thresholds "0,1,4,16,64,128"] [--cycles "1,5,25,100"] [--tuned-iters N]
 #          [--stage DIR] [--keep DIR]
 set -euo pipefail
@@ -42,7 +45,7 @@ bench_parse_flags 2,24p model=model ranks=ranks backend=backend rounds=rounds sw
   thresholds=thresholds cycles=cycles tuned-iters=tuned_iters stage=stage keep=keep -- "$@"
 bench_whole_number --rounds "$rounds" 1
 bench_whole_number --sweeps "$sweeps" 1
-bench_whole_number --ranks "$ranks" 2
+bench_whole_number --ranks "$ranks" 1
 bench_whole_number --tuned-iters "$tuned_iters" 320
 bench_stage_with hvdrun hvdrun-bench
 bench_out_dir
