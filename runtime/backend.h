@@ -200,6 +200,12 @@ class Backend {
   // collective watchdog's line ("waiting for rank 1 (local rank 1, pid 4242)"); empty where the
   // backend cannot tell, or when it waits for none. Thread-safe.
   virtual std::string Progress() { return {}; }
+  // Said by the backend in front of this one when a rank did not arrive for one of its collectives
+  // (the stall shutdown time passed, or the rank's process is gone): the ranks can no longer all
+  // meet, so this backend's end must not wait for every rank (MPI: no MPI_Finalize, which would wait
+  // for the missing rank forever; the process exits without it and mpirun ends the job). On the
+  // collective thread.
+  virtual void Abandon() {}
 };
 
 // Inline, as every other member, so that Backend has no key function: each backend module emits its

@@ -72,6 +72,7 @@ class ForwardingBackend : public Backend {
   }
   bool RequestAbort() override { return backend_->RequestAbort(); }
   std::string Progress() override { return backend_->Progress(); }
+  void Abandon() override { backend_->Abandon(); }
   std::optional<bool> mpi_threads_multiple() const override { return backend_->mpi_threads_multiple(); }
 
  protected:

@@ -84,7 +84,14 @@ std::string ShmBackend::Progress() {
 
 Status ShmBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {
   if (cross_ != nullptr && !hierarchical_) return backend_->Allreduce(send, recv, count, type, op);
-  return allreduce_.Allreduce(send, recv, count, type, op);
+  Status status = allreduce_.Allreduce(send, recv, count, type, op);
+  if (!status.ok()) Abandon();
+  return status;
+}
+
+void ShmBackend::Abandon() {
+  backend_->Abandon();
+  if (cross_ != nullptr) cross_->Abandon();
 }
 
 Status ShmBackend::Broadcast(void* buffer, size_t count, DataType type, int root) {

@@ -4,6 +4,10 @@
 // backend reduces host memory (SharedMemoryServes); everything above it, the negotiated engine, its
 // fusion and compression, sees one Backend. BaselineAllreduce stays the backend library's own.
 //
+// An allreduce that fails in the segment (a local rank did not arrive within the stall shutdown
+// time, or its process is gone) abandons the backends behind it (Backend::Abandon): the ranks can no
+// longer all meet to end the job's MPI.
+//
 // As every Backend: created, used and destroyed by one collective thread.
 #ifndef HVDRUN_RUNTIME_SHM_SHM_BACKEND_H_
 #define HVDRUN_RUNTIME_SHM_SHM_BACKEND_H_
@@ -61,6 +65,8 @@ class ShmBackend : public Backend {
   void set_hierarchical(bool on) { hierarchical_ = on; }
   // The local ranks an allreduce's barrier waits for (ShmSegment::Missing), else the backend's.
   std::string Progress() override;
+  // Passed on to the job's backend and the cross-host one.
+  void Abandon() override;
 
  private:
   // Destroyed in reverse order: the job's backend while the segment is still mapped, the cross-host

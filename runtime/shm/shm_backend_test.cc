@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <latch>
 #include <memory>
@@ -260,6 +261,44 @@ TEST(ShmRuntimeTest, NegotiatedFusedAllreducesGoThroughSharedMemory) {
     EXPECT_NE(timeline.str().find("GLOO_ALLREDUCE"), std::string::npos);
     EXPECT_EQ(timeline.str().find("SHM_ALLREDUCE") != std::string::npos, shared_memory);
   }
+}
+
+// The job's backend, counting what it is told by Abandon.
+class AbandonedBackend : public testing::ForwardingBackend {
+ public:
+  using testing::ForwardingBackend::ForwardingBackend;
+  void Abandon() override { ++abandoned; }
+  int abandoned = 0;
+};
+
+// A local rank that does not arrive within the stall shutdown time fails the others' allreduce, and
+// they abandon the job's backend (whose MPI end would otherwise wait for that rank forever); the
+// rank that stayed away abandons nothing.
+TEST(ShmBackendTest, AnAllreduceARankMissesAbandonsTheJobsBackend) {
+  std::shared_ptr<KeyValueStore> segments = NewInMemoryStore();
+  std::latch failed(1);
+  testing::RunBackendRanks(BackendKind::kGloo, 2, [&](Backend& gloo, const BackendContext& context) {
+    ShmGroup group = testing::TestShmGroup(context.rank, context.size);
+    group.barrier_limit = std::chrono::milliseconds(300);
+    StatusOr<std::unique_ptr<ShmSegment>> segment =
+        ShmSegment::Open(*segments, group, ShmSegment::SlotBytesFor(context.size));
+    ASSERT_TRUE(segment.ok()) << segment.status().message();
+    auto abandoned = std::make_unique<AbandonedBackend>(gloo);
+    AbandonedBackend* job = abandoned.get();
+    ShmBackend shm(std::move(abandoned), std::move(segment).value(), context.size);
+    std::vector<float> values(16, 1.0F);
+    if (context.rank == 1) {
+      failed.wait();  // rank 1 stays away until rank 0 has given up on it
+      EXPECT_EQ(job->abandoned, 0);
+      return;
+    }
+    Status status =
+        shm.Allreduce(values.data(), values.data(), values.size(), DataType::kFloat32, ReduceOp::kSum);
+    failed.count_down();
+    EXPECT_NE(status.message().find("did not arrive within the stall shutdown time"), std::string::npos)
+        << status.message();
+    EXPECT_EQ(job->abandoned, 1);
+  });
 }
 
 }  // namespace

@@ -111,9 +111,14 @@ MpiBackend::~MpiBackend() {
   // If the program finalised MPI itself before destroying the Runtime, nothing can be freed.
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized != 0) return;
+  if (finalized != 0 || abandoned_) return;
   types_.reset();
   MPI_Comm_free(&comm_);
+}
+
+void MpiBackend::Abandon() {
+  abandoned_ = true;
+  hold_.Abandon();
 }
 
 Status MpiBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {

@@ -54,6 +54,8 @@ class MpiBackend : public Backend {
   Status BaselineAllreduce(void* buffer, size_t count, DataType type, ReduceOp op) override;
   // MPI_Query_thread's level is MPI_THREAD_MULTIPLE.
   std::optional<bool> mpi_threads_multiple() const override;
+  // Neither the communicator is freed nor MPI finalised at the end (MpiLibraryHold::Abandon).
+  void Abandon() override;
 
  private:
   MpiBackend(MPI_Comm comm, std::unique_ptr<MpiTypeMap> types, int rank, int size);
@@ -64,6 +66,7 @@ class MpiBackend : public Backend {
   std::unique_ptr<MpiTypeMap> types_;
   int rank_;
   int size_;
+  bool abandoned_ = false;
 };
 
 }  // namespace hvdrun

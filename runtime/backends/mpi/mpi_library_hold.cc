@@ -12,6 +12,7 @@ struct LibraryState {
   std::mutex mutex;
   int holds = 0;                          // GUARDED_BY(mutex)
   bool initialized_by_libhvdrun = false;  // GUARDED_BY(mutex)
+  bool abandoned = false;                 // GUARDED_BY(mutex): MpiLibraryHold::Abandon
 };
 
 // Never destroyed, so that a backend released during static destruction still finds it.
@@ -86,10 +87,16 @@ MpiLibraryHold::MpiLibraryHold() {
 MpiLibraryHold::~MpiLibraryHold() {
   LibraryState& state = State();
   std::lock_guard<std::mutex> lock(state.mutex);
-  if (--state.holds > 0 || !state.initialized_by_libhvdrun) return;
+  if (--state.holds > 0 || !state.initialized_by_libhvdrun || state.abandoned) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized == 0) MPI_Finalize();
+}
+
+void MpiLibraryHold::Abandon() {
+  LibraryState& state = State();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.abandoned = true;
 }
 
 }  // namespace hvdrun

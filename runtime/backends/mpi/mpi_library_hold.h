@@ -14,7 +14,7 @@
 // MPI_Comm_dup would hang there instead of exiting, which is what lets mpirun end the job. A later
 // hold taken in the same process finalises it as usual.
 //
-// Thread-safe: EnsureInitialized and holds may be used from any thread.
+// Thread-safe: EnsureInitialized and holds (and Abandon) may be used from any thread.
 #ifndef HVDRUN_RUNTIME_BACKENDS_MPI_MPI_LIBRARY_HOLD_H_
 #define HVDRUN_RUNTIME_BACKENDS_MPI_MPI_LIBRARY_HOLD_H_
 
@@ -31,8 +31,13 @@ class MpiLibraryHold {
 
   // Takes a hold; EnsureInitialized must have succeeded.
   MpiLibraryHold();
-  // Releases it; the last hold released finalises MPI if EnsureInitialized initialised it.
+  // Releases it; the last hold released finalises MPI if EnsureInitialized initialised it and no
+  // hold was abandoned.
   ~MpiLibraryHold();
+  // The job's ranks can no longer all meet (Backend::Abandon): MPI is not finalised by libhvdrun in
+  // this process, since MPI_Finalize would wait for a rank that does not come. The process exits
+  // without it, which makes mpirun end the job.
+  void Abandon();
   MpiLibraryHold(const MpiLibraryHold&) = delete;
   MpiLibraryHold& operator=(const MpiLibraryHold&) = delete;
 };
