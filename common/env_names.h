@@ -143,6 +143,10 @@ inline constexpr const char* kHorovodGlooIface = "HOROVOD_GLOO_IFACE";
 // Seconds: hvdrun's --start-timeout when the flag is not given; in a rank, how long its runtime
 // tries to reach hvdrun's rendezvous service.
 inline constexpr const char* kHorovodStartTimeout = "HOROVOD_START_TIMEOUT";
+// Read by hvdrun.torch at hvd.init() (python/hvdrun/torch/completion.py): "1" or unset (the default,
+// unlike Horovod's), synchronize() of a CUDA tensor's collective in a --nccl job completes it on the
+// caller's current stream (CollectiveHandle::WaitOnStream); "0": it waits on the host.
+inline constexpr const char* kHorovodEnableAsyncCompletion = "HOROVOD_ENABLE_ASYNC_COMPLETION";
 // NCCL's switch for InfiniBand; hvdrun --tcp sets it to 1, as horovodrun does.
 inline constexpr const char* kNcclIbDisable = "NCCL_IB_DISABLE";
 

@@ -16,6 +16,9 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "libhvdrun's collectives over buffer addresses; use hvdrun.torch";
   py::class_<hp::Handle>(m, "Handle")
       .def("wait", &hp::Handle::Wait, "Blocks until the collective has run; raises RuntimeError if it failed")
+      .def("wait_on_stream", &hp::Handle::WaitOnStream, py::arg("stream"),
+           "Returns once the collective is queued on the device, the CUDA stream `stream` (an int; 0: the "
+           "default stream) made to wait for its end; elsewhere as wait(); raises RuntimeError if it failed")
       .def("ready", &hp::Handle::Ready, "Whether the collective has run");
   m.def("init", &hp::Init);
   m.def("shutdown", &hp::Shutdown);
@@ -44,6 +47,8 @@ PYBIND11_MODULE(_C, m) {
   py::class_<hp::GatherHandle>(m, "GatherHandle")
       .def("wait", &hp::GatherHandle::Wait,
            "Blocks until the allgather has run; raises RuntimeError if it failed")
+      .def("wait_on_stream", &hp::GatherHandle::WaitOnStream, py::arg("stream"),
+           "The same as wait() (host memory); for groups of calls completed on a stream")
       .def("ready", &hp::GatherHandle::Ready, "Whether the allgather has run")
       .def("counts", &hp::GatherHandle::Counts, "Elements gathered from each rank, in rank order")
       .def("copy_to", &hp::GatherHandle::CopyTo, py::arg("address"),

@@ -80,6 +80,16 @@ void Handle::Wait() {
   Check(status);
 }
 
+void Handle::WaitOnStream(uintptr_t stream) {
+  if (!handle_) return;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    status = handle_->WaitOnStream(Address(stream));
+  }
+  Check(status);
+}
+
 void GatherHandle::CopyTo(uintptr_t address) const {
   if (!result_->data.empty()) std::memcpy(Address(address), result_->data.data(), result_->data.size());
 }

@@ -3,17 +3,18 @@
 // Buffers cross as addresses (a tensor's data_ptr()), element counts and type names (ParseDataType's,
 // ParseReduceOp's, ParseCompressionFormat's: an unknown one raises ValueError), so that this module
 // depends on libhvdrun and Python only, not on libtorch's C++ ABI: the Python layer checks that a
-// tensor is contiguous and where it lives, keeps it alive until its handle completes, and never
-// writes it meanwhile (runtime.h's contract on buffers). A call given a `stream` (a cudaStream_t, 0
-// for the default stream) goes to the device runtime where the job has one (RuntimeFor in
-// python/module_runtimes.h), so that it reads its buffers once that stream has written them. In a job
-// of one rank every collective is the identity (a copy where the output is another buffer; the
+// tensor is contiguous and where it lives, keeps it alive until its handle completes (Ready(), past
+// a WaitOnStream that returned before), and never writes it meanwhile, in device memory not before
+// the stream it waited on has passed the collective (runtime.h's contract on buffers). A call given a
+// `stream` (a cudaStream_t, 0 for the default stream) goes to the device runtime where the job has one
+// (RuntimeFor in python/module_runtimes.h), so that it reads its buffers once that stream has written them.
+// In a job of one rank every collective is the identity (a copy where the output is another buffer; the
 // Python layer never gives device memory to a job without a device runtime), and its handle has
 // completed when it is returned.
 //
-// Waiting (Handle::Wait, GatherHandle::Wait) releases the GIL, so that autograd's hooks and other
-// Python threads run meanwhile. Failures raise RuntimeError with libhvdrun's one-line message; a
-// collective that failed leaves the runtime broken (runtime.h).
+// Waiting (Handle::Wait, Handle::WaitOnStream, GatherHandle::Wait) releases the GIL, so that autograd's
+// hooks and other Python threads run meanwhile. Failures raise RuntimeError with libhvdrun's one-line
+// message; a collective that failed leaves the runtime broken (runtime.h).
 #ifndef HVDRUN_PYTHON_MODULE_COLLECTIVES_H_
 #define HVDRUN_PYTHON_MODULE_COLLECTIVES_H_
 
@@ -37,6 +38,11 @@ class Handle {
   explicit Handle(CollectiveHandle handle) : handle_(std::move(handle)) {}
   // Blocks until the collective has run; raises RuntimeError if it failed.
   void Wait();
+  // CollectiveHandle::WaitOnStream: on the device runtime, returns once the collective's work is
+  // queued, the CUDA stream `stream` (a cudaStream_t as an int; 0: the default stream) made to wait
+  // for its end; the buffers stay in use by the device until Ready(), so the caller keeps them alive
+  // until then. Otherwise (the host runtime, a job of one rank) the same as Wait(). Raises as Wait().
+  void WaitOnStream(uintptr_t stream);
   bool Ready() const { return !handle_ || handle_->Ready(); }
 
  private:
@@ -51,6 +57,9 @@ class GatherHandle {
   GatherHandle(std::unique_ptr<AllgatherResult> result, Handle handle)
       : result_(std::move(result)), handle_(std::move(handle)) {}
   void Wait() { handle_.Wait(); }
+  // Handle::WaitOnStream: the host runtime's, so the same as Wait() (for a group of calls, some on the
+  // device runtime, completed on a stream together).
+  void WaitOnStream(uintptr_t stream) { handle_.WaitOnStream(stream); }
   bool Ready() const { return handle_.Ready(); }
   std::vector<uint64_t> Counts() const { return result_->counts; }
   // Copies the gathered bytes to `address`, which must hold them (the counts' sum times the type's size).

@@ -9,7 +9,9 @@ synchronized function against torch's BatchNorm, an allreduce on a side stream, 
 broadcast_optimizer_state of a model and Adam, DistributedOptimizer with groups and fp16 compression
 against the optimizer alone, join, libhvdrun's wire compression, reducescatter (uneven, grouped), grouped
 allgather (and async), broadcast_ and the async broadcasts, hvd.Product (grouped too), prescale and
-postscale factors (allreduce, grouped allreduce, reducescatter), sparse_allreduce_async, DistributedOptimizer
+postscale factors (allreduce, grouped allreduce, reducescatter), synchronize completing on the caller's
+current stream under --nccl (its handle waited for on that stream, not on the host; the result checked
+after that stream's synchronize()), sparse_allreduce_async, DistributedOptimizer
 with an embedding's sparse gradients (and sparse_as_dense), process sets (each rank's half of the job,
 added and removed: allreduce, grouped allreduce, broadcast, reducescatter, barrier; allgather and alltoall;
 at one rank the global set, the only one there) and the gradients of the differentiable calls (allreduce,
@@ -28,6 +30,7 @@ hvdrun._C's submissions (a stream given) and the staging's copies; a path other 
 row. A refused init is one row.
 """
 import argparse
+import contextlib
 import json
 import os
 import threading
@@ -248,6 +251,53 @@ def side_stream(device):
         host = out.cpu()
     want = torch.arange(1 << 20, dtype=torch.float32) * 2 * size + sum(range(size))
     return torch.equal(host, want)
+
+
+def synchronize_on_the_stream(device):
+    # Under --nccl a CUDA tensor's synchronize completes on the stream current at that moment (here a side
+    # stream, not the one the tensor was made on), without a host wait: the handle gets wait_on_stream,
+    # never wait; the result, doubled on that stream, is checked after that stream's synchronize().
+    # Elsewhere (CPU tensors, staged ones) synchronize waits on the host.
+    from hvdrun.torch import basics, completion, placement  # pylint: disable=import-outside-toplevel
+
+    waits = []
+    real = basics.runtime
+
+    class Waited:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def wait(self):
+            waits.append("host")
+            self.handle.wait()
+
+        def wait_on_stream(self, stream):
+            waits.append("stream")
+            self.handle.wait_on_stream(stream)
+
+        def ready(self):
+            return self.handle.ready()
+
+    class Recording:
+        def __getattr__(self, attribute):
+            function = getattr(real, attribute)
+            return (lambda *a, **k: Waited(function(*a, **k))) if attribute == "allreduce_async" else function
+
+    t = torch.ones(1 << 22, device=device).mul_(rank + 1).cumsum_(0)  # still queued when submitted
+    on_device = device.startswith("cuda")
+    basics.runtime = Recording()
+    try:
+        handle = hvd.allreduce_async_(t, op=hvd.Sum, name=f"on.stream.{device}")
+        stream = torch.cuda.Stream(device) if on_device else None
+        with torch.cuda.stream(stream) if on_device else contextlib.nullcontext():
+            doubled = hvd.synchronize(handle) * 2
+            if on_device:
+                torch.cuda.current_stream(device).synchronize()
+    finally:
+        basics.runtime = real
+    want = torch.arange(1, (1 << 22) + 1, dtype=torch.float32) * (size * (size + 1))
+    streamed = basics.tensor_path("allreduce", t) == placement.DEVICE and completion.stream_completion_from(os.environ)
+    return waits == ["stream" if streamed else "host"] and torch.equal(doubled.cpu(), want)
 
 
 def allreduce_integers(device):
@@ -629,6 +679,7 @@ CHECKS = [("allreduce sum", allreduce_sum), ("allreduce average", allreduce_aver
           ("allgather of 3-byte rows", allgather_odd_bytes), ("grouped allreduce", grouped),
           ("alltoall with splits", alltoall_splits), ("SyncBatchNorm", sync_batch_norm),
           ("allreduce on a side stream", side_stream),
+          ("synchronize on the caller's stream, checked after its synchronize()", synchronize_on_the_stream),
           ("broadcast_parameters, broadcast_optimizer_state", parameters_and_optimizer_state),
           ("DistributedOptimizer, groups=2, fp16", distributed_optimizer),
           ("join", join_after_work), ("allreduce fp8 wire compression", wire_compression),

@@ -118,6 +118,22 @@ def allreduce_ops_and_types():
 
 
 @check
+def handles_wait_on_a_stream_as_on_the_host():
+    # hvdrun._C's handles' wait_on_stream (CollectiveHandle::WaitOnStream) over the host runtime, or with no
+    # runtime at all, is wait(): the collective has run when it returns.
+    total = N * (N + 1) / 2
+    x = torch.full((4,), float(R + 1))
+    handle = _C.allreduce_async("binding.on.stream", x.data_ptr(), x.data_ptr(), 4, "float32", "sum")
+    handle.wait_on_stream(0)
+    assert handle.ready()
+    same(x, torch.full((4,), total), "wait_on_stream over the host runtime")
+    rows = torch.full((R + 1,), R, dtype=torch.int64)
+    gather = _C.allgather_async("binding.on.stream.rows", rows.data_ptr(), R + 1, "int64", 1)
+    gather.wait_on_stream(0)
+    assert gather.ready() and gather.counts() == [k + 1 for k in range(N)], gather.counts()
+
+
+@check
 def async_names_in_any_order():
     tensors = {"async.%d" % i: torch.full((i + 1,), float(R + i)) for i in range(6)}
     order = sorted(tensors) if R % 2 == 0 else sorted(tensors, reverse=True)
@@ -670,11 +686,31 @@ def staged_collectives_without_a_device():
         basics.host_staging, basics.host_tensors_take = saved
 
 
+class RecordingHandle:
+    """hvdrun._C.Handle, recording how it was waited for in `waits`: ("wait", name) or ("stream", name, stream)."""
+
+    def __init__(self, handle, name, waits):
+        self.handle, self.name, self.waits = handle, name, waits
+
+    def wait(self):
+        self.waits.append(("wait", self.name))
+        self.handle.wait()
+
+    def wait_on_stream(self, stream):
+        self.waits.append(("stream", self.name, stream))
+        self.handle.wait_on_stream(stream)  # over the host runtime, libhvdrun's Wait
+
+    def ready(self):
+        return self.handle.ready()
+
+
 class RecordingC:
-    """hvdrun._C, recording the kind, the name and the stream of every collective submitted."""
+    """hvdrun._C, recording the kind, the name and the stream of every collective submitted, and how the
+    handles of those given a stream (the device path's) were waited for."""
 
     def __init__(self):
         self.calls = []
+        self.waits = []
 
     def __getattr__(self, attribute):
         function = getattr(_C, attribute)
@@ -684,7 +720,8 @@ class RecordingC:
 
         def recorded(name, *args, **kwargs):
             self.calls.append((attribute, name, kwargs.get("stream")))
-            return function(name, *args, **kwargs)
+            handle = function(name, *args, **kwargs)
+            return handle if kwargs.get("stream") is None else RecordingHandle(handle, name, self.waits)
 
         return recorded
 
@@ -823,6 +860,13 @@ def device_path_without_a_device():
         assert ("broadcast_async", "broadcast.0.weight", 0) in recording.calls, recording.calls[-4:]
         assert all(c[2] == 0 for c in recording.calls if not c[1].endswith((".rows", ".splits"))), \
             [c for c in recording.calls if c[2] != 0 and not c[1].endswith((".rows", ".splits"))]
+        # Every one of them (the optimizer's included) completed on the caller's stream, none on the host.
+        streamed = {name for _, name, stream in recording.calls if stream is not None}
+        assert recording.waits and all(wait[0] == "stream" and wait[2] == 0 for wait in recording.waits), \
+            [wait for wait in recording.waits if wait[0] != "stream"][:4]
+        assert {wait[1] for wait in recording.waits} == streamed, sorted(streamed - {w[1] for w in recording.waits})
+        assert N == 1 or any(wait[1].startswith("grad_group.") for wait in recording.waits), "the optimizer's"
+        assert len(basics.completion.in_flight) == 0, "held after the host runtime completed them"
     finally:
         basics.host_staging.drain()
         basics.host_staging, basics.host_tensors_take, basics.runtime = saved

@@ -39,6 +39,8 @@ def init(comm=None, process_sets=None):
     if not _C.is_initialized() and _C.job_backend() == "nccl":
         _require_cuda_device()
     was_initialized = _C.is_initialized()
+    if not was_initialized:
+        _basics.completion.configure()  # HOROVOD_ENABLE_ASYNC_COMPLETION, refused before the job is joined
     while True:
         try:
             _C.init()
@@ -85,6 +87,7 @@ def shutdown():
     if _C.is_initialized():
         _basics.host_staging.drain()  # staged collectives submitted first
         _basics.exchanges.drain()  # and device allgathers, alltoalls
+        _basics.completion.in_flight.wait_all()  # completed on a stream, still running
         _C.shutdown()
         _basics.forget_process_sets()
 

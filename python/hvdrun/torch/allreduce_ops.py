@@ -7,9 +7,9 @@ import torch
 
 from hvdrun.torch import basics, placement
 from hvdrun.torch.basics import (Average, RUNTIME_TYPES, WIDENED_TYPES, check_process_set, check_tensor,
-                                 check_tensor_list, resolve_op, submission_stream, tensor_path)
-from hvdrun.torch.handles import (HandleGroup, Pending, auto_name, check_name_free, given, register, staged_name,
-                                  synchronize)
+                                 check_tensor_list, resolve_op, stream_device, submission_stream, tensor_path)
+from hvdrun.torch.handles import (HandleGroup, Pending, auto_name, check_name_free, given, group_device, register,
+                                  staged_name, synchronize)
 
 
 def _scale(buffer, factor):
@@ -114,7 +114,7 @@ def _allreduce_start(tensor, output, name, op, prescale_factor, postscale_factor
                 output.copy_(buffer)
         return output
 
-    return Pending(handle, output, (tensor, buffer), finish, held)
+    return Pending(handle, output, (tensor, buffer), finish, held, stream_device(path, tensor))
 
 
 def _allreduce_async_into(tensor, output, name, op, prescale_factor, postscale_factor, wire_format=None,
@@ -202,7 +202,8 @@ def _grouped_start(tensors, outputs, name, op, prescale_factor, postscale_factor
                                 wire_format, process_set_id)
                for index, (tensor, output) in enumerate(zip(tensors, outputs))]
     return register(Pending(HandleGroup([p.handle for p in pending]), outputs, [p.keep for p in pending],
-                              lambda: [p.finish() for p in pending], sum((p.names for p in pending), ())))
+                            lambda: [p.finish() for p in pending], sum((p.names for p in pending), ()),
+                            group_device(pending)))
 
 
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,

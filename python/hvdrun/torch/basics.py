@@ -3,9 +3,10 @@ does not support, process sets (Horovod's ProcessSet, registered in libhvdrun), 
 tensor's collective runs (placement.py), and the two collectives with no tensor, barrier and join.
 
 The runtime the calls submit to (`runtime`, hvdrun._C), the host staging of CUDA tensors
-(`host_staging`), the exchanges of device row counts (`exchanges`) and the path CPU tensors take
-(`host_tensors_take`) are this module's attributes, read at each call: tests/python/hvdrun_torch_checks.py
-replaces them to run CUDA tensors' paths on the CPU.
+(`host_staging`), the exchanges of device row counts (`exchanges`), how DEVICE-path calls complete
+(`completion`) and the path CPU tensors take (`host_tensors_take`) are this module's attributes, read at
+each call: tests/python/hvdrun_torch_checks.py and completion_checks.py replace them to run CUDA tensors'
+paths on the CPU.
 """
 
 import os
@@ -13,7 +14,7 @@ import os
 import torch
 
 from hvdrun import _C
-from hvdrun.torch import placement, staging
+from hvdrun.torch import completion as completion_module, placement, staging
 
 runtime = _C
 
@@ -264,6 +265,10 @@ host_staging = staging.HostStaging()
 exchanges = staging.OrderedSubmitter("hvdrun-exchange")
 
 
+# How synchronize completes DEVICE-path calls: on the caller's stream (completion.py), configured at init.
+completion = completion_module.StreamCompletion()
+
+
 # The path CPU tensors take: placement.HOST, except in tests/python/hvdrun_torch_checks.py, which sets
 # STAGED (with a HostStaging over a fake device) or DEVICE (over the host runtime, which ignores streams),
 # so that the host-side logic of CUDA tensors' paths runs without a GPU.
@@ -285,6 +290,11 @@ def submission_stream(path, tensor):
     """The `stream` argument of hvdrun.runtime's submissions: the caller's current stream on the DEVICE path,
     None (the host runtime) otherwise."""
     return placement.current_stream(tensor.device) if path == placement.DEVICE else None
+
+
+def stream_device(path, tensor):
+    """Pending.device: the device whose current stream completes the call on the DEVICE path, else None."""
+    return tensor.device if path == placement.DEVICE else None
 
 
 # Broadcast and allgather move bytes: tensors of a type libhvdrun has go as they are, others as

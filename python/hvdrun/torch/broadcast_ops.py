@@ -5,8 +5,8 @@ import torch
 
 from hvdrun.torch import basics, placement
 from hvdrun.torch.allreduce_ops import allreduce
-from hvdrun.torch.basics import (Average, RUNTIME_TYPES, bytes_of, check_process_set, check_tensor, submission_stream,
-                                 tensor_path)
+from hvdrun.torch.basics import (Average, RUNTIME_TYPES, bytes_of, check_process_set, check_tensor, stream_device,
+                                 submission_stream, tensor_path)
 from hvdrun.torch.handles import Pending, check_name_free, given, register, staged_name, synchronize
 
 
@@ -89,7 +89,7 @@ def broadcast_async_(tensor, root_rank, name=None, process_set=None):
                 tensor.copy_(contiguous)
         return tensor
 
-    return register(Pending(handle, tensor, (tensor, buffer), finish, held))
+    return register(Pending(handle, tensor, (tensor, buffer), finish, held, stream_device(path, tensor)))
 
 
 def broadcast_async(tensor, root_rank, name=None, process_set=None):

@@ -14,8 +14,10 @@ that differ between ranks therefore go in three steps:
    where this rank's rows fill their blocks), and the device collective is submitted with that
    stream. Every rank computes the same block, so every rank gives the same count; where it is 0 no
    rank submits one.
-3. When the caller synchronizes (the handle completes once the device work is done), the received
-   blocks' rows are put together on the current stream (narrow and cat; none when every block is full).
+3. When the caller synchronizes, the host waits for step 2's submission (the row counts are host data,
+   which the result's shape needs), and the device collective completes on the caller's current stream
+   (completion.py); the received blocks' rows are then put together on that stream (narrow and cat; none
+   when every block is full).
 
 Other types than libhvdrun's go as their bytes, in blocks padded to whole int32 words. Tests run this
 with CPU tensors over the host runtime (tests/python/hvdrun_torch_checks.py, device_path_without_a_device).
@@ -149,13 +151,9 @@ def start(c_module, submitter, runtime_types, call, tensor, name, splits=None):
     handle = submitter.submit_after(exchange, submit, "hvdrun.torch.%s('%s')" % (call, name))
 
     def finish():
-        received = launched.get("received")
-        if received is not None and caller_stream is not None:
-            current = torch.cuda.current_stream(device)
-            if current != caller_stream:
-                received.record_stream(current)  # read here, allocated on the caller's stream
+        # `received` is read on the current stream, recorded there by handles.complete (it is in `keep`).
         with torch.no_grad():
-            output = rows.unpack(received, launched["rows"], launched["block"])
+            output = rows.unpack(launched.get("received"), launched["rows"], launched["block"])
         return output, launched["rows"]
 
     return handle, finish, keep
@@ -166,6 +164,10 @@ class _Completed:
 
     @staticmethod
     def wait():
+        pass
+
+    @staticmethod
+    def wait_on_stream(stream):
         pass
 
     @staticmethod

@@ -1,8 +1,10 @@
 """The handles of asynchronous collectives (synchronize, poll) and the names collectives are matched by.
 
-An asynchronous call returns an integer handle; synchronize(handle) waits and returns the result,
+An asynchronous call returns an integer handle; synchronize(handle) completes it and returns the result,
 poll(handle) says whether it has run. Until then the tensors a call reads and writes are held here
-and must not be written by the caller (libhvdrun reads and writes them from its own thread).
+and must not be written by the caller (libhvdrun reads and writes them from its own thread). On the
+DEVICE path synchronize completes the call on the caller's current CUDA stream, not on the host, and the
+tensors stay held until the call has run (completion.py); HOST and STAGED calls are waited for on the host.
 
 Names: a collective is matched across ranks by its name (libhvdrun negotiates named collectives,
 so ranks may submit them in any order). A call without a name gets "<kind>.noname.<n>", n counting
@@ -43,14 +45,21 @@ def staged_name(kind, name, process_set_id=0):
 
 
 class Pending:
-    __slots__ = ("handle", "output", "keep", "finish", "names")
+    __slots__ = ("handle", "output", "keep", "finish", "names", "device")
 
-    def __init__(self, handle, output, keep, finish, names=()):
+    def __init__(self, handle, output, keep, finish, names=(), device=None):
         self.handle = handle
         self.output = output
         self.keep = keep  # tensors libhvdrun reads or writes until the handle completes
         self.finish = finish  # run after the wait: scaling, copying back; returns the result
         self.names = names  # the names the caller gave it (see check_name_free)
+        self.device = device  # on the DEVICE path, the torch.device whose current stream completes it
+
+
+def group_device(pendings):
+    """The Pending.device of a group of calls: any member's on the DEVICE path (its other members, of CPU
+    tensors over the host runtime, complete on the host whatever the stream), else None."""
+    return next((p.device for p in pendings if p.device is not None), None)
 
 
 # The caller-given names of this rank's registered collectives that have not been synchronized, and
@@ -72,6 +81,7 @@ def check_name_free(call, name):
 
 
 def register(pending):
+    basics.completion.in_flight.release_ready()
     with _lock:
         number = next(_handle_numbers)
         _pending[number] = pending
@@ -100,21 +110,41 @@ def poll(handle):
         pending = _pending.get(handle)
     if pending is None:
         raise ValueError("hvdrun.torch.poll: unknown handle %r (already synchronized?)" % (handle,))
+    basics.completion.in_flight.release_ready()
     return pending.handle.ready()
 
 
-def wait(handle):
-    """Waits for a libhvdrun handle; its failure is raised as HorovodInternalError, as Horovod's."""
+def wait(handle, stream=None):
+    """Waits for a libhvdrun handle on the host, or with `stream` (a cudaStream_t as an int) until the
+    stream has been made to wait for it (wait_on_stream); its failure is raised as HorovodInternalError,
+    as Horovod's."""
     try:
-        handle.wait()
+        if stream is None:
+            handle.wait()
+        else:
+            handle.wait_on_stream(stream)
     except basics.HorovodInternalError:
         raise
     except RuntimeError as error:
         raise basics.HorovodInternalError(str(error)) from None
 
 
+def complete(handle, keep, finish, device):
+    """Completes a call (libhvdrun's `handle`, the tensors `keep` it reads and writes) and returns finish():
+    on the current stream of `device` (on the DEVICE path; completion.py), else on the host."""
+    if device is None:
+        wait(handle)
+    else:
+        basics.completion.complete(handle, keep, device, wait)
+    result = finish()
+    basics.completion.in_flight.release_ready()
+    return result
+
+
 def synchronize(handle):
-    """Waits for the asynchronous collective `handle` and returns its result tensor."""
+    """Completes the asynchronous collective `handle` and returns its result tensor: on the DEVICE path, on
+    the current stream of the tensor's device (work queued there afterwards sees the result); otherwise
+    after a wait on the host."""
     if callable(handle):  # sparse_allreduce_async's
         return handle()
     with _lock:
@@ -122,10 +152,9 @@ def synchronize(handle):
     if pending is None:
         raise ValueError("hvdrun.torch.synchronize: unknown handle %r (already synchronized?)" % (handle,))
     try:
-        wait(pending.handle)
+        return complete(pending.handle, pending.keep, pending.finish, pending.device)
     finally:
         release(pending)
-    return pending.finish()
 
 
 class HandleGroup:
@@ -137,6 +166,10 @@ class HandleGroup:
     def wait(self):
         for handle in self.handles:
             handle.wait()
+
+    def wait_on_stream(self, stream):
+        for handle in self.handles:
+            handle.wait_on_stream(stream)
 
     def ready(self):
         return all(handle.ready() for handle in self.handles)

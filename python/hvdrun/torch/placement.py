@@ -8,8 +8,9 @@ collective takes one of three paths:
 - HOST: a CPU tensor, handed to the host runtime as it is.
 - DEVICE: a CUDA tensor of the rank's device in a job with a device runtime, handed to it as it is
   (or as a contiguous copy), with the caller's current stream of that device: libhvdrun records an
-  event there when the call is made and reads the tensor once the stream has reached it, and a
-  completed handle means the result is in place for every stream (Runtime::SetCallerStream).
+  event there when the call is made and reads the tensor once the stream has reached it
+  (Runtime::SetCallerStream); synchronize completes the call on the stream current then, without a
+  host wait (completion.py).
   Allgather and alltoall, whose ranks' rows may differ, exchange their row counts over the host
   runtime first and pad the rows to equal blocks in device memory (device_rows.py).
 - STAGED: any other CUDA tensor (every CUDA tensor of a job without a device runtime: --gloo, --mpi),

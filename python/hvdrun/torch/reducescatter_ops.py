@@ -9,9 +9,9 @@ import torch
 from hvdrun.torch import basics, placement
 from hvdrun.torch.allreduce_ops import _scale, engine_factors, engine_op, reduced_type
 from hvdrun.torch.basics import (RUNTIME_TYPES, Sum, check_process_set, check_tensor, check_tensor_list,
-                                 submission_stream, tensor_path)
-from hvdrun.torch.handles import HandleGroup, Pending, auto_name, check_name_free, given, register, staged_name, \
-    synchronize
+                                 stream_device, submission_stream, tensor_path)
+from hvdrun.torch.handles import HandleGroup, Pending, auto_name, check_name_free, given, group_device, register, \
+    staged_name, synchronize
 from hvdrun.torch.row_ops import allgather_async, grouped_allgather_async
 
 
@@ -78,7 +78,7 @@ def _reducescatter_start(call, tensor, name, op, prescale_factor, postscale_fact
                 basics.host_staging.stage_out(result, output)
             return output.to(tensor.dtype)
 
-    return Pending(handle, None, (tensor, send, result), finish, held)
+    return Pending(handle, None, (tensor, send, result), finish, held, stream_device(path, tensor))
 
 
 def reducescatter_async(tensor, name=None, op=None, process_set=None, prescale_factor=1.0, postscale_factor=1.0):
@@ -156,7 +156,8 @@ def grouped_reducescatter_async(tensors, name=None, op=None, process_set=None, p
                                     postscale_factor, process_set_id)
                for tensor, member in zip(tensors, names)]
     return register(Pending(HandleGroup([p.handle for p in pending]), None, [p.keep for p in pending],
-                            lambda: [p.finish() for p in pending], sum((p.names for p in pending), ())))
+                            lambda: [p.finish() for p in pending], sum((p.names for p in pending), ()),
+                            group_device(pending)))
 
 
 class _GroupedReducescatterFunction(torch.autograd.Function):

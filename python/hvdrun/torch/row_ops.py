@@ -9,8 +9,8 @@ from hvdrun.torch import basics, device_rows, placement
 from hvdrun.torch.allreduce_ops import allreduce, grouped_allreduce
 from hvdrun.torch.basics import (Average, RUNTIME_TYPES, bytes_of, check_process_set, check_tensor, check_tensor_list,
                                  tensor_path)
-from hvdrun.torch.handles import HandleGroup, Pending, auto_name, check_name_free, given, register, staged_name, \
-    synchronize, wait
+from hvdrun.torch.handles import HandleGroup, Pending, auto_name, check_name_free, complete, given, register, \
+    staged_name, synchronize
 
 
 def _row_layout(dtype, row, element_size):
@@ -27,8 +27,8 @@ def _row_layout(dtype, row, element_size):
 def _rows_start(call, tensor, name, submit, splits=None, process_set_id=0):
     """Starts a collective that moves whole rows (first-dimension slices) of `tensor`: an allgather
     (`splits` None) or an alltoall (`splits`: the rows for each rank). Returns (handle, finish, tensors
-    to keep), finish() giving (the received rows as one tensor where `tensor` is, the rows from each
-    rank) once the handle has completed.
+    to keep, Pending.device), finish() giving (the received rows as one tensor where `tensor` is, the rows
+    from each rank) once the handle has completed (handles.complete).
 
     On the DEVICE path the rows go in device memory (device_rows.py), named as they were when they were
     staged. Otherwise submit(name, send, type name, elements per row) submits libhvdrun's collective of
@@ -51,8 +51,9 @@ def _rows_start(call, tensor, name, submit, splits=None, process_set_id=0):
             basics.unsupported("process sets for %s of CUDA tensors in device memory (hvdrun.torch.%s(process_set=))"
                                % (call, call), "gather CPU tensors, or over the global process set")
         with torch.no_grad():
-            return device_rows.start(basics.runtime, basics.exchanges, RUNTIME_TYPES, call, tensor,
-                                     staged_name(call, name, process_set_id), splits)
+            handle, finish, keep = device_rows.start(basics.runtime, basics.exchanges, RUNTIME_TYPES, call, tensor,
+                                                     staged_name(call, name, process_set_id), splits)
+        return handle, finish, keep, tensor.device
     device = tensor.device
     ready = None
     staged = path == placement.STAGED
@@ -101,7 +102,7 @@ def _rows_start(call, tensor, name, submit, splits=None, process_set_id=0):
             output = on_device
         return output, rows
 
-    return handle, finish, keep
+    return handle, finish, keep, None
 
 
 def _allgather_start(tensor, name, process_set_id=0):
@@ -117,10 +118,8 @@ class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name, process_set):
         ctx.process_set = process_set
-        handle, finish, keep = _allgather_start(tensor, name, basics.check_process_set(process_set))
-        wait(handle)
-        gathered, ctx.rows = finish()
-        del keep  # read by libhvdrun until the handle has completed
+        handle, finish, keep, device = _allgather_start(tensor, name, basics.check_process_set(process_set))
+        gathered, ctx.rows = complete(handle, keep, finish, device)
         return gathered
 
     @staticmethod
@@ -142,21 +141,22 @@ def allgather(tensor, name=None, process_set=None):
 def allgather_async(tensor, name=None, process_set=None):
     """Starts an allgather of `tensor` along dim 0 (first dimensions may differ); returns a handle for
     synchronize(). Named ones are negotiated: ranks may start them in any order."""
-    handle, finish, keep = _allgather_start(tensor, name, check_process_set(process_set))
-    return register(Pending(handle, None, keep, lambda: finish()[0], given(name)))
+    handle, finish, keep, device = _allgather_start(tensor, name, check_process_set(process_set))
+    return register(Pending(handle, None, keep, lambda: finish()[0], given(name), device))
 
 
 def _grouped_allgather_start(tensors, name, process_set_id=0):
     """Starts allgathers of `tensors` named "<name>.<index>" (unnamed: "grouped_allgather.noname.<n>.<index>")
     together; returns (one handle for all, finish giving [(gathered, rows from each rank)], tensors to keep,
-    the names)."""
+    the names, Pending.device)."""
     base = auto_name("grouped_allgather", name, process_set_id)
     names = ["%s.%d" % (base, index) for index in range(len(tensors))]
     for each in names:  # refused before any of them is submitted
         check_name_free("grouped_allgather", each)
     started = [_allgather_start(tensor, each, process_set_id) for tensor, each in zip(tensors, names)]
-    return (HandleGroup([handle for handle, _, _ in started]), lambda: [finish() for _, finish, _ in started],
-            [keep for _, _, keep in started], tuple(names))
+    return (HandleGroup([handle for handle, _, _, _ in started]), lambda: [finish() for _, finish, _, _ in started],
+            [keep for _, _, keep, _ in started], tuple(names),
+            next((device for _, _, _, device in started if device is not None), None))
 
 
 def grouped_allgather_async(tensors, name=None, process_set=None):
@@ -164,18 +164,17 @@ def grouped_allgather_async(tensors, name=None, process_set=None):
     together; returns a handle whose synchronize() returns the list of results."""
     process_set_id = check_process_set(process_set)
     tensors = check_tensor_list("grouped_allgather_async", tensors)
-    handle, finish, keep, names = _grouped_allgather_start(tensors, name, process_set_id)
-    return register(Pending(handle, None, keep, lambda: [gathered for gathered, _ in finish()], names))
+    handle, finish, keep, names, device = _grouped_allgather_start(tensors, name, process_set_id)
+    return register(Pending(handle, None, keep, lambda: [gathered for gathered, _ in finish()], names, device))
 
 
 class _GroupedAllgatherFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, name, process_set, *tensors):
         ctx.process_set = process_set
-        handle, finish, keep, _ = _grouped_allgather_start(list(tensors), name, basics.check_process_set(process_set))
-        wait(handle)
-        results = finish()
-        del keep  # read by libhvdrun until the handle has completed
+        handle, finish, keep, _, device = _grouped_allgather_start(list(tensors), name,
+                                                                   basics.check_process_set(process_set))
+        results = complete(handle, keep, finish, device)
         ctx.rows = [rows for _, rows in results]
         return tuple(gathered for gathered, _ in results)
 
@@ -226,13 +225,13 @@ def alltoall_async(tensor, splits=None, name=None, process_set=None):
         return basics.runtime.alltoall_async(name, send.data_ptr(), [r * unit for r in rows], type_name, unit,
                                              process_set=process_set_id, shape=list(tensor.shape))
 
-    handle, finish, keep = _rows_start("alltoall", tensor, name, submit, rows, process_set_id)
+    handle, finish, keep, device = _rows_start("alltoall", tensor, name, submit, rows, process_set_id)
 
     def received():
         output, counts = finish()
         return output, torch.tensor(counts, dtype=torch.int32)
 
-    return register(Pending(handle, None, keep, received, given(name)))
+    return register(Pending(handle, None, keep, received, given(name), device))
 
 
 class _AlltoallFunction(torch.autograd.Function):

@@ -69,11 +69,20 @@ class StagedHandle:
         self.inner, self._error = inner, error
         self._submitted.set()
 
-    def wait(self):
+    def _submitted_inner(self):
+        """libhvdrun's handle, once submitted; raises RuntimeError where the submission failed."""
         self._submitted.wait()
         if self._error is not None:
             raise RuntimeError("%s: %s" % (self._what, self._error))
-        self.inner.wait()
+        return self.inner
+
+    def wait(self):
+        self._submitted_inner().wait()
+
+    def wait_on_stream(self, stream):
+        """Blocks until it has been submitted, then completes libhvdrun's handle on the CUDA stream
+        `stream` (wait_on_stream: device_rows.py's collectives in device memory)."""
+        self._submitted_inner().wait_on_stream(stream)
 
     def ready(self):
         if not self._submitted.is_set():
