@@ -19,6 +19,7 @@ import torch
 
 import hvdrun.torch as hvd
 from hvdrun import _C
+from host_as_device import HostAsDevice
 
 
 def nccl_job_without_a_device():
@@ -616,37 +617,6 @@ def distributed_optimizer_groups():
     sgd = torch.optim.SGD(make_model().parameters(), lr=0.1)
     raises(ValueError, "not a parameter", hvd.DistributedOptimizer, sgd, groups=[[torch.ones(1)]])
     raises(ValueError, "non-negative", hvd.DistributedOptimizer, sgd, groups=-1)
-
-
-class HostAsDevice:
-    """staging.py's device operations on CPU tensors, counting the events waited for: with it, CPU tensors
-    take the path of CUDA tensors (copies, events, the staging thread), less the device."""
-
-    def __init__(self):
-        self.recorded, self.waited = 0, 0
-        device = self
-
-        class Event:
-            def synchronize(self):
-                device.waited += 1
-
-        self.event = Event
-
-    @staticmethod
-    def pinned_empty(shape, dtype):
-        return torch.empty(shape, dtype=dtype)
-
-    @staticmethod
-    def current_stream(device):
-        return None
-
-    @staticmethod
-    def copy_on_stream(destination, source, stream):
-        destination.copy_(source)
-
-    def record_event(self, stream):
-        self.recorded += 1
-        return self.event()
 
 
 @check

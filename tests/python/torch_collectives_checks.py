@@ -20,6 +20,7 @@ import torch
 
 import hvdrun.torch as hvd
 from hvdrun.torch import basics, placement, staging
+from host_as_device import HostAsDevice
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "gpu", "torch_collectives.py")
 spec = importlib.util.spec_from_file_location("torch_collectives", SCRIPT)
@@ -30,30 +31,6 @@ hvd.init(process_sets="dynamic")
 torch.set_num_threads(1)  # the ranks share the machine's cores
 rows.set_job(torch, hvd)
 N = hvd.size()
-
-
-class HostAsDevice:
-    """staging.py's device operations on CPU tensors: with it, CPU tensors take the path of CUDA tensors
-    (copies, events, the staging thread), less the device."""
-
-    class Event:
-        def synchronize(self):
-            pass
-
-    @staticmethod
-    def pinned_empty(shape, dtype):
-        return torch.empty(shape, dtype=dtype)
-
-    @staticmethod
-    def current_stream(device):
-        return None
-
-    @staticmethod
-    def copy_on_stream(destination, source, stream):
-        destination.copy_(source)
-
-    def record_event(self, stream):
-        return self.Event()
 
 
 def run(path, expected):
