@@ -205,8 +205,8 @@ TEST(StallUnderMpi, TheRanksOwnWatchdogNamesTheStoppedRankAndTheirShutdownTimeEn
   marker.ExpectNoneRunsWithin(milliseconds(3'000));
   EXPECT_FALSE(result.timed_out) << result;
   EXPECT_EQ(result.exit_code, 1) << result;
-  EXPECT_TRUE(std::regex_search(result.stderr_text,
-                                std::regex("hvdrun: rank [02] on host localhost failed first \\(exit code 1\\)")))
+  EXPECT_TRUE(std::regex_search(
+      result.stderr_text, std::regex("hvdrun: rank [02] on host localhost failed first \\(exit code 1\\)")))
       << result;
   static const std::regex kWatchdog(
       "\\[0\\]<stderr>:libhvdrun: watchdog: rank 0: the negotiation's cycle \\(allreduce, [0-9]+ bytes\\) "
@@ -219,6 +219,33 @@ TEST(StallUnderMpi, TheRanksOwnWatchdogNamesTheStoppedRankAndTheirShutdownTimeEn
       std::string::npos)
       << result;
   EXPECT_EQ(result.stderr_text.find("hvdrun: stall:"), std::string::npos) << result;
+}
+
+// --mpi without shared memory: the ranks wait inside MPI's own collectives, which cannot be ended
+// one at a time; past the stall shutdown time the watchdog of a waiting rank ends the job
+// (MpiBackend::RequestAbort: MPI_Abort with the stall's exit code).
+TEST(StallUnderMpi, PastTheShutdownTimeTheWatchdogEndsAJobWaitingInsideMpi) {
+  JobMarker marker;
+  RunningProcess hvdrun =
+      StartHvdrun(Concat({{"--mpi", "-np", "3", "--shared-memory", "off", "--stall-check-time", "1", "-x",
+                           "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=3"},
+                          {HVDRUN_TEST_HOROVOD_RANK_PATH, "stop"}}),
+                  marker.Options());
+  ASSERT_TRUE(WaitForAStoppedRank(marker, milliseconds(15'000)));
+  ProcessResult result = hvdrun.Wait(kRunTimeout);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
+  EXPECT_FALSE(result.timed_out) << result;
+  EXPECT_EQ(result.exit_code, kExitStall) << result;
+  EXPECT_TRUE(
+      std::regex_search(result.stderr_text,
+                        std::regex("libhvdrun: watchdog: rank [02]: .* has been in the mpi backend for 1 s")))
+      << result;
+  EXPECT_TRUE(std::regex_search(
+      result.stderr_text,
+      std::regex("libhvdrun: rank [02]: an MPI collective waited past the stall shutdown time "
+                 "\\(HOROVOD_STALL_SHUTDOWN_TIME_SECONDS\\) and cannot be ended alone: ending the job "
+                 "\\(MPI_Abort\\)")))
+      << result;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/exit_codes.h"
 #include "runtime/backends/mpi/mpi_status.h"
 #include "runtime/reduction_kernels.h"
 
@@ -119,6 +121,17 @@ MpiBackend::~MpiBackend() {
 void MpiBackend::Abandon() {
   abandoned_ = true;
   hold_.Abandon();
+}
+
+bool MpiBackend::RequestAbort() {
+  std::fprintf(
+      stderr,
+      "libhvdrun: rank %d: an MPI collective waited past the stall shutdown time "
+      "(HOROVOD_STALL_SHUTDOWN_TIME_SECONDS) and cannot be ended alone: ending the job (MPI_Abort)\n",
+      rank_);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, kExitStall);
+  return true;
 }
 
 Status MpiBackend::Allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op) {

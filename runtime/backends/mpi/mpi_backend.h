@@ -56,6 +56,12 @@ class MpiBackend : public Backend {
   std::optional<bool> mpi_threads_multiple() const override;
   // Neither the communicator is freed nor MPI finalised at the end (MpiLibraryHold::Abandon).
   void Abandon() override;
+  // An MPI collective cannot be ended, so the job is: past the stall shutdown time the collective
+  // watchdog's request ends every rank with MPI_Abort (from the watchdog's thread; exit code 6, a
+  // stall, as hvdrun's own stall shutdown), after one line on stderr naming this rank. Without it a
+  // rank that never arrives (a stopped process) would hold the others inside MPI forever. Does not
+  // return.
+  bool RequestAbort() override;
 
  private:
   MpiBackend(MPI_Comm comm, std::unique_ptr<MpiTypeMap> types, int rank, int size);
