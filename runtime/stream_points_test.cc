@@ -87,6 +87,7 @@ TEST(StreamPoints, NumbersFollowEachStreamsOrderAcrossThreads) {
   constexpr int kEach = 500;
   std::vector<std::vector<BackendMemory::ReadyMark>> marks(kThreads);
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) marks[t].push_back(record_on(t % 2 == 0 ? &stream_a : &stream_b));

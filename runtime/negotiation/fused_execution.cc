@@ -253,8 +253,9 @@ Status FusedExecution::ReduceThroughBuffer(Backend& data, const TensorRequest& f
 Status FusedExecution::RunFusedReducescatter(Backend& data, const TensorRequest& first,
                                              const std::vector<PendingEntry*>& members, Times* times) {
   BackendMemory& memory = data.memory();
-  std::vector<std::vector<uint64_t>> counts;
   if (Status ready = memory.WaitForAll(ReadyMarks(members)); !ready.ok()) return ready;
+  std::vector<std::vector<uint64_t>> counts;
+  counts.reserve(members.size());
   for (const PendingEntry* entry : members) counts.push_back(entry->request.counts);
   const FusedReducescatterLayout layout = PlanFusedReducescatter(counts);
   const size_t element = DataTypeSize(first.type);
