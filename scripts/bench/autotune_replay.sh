@@ -41,7 +41,7 @@ tuned_iters=400
 fixed_iters=40
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
-bench_parse_flags 2,24p model=model ranks=ranks backend=backend rounds=rounds sweeps=sweeps \
+bench_parse_flags 2,30p model=model ranks=ranks backend=backend rounds=rounds sweeps=sweeps \
   thresholds=thresholds cycles=cycles tuned-iters=tuned_iters stage=stage keep=keep -- "$@"
 bench_whole_number --rounds "$rounds" 1
 bench_whole_number --sweeps "$sweeps" 1

@@ -297,15 +297,15 @@ bench_shape_links() {
 bench_autotune_rounds() {
   local rounds=$1 round k i
   shift
-  local settings=("$@")
-  local runs=$((${#settings[@]} + 1))
+  local fixed_settings=("$@")
+  local runs=$((${#fixed_settings[@]} + 1))
   for ((round = 1; round <= rounds; ++round)); do
     for ((k = 0; k < runs; ++k)); do
       i=$(((round + k) % runs))
-      if ((i == ${#settings[@]})); then
+      if ((i == ${#fixed_settings[@]})); then
         run_tuned "$round"
       else
-        run_fixed "fixed_${settings[i]/\//_}" "${settings[i]%/*}" "${settings[i]#*/}" "$round"
+        run_fixed "fixed_${fixed_settings[i]/\//_}" "${fixed_settings[i]%/*}" "${fixed_settings[i]#*/}" "$round"
       fi
     done
   done

@@ -15,7 +15,7 @@ set -euo pipefail
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 rounds=20
-bench_parse_flags 2,14p rounds=rounds build=build -- "$@"
+bench_parse_flags 2,12p rounds=rounds build=build -- "$@"
 bench_whole_number --rounds "$rounds" 1
 bench_build_with hvdrun hvdrun-agent hvdrun-test-cluster
 mpirun="$(command -v mpirun)" || bench_die "no mpirun in PATH: install openmpi-bin"

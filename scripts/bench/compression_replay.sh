@@ -30,7 +30,7 @@ op=average
 iters=3
 warmup=1
 keep=""
-bench_parse_flags 2,19p model=model rounds=rounds backends=backends settings=settings link-rate=link_rate \
+bench_parse_flags 2,18p model=model rounds=rounds backends=backends settings=settings link-rate=link_rate \
   formats=formats op=op iters=iters warmup=warmup stage=stage build=build keep=keep -- "$@"
 bench_whole_number --rounds "$rounds" 1
 bench_whole_number --iters "$iters" 1

@@ -18,7 +18,7 @@ set -euo pipefail
 rounds=5
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
-bench_parse_flags 2,16p rounds=rounds build=build -- "$@"
+bench_parse_flags 2,15p rounds=rounds build=build -- "$@"
 bench_whole_number --rounds "$rounds" 1
 bench_build_with hvdrun_elastic_cluster_tests
 ((EUID == 0)) || bench_die "needs root (network namespaces)"

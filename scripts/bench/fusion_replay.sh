@@ -18,7 +18,7 @@ ranks_list="2 4"
 backends="gloo mpi"
 # shellcheck source=scripts/bench/bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
-bench_parse_flags 2,14p model=model rounds=rounds ranks=ranks_list backends=backends stage=stage -- "$@"
+bench_parse_flags 2,12p model=model rounds=rounds ranks=ranks_list backends=backends stage=stage -- "$@"
 bench_stage_with hvdrun hvdrun-bench
 bench_out_dir
 

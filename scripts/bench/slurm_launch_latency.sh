@@ -17,7 +17,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 rounds=20
 inside=0  # --inside-allocation: the script's own second half, run by salloc
-bench_parse_flags 2,14p rounds=rounds build=build inside-allocation=!inside -- "$@"
+bench_parse_flags 2,13p rounds=rounds build=build inside-allocation=!inside -- "$@"
 bench_whole_number --rounds "$rounds" 1
 bench_build_with hvdrun hvdrun-agent hvdrun-test-cluster
 mpirun="$(command -v mpirun)" || bench_die "no mpirun in PATH: install openmpi-bin"
