@@ -188,22 +188,29 @@ INSTANTIATE_TEST_SUITE_P(Backends, StallAcrossBackends,
                                          StallCase{"shm_3_ranks", {"--gloo"}, 3}),
                          [](const testing::TestParamInfo<StallCase>& param) { return param.param.name; });
 
+// Three ranks under --mpi (with `options` before the program), one of which stops itself, with a
+// stall check time of 1 s and a stall shutdown time of 3 s given to the ranks; the job must end by
+// itself within kRunTimeout, leaving nothing running.
+ProcessResult RunMpiJobWithAStoppedRank(const std::vector<std::string>& options) {
+  JobMarker marker;
+  RunningProcess hvdrun = StartHvdrun(
+      Concat({{"--mpi", "-np", "3", "--stall-check-time", "1", "-x", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=3"},
+              options,
+              {HVDRUN_TEST_HOROVOD_RANK_PATH, "stop"}}),
+      marker.Options());
+  EXPECT_TRUE(WaitForAStoppedRank(marker, milliseconds(15'000)));
+  ProcessResult result = hvdrun.Wait(kRunTimeout);
+  marker.ExpectNoneRunsWithin(milliseconds(3'000));
+  EXPECT_FALSE(result.timed_out) << result;
+  return result;
+}
+
 // --mpi: mpirun starts the ranks and hvdrun sees no progress. The ranks' own libhvdrun names the
 // rank that the others wait for (their watchdog, over the shared memory of this one host), and
 // its stall shutdown time (given to the ranks) fails their collective. They then exit without
 // MPI_Finalize, which would wait for the stopped rank (Backend::Abandon), and mpirun ends the job.
 TEST(StallUnderMpi, TheRanksOwnWatchdogNamesTheStoppedRankAndTheirShutdownTimeEndsTheJob) {
-  JobMarker marker;
-  RunningProcess hvdrun = StartHvdrun(
-      Concat({{"--mpi", "-np", "3", "--stall-check-time", "1", "-x", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=3"},
-              {HVDRUN_TEST_HOROVOD_RANK_PATH, "stop"}}),
-      marker.Options());
-  ASSERT_TRUE(WaitForAStoppedRank(marker, milliseconds(15'000)));
-  // The failing ranks leave MPI unfinalised (their MPI_Finalize would wait for the stopped rank), so
-  // mpirun ends the job by itself.
-  ProcessResult result = hvdrun.Wait(kRunTimeout);
-  marker.ExpectNoneRunsWithin(milliseconds(3'000));
-  EXPECT_FALSE(result.timed_out) << result;
+  const ProcessResult result = RunMpiJobWithAStoppedRank({});
   EXPECT_EQ(result.exit_code, 1) << result;
   EXPECT_TRUE(std::regex_search(
       result.stderr_text, std::regex("hvdrun: rank [02] on host localhost failed first \\(exit code 1\\)")))
@@ -225,16 +232,7 @@ TEST(StallUnderMpi, TheRanksOwnWatchdogNamesTheStoppedRankAndTheirShutdownTimeEn
 // one at a time; past the stall shutdown time the watchdog of a waiting rank ends the job
 // (MpiBackend::RequestAbort: MPI_Abort with the stall's exit code).
 TEST(StallUnderMpi, PastTheShutdownTimeTheWatchdogEndsAJobWaitingInsideMpi) {
-  JobMarker marker;
-  RunningProcess hvdrun =
-      StartHvdrun(Concat({{"--mpi", "-np", "3", "--shared-memory", "off", "--stall-check-time", "1", "-x",
-                           "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=3"},
-                          {HVDRUN_TEST_HOROVOD_RANK_PATH, "stop"}}),
-                  marker.Options());
-  ASSERT_TRUE(WaitForAStoppedRank(marker, milliseconds(15'000)));
-  ProcessResult result = hvdrun.Wait(kRunTimeout);
-  marker.ExpectNoneRunsWithin(milliseconds(3'000));
-  EXPECT_FALSE(result.timed_out) << result;
+  const ProcessResult result = RunMpiJobWithAStoppedRank({"--shared-memory", "off"});
   EXPECT_EQ(result.exit_code, kExitStall) << result;
   EXPECT_TRUE(
       std::regex_search(result.stderr_text,
